@@ -1,0 +1,28 @@
+package io.outbox.relay.spi;
+
+import java.util.List;
+
+/**
+ * A batch of events taken by one lane. Exactly one of {@link #settle} or {@link #release} ends it;
+ * until then no other claim returns these events.
+ *
+ * <p>If the process dies before the claim ends, its events are simply claimed again later (at least
+ * once).
+ */
+public interface Claim {
+
+  /** The events, in {@code id} order. */
+  List<OutboxEvent> events();
+
+  /**
+   * Makes the outcome of every event durable, atomically: published rows are marked or deleted,
+   * retries recorded, dead letters moved, and the rest released.
+   *
+   * @param settlements one per event of {@link #events()}, in any order
+   * @throws SourceException when the database fails; the events are then claimed again later
+   */
+  void settle(List<Settlement> settlements);
+
+  /** Ends the claim without recording anything: the events will be claimed again. */
+  void release();
+}

@@ -1,0 +1,40 @@
+package io.outbox.relay.spi;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Publishes batches of routed events to one broker. Knows nothing about the database.
+ *
+ * <p>Implementations must be safe for concurrent {@link #publish} calls from several lanes, must
+ * keep the order of events of one key within a batch (Kafka: same partition, in order), and must
+ * complete each batch only when every event has a verdict from the broker (acks, publisher
+ * confirms) or a bounded timeout expired.
+ */
+public interface Sink extends AutoCloseable {
+
+  /**
+   * Publishes a batch.
+   *
+   * @return a stage completing with exactly one verdict per event, in the batch's order; it never
+   *     completes exceptionally (failures are verdicts)
+   */
+  CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch);
+
+  /**
+   * Checks, without publishing, whether the broker answers; called while the pipeline is paused
+   * after {@link Verdict.Outcome#SINK_UNAVAILABLE}.
+   *
+   * @return {@code true} when publishing may resume
+   */
+  boolean probe(Duration timeout);
+
+  /** Flushes what can be flushed within {@code timeout}, then releases every resource. */
+  void close(Duration timeout);
+
+  @Override
+  default void close() {
+    close(Duration.ofSeconds(30));
+  }
+}

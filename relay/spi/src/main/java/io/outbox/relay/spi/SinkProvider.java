@@ -1,0 +1,20 @@
+package io.outbox.relay.spi;
+
+/**
+ * Creates {@link Sink}s of one {@link #type()}; registered in {@code
+ * META-INF/services/io.outbox.relay.spi.SinkProvider}.
+ */
+public interface SinkProvider {
+
+  /** The name users write as {@code sink.type}, e.g. {@code kafka}. */
+  String type();
+
+  /**
+   * Checks the settings under {@code sink.<type>} and returns every problem, without connecting.
+   * Called by {@code check-config} and before {@link #create}.
+   */
+  java.util.List<SettingsProblem> validate(PluginContext context);
+
+  /** Creates a sink from valid settings. May connect; must not block for long. */
+  Sink create(PluginContext context);
+}
