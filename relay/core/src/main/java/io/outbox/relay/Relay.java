@@ -1,0 +1,132 @@
+package io.outbox.relay;
+
+import io.outbox.relay.config.PipelineSettings;
+import io.outbox.relay.config.RelaySettings;
+import io.outbox.relay.pipeline.Pipeline;
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.SinkProvider;
+import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.SourceProvider;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.ServiceLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running daemon: one {@link Pipeline} per configured pipeline, with the source and sink
+ * plug-ins found through {@link ServiceLoader} by their {@code type}.
+ */
+public final class Relay implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Relay.class);
+
+  private final RelaySettings settings;
+  private final List<Pipeline> pipelines;
+
+  private Relay(RelaySettings settings, List<Pipeline> pipelines) {
+    this.settings = settings;
+    this.pipelines = Collections.unmodifiableList(pipelines);
+  }
+
+  /** Creates every pipeline's source and sink and starts the pipelines. */
+  public static Relay start(RelaySettings settings) {
+    List<Pipeline> pipelines = new ArrayList<>();
+    try {
+      for (PipelineSettings p : settings.pipelines().values()) {
+        pipelines.add(create(p));
+      }
+    } catch (RuntimeException e) {
+      for (Pipeline p : pipelines) {
+        p.stop(Duration.ofSeconds(5));
+      }
+      throw e;
+    }
+    pipelines.forEach(Pipeline::start);
+    return new Relay(settings, pipelines);
+  }
+
+  private static Pipeline create(PipelineSettings p) {
+    Clock clock = Clock.systemUTC();
+    PluginContext.RoleListener roles =
+        role -> log.info("pipeline {}: role {}", p.name(), role.name().toLowerCase());
+    PluginContext sourceContext =
+        new PluginContext(
+            p.name(),
+            p.sourceSettings(),
+            p.path() + ".source." + p.sourceType(),
+            p.lanes(),
+            p.batchSize(),
+            clock,
+            roles);
+    PluginContext sinkContext =
+        new PluginContext(
+            p.name(),
+            p.sinkSettings(),
+            p.path() + ".sink." + p.sinkType(),
+            p.lanes(),
+            p.batchSize(),
+            clock,
+            roles);
+    Source source = sourceProvider(p.sourceType()).create(sourceContext, p.database());
+    Sink sink;
+    try {
+      sink = sinkProvider(p.sinkType()).create(sinkContext);
+    } catch (RuntimeException e) {
+      source.close(Duration.ofSeconds(5));
+      throw e;
+    }
+    return new Pipeline(p, source, sink);
+  }
+
+  /** The provider of a source type; the config validation has already checked it exists. */
+  public static SourceProvider sourceProvider(String type) {
+    for (SourceProvider provider : ServiceLoader.load(SourceProvider.class)) {
+      if (provider.type().equals(type)) {
+        return provider;
+      }
+    }
+    throw new IllegalArgumentException("no source plug-in of type '" + type + "'");
+  }
+
+  /** The provider of a sink type; the config validation has already checked it exists. */
+  public static SinkProvider sinkProvider(String type) {
+    for (SinkProvider provider : ServiceLoader.load(SinkProvider.class)) {
+      if (provider.type().equals(type)) {
+        return provider;
+      }
+    }
+    throw new IllegalArgumentException("no sink plug-in of type '" + type + "'");
+  }
+
+  public List<Pipeline> pipelines() {
+    return pipelines;
+  }
+
+  /** Stops every pipeline in parallel within the configured {@code shutdown-timeout}. */
+  @Override
+  public void close() {
+    close(settings.shutdownTimeout());
+  }
+
+  /** Stops every pipeline in parallel within {@code timeout}. */
+  public void close(Duration timeout) {
+    List<Thread> stoppers = new ArrayList<>();
+    for (Pipeline p : pipelines) {
+      Thread t = new Thread(() -> p.stop(timeout), "outbox-relay-stop-" + p.name());
+      stoppers.add(t);
+      t.start();
+    }
+    for (Thread t : stoppers) {
+      try {
+        t.join(timeout.toMillis() + 1000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+}

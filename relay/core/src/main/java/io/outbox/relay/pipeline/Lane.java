@@ -1,0 +1,242 @@
+package io.outbox.relay.pipeline;
+
+import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Verdict;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One lane of a pipeline: claims a batch of its keys, publishes it, waits for every verdict and
+ * settles it, then the next. At most one batch per lane is in flight, so a key's events never
+ * overtake each other; lanes run in parallel.
+ */
+final class Lane implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(Lane.class);
+  private static final Duration CLAIM_WAIT = Duration.ofMillis(500);
+
+  private final int index;
+  private final Pipeline pipeline;
+  private final Source source;
+  private final Sink sink;
+  private final Router router;
+  private final SettlementPlanner planner;
+  private final SinkGate gate;
+  private final RetryPolicy errorBackoff;
+  private final PipelineStats stats;
+  private final int batchSize;
+  private final String deadLetterDestination;
+
+  Lane(
+      int index,
+      Pipeline pipeline,
+      Source source,
+      Sink sink,
+      Router router,
+      SettlementPlanner planner,
+      SinkGate gate,
+      RetryPolicy errorBackoff,
+      PipelineStats stats,
+      int batchSize,
+      String deadLetterDestination) {
+    this.index = index;
+    this.pipeline = pipeline;
+    this.source = source;
+    this.sink = sink;
+    this.router = router;
+    this.planner = planner;
+    this.gate = gate;
+    this.errorBackoff = errorBackoff;
+    this.stats = stats;
+    this.batchSize = batchSize;
+    this.deadLetterDestination = deadLetterDestination;
+  }
+
+  @Override
+  public void run() {
+    int failures = 0;
+    while (pipeline.keepClaiming()) {
+      try {
+        if (!gate.awaitOpen(CLAIM_WAIT)) {
+          continue;
+        }
+        Claim claim = source.claim(index, batchSize, CLAIM_WAIT);
+        if (claim.events().isEmpty()) {
+          claim.release();
+        } else {
+          process(claim);
+        }
+        failures = 0;
+      } catch (LeadershipLostException e) {
+        pipeline.leadershipLost(e.getMessage());
+        return;
+      } catch (SourceException e) {
+        failures++;
+        Duration pause = errorBackoff.delayAfter(failures);
+        log.warn(
+            "pipeline {} lane {}: database error, retrying in {} ms: {}",
+            pipeline.name(),
+            index,
+            pause.toMillis(),
+            oneLine(e));
+        if (!pipeline.sleepUnlessStopping(pause)) {
+          return;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (RuntimeException e) {
+        failures++;
+        log.error("pipeline {} lane {}: unexpected failure", pipeline.name(), index, e);
+        if (!pipeline.sleepUnlessStopping(errorBackoff.delayAfter(failures))) {
+          return;
+        }
+      }
+    }
+  }
+
+  private void process(Claim claim) throws InterruptedException {
+    List<OutboxEvent> events = claim.events();
+    Verdict[] verdicts = new Verdict[events.size()];
+    List<RoutedEvent> routed = new ArrayList<>(events.size());
+    int[] positions = new int[events.size()];
+    for (int i = 0; i < events.size(); i++) {
+      OutboxEvent event = events.get(i);
+      String destination = router.route(event);
+      if (destination == null) {
+        verdicts[i] = Verdict.permanent("no destination: " + router + " resolved to a blank name");
+      } else {
+        positions[routed.size()] = i;
+        routed.add(new RoutedEvent(event, destination));
+      }
+    }
+    if (!routed.isEmpty()) {
+      List<Verdict> answered = await(sink.publish(routed).toCompletableFuture(), routed.size());
+      if (answered == null) {
+        claim.release(); // abandoned at shutdown: the events will be claimed again
+        stats.released.add(events.size());
+        return;
+      }
+      for (int j = 0; j < answered.size(); j++) {
+        verdicts[positions[j]] = answered.get(j);
+      }
+    }
+    SettlementPlanner.Plan plan = planner.plan(events, Arrays.asList(verdicts));
+    publishDeadLetters(plan.settlements());
+    claim.settle(plan.settlements());
+    record(plan);
+  }
+
+  /** Waits for the sink's verdicts; {@code null} when the pipeline's stop deadline passed. */
+  private List<Verdict> await(CompletableFuture<List<Verdict>> future, int size)
+      throws InterruptedException {
+    while (true) {
+      try {
+        return future.get(100, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        if (pipeline.abandonInFlight()) {
+          return null;
+        }
+      } catch (ExecutionException e) {
+        // The SPI forbids it; treat it as an outage rather than blame the events.
+        String error = "sink failed the whole batch: " + oneLine(e.getCause());
+        return java.util.Collections.nCopies(size, Verdict.unavailable(error));
+      }
+    }
+  }
+
+  /** Also publishes dead letters to {@code dead-letter.destination}; the table stays the truth. */
+  private void publishDeadLetters(List<Settlement> settlements) throws InterruptedException {
+    if (deadLetterDestination == null) {
+      return;
+    }
+    List<RoutedEvent> copies = new ArrayList<>();
+    for (Settlement s : settlements) {
+      if (s instanceof Settlement.DeadLetter dl) {
+        copies.add(
+            new RoutedEvent(
+                dl.event(),
+                deadLetterDestination,
+                Map.of(
+                    "dead-letter-reason", dl.reason().columnValue(),
+                    "dead-letter-attempts", Integer.toString(dl.attempts()),
+                    "dead-letter-error", dl.error())));
+      }
+    }
+    if (copies.isEmpty()) {
+      return;
+    }
+    List<Verdict> verdicts = await(sink.publish(copies).toCompletableFuture(), copies.size());
+    for (int i = 0; verdicts != null && i < verdicts.size(); i++) {
+      if (!verdicts.get(i).isPublished()) {
+        log.warn(
+            "pipeline {}: dead letter {} not copied to {}: {}",
+            pipeline.name(),
+            copies.get(i).event().eventId(),
+            deadLetterDestination,
+            verdicts.get(i).error());
+      }
+    }
+  }
+
+  private void record(SettlementPlanner.Plan plan) {
+    stats.batches.increment();
+    for (Settlement s : plan.settlements()) {
+      if (s instanceof Settlement.Published) {
+        stats.published.increment();
+      } else if (s instanceof Settlement.Retry r) {
+        stats.retried.increment();
+        log.info(
+            "pipeline {}: event {} failed (attempt {}), retry in {} ms: {}",
+            pipeline.name(),
+            r.event().eventId(),
+            r.attempts(),
+            r.delay().toMillis(),
+            r.error());
+      } else if (s instanceof Settlement.DeadLetter d) {
+        stats.deadLettered.increment();
+        log.warn(
+            "pipeline {}: event {} dead-lettered ({}, {} attempts): {}",
+            pipeline.name(),
+            d.event().eventId(),
+            d.reason().columnValue(),
+            d.attempts(),
+            d.error());
+      } else {
+        stats.released.increment();
+      }
+    }
+    for (OutboxEvent e : plan.outOfOrder()) {
+      log.warn(
+          "pipeline {}: event {} was acknowledged although an earlier event of its key failed"
+              + " in the same batch",
+          pipeline.name(),
+          e.eventId());
+    }
+    if (plan.sinkUnavailable()) {
+      stats.sinkUnavailable.increment();
+      gate.reportUnavailable(plan.unavailableError());
+    }
+  }
+
+  static String oneLine(Throwable t) {
+    String m = t.getMessage();
+    String text = t.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+    return text.replaceAll("[\\r\\n]+", " ");
+  }
+}

@@ -1,0 +1,233 @@
+package io.outbox.relay.pipeline;
+
+import io.outbox.relay.config.PipelineSettings;
+import io.outbox.relay.spi.PluginContext.Role;
+import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.SourceException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one pipeline: waits (standby) until its source makes this instance active, then runs its
+ * lanes until it stops or loses the active role. Knows no SQL and no broker API.
+ */
+public final class Pipeline {
+  private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
+  private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
+
+  private final PipelineSettings settings;
+  private final Source source;
+  private final Sink sink;
+  private final PipelineStats stats = new PipelineStats();
+  private final RetryPolicy errorBackoff;
+  private final SinkGate gate;
+  private final SettlementPlanner planner;
+  private final Router router;
+  private final Object monitor = new Object();
+
+  private Thread supervisor;
+  private volatile boolean stopping;
+  private volatile long abandonAtNanos = Long.MAX_VALUE;
+  private volatile boolean demoted;
+  private volatile Role role = Role.STANDBY;
+
+  public Pipeline(PipelineSettings settings, Source source, Sink sink) {
+    this.settings = settings;
+    this.source = source;
+    this.sink = sink;
+    this.router = Router.compile(settings.destinationTemplate());
+    this.errorBackoff =
+        new RetryPolicy(settings.reconnect(), () -> ThreadLocalRandom.current().nextDouble());
+    this.planner =
+        new SettlementPlanner(
+            settings.retry().maxAttempts(),
+            new RetryPolicy(
+                settings.retry().backoff(), () -> ThreadLocalRandom.current().nextDouble()));
+    this.gate = new SinkGate(settings.name(), sink, errorBackoff, PROBE_TIMEOUT);
+  }
+
+  public String name() {
+    return settings.name();
+  }
+
+  public PipelineStats stats() {
+    return stats;
+  }
+
+  /** Whether this instance currently publishes for the pipeline. */
+  public Role role() {
+    return role;
+  }
+
+  /** Whether the sink is considered reachable (false while paused by an outage). */
+  public boolean sinkAvailable() {
+    return gate.isOpen();
+  }
+
+  /** Starts the pipeline in the background. */
+  public synchronized void start() {
+    if (supervisor != null) {
+      throw new IllegalStateException("pipeline " + name() + " already started");
+    }
+    supervisor = new Thread(this::supervise, "outbox-relay-" + name());
+    supervisor.start();
+  }
+
+  private void supervise() {
+    int failures = 0;
+    while (!stopping) {
+      try {
+        log.info("pipeline {}: waiting to become the active instance", name());
+        source.activate();
+        failures = 0;
+      } catch (InterruptedException e) {
+        return;
+      } catch (SourceException e) {
+        failures++;
+        Duration pause = errorBackoff.delayAfter(failures);
+        log.warn(
+            "pipeline {}: cannot start reading, retrying in {} ms: {}",
+            name(),
+            pause.toMillis(),
+            Lane.oneLine(e));
+        if (!sleepUnlessStopping(pause)) {
+          return;
+        }
+        continue;
+      }
+      if (stopping) {
+        return;
+      }
+      runLanes();
+    }
+  }
+
+  private void runLanes() {
+    role = Role.ACTIVE;
+    demoted = false;
+    log.info(
+        "pipeline {}: active, {} lane(s), batches of up to {} events",
+        name(),
+        settings.lanes(),
+        settings.batchSize());
+    List<Thread> lanes = new ArrayList<>();
+    for (int i = 0; i < settings.lanes(); i++) {
+      Lane lane =
+          new Lane(
+              i,
+              this,
+              source,
+              sink,
+              router,
+              planner,
+              gate,
+              errorBackoff,
+              stats,
+              settings.batchSize(),
+              settings.deadLetterDestination());
+      Thread t = new Thread(lane, "outbox-relay-" + name() + "-lane-" + i);
+      lanes.add(t);
+      t.start();
+    }
+    for (Thread t : lanes) {
+      joinUninterruptibly(t);
+    }
+    role = Role.STANDBY;
+    if (demoted && !stopping) {
+      log.warn("pipeline {}: no longer the active instance, standing by", name());
+    }
+  }
+
+  /** Lanes keep claiming while this is true. */
+  boolean keepClaiming() {
+    return !stopping && !demoted;
+  }
+
+  /** Whether in-flight batches must be given up now (the stop deadline passed). */
+  boolean abandonInFlight() {
+    return System.nanoTime() - abandonAtNanos >= 0;
+  }
+
+  void leadershipLost(String why) {
+    if (!demoted) {
+      log.warn("pipeline {}: lost the active role: {}", name(), why);
+    }
+    demoted = true;
+  }
+
+  /** Sleeps unless the pipeline stops first; returns false when stopping. */
+  boolean sleepUnlessStopping(Duration d) {
+    long until = System.nanoTime() + d.toNanos();
+    synchronized (monitor) {
+      while (!stopping && !demoted) {
+        long left = until - System.nanoTime();
+        if (left <= 0) {
+          return true;
+        }
+        try {
+          monitor.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Stops claiming, lets in-flight batches finish and settle within {@code timeout}, abandons what
+   * is left (released, claimed again later), then closes the sink and the source.
+   */
+  public void stop(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    // Keep a fifth of the time for closing the sink and the source.
+    abandonAtNanos = deadline - timeout.toNanos() / 5;
+    stopping = true;
+    synchronized (monitor) {
+      monitor.notifyAll();
+    }
+    Thread s;
+    synchronized (this) {
+      s = supervisor;
+    }
+    if (s != null) {
+      if (role == Role.STANDBY) {
+        s.interrupt(); // blocked in activate(): nothing in flight
+      }
+      try {
+        s.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (s.isAlive()) {
+        log.warn("pipeline {}: in-flight work did not finish in {}", name(), timeout);
+        s.interrupt();
+      }
+    }
+    gate.close();
+    Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    sink.close(left);
+    source.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    log.info("pipeline {}: stopped ({})", name(), stats);
+  }
+
+  private static void joinUninterruptibly(Thread t) {
+    boolean interrupted = false;
+    while (t.isAlive()) {
+      try {
+        t.join();
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

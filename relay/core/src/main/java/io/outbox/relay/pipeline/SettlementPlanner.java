@@ -1,0 +1,103 @@
+package io.outbox.relay.pipeline;
+
+import io.outbox.relay.spi.AggregateKey;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Settlement.DeadLetterReason;
+import io.outbox.relay.spi.Verdict;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Turns a batch's verdicts into settlements (DESIGN.md §3): published rows are marked, a retryable
+ * failure counts an attempt and schedules a retry (or dead-letters after {@code max-attempts}), a
+ * permanent failure dead-letters at once, and an unavailable sink releases the event without
+ * counting anything. Once an event of a key fails, the key's later events in the same batch are
+ * released rather than judged, so that they wait behind it.
+ */
+final class SettlementPlanner {
+
+  /**
+   * The settlements of one batch.
+   *
+   * @param settlements one per event, in batch order
+   * @param sinkUnavailable whether any event met an unavailable sink
+   * @param unavailableError the first such error, or {@code null}
+   * @param outOfOrder events published although an earlier event of their key failed in the same
+   *     batch (the broker accepted them before the failure was known)
+   */
+  record Plan(
+      List<Settlement> settlements,
+      boolean sinkUnavailable,
+      String unavailableError,
+      List<OutboxEvent> outOfOrder) {}
+
+  private final int maxAttempts;
+  private final RetryPolicy retryPolicy;
+
+  SettlementPlanner(int maxAttempts, RetryPolicy retryPolicy) {
+    this.maxAttempts = maxAttempts;
+    this.retryPolicy = retryPolicy;
+  }
+
+  /**
+   * @param events the claimed events, in id order
+   * @param verdicts one per event, same order
+   */
+  Plan plan(List<OutboxEvent> events, List<Verdict> verdicts) {
+    if (events.size() != verdicts.size()) {
+      throw new IllegalArgumentException(
+          "sink answered " + verdicts.size() + " verdicts for " + events.size() + " events");
+    }
+    List<Settlement> out = new ArrayList<>(events.size());
+    Set<AggregateKey> held = new HashSet<>();
+    List<OutboxEvent> outOfOrder = new ArrayList<>();
+    boolean unavailable = false;
+    String unavailableError = null;
+    for (int i = 0; i < events.size(); i++) {
+      OutboxEvent event = events.get(i);
+      Verdict verdict = verdicts.get(i);
+      AggregateKey key = event.key();
+      if (held.contains(key)) {
+        if (verdict.isPublished()) {
+          outOfOrder.add(event);
+          out.add(new Settlement.Published(event));
+        } else {
+          out.add(new Settlement.Release(event));
+        }
+        continue;
+      }
+      switch (verdict.outcome()) {
+        case PUBLISHED -> out.add(new Settlement.Published(event));
+        case SINK_UNAVAILABLE -> {
+          unavailable = true;
+          if (unavailableError == null) {
+            unavailableError = verdict.error();
+          }
+          held.add(key);
+          out.add(new Settlement.Release(event));
+        }
+        case RETRYABLE -> {
+          held.add(key);
+          int attempts = event.attempts() + 1;
+          if (attempts >= maxAttempts) {
+            out.add(
+                new Settlement.DeadLetter(
+                    event, DeadLetterReason.MAX_ATTEMPTS, attempts, verdict.error()));
+          } else {
+            out.add(
+                new Settlement.Retry(
+                    event, attempts, retryPolicy.delayAfter(attempts), verdict.error()));
+          }
+        }
+        case PERMANENT ->
+            out.add(
+                new Settlement.DeadLetter(
+                    event, DeadLetterReason.PERMANENT, event.attempts() + 1, verdict.error()));
+      }
+    }
+    return new Plan(List.copyOf(out), unavailable, unavailableError, List.copyOf(outOfOrder));
+  }
+}

@@ -1,0 +1,31 @@
+package io.outbox.relay.pipeline;
+
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+
+final class Events {
+  private Events() {}
+
+  static OutboxEvent event(long id, String aggregateId) {
+    return event(id, aggregateId, 0);
+  }
+
+  static OutboxEvent event(long id, String aggregateId, int attempts) {
+    return new OutboxEvent(
+        id,
+        UUID.nameUUIDFromBytes(Long.toString(id).getBytes(StandardCharsets.UTF_8)),
+        "order",
+        aggregateId,
+        "OrderCreated",
+        null,
+        ("{\"n\":" + id + "}").getBytes(StandardCharsets.UTF_8),
+        PayloadFormat.JSON,
+        Map.of(),
+        Instant.parse("2026-01-01T00:00:00Z"),
+        attempts);
+  }
+}
