@@ -1,0 +1,146 @@
+package io.outbox.schema;
+
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.SQLException;
+import java.util.LinkedHashSet;
+import java.util.Objects;
+import java.util.Set;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.output.MigrateResult;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * Creates or upgrades one outbox's tables (outbox, dead letters, notify trigger) with Flyway, from
+ * the migrations in {@value #LOCATION}, idempotently.
+ *
+ * <p>Each outbox keeps its own Flyway history table, {@link OutboxTables#historyTable()} in the
+ * outbox's schema, so the relay's migrations never mix with the application's own Flyway history
+ * (and an application's default Flyway location, {@code db/migration}, never picks up ours).
+ * Because the outbox usually lands in a schema that already holds application tables, a missing
+ * history table is started at version 0 ("baseline on migrate" with baseline version 0): every
+ * relay migration still runs, none is skipped. {@code clean} is disabled. Schemas that do not exist
+ * yet are created.
+ */
+public final class Migrator {
+
+  /** Where the relay's migrations live on the classpath. */
+  public static final String LOCATION = "classpath:db/outbox-relay/migration";
+
+  /** The oldest PostgreSQL major version supported: {@code gen_random_uuid()} is built in. */
+  static final int MIN_POSTGRESQL_MAJOR = 13;
+
+  private final OutboxTables tables;
+
+  /** A migrator for these tables; it holds no connection. */
+  public Migrator(OutboxTables tables) {
+    this.tables = Objects.requireNonNull(tables, "tables");
+  }
+
+  /** The tables this migrator creates. */
+  public OutboxTables tables() {
+    return tables;
+  }
+
+  /**
+   * Migrates through a JDBC URL.
+   *
+   * @param jdbcUrl a {@code jdbc:postgresql:} URL
+   * @param user the database user, or {@code null} to use the URL's
+   * @param password the password, or {@code null}; never part of any message
+   * @throws MigrationException when the database is unreachable or a migration fails
+   */
+  public MigrationResult migrate(String jdbcUrl, String user, String password) {
+    Objects.requireNonNull(jdbcUrl, "jdbcUrl");
+    PGSimpleDataSource dataSource = new PGSimpleDataSource();
+    try {
+      dataSource.setUrl(jdbcUrl);
+    } catch (IllegalArgumentException e) {
+      throw failure(
+          "the JDBC URL is not a valid jdbc:postgresql: URL: " + MigrationErrors.redact(jdbcUrl),
+          e,
+          password);
+    }
+    if (user != null) {
+      dataSource.setUser(user);
+    }
+    if (password != null) {
+      dataSource.setPassword(password);
+    }
+    return migrate(dataSource, password);
+  }
+
+  /**
+   * Migrates through a data source; connections are borrowed and closed again.
+   *
+   * @throws MigrationException when the database is unreachable or a migration fails
+   */
+  public MigrationResult migrate(DataSource dataSource) {
+    return migrate(Objects.requireNonNull(dataSource, "dataSource"), null);
+  }
+
+  private MigrationResult migrate(DataSource dataSource, String password) {
+    try {
+      checkServerVersion(dataSource);
+      Flyway flyway = flyway(dataSource);
+      MigrateResult result = flyway.migrate();
+      String version =
+          result.targetSchemaVersion != null ? result.targetSchemaVersion : currentVersion(flyway);
+      return new MigrationResult(tables, result.migrationsExecuted, version);
+    } catch (MigrationException e) {
+      throw e;
+    } catch (SQLException | RuntimeException e) {
+      throw failure(MigrationErrors.describe(e), e, password);
+    }
+  }
+
+  private Flyway flyway(DataSource dataSource) {
+    Set<String> schemas = new LinkedHashSet<>();
+    schemas.add(tables.schema()); // first: holds the history table
+    schemas.add(tables.deadLetterSchema());
+    return Flyway.configure(Migrator.class.getClassLoader())
+        .dataSource(dataSource)
+        .locations(LOCATION)
+        .failOnMissingLocations(true)
+        .schemas(schemas.toArray(String[]::new))
+        .defaultSchema(tables.schema())
+        .table(tables.historyTable())
+        .createSchemas(true)
+        .baselineOnMigrate(true)
+        .baselineVersion("0")
+        .baselineDescription("outbox-relay history start")
+        .cleanDisabled(true)
+        .placeholders(MigrationPlaceholders.of(tables))
+        .loggers(FlywayLogging.class.getName())
+        .load();
+  }
+
+  private void checkServerVersion(DataSource dataSource) throws SQLException {
+    try (Connection connection = dataSource.getConnection()) {
+      DatabaseMetaData metaData = connection.getMetaData();
+      if (metaData.getDatabaseMajorVersion() < MIN_POSTGRESQL_MAJOR) {
+        throw failure(
+            "outbox-relay needs PostgreSQL "
+                + MIN_POSTGRESQL_MAJOR
+                + " or later (for the built-in gen_random_uuid()), the server is "
+                + metaData.getDatabaseProductVersion(),
+            null,
+            null);
+      }
+    }
+  }
+
+  private static String currentVersion(Flyway flyway) {
+    MigrationInfo current = flyway.info().current();
+    return current == null || current.getVersion() == null
+        ? "0"
+        : current.getVersion().getVersion();
+  }
+
+  private MigrationException failure(String cause, Throwable e, String password) {
+    String message = "Migrating the outbox table " + tables.displayTable() + " failed: " + cause;
+    return new MigrationException(MigrationErrors.hide(message, password), e);
+  }
+}

@@ -1,0 +1,211 @@
+package io.outbox.schema;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * The outbox table and its dead-letter table, as named in the configuration ({@code table}, {@code
+ * dead-letter-table}), validated once and quoted exactly for SQL.
+ *
+ * <p>A name is {@code table} or {@code schema.table}; each part is made of ASCII letters, digits
+ * and {@code _}, does not start with a digit, and is at most 63 bytes. Unqualified names live in
+ * {@value #DEFAULT_SCHEMA}. Case is kept as written: {@code Billing.OrderEvents} is the table
+ * {@code "Billing"."OrderEvents"}, not {@code billing.orderevents}. Every name derived from the
+ * tables (indexes, constraints, the notify function and channel, the migration history table) stays
+ * within PostgreSQL's 63-byte identifier limit: a name that would be longer is truncated and ends
+ * with a short hash of the full name, so it stays unique.
+ *
+ * @param schema the outbox table's schema, as written (default {@value #DEFAULT_SCHEMA})
+ * @param table the outbox table's bare name, as written
+ * @param deadLetterSchema the dead-letter table's schema, as written
+ * @param deadLetterTable the dead-letter table's bare name, as written
+ */
+public record OutboxTables(
+    String schema, String table, String deadLetterSchema, String deadLetterTable) {
+
+  /** The schema of a name written without one. */
+  public static final String DEFAULT_SCHEMA = "public";
+
+  /** PostgreSQL's identifier limit (NAMEDATALEN - 1), in bytes. */
+  public static final int MAX_IDENTIFIER_BYTES = 63;
+
+  /** Suffix of the default dead-letter table name, see {@link #of(String)}. */
+  public static final String DEAD_LETTER_SUFFIX = "_dead_letter";
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+  private static final Pattern CHANNEL_SAFE = Pattern.compile("[a-z0-9_]+");
+  private static final int HASH_CHARS = 8;
+
+  /** Validates every part; see the class comment for the rules. */
+  public OutboxTables {
+    checkPart(schema, "schema of the outbox table");
+    checkPart(table, "outbox table name");
+    checkPart(deadLetterSchema, "schema of the dead-letter table");
+    checkPart(deadLetterTable, "dead-letter table name");
+    if (schema.equals(deadLetterSchema) && table.equals(deadLetterTable)) {
+      throw new IllegalArgumentException(
+          "the dead-letter table must differ from the outbox table, both are '"
+              + schema
+              + "."
+              + table
+              + "'");
+    }
+  }
+
+  /**
+   * The tables as written in the configuration.
+   *
+   * @param table the outbox table, {@code name} or {@code schema.name}
+   * @param deadLetterTable the dead-letter table, {@code name} or {@code schema.name}
+   * @throws IllegalArgumentException naming the bad value
+   */
+  public static OutboxTables of(String table, String deadLetterTable) {
+    String[] outbox = split(table, "table");
+    String[] dead = split(deadLetterTable, "dead-letter-table");
+    return new OutboxTables(outbox[0], outbox[1], dead[0], dead[1]);
+  }
+
+  /**
+   * The outbox table as written, with its dead letters in {@code <table>_dead_letter} in the same
+   * schema (so {@code outbox} gives {@code public.outbox_dead_letter}).
+   *
+   * @throws IllegalArgumentException naming the bad value
+   */
+  public static OutboxTables of(String table) {
+    String[] outbox = split(table, "table");
+    return new OutboxTables(outbox[0], outbox[1], outbox[0], fit(outbox[1], DEAD_LETTER_SUFFIX));
+  }
+
+  /** The outbox table for SQL, quoted: {@code "public"."outbox"}. */
+  public String qualifiedTable() {
+    return quote(schema) + "." + quote(table);
+  }
+
+  /** The dead-letter table for SQL, quoted: {@code "public"."outbox_dead_letter"}. */
+  public String qualifiedDeadLetterTable() {
+    return quote(deadLetterSchema) + "." + quote(deadLetterTable);
+  }
+
+  /** The outbox table as a user writes it, for messages: {@code public.outbox}. */
+  public String displayTable() {
+    return schema + "." + table;
+  }
+
+  /** The dead-letter table as a user writes it, for messages. */
+  public String displayDeadLetterTable() {
+    return deadLetterSchema + "." + deadLetterTable;
+  }
+
+  /**
+   * The LISTEN/NOTIFY channel the outbox's insert trigger notifies: {@code
+   * outbox_relay_<schema>_<table>}, at most 63 bytes and always lower-case letters, digits and
+   * {@code _}, so {@code LISTEN <channel>} works unquoted. Names with upper-case letters, or too
+   * long, get a hash of the exact names so that distinct tables keep distinct channels.
+   */
+  public String notifyChannel() {
+    String base = "outbox_relay_" + schema + "_" + table;
+    if (base.length() <= MAX_IDENTIFIER_BYTES && CHANNEL_SAFE.matcher(base).matches()) {
+      return base;
+    }
+    String lower = base.toLowerCase(Locale.ROOT);
+    String hash = hash(schema + "." + table);
+    int keep = Math.min(lower.length(), MAX_IDENTIFIER_BYTES - HASH_CHARS - 1);
+    return lower.substring(0, keep) + "_" + hash;
+  }
+
+  /**
+   * The bare name of this outbox's Flyway history table, {@code <table>_relay_schema_history}, in
+   * {@link #schema()}: separate from the application's own {@code flyway_schema_history} and from
+   * every other outbox's history.
+   */
+  public String historyTable() {
+    return fit(table, "_relay_schema_history");
+  }
+
+  /** The bare name of the trigger function that sends the notification, in {@link #schema()}. */
+  String notifyFunction() {
+    return fit("outbox_relay_notify_" + table, "");
+  }
+
+  /**
+   * {@code base + suffix} when it fits in 63 bytes; otherwise {@code base} truncated, {@code _}, an
+   * 8-hex-digit hash of the whole {@code base}, then {@code suffix}. Parts are ASCII, so characters
+   * are bytes.
+   */
+  static String fit(String base, String suffix) {
+    if (base.length() + suffix.length() <= MAX_IDENTIFIER_BYTES) {
+      return base + suffix;
+    }
+    int keep = MAX_IDENTIFIER_BYTES - suffix.length() - HASH_CHARS - 1;
+    if (keep < 1) {
+      // Cannot happen for the suffixes used here; guards future edits.
+      throw new IllegalStateException("suffix too long for an identifier: " + suffix);
+    }
+    return base.substring(0, keep) + "_" + hash(base) + suffix;
+  }
+
+  /** An identifier quoted for SQL. Parts are validated, so they never contain a quote. */
+  static String quote(String identifier) {
+    return "\"" + identifier + "\"";
+  }
+
+  private static String[] split(String name, String key) {
+    if (name == null) {
+      throw new IllegalArgumentException(key + " must be set, it is null");
+    }
+    String[] parts = name.split("\\.", -1);
+    if (parts.length == 1) {
+      checkPart(parts[0], key, name);
+      return new String[] {DEFAULT_SCHEMA, parts[0]};
+    }
+    if (parts.length == 2) {
+      checkPart(parts[0], key, name);
+      checkPart(parts[1], key, name);
+      return parts;
+    }
+    throw new IllegalArgumentException(
+        key + " must be 'name' or 'schema.name', got '" + name + "'");
+  }
+
+  private static void checkPart(String part, String what) {
+    Objects.requireNonNull(part, what);
+    checkPart(part, what, part);
+  }
+
+  private static void checkPart(String part, String key, String whole) {
+    if (!IDENTIFIER.matcher(part).matches()) {
+      throw new IllegalArgumentException(
+          key
+              + " must be 'name' or 'schema.name' where each part is letters, digits and '_'"
+              + " not starting with a digit, got '"
+              + whole
+              + "'");
+    }
+    if (part.length() > MAX_IDENTIFIER_BYTES) {
+      throw new IllegalArgumentException(
+          key
+              + " has a part of "
+              + part.length()
+              + " bytes, PostgreSQL allows at most "
+              + MAX_IDENTIFIER_BYTES
+              + ", got '"
+              + whole
+              + "'");
+    }
+  }
+
+  private static String hash(String value) {
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest).substring(0, HASH_CHARS);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+    }
+  }
+}
