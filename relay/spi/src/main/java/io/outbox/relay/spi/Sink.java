@@ -8,7 +8,8 @@ import java.util.concurrent.CompletionStage;
  * Publishes batches of routed events to one broker. Knows nothing about the database.
  *
  * <p>Implementations must be safe for concurrent {@link #publish} calls from several lanes, must
- * keep the order of events of one key within a batch (Kafka: same partition, in order), and must
+ * keep the order of events of one key within a batch (Kafka: same partition, in order; once an
+ * event of a key failed, the broker should not take that key's later events of the batch), and must
  * complete each batch only when every event has a verdict from the broker (acks, publisher
  * confirms) or a bounded timeout expired.
  */

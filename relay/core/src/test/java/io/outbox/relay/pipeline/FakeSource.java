@@ -1,0 +1,124 @@
+package io.outbox.relay.pipeline;
+
+import io.outbox.relay.spi.AggregateKey;
+import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Source;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** An in-memory source with the polling source's rules: lanes by key, retries hold the key. */
+final class FakeSource implements Source {
+  private final int lanes;
+  private final TreeMap<Long, OutboxEvent> pending = new TreeMap<>();
+  private final Map<Long, Long> retryAtNanos = new HashMap<>();
+  private final Set<Long> inFlight = new HashSet<>();
+  final List<Settlement> settled = new CopyOnWriteArrayList<>();
+  volatile boolean closed;
+
+  FakeSource(int lanes, List<OutboxEvent> events) {
+    this.lanes = lanes;
+    events.forEach(e -> pending.put(e.id(), e));
+  }
+
+  synchronized int pendingCount() {
+    return pending.size();
+  }
+
+  @Override
+  public void activate() {}
+
+  @Override
+  public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
+    List<OutboxEvent> batch = new ArrayList<>();
+    synchronized (this) {
+      Set<AggregateKey> held = new HashSet<>();
+      long now = System.nanoTime();
+      for (OutboxEvent e : pending.values()) {
+        if (batch.size() == maxEvents) {
+          break;
+        }
+        if (e.key().lane(lanes) != lane || inFlight.contains(e.id())) {
+          continue;
+        }
+        Long at = retryAtNanos.get(e.id());
+        if (at != null && at - now > 0) {
+          held.add(e.key());
+          continue;
+        }
+        if (!held.contains(e.key())) {
+          batch.add(e);
+        }
+      }
+      batch.forEach(e -> inFlight.add(e.id()));
+    }
+    if (batch.isEmpty()) {
+      Thread.sleep(Math.min(20, maxWait.toMillis()));
+    }
+    return new FakeClaim(batch);
+  }
+
+  @Override
+  public void close(Duration timeout) {
+    closed = true;
+  }
+
+  private final class FakeClaim implements Claim {
+    private final List<OutboxEvent> events;
+
+    FakeClaim(List<OutboxEvent> events) {
+      this.events = events;
+    }
+
+    @Override
+    public List<OutboxEvent> events() {
+      return events;
+    }
+
+    @Override
+    public void settle(List<Settlement> settlements) {
+      synchronized (FakeSource.this) {
+        for (Settlement s : settlements) {
+          long id = s.event().id();
+          inFlight.remove(id);
+          settled.add(s);
+          if (s instanceof Settlement.Published || s instanceof Settlement.DeadLetter) {
+            pending.remove(id);
+          } else if (s instanceof Settlement.Retry r) {
+            OutboxEvent e = r.event();
+            pending.put(
+                id,
+                new OutboxEvent(
+                    e.id(),
+                    e.eventId(),
+                    e.aggregateType(),
+                    e.aggregateId(),
+                    e.eventType(),
+                    e.destination(),
+                    e.payload(),
+                    e.payloadFormat(),
+                    e.headers(),
+                    e.createdAt(),
+                    r.attempts()));
+            retryAtNanos.put(id, System.nanoTime() + r.delay().toNanos());
+          }
+        }
+      }
+    }
+
+    @Override
+    public void release() {
+      synchronized (FakeSource.this) {
+        events.forEach(e -> inFlight.remove(e.id()));
+      }
+    }
+  }
+}

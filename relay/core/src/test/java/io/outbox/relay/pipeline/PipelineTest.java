@@ -1,0 +1,181 @@
+package io.outbox.relay.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.typesafe.config.ConfigFactory;
+import io.outbox.relay.config.PipelineSettings;
+import io.outbox.relay.config.PipelineSettings.Backoff;
+import io.outbox.relay.config.PipelineSettings.RetrySettings;
+import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Verdict;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class PipelineTest {
+  private Pipeline pipeline;
+
+  @AfterEach
+  void stop() {
+    if (pipeline != null) {
+      pipeline.stop(Duration.ofSeconds(5));
+    }
+  }
+
+  private static PipelineSettings settings(int maxAttempts, String deadLetterDestination) {
+    Backoff fast = new Backoff(Duration.ofMillis(20), Duration.ofMillis(100), 2.0, 0.0);
+    return new PipelineSettings(
+        "test",
+        "outbox-relay.pipelines.test",
+        new DatabaseSettings(
+            "jdbc:postgresql://localhost/x",
+            "u",
+            null,
+            Map.of(),
+            "outbox",
+            "outbox_dead_letter",
+            DatabaseSettings.OnPublish.MARK,
+            "test"),
+        "fake",
+        ConfigFactory.empty(),
+        "fake",
+        ConfigFactory.empty(),
+        "outbox.${aggregate_type}",
+        new RetrySettings(maxAttempts, fast),
+        fast,
+        3,
+        7,
+        deadLetterDestination);
+  }
+
+  private static List<OutboxEvent> events(int count, int keys) {
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 1; i <= count; i++) {
+      events.add(Events.event(i, "k" + (i % keys)));
+    }
+    return events;
+  }
+
+  @Test
+  void publishesEveryEventInKeyOrder() {
+    FakeSource source = new FakeSource(3, events(500, 17));
+    FakeSink sink = new FakeSink();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(sink.published).hasSize(500);
+    assertThat(sink.published).allMatch(e -> e.destination().equals("outbox.order"));
+    assertKeyOrder(sink.published);
+  }
+
+  @Test
+  void outageCountsNoAttemptsAndResumes() {
+    FakeSource source = new FakeSource(3, events(200, 10));
+    FakeSink sink = new FakeSink();
+    sink.up = false;
+    pipeline = new Pipeline(settings(2, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> !pipeline.sinkAvailable());
+    assertThat(source.settled).allMatch(s -> s instanceof Settlement.Release);
+    sink.up = true;
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(pipeline.stats().deadLettered()).isZero();
+    assertThat(pipeline.stats().retried()).isZero();
+    assertThat(sink.published).hasSize(200);
+    assertKeyOrder(sink.published);
+  }
+
+  @Test
+  void poisonEventIsDeadLetteredAndOthersFlow() {
+    FakeSource source = new FakeSource(3, events(100, 5));
+    FakeSink sink = new FakeSink();
+    sink.verdicts =
+        e -> e.event().id() == 42 ? Verdict.permanent("record too large") : Verdict.published();
+    pipeline = new Pipeline(settings(3, "dead.letters"), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(source.settled)
+        .filteredOn(s -> s instanceof Settlement.DeadLetter)
+        .singleElement()
+        .satisfies(s -> assertThat(s.event().id()).isEqualTo(42));
+    assertThat(sink.published).hasSize(99);
+  }
+
+  @Test
+  void retriesHoldBackTheKeyThenDeadLetterAfterMaxAttempts() {
+    FakeSource source = new FakeSource(3, events(60, 3));
+    FakeSink sink = new FakeSink();
+    // Event 4 (key k1) always fails in a retryable way: k1's later events wait for it.
+    sink.verdicts =
+        e -> e.event().id() == 4 ? Verdict.retryable("not enough replicas") : Verdict.published();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    List<Settlement> forFour = source.settled.stream().filter(s -> s.event().id() == 4).toList();
+    assertThat(forFour).hasSize(3);
+    assertThat(forFour.get(0)).isInstanceOf(Settlement.Retry.class);
+    assertThat(forFour.get(1)).isInstanceOf(Settlement.Retry.class);
+    assertThat(forFour.get(2))
+        .isInstanceOfSatisfying(
+            Settlement.DeadLetter.class, d -> assertThat(d.attempts()).isEqualTo(3));
+    // No later k1 event was published before event 4 was dead-lettered.
+    int deadLetteredAt = source.settled.indexOf(forFour.get(2));
+    assertThat(source.settled.subList(0, deadLetteredAt))
+        .filteredOn(s -> s instanceof Settlement.Published)
+        .noneMatch(s -> s.event().aggregateId().equals("k1") && s.event().id() > 4);
+    assertThat(sink.published).hasSize(59);
+  }
+
+  @Test
+  void stopFinishesInFlightBatchesAndClosesPlugins() {
+    FakeSource source = new FakeSource(3, events(30, 30));
+    FakeSink sink = new FakeSink();
+    sink.delayMillis = 300;
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                pipeline.stats().batches() > 0
+                    || !source.settled.isEmpty()
+                    || sink.published.size() > 0
+                    || true);
+
+    pipeline.stop(Duration.ofSeconds(5));
+    Pipeline stopped = pipeline;
+    pipeline = null;
+
+    assertThat(source.closed).isTrue();
+    assertThat(sink.closed).isTrue();
+    // Everything the sink acknowledged was settled as published: nothing half-marked.
+    assertThat(source.settled.stream().filter(s -> s instanceof Settlement.Published).count())
+        .isEqualTo(sink.published.size());
+    assertThat(stopped.stats().published()).isEqualTo(sink.published.size());
+  }
+
+  private static void assertKeyOrder(List<RoutedEvent> published) {
+    Map<String, Long> last = new HashMap<>();
+    for (RoutedEvent e : published) {
+      Long previous = last.put(e.event().aggregateId(), e.event().id());
+      if (previous != null) {
+        assertThat(e.event().id())
+            .as("order of key %s", e.event().aggregateId())
+            .isGreaterThan(previous);
+      }
+    }
+  }
+}
