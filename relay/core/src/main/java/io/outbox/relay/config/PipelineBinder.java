@@ -1,0 +1,194 @@
+package io.outbox.relay.config;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigObject;
+import com.typesafe.config.ConfigUtil;
+import com.typesafe.config.ConfigValue;
+import io.outbox.relay.config.PipelineSettings.Backoff;
+import io.outbox.relay.config.PipelineSettings.RetrySettings;
+import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * Builds one pipeline's {@link PipelineSettings} from its merged settings (the pipeline's keys over
+ * {@code pipeline-defaults}), recording every bad value; then lets the selected plug-ins check
+ * their own subtrees ({@link PluginCheck}).
+ */
+final class PipelineBinder {
+
+  /** {@code name} or {@code schema.name}, as the schema migrator accepts them. */
+  private static final Pattern TABLE =
+      Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+
+  private static final Map<String, OnPublish> ON_PUBLISH = new LinkedHashMap<>();
+
+  static {
+    ON_PUBLISH.put("mark", OnPublish.MARK);
+    ON_PUBLISH.put("delete", OnPublish.DELETE);
+  }
+
+  private final Problems problems;
+  private final PluginCheck plugins;
+
+  PipelineBinder(Problems problems, Plugins plugins) {
+    this.problems = problems;
+    this.plugins = new PluginCheck(plugins, problems);
+  }
+
+  /**
+   * The settings of pipeline {@code name}, or {@code null} when any of its values is bad (the
+   * problems are recorded).
+   */
+  PipelineSettings bind(String name, Config merged) {
+    String path = "outbox-relay.pipelines." + ConfigUtil.joinPath(name);
+    int before = problems.size();
+    SettingsReader r = new SettingsReader(merged, path, problems);
+
+    DatabaseSettings database = database(r, name);
+    Integer lanes = r.intIn("lanes", 1, 1024);
+    Integer batchSize = r.intIn("batch-size", 1, 10_000);
+    String destination = template(r, "routing.destination", true);
+    String deadLetterDestination = template(r, "dead-letter.destination", false);
+    RetrySettings retry = retry(r);
+    Backoff reconnect = backoff(r, "sink.reconnect-backoff", "initial", "max");
+
+    int lanesOrOne = lanes == null ? 1 : lanes;
+    int batchOrOne = batchSize == null ? 1 : batchSize;
+    String sourceType = r.requiredString("source.type", "the source plug-in");
+    Config sourceSettings = pluginSettings(r, "source", sourceType);
+    if (sourceType != null) {
+      plugins.source(r, name, sourceType, sourceSettings, lanesOrOne, batchOrOne);
+    }
+    String sinkType = r.requiredString("sink.type", "the sink plug-in");
+    Config sinkSettings = pluginSettings(r, "sink", sinkType);
+    if (sinkType != null) {
+      plugins.sink(r, name, sinkType, sinkSettings, lanesOrOne, batchOrOne);
+    }
+
+    if (problems.size() > before) {
+      return null;
+    }
+    return new PipelineSettings(
+        name,
+        path,
+        database,
+        sourceType,
+        sourceSettings,
+        sinkType,
+        sinkSettings,
+        destination,
+        retry,
+        reconnect,
+        lanes,
+        batchSize,
+        deadLetterDestination);
+  }
+
+  private DatabaseSettings database(SettingsReader r, String pipeline) {
+    int before = problems.size();
+    String url =
+        r.requiredString(
+            "database.url",
+            "the JDBC URL of the database holding the outbox,"
+                + " e.g. \"jdbc:postgresql://127.0.0.1:5432/app\"");
+    if (url != null && !url.startsWith("jdbc:postgresql:")) {
+      r.problem(
+          "database.url",
+          "must be a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database), not "
+              + r.describe("database.url", r.raw("database.url")));
+    }
+    String user = r.optionalString("database.user");
+    String password = r.optionalString("database.password");
+    Map<String, String> properties = r.stringMap("database.properties");
+    String table = table(r, "table");
+    String deadLetterTable = table(r, "dead-letter-table");
+    if (table != null && table.equals(deadLetterTable)) {
+      r.problem("dead-letter-table", "must differ from table, both are \"" + table + "\"");
+    }
+    OnPublish onPublish = r.oneOf("on-publish", ON_PUBLISH);
+    if (problems.size() > before) {
+      return null;
+    }
+    return new DatabaseSettings(
+        url, user, password, properties, table, deadLetterTable, onPublish, pipeline);
+  }
+
+  private static String table(SettingsReader r, String key) {
+    String table = r.requiredString(key, "a table name, \"name\" or \"schema.name\"");
+    if (table != null && !TABLE.matcher(table).matches()) {
+      r.problem(
+          key,
+          "must be \"name\" or \"schema.name\", each part letters, digits and '_' not starting"
+              + " with a digit (at most 63), not "
+              + r.describe(key, r.raw(key)));
+      return null;
+    }
+    return table;
+  }
+
+  private static String template(SettingsReader r, String key, boolean required) {
+    String template =
+        required
+            ? r.requiredString(key, "a topic or exchange name, may use ${aggregate_type} etc.")
+            : r.optionalString(key);
+    if (template == null) {
+      return null;
+    }
+    if (template.isBlank()) {
+      r.problem(key, "must not be blank (use null for none)");
+      return null;
+    }
+    var mistakes = DestinationTemplate.mistakes(template);
+    mistakes.forEach(m -> r.problem(key, m));
+    return mistakes.isEmpty() ? template : null;
+  }
+
+  private static RetrySettings retry(SettingsReader r) {
+    Integer maxAttempts = r.intIn("retry.max-attempts", 1, Integer.MAX_VALUE);
+    Backoff backoff = backoff(r, "retry", "initial-backoff", "max-backoff");
+    return maxAttempts == null || backoff == null ? null : new RetrySettings(maxAttempts, backoff);
+  }
+
+  private static Backoff backoff(SettingsReader r, String base, String initialKey, String maxKey) {
+    Duration initial = r.positiveDuration(base + "." + initialKey);
+    Duration max = r.positiveDuration(base + "." + maxKey);
+    Double multiplier = r.doubleIn(base + ".multiplier", 1.0, Double.MAX_VALUE);
+    Double jitter = r.doubleIn(base + ".jitter", 0.0, 1.0);
+    if (initial != null && max != null && max.compareTo(initial) < 0) {
+      r.problem(
+          base + "." + maxKey,
+          "must be >= "
+              + initialKey
+              + " ("
+              + r.describe(base + "." + initialKey, r.raw(base + "." + initialKey))
+              + "), not "
+              + r.describe(base + "." + maxKey, r.raw(base + "." + maxKey)));
+      return null;
+    }
+    if (initial == null || max == null || multiplier == null || jitter == null) {
+      return null;
+    }
+    return new Backoff(initial, max, multiplier, jitter);
+  }
+
+  /** The subtree {@code <kind>.<type>}; empty when the plug-in has no settings. */
+  private static Config pluginSettings(SettingsReader r, String kind, String type) {
+    if (type == null) {
+      return ConfigFactory.empty();
+    }
+    String key = kind + "." + ConfigUtil.joinPath(type);
+    ConfigValue v = r.raw(key);
+    if (v instanceof ConfigObject o) {
+      return o.toConfig();
+    }
+    if (v != null) {
+      r.problem(key, "must be an object of " + kind + " settings, not " + r.describe(key, v));
+    }
+    return ConfigFactory.empty();
+  }
+}
