@@ -1,0 +1,112 @@
+package io.outbox.source.polling;
+
+import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.SourceException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Checks, at activation, that the outbox and dead-letter tables exist with the columns the source
+ * uses, and finds how the payload column is typed.
+ */
+final class OutboxSchema {
+
+  private static final List<String> OUTBOX_COLUMNS =
+      List.of(
+          "id",
+          "event_id",
+          "aggregate_type",
+          "aggregate_id",
+          "event_type",
+          "destination",
+          "payload",
+          "headers",
+          "created_at",
+          "available_at",
+          "published_at",
+          "attempts",
+          "next_attempt_at",
+          "last_error");
+
+  private static final List<String> DEAD_LETTER_EXTRA =
+      List.of("dead_lettered_at", "reason", "pipeline");
+
+  private OutboxSchema() {}
+
+  /**
+   * @return the payload column's format
+   * @throws SourceException naming the table, the column and what is wrong
+   */
+  static PayloadFormat inspect(Connection connection, TableNames tables) throws SQLException {
+    Map<String, String> outbox = columns(connection, tables.qualifiedTable());
+    Map<String, String> dead = columns(connection, tables.qualifiedDeadLetterTable());
+    requireColumns(tables.displayTable(), outbox, OUTBOX_COLUMNS);
+    List<String> deadColumns = new ArrayList<>(OUTBOX_COLUMNS);
+    deadColumns.addAll(DEAD_LETTER_EXTRA);
+    requireColumns(tables.displayDeadLetterTable(), dead, deadColumns);
+    String type = outbox.get("payload");
+    PayloadFormat format = formatOf(type);
+    if (format == null) {
+      throw new SourceException(
+          "column "
+              + tables.displayTable()
+              + ".payload has type "
+              + type
+              + "; the relay reads jsonb, json, text or bytea");
+    }
+    String deadType = dead.get("payload");
+    if (!deadType.equals(type)) {
+      throw new SourceException(
+          "column "
+              + tables.displayDeadLetterTable()
+              + ".payload has type "
+              + deadType
+              + " but "
+              + tables.displayTable()
+              + ".payload has type "
+              + type
+              + "; dead letters are moved as they are, so both must have the same type");
+    }
+    return format;
+  }
+
+  static PayloadFormat formatOf(String type) {
+    return switch (type) {
+      case "jsonb", "json" -> PayloadFormat.JSON;
+      case "text" -> PayloadFormat.TEXT;
+      case "bytea" -> PayloadFormat.BINARY;
+      default -> null;
+    };
+  }
+
+  private static Map<String, String> columns(Connection connection, String qualified)
+      throws SQLException {
+    Map<String, String> columns = new HashMap<>();
+    try (PreparedStatement ps = connection.prepareStatement(OutboxSql.COLUMNS)) {
+      ps.setString(1, qualified);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          columns.put(rs.getString(1), rs.getString(2));
+        }
+      }
+    }
+    return columns;
+  }
+
+  private static void requireColumns(String table, Map<String, String> found, List<String> needed) {
+    if (found.isEmpty()) {
+      throw new SourceException(
+          "table " + table + " does not exist (or is not visible to the user); run `migrate`");
+    }
+    List<String> missing = needed.stream().filter(c -> !found.containsKey(c)).toList();
+    if (!missing.isEmpty()) {
+      throw new SourceException("table " + table + " lacks the column(s) " + missing);
+    }
+  }
+}

@@ -1,0 +1,129 @@
+package io.outbox.source.polling;
+
+import io.outbox.relay.spi.PayloadFormat;
+
+/**
+ * Every statement the polling source runs, built once from the quoted table names, the payload
+ * column's type and the lane count. Values are always bind parameters; identifiers come from {@link
+ * TableNames} only.
+ */
+final class OutboxSql {
+
+  /** The columns of a pending row, and their types, by name; read at activation. */
+  static final String COLUMNS =
+      "SELECT a.attname, format_type(a.atttypid, a.atttypmod)"
+          + " FROM pg_attribute a"
+          + " WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped";
+
+  static final String TRY_LEADER_LOCK = "SELECT pg_try_advisory_lock(?)";
+
+  /** Per-lane mutual exclusion across instances, released when the claim's transaction ends. */
+  static final String TRY_LANE_LOCK = "SELECT pg_try_advisory_xact_lock(?, ?)";
+
+  // Column positions in the claim's result.
+  static final int ID = 1;
+  static final int EVENT_ID = 2;
+  static final int AGGREGATE_TYPE = 3;
+  static final int AGGREGATE_ID = 4;
+  static final int EVENT_TYPE = 5;
+  static final int DESTINATION = 6;
+  static final int PAYLOAD = 7;
+  static final int HEADER_KEYS = 8;
+  static final int HEADER_VALUES = 9;
+  static final int CREATED_AT = 10;
+  static final int ATTEMPTS = 11;
+
+  /** The outbox table, for messages. */
+  final String table;
+
+  final String claim;
+  final String markPublished;
+  final String deletePublished;
+  final String retry;
+  final String deadLetter;
+  final String listen;
+
+  /**
+   * @param tables the pipeline's tables
+   * @param payload the payload column's format, which decides how it is read
+   * @param lanes the lane count; with one lane the claim has no lane predicate
+   */
+  OutboxSql(TableNames tables, PayloadFormat payload, int lanes) {
+    this.table = tables.displayTable();
+    String outbox = tables.qualifiedTable();
+    String lanePredicate =
+        lanes == 1
+            ? ""
+            : "   AND ((hashtext(o.aggregate_type || chr(31) || o.aggregate_id) & 2147483647) % "
+                + lanes
+                + ") = ?\n";
+    // jsonb is read through its text form; json and text as stored; bytea byte for byte.
+    String payloadColumn = payload == PayloadFormat.BINARY ? "o.payload" : "o.payload::text";
+    // Headers: a JSON object; anything else (a malformed row) reads as no headers rather than
+    // failing every claim of the lane. Non-string values come as their JSON text, nulls are
+    // skipped.
+    String headers =
+        "jsonb_each_text(CASE WHEN jsonb_typeof(o.headers::jsonb) = 'object'"
+            + " THEN o.headers::jsonb ELSE '{}'::jsonb END)";
+    this.claim =
+        "SELECT o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type, o.destination,\n"
+            + "       "
+            + payloadColumn
+            + ",\n"
+            + "       (SELECT array_agg(h.key ORDER BY h.key) FROM "
+            + headers
+            + " h WHERE h.value IS NOT NULL),\n"
+            + "       (SELECT array_agg(h.value ORDER BY h.key) FROM "
+            + headers
+            + " h WHERE h.value IS NOT NULL),\n"
+            + "       o.created_at, o.attempts\n"
+            + "  FROM "
+            + outbox
+            + " o\n"
+            + " WHERE o.published_at IS NULL\n"
+            + "   AND o.available_at <= now()\n"
+            + "   AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())\n"
+            + lanePredicate
+            // A key whose earlier event waits for its retry is held back; other keys flow.
+            + "   AND NOT EXISTS (SELECT 1 FROM "
+            + outbox
+            + " b\n"
+            + "                    WHERE b.published_at IS NULL AND b.next_attempt_at IS NOT NULL\n"
+            + "                      AND b.next_attempt_at > now()\n"
+            + "                      AND b.aggregate_type = o.aggregate_type\n"
+            + "                      AND b.aggregate_id = o.aggregate_id AND b.id < o.id)\n"
+            + " ORDER BY o.id\n"
+            + " LIMIT ?\n"
+            + " FOR UPDATE OF o SKIP LOCKED";
+    // Settlements: set-based, one statement per kind. clock_timestamp(), not now(): the claim's
+    // transaction started before the batch was published.
+    this.markPublished =
+        "UPDATE " + outbox + " SET published_at = clock_timestamp() WHERE id = ANY(?)";
+    this.deletePublished = "DELETE FROM " + outbox + " WHERE id = ANY(?)";
+    this.retry =
+        "UPDATE "
+            + outbox
+            + " o SET attempts = u.attempts, last_error = u.err,"
+            + " next_attempt_at = clock_timestamp() + u.delay_ms * interval '1 millisecond'"
+            + " FROM unnest(?::bigint[], ?::int[], ?::text[], ?::bigint[])"
+            + " AS u(id, attempts, err, delay_ms)"
+            + " WHERE o.id = u.id";
+    this.deadLetter =
+        "WITH moved AS (DELETE FROM "
+            + outbox
+            + " o USING unnest(?::bigint[], ?::text[], ?::int[], ?::text[])"
+            + " AS u(id, reason, attempts, err) WHERE o.id = u.id"
+            + " RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type,"
+            + " o.destination, o.payload, o.headers, o.created_at, o.available_at,"
+            + " o.next_attempt_at, u.reason, u.attempts, u.err)\n"
+            + "INSERT INTO "
+            + tables.qualifiedDeadLetterTable()
+            + " (id, event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
+            + " headers, created_at, available_at, published_at, attempts, next_attempt_at,"
+            + " last_error, dead_lettered_at, reason, pipeline)\n"
+            + "SELECT id, event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
+            + " headers, created_at, available_at, NULL, attempts, next_attempt_at, err,"
+            + " clock_timestamp(), reason, ? FROM moved";
+    this.listen = "LISTEN " + TableNames.quote(tables.notifyChannel());
+  }
+}

@@ -1,0 +1,146 @@
+package io.outbox.source.polling;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.SettingsProblem;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The polling source's settings, {@code source.polling.*}; every default and its meaning is in this
+ * module's {@code reference.conf}.
+ *
+ * @param pollInterval {@code poll-interval}: how often an idle lane looks for rows when no
+ *     notification arrives (delayed events, retries that became due, missed notifications)
+ * @param listen {@code listen}: whether to {@code LISTEN} for the insert trigger's notifications
+ * @param standbyCheckInterval {@code standby-check-interval}: how often a standby instance tries to
+ *     become the active one
+ * @param leadershipCheckInterval {@code leadership-check-interval}: how often the active instance
+ *     checks that it still holds its leader lock
+ * @param statementTimeout {@code statement-timeout}: the {@code statement_timeout} of every query
+ *     of the source; {@link Duration#ZERO} for none
+ * @param connectionTimeout {@code connection-timeout}: the longest wait for a new connection or a
+ *     free one from the pool
+ * @param claimIdleTimeout {@code claim-idle-timeout}: the longest a claim may stay open while its
+ *     batch is published ({@code idle_in_transaction_session_timeout}); {@link Duration#ZERO} for
+ *     none
+ * @param serverKeepalive {@code server-keepalive}: TCP keepalive idle time the server uses for the
+ *     source's sessions, so that a vanished relay's locks are freed; {@link Duration#ZERO} keeps
+ *     the server's setting
+ */
+public record PollingSettings(
+    Duration pollInterval,
+    boolean listen,
+    Duration standbyCheckInterval,
+    Duration leadershipCheckInterval,
+    Duration statementTimeout,
+    Duration connectionTimeout,
+    Duration claimIdleTimeout,
+    Duration serverKeepalive) {
+
+  private static final Duration MIN_INTERVAL = Duration.ofMillis(10);
+  private static final Duration MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
+
+  /**
+   * Reads valid settings (see {@link #validate}).
+   *
+   * @throws IllegalArgumentException listing every problem
+   */
+  public static PollingSettings from(PluginContext context) {
+    List<SettingsProblem> problems = validate(context);
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException("invalid polling source settings: " + problems);
+    }
+    Config c = context.settings();
+    return new PollingSettings(
+        c.getDuration("poll-interval"),
+        c.getBoolean("listen"),
+        c.getDuration("standby-check-interval"),
+        c.getDuration("leadership-check-interval"),
+        c.getDuration("statement-timeout"),
+        c.getDuration("connection-timeout"),
+        c.getDuration("claim-idle-timeout"),
+        c.getDuration("server-keepalive"));
+  }
+
+  /** Every problem of {@code source.polling}, each with its full key path and the bad value. */
+  public static List<SettingsProblem> validate(PluginContext context) {
+    Reader r = new Reader(context);
+    r.duration("poll-interval", MIN_INTERVAL, false);
+    r.bool("listen");
+    r.duration("standby-check-interval", MIN_INTERVAL, false);
+    r.duration("leadership-check-interval", MIN_INTERVAL, false);
+    r.duration("statement-timeout", Duration.ofMillis(1), true);
+    r.duration("connection-timeout", MIN_CONNECTION_TIMEOUT, false);
+    r.duration("claim-idle-timeout", Duration.ofMillis(1), true);
+    r.duration("server-keepalive", Duration.ofSeconds(1), true);
+    if (context.lanes() < 1) {
+      r.problems.add(
+          new SettingsProblem(
+              context.path() + ".lanes", "must be at least 1, got " + context.lanes()));
+    }
+    return List.copyOf(r.problems);
+  }
+
+  /** Collects problems instead of stopping at the first. */
+  private static final class Reader {
+    private final PluginContext context;
+    private final Config config;
+    private final List<SettingsProblem> problems = new ArrayList<>();
+
+    Reader(PluginContext context) {
+      this.context = context;
+      this.config = context.settings();
+    }
+
+    void duration(String key, Duration min, boolean zeroAllowed) {
+      Duration d;
+      try {
+        d = config.getDuration(key);
+      } catch (ConfigException.Missing e) {
+        problem(key, "must be set to a duration such as 1s");
+        return;
+      } catch (ConfigException e) {
+        problem(key, "must be a duration such as 1s or 500ms, got " + raw(key));
+        return;
+      }
+      if (zeroAllowed && d.isZero()) {
+        return;
+      }
+      if (d.compareTo(min) < 0) {
+        problem(
+            key,
+            "must be at least "
+                + min.toMillis()
+                + "ms"
+                + (zeroAllowed ? " (or 0 for none)" : "")
+                + ", got "
+                + raw(key));
+      }
+    }
+
+    void bool(String key) {
+      try {
+        config.getBoolean(key);
+      } catch (ConfigException.Missing e) {
+        problem(key, "must be set to true or false");
+      } catch (ConfigException e) {
+        problem(key, "must be true or false, got " + raw(key));
+      }
+    }
+
+    private String raw(String key) {
+      try {
+        return config.getValue(key).render();
+      } catch (ConfigException e) {
+        return "null";
+      }
+    }
+
+    private void problem(String key, String message) {
+      problems.add(new SettingsProblem(context.pathOf(key), message));
+    }
+  }
+}

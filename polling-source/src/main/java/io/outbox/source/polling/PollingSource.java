@@ -1,0 +1,379 @@
+package io.outbox.source.polling;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.PluginContext.Role;
+import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.SourceException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads the outbox by polling: each claim is a transaction that takes its lane's advisory lock and
+ * locks the lane's next claimable rows ({@code FOR UPDATE SKIP LOCKED}); notifications from the
+ * insert trigger wake idle lanes, the poll interval is the fallback. One instance per pipeline is
+ * active at a time ({@link LeaderLock}).
+ */
+final class PollingSource implements Source, PollingClaim.Owner {
+
+  private static final Logger log = LoggerFactory.getLogger(PollingSource.class);
+
+  private final String pipeline;
+  private final int lanes;
+  private final DatabaseSettings database;
+  private final PollingSettings settings;
+  private final TableNames tables;
+  private final Connections connections;
+  private final WakeUps wakeUps = new WakeUps();
+  private final LeaderLock leader;
+  private final PluginContext.RoleListener roleListener;
+  private final AtomicIntegerArray outstanding; // 1 while the lane has a claim
+  private final Object lifecycle = new Object();
+  private Role reported; // guarded by lifecycle
+  private volatile OutboxSql sql;
+  private volatile PayloadFormat format;
+  private volatile HikariDataSource pool;
+  private NotificationListener listener; // guarded by lifecycle
+  private volatile boolean closed;
+
+  PollingSource(PluginContext context, DatabaseSettings database, PollingSettings settings) {
+    this.pipeline = database.pipeline() != null ? database.pipeline() : context.pipeline();
+    this.lanes = context.lanes();
+    this.database = database;
+    this.settings = settings;
+    this.tables = TableNames.of(database.table(), database.deadLetterTable());
+    this.connections = new Connections(database, settings, pipeline);
+    this.roleListener = context.roles();
+    this.outstanding = new AtomicIntegerArray(lanes);
+    this.leader =
+        new LeaderLock(
+            connections,
+            tables.leaderLockKey(pipeline),
+            settings,
+            wakeUps,
+            this::report,
+            pipeline,
+            tables.displayTable());
+  }
+
+  @Override
+  public void activate() throws InterruptedException {
+    leader.acquire(() -> closed);
+    try {
+      synchronized (lifecycle) {
+        if (closed) {
+          throw new InterruptedException("pipeline " + pipeline + ": source closed");
+        }
+        if (pool == null) {
+          pool = connections.pool(lanes);
+        }
+        try (Connection c = pool.getConnection()) {
+          format = OutboxSchema.inspect(c, tables);
+          c.rollback();
+        } catch (SQLException e) {
+          throw new SourceException(
+              "pipeline "
+                  + pipeline
+                  + ": cannot read the columns of "
+                  + tables.displayTable()
+                  + " on "
+                  + connections.safeUrl()
+                  + ": "
+                  + e.getMessage(),
+              e);
+        }
+        sql = new OutboxSql(tables, format, lanes);
+        if (settings.listen() && listener == null) {
+          listener =
+              new NotificationListener(
+                  connections, sql.listen, tables.notifyChannel(), wakeUps, pipeline);
+          listener.start();
+        }
+      }
+    } catch (RuntimeException | InterruptedException e) {
+      leader.release();
+      throw e;
+    }
+    log.info(
+        "pipeline {}: polling {} ({} payload) on {}, {} lane(s)",
+        pipeline,
+        tables.displayTable(),
+        format,
+        connections.safeUrl(),
+        lanes);
+    report(Role.ACTIVE);
+  }
+
+  @Override
+  public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
+    if (lane < 0 || lane >= lanes) {
+      throw new IllegalArgumentException("lane must be in [0, " + lanes + "), got " + lane);
+    }
+    if (maxEvents < 1) {
+      throw new IllegalArgumentException("maxEvents must be at least 1, got " + maxEvents);
+    }
+    if (sql == null) {
+      throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
+    }
+    if (!outstanding.compareAndSet(lane, 0, 1)) {
+      throw new IllegalStateException(
+          "pipeline " + pipeline + " lane " + lane + " already has a claim outstanding");
+    }
+    boolean handedOut = false;
+    try {
+      long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
+      long poll = settings.pollInterval().toNanos();
+      while (!closed) {
+        checkLeadership();
+        long seen = wakeUps.generation();
+        PollingClaim claim = tryClaim(lane, maxEvents);
+        if (claim != null) {
+          handedOut = true;
+          return claim;
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          break;
+        }
+        wakeUps.awaitChange(seen, Math.min(poll, left));
+      }
+      return EmptyClaim.INSTANCE;
+    } finally {
+      if (!handedOut) {
+        ended(lane);
+      }
+    }
+  }
+
+  private void checkLeadership() {
+    if (!leader.held()) {
+      throw new LeadershipLostException(
+          "pipeline "
+              + pipeline
+              + ": this instance lost its leader lock on "
+              + tables.displayTable()
+              + "; another instance may be active");
+    }
+  }
+
+  /** One claim transaction; {@code null} when there is nothing to claim. */
+  private PollingClaim tryClaim(int lane, int maxEvents) {
+    Connection c;
+    try {
+      c = pool.getConnection();
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + " lane "
+              + lane
+              + ": no database connection to "
+              + connections.safeUrl()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+    try {
+      List<OutboxEvent> events = List.of();
+      if (tryLaneLock(c, lane)) {
+        try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
+          int i = 1;
+          if (lanes > 1) {
+            ps.setInt(i++, lane);
+          }
+          ps.setInt(i, maxEvents);
+          try (ResultSet rs = ps.executeQuery()) {
+            events = EventRows.read(rs, format);
+          }
+        }
+      }
+      if (!events.isEmpty() && leader.held()) {
+        return new PollingClaim(this, lane, c, events);
+      }
+      c.rollback();
+    } catch (SQLException e) {
+      discard(c);
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + " lane "
+              + lane
+              + ": claiming from "
+              + tables.displayTable()
+              + " failed: "
+              + e.getMessage(),
+          e);
+    } catch (RuntimeException e) {
+      discard(c);
+      throw e;
+    }
+    closeQuietly(c);
+    checkLeadership(); // rows found just as the leader lock was lost: given back
+    return null;
+  }
+
+  /** {@code false} when another instance (the one handing over, say) holds the lane. */
+  private boolean tryLaneLock(Connection c, int lane) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(OutboxSql.TRY_LANE_LOCK)) {
+      ps.setInt(1, tables.laneLockKey());
+      ps.setInt(2, lane);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
+  @Override
+  public void close(Duration timeout) {
+    long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+    NotificationListener stopping;
+    synchronized (lifecycle) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      stopping = listener;
+      listener = null;
+    }
+    wakeUps.wakeAll();
+    awaitClaimsEnded(deadline);
+    if (stopping != null) {
+      stopping.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
+    }
+    leader.close();
+    HikariDataSource p = pool;
+    if (p != null) {
+      p.close(); // aborts claims still open: their transactions roll back, nothing is lost
+    }
+    synchronized (lifecycle) {
+      if (reported == Role.ACTIVE) {
+        report(Role.STANDBY);
+      }
+    }
+  }
+
+  /** Lets claims in flight settle before the pool is closed, until the deadline. */
+  private void awaitClaimsEnded(long deadline) {
+    synchronized (outstanding) {
+      while (anyOutstanding()) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          log.warn("pipeline {}: closing with claims still open; they roll back", pipeline);
+          return;
+        }
+        try {
+          outstanding.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  private boolean anyOutstanding() {
+    for (int i = 0; i < lanes; i++) {
+      if (outstanding.get(i) != 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void report(Role role) {
+    synchronized (lifecycle) {
+      if (role == reported) {
+        return;
+      }
+      reported = role;
+    }
+    if (roleListener != null) {
+      roleListener.roleChanged(role);
+    }
+  }
+
+  // PollingClaim.Owner
+
+  @Override
+  public OutboxSql sql() {
+    return sql;
+  }
+
+  @Override
+  public OnPublish onPublish() {
+    return database.onPublish();
+  }
+
+  @Override
+  public String pipeline() {
+    return pipeline;
+  }
+
+  @Override
+  public void discard(Connection connection) {
+    try {
+      connection.rollback();
+    } catch (SQLException | RuntimeException e) {
+      // broken already; the server rolls back when the session ends
+    }
+    HikariDataSource p = pool;
+    if (p != null) {
+      p.evictConnection(connection);
+    }
+    closeQuietly(connection);
+  }
+
+  @Override
+  public void closeQuietly(Connection connection) {
+    try {
+      connection.close();
+    } catch (SQLException e) {
+      log.debug("pipeline {}: closing a connection: {}", pipeline, e.getMessage());
+    }
+  }
+
+  @Override
+  public void ended(int lane) {
+    outstanding.set(lane, 0);
+    synchronized (outstanding) {
+      outstanding.notifyAll();
+    }
+  }
+
+  /**
+   * The claim returned when nothing was available: holds nothing, may be ended any number of times.
+   */
+  private enum EmptyClaim implements Claim {
+    INSTANCE;
+
+    @Override
+    public List<OutboxEvent> events() {
+      return List.of();
+    }
+
+    @Override
+    public void settle(List<Settlement> settlements) {
+      if (!settlements.isEmpty()) {
+        throw new IllegalArgumentException("settlements for an empty claim: " + settlements);
+      }
+    }
+
+    @Override
+    public void release() {}
+  }
+}
