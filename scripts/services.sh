@@ -1,0 +1,432 @@
+#!/usr/bin/env bash
+# Test/demo services without Docker (DESIGN.md §7): PostgreSQL with wal_level=logical on 5432,
+# Kafka (KRaft, single node) on 9092, RabbitMQ on 5672, all on 127.0.0.1.
+#
+#   scripts/services.sh up       make sure all three answer (idempotent), waiting until they do
+#   scripts/services.sh down     stop what `up` started (never a service that was already running)
+#   scripts/services.sh status   one line per service; exit 0 when all are up, 3 otherwise
+#   scripts/services.sh env      `export OUTBOX_...=...` lines for the tests: eval "$(scripts/services.sh env)"
+#
+# How each service is provided:
+#   PostgreSQL  Debian's package. The machine's own cluster (pg_lsclusters, normally "15 main" on
+#               127.0.0.1:5432, trust auth) is started if it is down, and switched to
+#               wal_level=logical (ALTER SYSTEM + one restart) when it is not logical yet; the same for
+#               max_replication_slots/max_wal_senders (>= 20) and max_connections (>= 200). Nothing
+#               is restarted when the settings are already right. Without any PostgreSQL, the package
+#               is installed with apt-get; without a cluster, one is created with trust auth.
+#               `down` stops the cluster only if `up` started it; the settings stay as they are.
+#   Kafka       The broker jars from Maven Central (scripts/kafka/pom.xml, copied once into
+#               .run/kafka/lib), run as one KRaft node (broker + controller) with a fresh log directory
+#               under .run/kafka/data at every start; log in .run/kafka/kafka.log. Broker defaults for
+#               message sizes (message.max.bytes ~1 MiB): tests rely on a too-large record being refused.
+#   RabbitMQ    Debian's rabbitmq-server (installed with apt-get if missing), started detached when
+#               nothing answers on 5672.
+#
+# State lives in .run/ at the repository root (git-ignored). `env` honours variables that are
+# already set, so tests can be pointed elsewhere; `up` always manages the local services above.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RUN="$ROOT/.run"
+HOST=127.0.0.1
+
+PG_PORT=5432
+PG_STARTED="$RUN/postgres.started"   # holds "<version> <cluster>" when `up` started that cluster
+
+KAFKA_PORT=9092
+KAFKA_CONTROLLER_PORT=9093
+KAFKA_DIR="$RUN/kafka"
+KAFKA_LIB="$KAFKA_DIR/lib"
+KAFKA_PID="$KAFKA_DIR/kafka.pid"
+KAFKA_LOG="$KAFKA_DIR/kafka.log"
+KAFKA_POM="$ROOT/scripts/kafka/pom.xml"
+
+RABBIT_PORT=5672
+RABBIT_STARTED="$RUN/rabbitmq.started"
+
+PG_TIMEOUT=${OUTBOX_PG_TIMEOUT:-60}
+KAFKA_TIMEOUT=${OUTBOX_KAFKA_TIMEOUT:-90}
+RABBIT_TIMEOUT=${OUTBOX_RABBITMQ_TIMEOUT:-120}
+
+log() { printf 'services: %s\n' "$*" >&2; }
+die() {
+  printf 'services: ERROR: %s\n' "$*" >&2
+  exit 1
+}
+
+# True when something accepts TCP connections on 127.0.0.1:$1.
+port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null; }
+
+# wait_for NAME TIMEOUT_S LOGFILE CHECK...: polls CHECK every 0.25 s; on timeout fails naming the
+# service and its log.
+wait_for() {
+  local name=$1 limit=$2 logfile=$3
+  shift 3
+  local deadline=$((SECONDS + limit))
+  until "$@"; do
+    if ((SECONDS >= deadline)); then
+      die "$name did not become ready within ${limit}s; see its log: $logfile"
+    fi
+    sleep 0.25
+  done
+}
+
+apt_install() {
+  command -v apt-get >/dev/null || die "$1 is not installed and apt-get is not available"
+  log "installing $* with apt-get"
+  # Keep package scripts from trying to start services through an init system that may be absent;
+  # this script starts them itself.
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2 9>&-
+}
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL
+
+pg_cluster() { pg_lsclusters -h 2>/dev/null | awk '$2 == "main" { print $1, $2, $3, $4; exit }'; }
+
+pg_logfile() {
+  local ver=$1
+  echo "/var/log/postgresql/postgresql-$ver-main.log"
+}
+
+# Runs psql as the superuser over the Unix socket (peer/trust), so it works whatever the TCP auth is.
+pg_admin() {
+  if [[ $EUID -eq 0 ]] && id postgres >/dev/null 2>&1; then
+    runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -p "$PG_PORT" -d postgres -Atc "$1"
+  else
+    psql -X -q -v ON_ERROR_STOP=1 -h "$HOST" -p "$PG_PORT" -U postgres -d postgres -Atc "$1"
+  fi
+}
+
+pg_ready() { pg_isready -q -h "$HOST" -p "$PG_PORT" -t 2; }
+
+# Daemons started from here must not inherit the lock descriptor (9), or they would hold the lock
+# for as long as they run: hence the `9>&-` on every command that may start one.
+pg_ctl_cluster() { pg_ctlcluster --skip-systemctl-redirect "$1" main "$2" >&2 9>&-; }
+
+pg_setting() { pg_admin "SELECT setting FROM pg_settings WHERE name = '$1'"; }
+
+# Switches the running cluster to logical decoding and enough slots/connections; restarts only when
+# something changed.
+pg_configure() {
+  local ver=$1 changed=0 name setting min
+  local -A current=()
+  while IFS='|' read -r name setting; do
+    current[$name]=$setting
+  done < <(pg_admin "SELECT name, setting FROM pg_settings WHERE name IN
+    ('wal_level', 'max_replication_slots', 'max_wal_senders', 'max_connections')")
+  if [[ "${current[wal_level]}" != logical ]]; then
+    log "postgresql: setting wal_level = logical (was ${current[wal_level]})"
+    pg_admin "ALTER SYSTEM SET wal_level = logical"
+    changed=1
+  fi
+  for pair in max_replication_slots:20 max_wal_senders:20 max_connections:200; do
+    name=${pair%%:*}
+    min=${pair##*:}
+    if ((current[$name] < min)); then
+      log "postgresql: raising $name from ${current[$name]} to $min"
+      pg_admin "ALTER SYSTEM SET $name = $min"
+      changed=1
+    fi
+  done
+  if ((changed)); then
+    log "postgresql: restarting cluster $ver/main to apply the settings"
+    pg_ctl_cluster "$ver" restart
+    wait_for "PostgreSQL $ver/main" "$PG_TIMEOUT" "$(pg_logfile "$ver")" pg_ready
+    [[ "$(pg_setting wal_level)" == logical ]] ||
+      die "PostgreSQL $ver/main still reports wal_level=$(pg_setting wal_level) after the restart; see $(pg_logfile "$ver")"
+  fi
+}
+
+pg_up() {
+  if ! command -v pg_lsclusters >/dev/null || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+    apt_install postgresql
+  fi
+  local cluster ver port state
+  cluster=$(pg_cluster)
+  if [[ -z "$cluster" ]]; then
+    if port_open "$PG_PORT"; then
+      # Not ours and not Debian's: use it if it is already fit, we cannot reconfigure it.
+      [[ "$(pg_setting wal_level 2>/dev/null)" == logical ]] ||
+        die "a PostgreSQL without a Debian cluster answers on $HOST:$PG_PORT but not with wal_level=logical; set it there or stop it"
+      log "postgresql: using the server already on $HOST:$PG_PORT"
+      return
+    fi
+    ver=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
+    log "postgresql: creating cluster $ver/main on port $PG_PORT (trust auth)"
+    pg_createcluster "$ver" main --port "$PG_PORT" -- --auth=trust >&2 9>&-
+    echo "listen_addresses = '$HOST'" >"/etc/postgresql/$ver/main/conf.d/outbox-relay.conf"
+    cluster=$(pg_cluster)
+  fi
+  read -r ver _ port state <<<"$cluster"
+  [[ "$port" == "$PG_PORT" ]] ||
+    die "PostgreSQL cluster $ver/main is configured for port $port, expected $PG_PORT (/etc/postgresql/$ver/main/postgresql.conf)"
+  if [[ "$state" != online* ]]; then
+    log "postgresql: starting cluster $ver/main"
+    pg_ctl_cluster "$ver" start
+    echo "$ver main" >"$PG_STARTED"
+  fi
+  wait_for "PostgreSQL $ver/main" "$PG_TIMEOUT" "$(pg_logfile "$ver")" pg_ready
+  pg_configure "$ver"
+}
+
+pg_down() {
+  if [[ -f "$PG_STARTED" ]]; then
+    local ver
+    read -r ver _ <"$PG_STARTED"
+    log "postgresql: stopping cluster $ver/main (started by services.sh)"
+    pg_ctl_cluster "$ver" stop || true
+    rm -f "$PG_STARTED"
+  else
+    log "postgresql: left running (not started by services.sh)"
+  fi
+}
+
+pg_status() {
+  local who="pre-existing" wal=""
+  [[ -f "$PG_STARTED" ]] && who="started by services.sh"
+  if pg_ready; then
+    wal=$(pg_setting wal_level 2>/dev/null || echo "?")
+    echo "postgresql: up   $HOST:$PG_PORT ($who, wal_level=$wal)"
+  else
+    echo "postgresql: down $HOST:$PG_PORT"
+    return 1
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Kafka
+
+# The jar set is complete when the marker holds the hash of the pom that produced it.
+kafka_pom_hash() { sha256sum "$KAFKA_POM" | cut -d' ' -f1; }
+
+kafka_fetch() {
+  if [[ -f "$KAFKA_LIB/.complete" && "$(cat "$KAFKA_LIB/.complete")" == "$(kafka_pom_hash)" ]]; then
+    return
+  fi
+  command -v mvn >/dev/null || die "kafka: mvn is needed to fetch the broker jars from Maven Central"
+  log "kafka: fetching the broker jars into $KAFKA_LIB (once)"
+  rm -rf "$KAFKA_LIB"
+  mkdir -p "$KAFKA_LIB"
+  mvn -B -q -Dstyle.color=never -f "$KAFKA_POM" dependency:copy-dependencies -DoutputDirectory="$KAFKA_LIB" >&2 ||
+    die "kafka: could not fetch the broker jars (mvn -f $KAFKA_POM dependency:copy-dependencies)"
+  kafka_pom_hash >"$KAFKA_LIB/.complete"
+}
+
+kafka_write_config() {
+  cat >"$KAFKA_DIR/server.properties" <<EOF
+# Written by scripts/services.sh at every start; edit the script, not this file.
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=$HOST:$KAFKA_CONTROLLER_PORT
+controller.listener.names=CONTROLLER
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$KAFKA_DIR/data
+num.partitions=3
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+min.insync.replicas=1
+group.initial.rebalance.delay.ms=0
+EOF
+  cat >"$KAFKA_DIR/logback.xml" <<'EOF'
+<configuration>
+  <appender name="OUT" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} - %msg%n</pattern></encoder>
+  </appender>
+  <!-- The full config dumps add two thousand lines per start. -->
+  <logger name="org.apache.kafka.common.config.AbstractConfig" level="WARN"/>
+  <root level="INFO"><appender-ref ref="OUT"/></root>
+</configuration>
+EOF
+}
+
+kafka_running_pid() {
+  [[ -f "$KAFKA_PID" ]] || return 1
+  local pid
+  pid=$(cat "$KAFKA_PID")
+  [[ -n "$pid" ]] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'kafka\.Kafka' || return 1
+  echo "$pid"
+}
+
+kafka_ready() {
+  local pid=$1
+  kill -0 "$pid" 2>/dev/null ||
+    die "kafka: the broker (pid $pid) exited while starting; see its log: $KAFKA_LOG"
+  grep -q 'Kafka Server started' "$KAFKA_LOG" && port_open "$KAFKA_PORT"
+}
+
+kafka_up() {
+  if port_open "$KAFKA_PORT"; then
+    return
+  fi
+  port_open "$KAFKA_CONTROLLER_PORT" &&
+    die "kafka: port $KAFKA_CONTROLLER_PORT (controller) is taken by another process"
+  kafka_fetch
+  kafka_write_config
+  local java_opts=(-Dlogback.configurationFile="$KAFKA_DIR/logback.xml" -cp "$KAFKA_LIB/*")
+  # A throwaway broker: fresh storage at every start, so topics of old runs never pile up.
+  rm -rf "$KAFKA_DIR/data"
+  log "kafka: formatting storage and starting the broker on $HOST:$KAFKA_PORT"
+  java "${java_opts[@]}" kafka.tools.StorageTool format -t "$(kafka_cluster_id)" \
+    -c "$KAFKA_DIR/server.properties" --standalone >"$KAFKA_LOG" 2>&1 ||
+    die "kafka: formatting the storage failed; see its log: $KAFKA_LOG"
+  # setsid: the broker outlives this script and ignores Ctrl-C in the terminal that ran it. For a
+  # background simple command, $! is the java process itself (setsid and nohup exec it).
+  (cd "$KAFKA_DIR" && exec setsid nohup java -Xms256m -Xmx768m "${java_opts[@]}" kafka.Kafka \
+    "$KAFKA_DIR/server.properties" >>"$KAFKA_LOG" 2>&1 </dev/null 9>&-) &
+  local pid=$!
+  echo "$pid" >"$KAFKA_PID"
+  wait_for "Kafka" "$KAFKA_TIMEOUT" "$KAFKA_LOG" kafka_ready "$pid"
+}
+
+# A cluster id as Kafka makes them: 16 random bytes, URL-safe base64 without padding, and (like
+# Uuid.randomUuid) never starting with '-', which the command line would take for an option.
+kafka_cluster_id() {
+  local id
+  id=-
+  while [[ $id == -* ]]; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+  done
+  echo "$id"
+}
+
+kafka_down() {
+  local pid
+  if pid=$(kafka_running_pid); then
+    log "kafka: stopping the broker (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    local deadline=$((SECONDS + 30))
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.25; done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "kafka: the broker did not stop within 30s; killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  else
+    log "kafka: nothing to stop (not started by services.sh)"
+  fi
+  rm -f "$KAFKA_PID"
+}
+
+kafka_status() {
+  local pid who="pre-existing"
+  pid=$(kafka_running_pid) && who="started by services.sh, pid $pid"
+  if port_open "$KAFKA_PORT"; then
+    echo "kafka:      up   $HOST:$KAFKA_PORT ($who)"
+  else
+    echo "kafka:      down $HOST:$KAFKA_PORT"
+    return 1
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# RabbitMQ
+
+rabbit_logfile() { echo "/var/log/rabbitmq/rabbit@$(hostname -s).log"; }
+
+rabbit_up() {
+  if port_open "$RABBIT_PORT"; then
+    return
+  fi
+  if ! command -v rabbitmq-server >/dev/null; then
+    apt_install rabbitmq-server
+    # The package may have started the node already.
+    if port_open "$RABBIT_PORT"; then
+      return
+    fi
+  fi
+  log "rabbitmq: starting rabbitmq-server"
+  # The Debian wrapper drops to the rabbitmq user when run as root.
+  rabbitmq-server -detached >&2 9>&-
+  touch "$RABBIT_STARTED"
+  # Poll the AMQP port: `rabbitmqctl await_startup` needs the node's Erlang cookie and is slower.
+  wait_for "RabbitMQ" "$RABBIT_TIMEOUT" "$(rabbit_logfile)" port_open "$RABBIT_PORT"
+}
+
+rabbit_down() {
+  if [[ -f "$RABBIT_STARTED" ]]; then
+    log "rabbitmq: stopping the node (started by services.sh)"
+    rabbitmqctl stop >&2 || true
+    rm -f "$RABBIT_STARTED"
+  else
+    log "rabbitmq: left running (not started by services.sh)"
+  fi
+}
+
+rabbit_status() {
+  local who="pre-existing"
+  [[ -f "$RABBIT_STARTED" ]] && who="started by services.sh"
+  if port_open "$RABBIT_PORT"; then
+    echo "rabbitmq:   up   $HOST:$RABBIT_PORT ($who)"
+  else
+    echo "rabbitmq:   down $HOST:$RABBIT_PORT"
+    return 1
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+
+print_env() {
+  local name default
+  while read -r name default; do
+    printf 'export %s=%q\n' "$name" "${!name-$default}"
+  done <<EOF
+OUTBOX_PG_HOST $HOST
+OUTBOX_PG_PORT $PG_PORT
+OUTBOX_PG_USER postgres
+OUTBOX_PG_PASSWORD
+OUTBOX_KAFKA_BOOTSTRAP $HOST:$KAFKA_PORT
+OUTBOX_RABBITMQ_URI amqp://guest:guest@$HOST:$RABBIT_PORT/%2f
+EOF
+}
+
+# Serialises up/down of concurrent callers (several engineers share one machine and .run/).
+with_lock() {
+  mkdir -p "$RUN"
+  exec 9>"$RUN/services.lock"
+  if ! flock -n 9; then
+    log "waiting for another services.sh (lock $RUN/services.lock)"
+    flock -w 300 9 || die "another services.sh has held $RUN/services.lock for 5 minutes"
+  fi
+  "$@"
+}
+
+cmd_up() {
+  local t0=$SECONDS
+  pg_up
+  rabbit_up
+  kafka_up
+  log "postgresql, kafka and rabbitmq are up ($((SECONDS - t0))s)"
+}
+
+cmd_down() {
+  kafka_down
+  rabbit_down
+  pg_down
+}
+
+cmd_status() {
+  local rc=0
+  pg_status || rc=3
+  kafka_status || rc=3
+  rabbit_status || rc=3
+  return "$rc"
+}
+
+case "${1:-}" in
+  up) with_lock cmd_up ;;
+  down) with_lock cmd_down ;;
+  status) cmd_status ;;
+  env) print_env ;;
+  *)
+    echo "usage: $0 up|down|status|env" >&2
+    exit 2
+    ;;
+esac
