@@ -60,8 +60,7 @@ public final class Migrator {
     } catch (IllegalArgumentException e) {
       throw failure(
           "the JDBC URL is not a valid jdbc:postgresql: URL: " + MigrationErrors.redact(jdbcUrl),
-          e,
-          password);
+          e);
     }
     if (user != null) {
       dataSource.setUser(user);
@@ -69,7 +68,7 @@ public final class Migrator {
     if (password != null) {
       dataSource.setPassword(password);
     }
-    return migrate(dataSource, password);
+    return migrateWith(dataSource);
   }
 
   /**
@@ -78,10 +77,10 @@ public final class Migrator {
    * @throws MigrationException when the database is unreachable or a migration fails
    */
   public MigrationResult migrate(DataSource dataSource) {
-    return migrate(Objects.requireNonNull(dataSource, "dataSource"), null);
+    return migrateWith(Objects.requireNonNull(dataSource, "dataSource"));
   }
 
-  private MigrationResult migrate(DataSource dataSource, String password) {
+  private MigrationResult migrateWith(DataSource dataSource) {
     try {
       checkServerVersion(dataSource);
       Flyway flyway = flyway(dataSource);
@@ -92,7 +91,7 @@ public final class Migrator {
     } catch (MigrationException e) {
       throw e;
     } catch (SQLException | RuntimeException e) {
-      throw failure(MigrationErrors.describe(e), e, password);
+      throw failure(MigrationErrors.describe(e), e);
     }
   }
 
@@ -126,7 +125,6 @@ public final class Migrator {
                 + MIN_POSTGRESQL_MAJOR
                 + " or later (for the built-in gen_random_uuid()), the server is "
                 + metaData.getDatabaseProductVersion(),
-            null,
             null);
       }
     }
@@ -139,8 +137,9 @@ public final class Migrator {
         : current.getVersion().getVersion();
   }
 
-  private MigrationException failure(String cause, Throwable e, String password) {
+  /** The driver never puts the password into messages; URL parameters are masked here. */
+  private MigrationException failure(String cause, Throwable e) {
     String message = "Migrating the outbox table " + tables.displayTable() + " failed: " + cause;
-    return new MigrationException(MigrationErrors.hide(message, password), e);
+    return new MigrationException(MigrationErrors.redact(message), e);
   }
 }

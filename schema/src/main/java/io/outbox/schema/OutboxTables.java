@@ -121,10 +121,11 @@ public record OutboxTables(
   /**
    * The bare name of this outbox's Flyway history table, {@code <table>_relay_schema_history}, in
    * {@link #schema()}: separate from the application's own {@code flyway_schema_history} and from
-   * every other outbox's history.
+   * every other outbox's history. At most 57 bytes, so Flyway's own index names on it fit too.
    */
   public String historyTable() {
-    return fit(table, "_relay_schema_history");
+    // Flyway names the history table's index "<history>_s_idx": keep room for it.
+    return fit(table, "_relay_schema_history", MAX_IDENTIFIER_BYTES - "_s_idx".length());
   }
 
   /** The bare name of the trigger function that sends the notification, in {@link #schema()}. */
@@ -133,15 +134,19 @@ public record OutboxTables(
   }
 
   /**
-   * {@code base + suffix} when it fits in 63 bytes; otherwise {@code base} truncated, {@code _}, an
-   * 8-hex-digit hash of the whole {@code base}, then {@code suffix}. Parts are ASCII, so characters
-   * are bytes.
+   * {@code base + suffix} when it fits in 63 bytes (or {@code maxBytes}); otherwise {@code base}
+   * truncated, {@code _}, an 8-hex-digit hash of the whole {@code base}, then {@code suffix}. Parts
+   * are ASCII, so characters are bytes.
    */
   static String fit(String base, String suffix) {
-    if (base.length() + suffix.length() <= MAX_IDENTIFIER_BYTES) {
+    return fit(base, suffix, MAX_IDENTIFIER_BYTES);
+  }
+
+  private static String fit(String base, String suffix, int maxBytes) {
+    if (base.length() + suffix.length() <= maxBytes) {
       return base + suffix;
     }
-    int keep = MAX_IDENTIFIER_BYTES - suffix.length() - HASH_CHARS - 1;
+    int keep = maxBytes - suffix.length() - HASH_CHARS - 1;
     if (keep < 1) {
       // Cannot happen for the suffixes used here; guards future edits.
       throw new IllegalStateException("suffix too long for an identifier: " + suffix);

@@ -1,0 +1,262 @@
+package io.outbox.schema;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+
+class MigratorIT {
+
+  private ScratchDatabase db;
+
+  @BeforeEach
+  void createDatabase() throws SQLException {
+    db = ScratchDatabase.create("migrator");
+  }
+
+  @AfterEach
+  void dropDatabase() throws SQLException {
+    db.close();
+  }
+
+  private MigrationResult migrate(OutboxTables tables) {
+    return new Migrator(tables).migrate(db.url(), db.user(), db.password());
+  }
+
+  @Test
+  void secondMigrationAppliesNothingAndChangesNothing() throws SQLException {
+    OutboxTables tables = OutboxTables.of("outbox", "outbox_dead_letter");
+
+    MigrationResult first = migrate(tables);
+    List<String> before;
+    long historyRows;
+    try (Connection c = db.connect()) {
+      before = Catalog.snapshot(c);
+      historyRows = Catalog.count(c, "SELECT count(*) FROM public.outbox_relay_schema_history");
+    }
+    MigrationResult second = migrate(tables);
+
+    assertThat(first.applied()).isEqualTo(1);
+    assertThat(first.version()).isEqualTo("1");
+    assertThat(second.applied()).isZero();
+    assertThat(second.version()).isEqualTo("1");
+    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 1");
+    try (Connection c = db.connect()) {
+      assertThat(Catalog.snapshot(c)).isEqualTo(before);
+      assertThat(Catalog.count(c, "SELECT count(*) FROM public.outbox_relay_schema_history"))
+          .isEqualTo(historyRows);
+      assertThat(Catalog.tables(c))
+          .containsExactly(
+              "public.outbox", "public.outbox_dead_letter", "public.outbox_relay_schema_history");
+    }
+  }
+
+  @Test
+  void createsTablesIndexesAndTriggerInACustomSchema() throws SQLException {
+    OutboxTables tables = OutboxTables.of("billing.events_outbox", "billing.events_dead");
+
+    MigrationResult result = migrate(tables);
+
+    assertThat(result.applied()).isEqualTo(1);
+    try (Connection c = db.connect()) {
+      assertThat(Catalog.tables(c))
+          .containsExactly(
+              "billing.events_dead",
+              "billing.events_outbox",
+              "billing.events_outbox_relay_schema_history");
+      assertThat(Catalog.indexes(c, "billing"))
+          .map(line -> line.substring(0, line.indexOf(':')))
+          .containsExactly(
+              "events_dead_dead_lettered_at_idx",
+              "events_dead_event_id_idx",
+              "events_dead_pkey",
+              "events_outbox_event_id_key",
+              "events_outbox_pending_idx",
+              "events_outbox_pkey",
+              "events_outbox_relay_schema_history_pk",
+              "events_outbox_relay_schema_history_s_idx",
+              "events_outbox_retrying_idx");
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT trigger_name || ' ' || action_timing || ' ' || event_manipulation || ' '"
+                      + " || action_orientation || ' ' || action_statement"
+                      + " FROM information_schema.triggers"
+                      + " WHERE event_object_schema = 'billing'"
+                      + " AND event_object_table = 'events_outbox'"))
+          .containsExactly(
+              "outbox_relay_notify AFTER INSERT STATEMENT"
+                  + " EXECUTE FUNCTION billing.outbox_relay_notify_events_outbox()");
+      assertThat(Catalog.tables(c)).noneMatch(t -> t.startsWith("public."));
+    }
+  }
+
+  @Test
+  void partialIndexesHaveTheClaimPredicates() throws SQLException {
+    migrate(OutboxTables.of("outbox"));
+
+    try (Connection c = db.connect()) {
+      assertThat(Catalog.indexes(c, "public"))
+          .contains(
+              "outbox_pending_idx: CREATE INDEX outbox_pending_idx ON public.outbox"
+                  + " USING btree (id) WHERE (published_at IS NULL)",
+              "outbox_retrying_idx: CREATE INDEX outbox_retrying_idx ON public.outbox"
+                  + " USING btree (aggregate_type, aggregate_id, id)"
+                  + " WHERE ((published_at IS NULL) AND (next_attempt_at IS NOT NULL))",
+              "outbox_event_id_key: CREATE UNIQUE INDEX outbox_event_id_key ON public.outbox"
+                  + " USING btree (event_id)",
+              "outbox_dead_letter_event_id_idx: CREATE INDEX outbox_dead_letter_event_id_idx"
+                  + " ON public.outbox_dead_letter USING btree (event_id)");
+    }
+  }
+
+  @Test
+  void severalOutboxesInOneDatabaseMigrateIndependently() throws SQLException {
+    OutboxTables orders = OutboxTables.of("orders_outbox");
+    OutboxTables payments = OutboxTables.of("payments_outbox");
+    OutboxTables billing = OutboxTables.of("billing.events_outbox", "billing.events_dead");
+
+    assertThat(migrate(orders).applied()).isEqualTo(1);
+    assertThat(migrate(payments).applied()).isEqualTo(1);
+    assertThat(migrate(billing).applied()).isEqualTo(1);
+    assertThat(migrate(payments).applied()).isZero();
+
+    try (Connection c = db.connect()) {
+      assertThat(Catalog.tables(c))
+          .containsExactly(
+              "billing.events_dead",
+              "billing.events_outbox",
+              "billing.events_outbox_relay_schema_history",
+              "public.orders_outbox",
+              "public.orders_outbox_dead_letter",
+              "public.orders_outbox_relay_schema_history",
+              "public.payments_outbox",
+              "public.payments_outbox_dead_letter",
+              "public.payments_outbox_relay_schema_history");
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT tgrelid::regclass || ' ' || tgname FROM pg_trigger"
+                      + " WHERE NOT tgisinternal ORDER BY 1"))
+          .containsExactly(
+              "billing.events_outbox outbox_relay_notify",
+              "orders_outbox outbox_relay_notify",
+              "payments_outbox outbox_relay_notify");
+    }
+  }
+
+  @Test
+  void leavesTheApplicationsOwnFlywayHistoryAlone() throws SQLException {
+    PGSimpleDataSource dataSource = new PGSimpleDataSource();
+    dataSource.setUrl(db.url());
+    dataSource.setUser(db.user());
+    dataSource.setPassword(db.password());
+    Flyway app =
+        Flyway.configure().dataSource(dataSource).locations("classpath:db/app/migration").load();
+    assertThat(app.migrate().migrationsExecuted).isEqualTo(1);
+
+    // The application's schema is not empty, and has a history table of its own.
+    MigrationResult relay = new Migrator(OutboxTables.of("outbox")).migrate(dataSource);
+
+    assertThat(relay.applied()).isEqualTo(1);
+    assertThat(app.migrate().migrationsExecuted).isZero();
+    app.validate();
+    try (Connection c = db.connect()) {
+      assertThat(
+              Catalog.strings(
+                  c, "SELECT version || ' ' || script FROM public.flyway_schema_history"))
+          .containsExactly("1 V1__app_orders.sql");
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT coalesce(version, '-') || ' ' || type || ' ' || success"
+                      + " FROM public.outbox_relay_schema_history ORDER BY installed_rank"))
+          .containsExactly("0 BASELINE true", "1 SQL true");
+      assertThat(Catalog.tables(c)).contains("public.orders", "public.outbox");
+    }
+  }
+
+  @Test
+  void keepsMixedCaseNamesAndLongNamesWithinTheIdentifierLimit() throws SQLException {
+    String table =
+        ("order_events_of_the_billing_department_kept_for_auditing" + "_".repeat(20))
+            .substring(0, 63);
+    OutboxTables mixed = OutboxTables.of("Billing.OrderEvents", "Billing.OrderEvents_Dead");
+    OutboxTables longOne = OutboxTables.of("billing." + table);
+
+    assertThat(migrate(mixed).applied()).isEqualTo(1);
+    assertThat(migrate(longOne).applied()).isEqualTo(1);
+    assertThat(migrate(longOne).applied()).isZero();
+
+    try (Connection c = db.connect()) {
+      assertThat(Catalog.tables(c))
+          .contains(
+              "Billing.OrderEvents",
+              "Billing.OrderEvents_Dead",
+              "Billing.OrderEvents_relay_schema_history",
+              "billing." + table,
+              "billing." + longOne.deadLetterTable(),
+              "billing." + longOne.historyTable());
+      assertThat(Catalog.indexes(c, "billing"))
+          .anyMatch(
+              line -> line.contains("_pending_idx: ") && line.contains("(published_at IS NULL)"))
+          .allMatch(line -> line.indexOf(':') <= 63);
+      assertThat(Catalog.indexes(c, "Billing"))
+          .contains(
+              "OrderEvents_pending_idx: CREATE INDEX \"OrderEvents_pending_idx\""
+                  + " ON \"Billing\".\"OrderEvents\" USING btree (id) WHERE (published_at IS NULL)");
+    }
+  }
+
+  @Test
+  void failureNamesTheTableAndTheDatabaseErrorOnOneLine() throws SQLException {
+    try (Connection c = db.connect();
+        Statement statement = c.createStatement()) {
+      // An application table of the same name with another layout.
+      statement.execute("CREATE TABLE public.outbox (id bigint PRIMARY KEY, body text)");
+    }
+
+    assertThatThrownBy(() -> migrate(OutboxTables.of("outbox")))
+        .isInstanceOf(MigrationException.class)
+        .hasMessageStartingWith("Migrating the outbox table public.outbox failed: ")
+        .hasMessageContaining("V1__outbox_tables.sql")
+        .hasMessageContaining("does not exist")
+        .hasMessageContaining("[SQL state 42703]")
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+    try (Connection c = db.connect()) {
+      // The failed migration rolled back whole: no index, no dead-letter table.
+      assertThat(Catalog.tables(c)).doesNotContain("public.outbox_dead_letter");
+    }
+  }
+
+  @Test
+  void unreachableDatabaseFailsWithoutShowingThePassword() {
+    Migrator migrator = new Migrator(OutboxTables.of("billing.outbox"));
+
+    assertThatThrownBy(
+            () ->
+                migrator.migrate(
+                    "jdbc:postgresql://127.0.0.1:1/app?password=urlSecret", "app", "s3cret!"))
+        .isInstanceOf(MigrationException.class)
+        .hasMessageStartingWith("Migrating the outbox table billing.outbox failed: ")
+        .hasMessageContaining("127.0.0.1:1")
+        .satisfies(
+            e ->
+                assertThat(e.getMessage())
+                    .doesNotContain("s3cret!")
+                    .doesNotContain("urlSecret")
+                    .doesNotContain("\n"));
+    assertThatThrownBy(() -> migrator.migrate("jdbc:mysql://h/db?password=urlSecret", "a", "b"))
+        .isInstanceOf(MigrationException.class)
+        .hasMessageContaining("jdbc:mysql://h/db?password=******")
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("urlSecret"));
+  }
+}
