@@ -1,0 +1,187 @@
+package io.outbox.sink.kafka;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sink's Kafka clients: the shared producer, created on first use and replaced after a fatal
+ * error, and an admin client used only to probe whether the cluster answers.
+ */
+final class KafkaClients {
+
+  /** Builds the clients; replaced in tests. */
+  interface Factory {
+    Producer<String, byte[]> producer(Map<String, Object> config);
+
+    Admin admin(Map<String, Object> config);
+  }
+
+  /** The real Kafka clients. */
+  static final Factory KAFKA =
+      new Factory() {
+        @Override
+        public Producer<String, byte[]> producer(Map<String, Object> config) {
+          return new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
+        }
+
+        @Override
+        public Admin admin(Map<String, Object> config) {
+          return Admin.create(config);
+        }
+      };
+
+  private static final Logger log = LoggerFactory.getLogger(KafkaClients.class);
+
+  private final String pipeline;
+  private final Map<String, Object> producerConfig;
+  private final Map<String, Object> adminConfig;
+  private final Factory factory;
+  private final Object lock = new Object();
+  private Producer<String, byte[]> producer; // guarded by lock
+  private Admin admin; // guarded by lock
+  private boolean closed; // guarded by lock
+
+  KafkaClients(
+      String pipeline,
+      Map<String, Object> producerConfig,
+      Map<String, Object> adminConfig,
+      Factory factory) {
+    this.pipeline = pipeline;
+    this.producerConfig = Map.copyOf(producerConfig);
+    this.adminConfig = Map.copyOf(adminConfig);
+    this.factory = factory;
+  }
+
+  /**
+   * The current producer, created if there is none.
+   *
+   * @throws IllegalStateException once closed
+   * @throws org.apache.kafka.common.KafkaException when the producer cannot be built
+   */
+  Producer<String, byte[]> producer() {
+    synchronized (lock) {
+      if (closed) {
+        throw new IllegalStateException("the Kafka sink of pipeline " + pipeline + " is closed");
+      }
+      if (producer == null) {
+        producer = factory.producer(producerConfig);
+        log.info(
+            "Kafka producer {} of pipeline {} created for {} (acks=all, idempotent, linger.ms={},"
+                + " delivery.timeout.ms={})",
+            producerConfig.get(ProducerProperties.CLIENT_ID),
+            pipeline,
+            producerConfig.get("bootstrap.servers"),
+            producerConfig.get(ProducerProperties.LINGER),
+            producerConfig.get(ProducerProperties.DELIVERY_TIMEOUT));
+      }
+      return producer;
+    }
+  }
+
+  /**
+   * Drops {@code broken} if it is still the current producer, so that the next batch gets a new
+   * one, and closes it without waiting (its unacknowledged records fail and are sent again). Safe
+   * to call from a producer callback.
+   */
+  void discard(Producer<String, byte[]> broken, String reason) {
+    synchronized (lock) {
+      if (producer != broken) {
+        return;
+      }
+      producer = null;
+    }
+    log.warn("Kafka producer of pipeline {} is replaced after a fatal error: {}", pipeline, reason);
+    Thread closer =
+        new Thread(
+            () -> closeQuietly(broken, Duration.ZERO),
+            "outbox-relay-kafka-" + pipeline + "-discard");
+    closer.setDaemon(true);
+    closer.start();
+  }
+
+  /**
+   * Whether the cluster answers a describe-cluster request within {@code timeout}; never throws.
+   */
+  boolean clusterAnswers(Duration timeout) {
+    long ms = Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+    try {
+      producer(); // a producer that cannot be built is as bad as a cluster that does not answer
+      Collection<Node> nodes =
+          admin()
+              .describeCluster(new DescribeClusterOptions().timeoutMs((int) ms))
+              .nodes()
+              .get(ms, TimeUnit.MILLISECONDS);
+      return !nodes.isEmpty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (Exception e) {
+      log.debug("Kafka probe of pipeline {} failed: {}", pipeline, FailureClassifier.describe(e));
+      return false;
+    }
+  }
+
+  private Admin admin() {
+    synchronized (lock) {
+      if (closed) {
+        throw new IllegalStateException("the Kafka sink of pipeline " + pipeline + " is closed");
+      }
+      if (admin == null) {
+        admin = factory.admin(adminConfig);
+      }
+      return admin;
+    }
+  }
+
+  /** Closes the producer (waiting up to {@code timeout} for acknowledgements) and the admin. */
+  void close(Duration timeout) {
+    Producer<String, byte[]> p;
+    Admin a;
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      p = producer;
+      a = admin;
+      producer = null;
+      admin = null;
+    }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    if (p != null) {
+      closeQuietly(p, timeout);
+    }
+    if (a != null) {
+      try {
+        a.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+      } catch (RuntimeException e) {
+        log.warn(
+            "Closing the Kafka admin client of pipeline {} failed: {}",
+            pipeline,
+            FailureClassifier.describe(e));
+      }
+    }
+  }
+
+  private void closeQuietly(Producer<String, byte[]> p, Duration timeout) {
+    try {
+      p.close(timeout);
+    } catch (RuntimeException e) {
+      log.warn(
+          "Closing the Kafka producer of pipeline {} failed: {}",
+          pipeline,
+          FailureClassifier.describe(e));
+    }
+  }
+}

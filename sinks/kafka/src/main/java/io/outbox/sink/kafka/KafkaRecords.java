@@ -1,0 +1,59 @@
+package io.outbox.sink.kafka;
+
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.RoutedEvent;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+
+/**
+ * Maps an event to its Kafka record (DESIGN.md §4): topic = destination, key = aggregate id, value
+ * = payload, headers = the relay's five, then the pipeline's extra headers, then the row's own. The
+ * relay's headers win over extra and row headers of the same name, and extra headers over row
+ * headers, so that every name appears once.
+ */
+final class KafkaRecords {
+
+  static final String EVENT_ID = "event-id";
+  static final String EVENT_TYPE = "event-type";
+  static final String AGGREGATE_TYPE = "aggregate-type";
+  static final String AGGREGATE_ID = "aggregate-id";
+  static final String CREATED_AT = "created-at";
+
+  private KafkaRecords() {}
+
+  /** The record for {@code routed}; the timestamp is left to the producer (send time). */
+  static ProducerRecord<String, byte[]> toRecord(RoutedEvent routed) {
+    OutboxEvent event = routed.event();
+    Map<String, String> headers = new LinkedHashMap<>();
+    headers.put(EVENT_ID, event.eventId().toString());
+    headers.put(EVENT_TYPE, event.eventType());
+    headers.put(AGGREGATE_TYPE, event.aggregateType());
+    headers.put(AGGREGATE_ID, event.aggregateId());
+    headers.put(CREATED_AT, event.createdAt().toString()); // ISO-8601, e.g. 2024-05-01T10:15:30Z
+    new TreeMap<>(routed.extraHeaders()).forEach(headers::putIfAbsent);
+    new TreeMap<>(event.headers()).forEach(headers::putIfAbsent);
+    RecordHeaders recordHeaders = new RecordHeaders();
+    headers.forEach((name, value) -> recordHeaders.add(name, utf8(value)));
+    return new ProducerRecord<>(
+        routed.destination(), null, null, event.aggregateId(), event.payload(), recordHeaders);
+  }
+
+  /** The record's key, value and header bytes: what counts against Kafka's size limits. */
+  static int size(ProducerRecord<String, byte[]> record) {
+    int size = record.key() == null ? 0 : utf8(record.key()).length;
+    size += record.value() == null ? 0 : record.value().length;
+    for (Header h : record.headers()) {
+      size += utf8(h.key()).length + (h.value() == null ? 0 : h.value().length);
+    }
+    return size;
+  }
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}

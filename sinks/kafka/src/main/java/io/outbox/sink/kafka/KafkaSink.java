@@ -1,0 +1,290 @@
+package io.outbox.sink.kafka;
+
+import io.outbox.relay.spi.AggregateKey;
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.Verdict;
+import io.outbox.sink.kafka.FailureClassifier.Failure;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.Callback;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes batches to Kafka through one idempotent producer shared by every lane. Each record's
+ * callback yields its verdict; a batch completes when all verdicts are in, or when {@code
+ * send-timeout} expires, whichever comes first. No thread waits per record.
+ */
+final class KafkaSink implements Sink {
+
+  private static final Logger log = LoggerFactory.getLogger(KafkaSink.class);
+
+  /** Most event ids named in one log line about a failed batch. */
+  private static final int LOGGED_IDS = 20;
+
+  private final String pipeline;
+  private final KafkaSinkSettings settings;
+  private final KafkaClients clients;
+  private final ScheduledThreadPoolExecutor executor;
+  private final Set<BatchPublish> inFlight = ConcurrentHashMap.newKeySet();
+  private volatile boolean reachable = true;
+
+  KafkaSink(String pipeline, KafkaSinkSettings settings, KafkaClients clients, int lanes) {
+    this.pipeline = pipeline;
+    this.settings = settings;
+    this.clients = clients;
+    AtomicInteger threads = new AtomicInteger();
+    this.executor =
+        new ScheduledThreadPoolExecutor(
+            Math.max(1, Math.min(lanes, 8)),
+            r -> {
+              Thread t =
+                  new Thread(r, "outbox-relay-kafka-" + pipeline + "-" + threads.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    executor.setRemoveOnCancelPolicy(true);
+    executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+  }
+
+  @Override
+  public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
+    if (batch.isEmpty()) {
+      return CompletableFuture.completedFuture(List.of());
+    }
+    BatchPublish pending = new BatchPublish(batch, this::finish);
+    Producer<String, byte[]> producer;
+    try {
+      producer = clients.producer();
+    } catch (RuntimeException e) {
+      pending.expire("cannot use the Kafka producer: " + FailureClassifier.describe(e));
+      return pending.result();
+    }
+    inFlight.add(pending);
+    try {
+      pending.timeout(
+          executor.schedule(
+              () ->
+                  pending.expire(
+                      "not acknowledged by Kafka within send-timeout ("
+                          + settings.sendTimeout().toMillis()
+                          + " ms)"),
+              settings.sendTimeout().toMillis(),
+              TimeUnit.MILLISECONDS));
+    } catch (RejectedExecutionException e) {
+      pending.expire("the Kafka sink is closed");
+      return pending.result();
+    }
+    send(producer, pending);
+    return pending.result();
+  }
+
+  /**
+   * Hands every record to the producer, in batch order. A failure found while sending (the callback
+   * runs inside {@code send}) keeps later records that would hit the same wall from being sent: the
+   * whole sink, the same topic, or the same aggregate (whose order must hold).
+   */
+  private void send(Producer<String, byte[]> producer, BatchPublish pending) {
+    List<RoutedEvent> events = pending.events();
+    long deadline = System.nanoTime() + settings.sendTimeout().toNanos();
+    Verdict sinkFailure = null;
+    Map<String, Verdict> topicFailures = new HashMap<>();
+    Map<AggregateKey, Verdict> keyFailures = new HashMap<>();
+    for (int i = 0; i < events.size(); i++) {
+      RoutedEvent routed = events.get(i);
+      String topic = routed.destination();
+      AggregateKey key = routed.event().key();
+      if (sinkFailure == null && System.nanoTime() - deadline > 0) {
+        sinkFailure =
+            Verdict.unavailable(
+                "topic '"
+                    + topic
+                    + "': send-timeout ("
+                    + settings.sendTimeout().toMillis()
+                    + " ms) expired before the producer took the record");
+      }
+      Verdict skipped = skipped(sinkFailure, topicFailures.get(topic), keyFailures.get(key));
+      if (skipped != null) {
+        pending.complete(i, skipped);
+        continue;
+      }
+      String invalidTopic = TopicNames.problem(topic);
+      if (invalidTopic != null) {
+        Verdict v = Verdict.permanent(invalidTopic);
+        pending.complete(i, v);
+        topicFailures.put(topic, v);
+        continue;
+      }
+      Failure failure = sendOne(producer, pending, i, routed);
+      if (failure != null) {
+        switch (failure.scope()) {
+          case SINK -> sinkFailure = failure.verdict();
+          case TOPIC -> topicFailures.put(topic, failure.verdict());
+          case EVENT -> {
+            if (failure.verdict().outcome() != Verdict.Outcome.PERMANENT) {
+              keyFailures.put(key, failure.verdict());
+            }
+          }
+        }
+      }
+    }
+  }
+
+  private static Verdict skipped(Verdict sinkFailure, Verdict topicFailure, Verdict keyFailure) {
+    if (sinkFailure != null) {
+      return Verdict.unavailable("not sent after an earlier failure: " + sinkFailure.error());
+    }
+    if (topicFailure != null) {
+      return topicFailure;
+    }
+    if (keyFailure != null) {
+      return new Verdict(
+          keyFailure.outcome(),
+          "not sent: an earlier event of the same aggregate failed: " + keyFailure.error());
+    }
+    return null;
+  }
+
+  /** Sends one record; returns the failure if it failed before {@code send} returned. */
+  private Failure sendOne(
+      Producer<String, byte[]> producer, BatchPublish pending, int index, RoutedEvent routed) {
+    ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
+    String topic = record.topic();
+    int bytes = KafkaRecords.size(record);
+    Callback callback =
+        (metadata, exception) -> {
+          if (exception == null) {
+            pending.complete(index, Verdict.published());
+            return;
+          }
+          Failure f = FailureClassifier.classify(exception, topic, bytes);
+          pending.complete(index, f.verdict());
+          if (f.producerBroken()) {
+            clients.discard(producer, f.verdict().error());
+          }
+        };
+    try {
+      Future<RecordMetadata> future = producer.send(record, callback);
+      if (!future.isDone()) {
+        return null;
+      }
+      try {
+        future.get();
+        return null;
+      } catch (ExecutionException e) {
+        // Failed inside send (metadata wait, size check): the callback has already run.
+        return FailureClassifier.classify(e.getCause(), topic, bytes);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return FailureClassifier.classify(e, topic, bytes);
+      }
+    } catch (RuntimeException e) {
+      // Thrown rather than reported: closed or fatally failed producer, interrupt, serializer.
+      Failure f = FailureClassifier.classify(e, topic, bytes);
+      pending.complete(index, f.verdict());
+      if (f.producerBroken()) {
+        clients.discard(producer, f.verdict().error());
+      }
+      return f;
+    }
+  }
+
+  /** Runs once per batch, on the thread of its last verdict (often the producer's I/O thread). */
+  private void finish(BatchPublish batch) {
+    inFlight.remove(batch);
+    List<Verdict> verdicts = batch.verdicts();
+    logOutcome(batch, verdicts);
+    // Complete off the producer's I/O thread: whatever the caller chains must not stall Kafka.
+    try {
+      executor.execute(() -> batch.result().complete(verdicts));
+    } catch (RejectedExecutionException e) {
+      batch.result().complete(verdicts);
+    }
+  }
+
+  private void logOutcome(BatchPublish batch, List<Verdict> verdicts) {
+    int unavailable = 0;
+    int retryable = 0;
+    int permanent = 0;
+    String firstError = null;
+    StringBuilder ids = new StringBuilder();
+    int named = 0;
+    for (int i = 0; i < verdicts.size(); i++) {
+      Verdict v = verdicts.get(i);
+      switch (v.outcome()) {
+        case PUBLISHED -> {
+          continue;
+        }
+        case SINK_UNAVAILABLE -> unavailable++;
+        case RETRYABLE -> retryable++;
+        case PERMANENT -> permanent++;
+      }
+      if (firstError == null) {
+        firstError = v.error();
+      }
+      if (named++ < LOGGED_IDS) {
+        ids.append(named == 1 ? "" : ",").append(batch.events().get(i).event().eventId());
+      }
+    }
+    int published = verdicts.size() - unavailable - retryable - permanent;
+    if (unavailable > 0 && reachable) {
+      reachable = false;
+      log.warn("Kafka unavailable for pipeline {}: {}", pipeline, firstError);
+    } else if (unavailable == 0 && published > 0 && !reachable) {
+      reachable = true;
+      log.info("Kafka reachable again for pipeline {}", pipeline);
+    }
+    if (named > 0) {
+      log.warn(
+          "Kafka batch of pipeline {}: {} published, {} unavailable, {} retryable, {} permanent;"
+              + " first error: {}; event ids: {}{}",
+          pipeline,
+          published,
+          unavailable,
+          retryable,
+          permanent,
+          firstError,
+          ids,
+          named > LOGGED_IDS ? ",..." : "");
+    }
+  }
+
+  @Override
+  public boolean probe(Duration timeout) {
+    Duration bound =
+        timeout.compareTo(settings.probeTimeout()) < 0 ? timeout : settings.probeTimeout();
+    boolean ok = clients.clusterAnswers(bound);
+    if (ok && !reachable) {
+      reachable = true;
+      log.info("Kafka reachable again for pipeline {} (probe)", pipeline);
+    }
+    return ok;
+  }
+
+  @Override
+  public void close(Duration timeout) {
+    log.info("Closing the Kafka sink of pipeline {} (timeout {} ms)", pipeline, timeout.toMillis());
+    clients.close(timeout);
+    // The producer's close fails what it could not deliver; anything left is released here.
+    for (BatchPublish batch : inFlight) {
+      batch.expire("the Kafka sink was closed before Kafka acknowledged the record");
+    }
+    executor.shutdown();
+  }
+}

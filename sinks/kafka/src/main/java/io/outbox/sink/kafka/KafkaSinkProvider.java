@@ -1,0 +1,54 @@
+package io.outbox.sink.kafka;
+
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.SinkProvider;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@code kafka} sink: publishes each event as one record to the routed topic, keyed by
+ * aggregate id, through an idempotent producer with {@code acks=all}. Settings: {@link
+ * KafkaSinkSettings}, defaults in this module's {@code reference.conf}.
+ */
+public final class KafkaSinkProvider implements SinkProvider {
+
+  /** The {@code sink.type} this provider serves. */
+  public static final String TYPE = "kafka";
+
+  /** Called by {@link java.util.ServiceLoader}. */
+  public KafkaSinkProvider() {}
+
+  @Override
+  public String type() {
+    return TYPE;
+  }
+
+  @Override
+  public List<SettingsProblem> validate(PluginContext context) {
+    return KafkaSinkSettings.validate(context);
+  }
+
+  /**
+   * Creates the sink; the producer connects lazily on the first publish or probe, so this never
+   * blocks on the network.
+   *
+   * @throws IllegalArgumentException when the settings are invalid, listing every problem
+   */
+  @Override
+  public Sink create(PluginContext context) {
+    return create(context, KafkaClients.KAFKA);
+  }
+
+  static KafkaSink create(PluginContext context, KafkaClients.Factory factory) {
+    KafkaSinkSettings settings = KafkaSinkSettings.from(context);
+    Map<String, Object> producerConfig =
+        ProducerProperties.producerConfig(settings, context.pipeline());
+    Map<String, Object> adminConfig =
+        ProducerProperties.adminConfig(producerConfig, settings.probeTimeout());
+    KafkaClients clients =
+        new KafkaClients(context.pipeline(), producerConfig, adminConfig, factory);
+    return new KafkaSink(context.pipeline(), settings, clients, context.lanes());
+  }
+}

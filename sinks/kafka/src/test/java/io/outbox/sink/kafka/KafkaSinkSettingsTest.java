@@ -1,0 +1,217 @@
+package io.outbox.sink.kafka;
+
+import static io.outbox.sink.kafka.Contexts.PATH;
+import static io.outbox.sink.kafka.Contexts.context;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outbox.relay.spi.SettingsProblem;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class KafkaSinkSettingsTest {
+
+  @Test
+  void referenceDefaultsAreValid() {
+    assertThat(KafkaSinkSettings.validate(context(""))).isEmpty();
+    KafkaSinkSettings s = KafkaSinkSettings.from(context(""));
+    assertThat(s.bootstrapServers()).isEqualTo("127.0.0.1:9092");
+    assertThat(s.producer()).isEmpty();
+    assertThat(s.sendTimeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(s.probeTimeout()).isEqualTo(Duration.ofSeconds(5));
+  }
+
+  @Test
+  void acksOtherThanAllIsAProblemNamingTheFullPathAndValue() {
+    List<SettingsProblem> problems = KafkaSinkSettings.validate(context("producer.acks = 1"));
+    assertThat(problems).hasSize(1);
+    assertThat(problems.get(0).path()).isEqualTo(PATH + ".producer.acks");
+    assertThat(problems.get(0).message()).contains("must be all").endsWith("got 1");
+  }
+
+  @Test
+  void acksAllOrMinusOneIsAccepted() {
+    assertThat(KafkaSinkSettings.validate(context("producer { acks = all }"))).isEmpty();
+    assertThat(KafkaSinkSettings.validate(context("producer { acks = \"-1\" }"))).isEmpty();
+  }
+
+  @Test
+  void everySettingThatBreaksIdempotenceIsReportedAtOnce() {
+    List<SettingsProblem> problems =
+        KafkaSinkSettings.validate(
+            context(
+                """
+                producer {
+                  "enable.idempotence" = false
+                  acks = 0
+                  max.in.flight.requests.per.connection = 6
+                  retries = 0
+                  transactional.id = "tx"
+                  "key.serializer" = "org.apache.kafka.common.serialization.ByteArraySerializer"
+                  bootstrap.servers = "elsewhere:9092"
+                }
+                """));
+    assertThat(problems)
+        .extracting(SettingsProblem::path)
+        .containsExactlyInAnyOrder(
+            PATH + ".producer.enable.idempotence",
+            PATH + ".producer.acks",
+            PATH + ".producer.max.in.flight.requests.per.connection",
+            PATH + ".producer.retries",
+            PATH + ".producer.transactional.id",
+            PATH + ".producer.key.serializer",
+            PATH + ".producer.bootstrap.servers");
+    assertThat(problems)
+        .filteredOn(p -> p.path().endsWith("enable.idempotence"))
+        .singleElement()
+        .satisfies(p -> assertThat(p.message()).endsWith("got false"));
+    assertThat(problems)
+        .filteredOn(p -> p.path().endsWith("per.connection"))
+        .singleElement()
+        .satisfies(p -> assertThat(p.message()).contains("at most 5").endsWith("got 6"));
+  }
+
+  @Test
+  void quotedAndNestedProducerKeysBothFlattenToDottedNames() {
+    KafkaSinkSettings s =
+        KafkaSinkSettings.from(
+            context(
+                """
+                producer { "linger.ms" = 10, compression.type = zstd }
+                producer.batch.size = 131072
+                producer.ssl.enabled.protocols = [TLSv1.2, TLSv1.3]
+                """));
+    assertThat(s.producer())
+        .containsEntry("linger.ms", "10")
+        .containsEntry("compression.type", "zstd")
+        .containsEntry("batch.size", "131072")
+        .containsEntry("ssl.enabled.protocols", "TLSv1.2,TLSv1.3")
+        .hasSize(4);
+  }
+
+  @Test
+  void quotedKeyWinsOverTheNestedSpellingOfTheSameProperty() {
+    KafkaSinkSettings s =
+        KafkaSinkSettings.from(context("producer { linger.ms = 1, \"linger.ms\" = 20 }"));
+    assertThat(s.producer()).containsEntry("linger.ms", "20").hasSize(1);
+  }
+
+  @Test
+  void producerValuesOfTheWrongTypeAreProblems() {
+    List<SettingsProblem> problems =
+        KafkaSinkSettings.validate(
+            context("producer { linger.ms = soon, compression.type = brotli }"));
+    assertThat(problems)
+        .extracting(SettingsProblem::path)
+        .containsExactlyInAnyOrder(
+            PATH + ".producer.linger.ms", PATH + ".producer.compression.type");
+    assertThat(problems.get(0).message() + problems.get(1).message())
+        .contains("'soon'")
+        .contains("'brotli'");
+  }
+
+  @Test
+  void unknownProducerPropertiesPassThrough() {
+    assertThat(KafkaSinkSettings.validate(context("producer { my.interceptor.setting = 3 }")))
+        .isEmpty();
+  }
+
+  @Test
+  void bootstrapServersMustNameHostPortPairs() {
+    assertThat(KafkaSinkSettings.validate(context("bootstrap-servers = \"\"")))
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.path()).isEqualTo(PATH + ".bootstrap-servers");
+              assertThat(p.message()).contains("at least one");
+            });
+    assertThat(KafkaSinkSettings.validate(context("bootstrap-servers = \"k1:9092,k2,k3:99999\"")))
+        .extracting(SettingsProblem::message)
+        .containsExactly(
+            "entry 'k2' is not host:port", "entry 'k3:99999' has a port outside 1..65535: 99999");
+  }
+
+  @Test
+  void bootstrapServersMayBeAList() {
+    KafkaSinkSettings s =
+        KafkaSinkSettings.from(context("bootstrap-servers = [\"k1:9092\", \"[::1]:9093\"]"));
+    assertThat(s.bootstrapServers()).isEqualTo("k1:9092,[::1]:9093");
+  }
+
+  @Test
+  void durationsMustBeValidAndPositive() {
+    List<SettingsProblem> problems =
+        KafkaSinkSettings.validate(context("send-timeout = forever\nprobe-timeout = 0s"));
+    assertThat(problems)
+        .extracting(SettingsProblem::path)
+        .containsExactly(PATH + ".send-timeout", PATH + ".probe-timeout");
+    assertThat(problems.get(0).message()).contains("\"forever\"");
+    assertThat(problems.get(1).message()).contains("got 0ms");
+  }
+
+  @Test
+  void deliveryTimeoutMayNotOutlastSendTimeout() {
+    assertThat(
+            KafkaSinkSettings.validate(
+                context("send-timeout = 10s\nproducer { delivery.timeout.ms = 20000 }")))
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.path()).isEqualTo(PATH + ".producer.delivery.timeout.ms");
+              assertThat(p.message()).contains("10000 ms").contains("20000 ms");
+            });
+  }
+
+  @Test
+  void sendTimeoutMustExceedLinger() {
+    assertThat(
+            KafkaSinkSettings.validate(
+                context("send-timeout = 100ms\nproducer { linger.ms = 100 }")))
+        .singleElement()
+        .satisfies(p -> assertThat(p.path()).isEqualTo(PATH + ".send-timeout"));
+  }
+
+  @Test
+  void userRequestTimeoutMustFitInTheDeliveryTimeout() {
+    assertThat(
+            KafkaSinkSettings.validate(
+                context("send-timeout = 10s\nproducer { request.timeout.ms = 20000 }")))
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.path()).isEqualTo(PATH + ".send-timeout");
+              assertThat(p.message()).contains("5 + 20000 ms").contains("10000 ms");
+            });
+  }
+
+  @Test
+  void producerMustBeAnObject() {
+    assertThat(KafkaSinkSettings.validate(context("producer = \"linger.ms=5\"")))
+        .singleElement()
+        .satisfies(p -> assertThat(p.path()).isEqualTo(PATH + ".producer"));
+  }
+
+  @Test
+  void fromRejectsInvalidSettingsListingEveryProblem() {
+    assertThatThrownBy(
+            () -> KafkaSinkSettings.from(context("producer.acks = 1\nsend-timeout = -1s")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(PATH + ".producer.acks")
+        .hasMessageContaining(PATH + ".send-timeout");
+  }
+
+  @Test
+  void toStringHidesSecrets() {
+    KafkaSinkSettings s =
+        KafkaSinkSettings.from(
+            context(
+                """
+                producer {
+                  "sasl.jaas.config" = "org.apache.kafka.common.security.plain.PlainLoginModule required password=\\"hunter2\\";"
+                  "ssl.truststore.password" = "hunter3"
+                }
+                """));
+    assertThat(s.toString()).doesNotContain("hunter2").doesNotContain("hunter3").contains("******");
+  }
+}
