@@ -1,0 +1,216 @@
+package io.outbox.schema;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class OutboxWriterIT {
+
+  private ScratchDatabase db;
+  private final OutboxWriter writer = OutboxWriter.forTable("billing.outbox");
+
+  @BeforeEach
+  void migrate() throws SQLException {
+    db = ScratchDatabase.create("writer");
+    new Migrator(writer.tables()).migrate(db.url(), db.user(), db.password());
+  }
+
+  @AfterEach
+  void dropDatabase() throws SQLException {
+    db.close();
+  }
+
+  private long rows() throws SQLException {
+    try (Connection c = db.connect()) {
+      return Catalog.count(c, "SELECT count(*) FROM billing.outbox");
+    }
+  }
+
+  @Test
+  void committedWriteStoresEveryField() throws SQLException {
+    UUID id = UUID.randomUUID();
+    Instant later = Instant.parse("2031-02-03T04:05:06.123456Z");
+    OutboxMessage message =
+        OutboxMessage.builder()
+            .eventId(id)
+            .aggregate("order", "42")
+            .eventType("OrderCreated")
+            .destination("orders.special")
+            .payload("{\"total\": 10.5, \"items\": [1, 2]}")
+            .header("trace-id", "abc")
+            .header("quote", "say \"hi\"\n")
+            .availableAt(later)
+            .build();
+
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      assertThat(writer.write(c, message)).isEqualTo(id);
+      c.commit();
+    }
+
+    try (Connection c = db.connect();
+        PreparedStatement select =
+            c.prepareStatement(
+                "SELECT event_id, aggregate_type, aggregate_id, event_type, destination,"
+                    + " payload = ?::jsonb, headers = ?::jsonb, available_at, attempts,"
+                    + " published_at, next_attempt_at, last_error, created_at"
+                    + " FROM billing.outbox")) {
+      select.setString(1, "{\"items\": [1, 2], \"total\": 10.5}");
+      select.setString(2, "{\"trace-id\": \"abc\", \"quote\": \"say \\\"hi\\\"\\n\"}");
+      try (ResultSet row = select.executeQuery()) {
+        assertThat(row.next()).isTrue();
+        assertThat(row.getObject(1)).isEqualTo(id);
+        assertThat(row.getString(2)).isEqualTo("order");
+        assertThat(row.getString(3)).isEqualTo("42");
+        assertThat(row.getString(4)).isEqualTo("OrderCreated");
+        assertThat(row.getString(5)).isEqualTo("orders.special");
+        assertThat(row.getBoolean(6)).as("payload").isTrue();
+        assertThat(row.getBoolean(7)).as("headers").isTrue();
+        assertThat(row.getTimestamp(8).toInstant()).isEqualTo(later);
+        assertThat(row.getInt(9)).isZero();
+        assertThat(row.getObject(10)).isNull();
+        assertThat(row.getObject(11)).isNull();
+        assertThat(row.getObject(12)).isNull();
+        assertThat(row.getObject(13)).isNotNull();
+        assertThat(row.next()).isFalse();
+      }
+    }
+  }
+
+  @Test
+  void availableAtDefaultsToTheTransactionsNow() throws SQLException {
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      writer.write(c, OutboxMessage.of("order", "1", "OrderCreated", "{}"));
+      writer.writeAll(c, List.of(OutboxMessage.of("order", "2", "OrderCreated", "{}")));
+      c.commit();
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT (available_at = created_at AND headers = '{}'::jsonb"
+                      + " AND destination IS NULL)::text FROM billing.outbox"))
+          .containsExactly("true", "true");
+    }
+  }
+
+  @Test
+  void rolledBackTransactionLeavesNoRow() throws SQLException {
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      writer.write(c, OutboxMessage.of("order", "1", "OrderCreated", "{}"));
+      writer.writeAll(
+          c,
+          List.of(
+              OutboxMessage.of("order", "2", "OrderCreated", "{}"),
+              OutboxMessage.of("order", "3", "OrderCreated", "{}")));
+
+      assertThat(c.getAutoCommit()).as("auto-commit untouched").isFalse();
+      assertThat(rows()).as("invisible to others before commit").isZero();
+      c.rollback();
+    }
+    assertThat(rows()).isZero();
+  }
+
+  @Test
+  void writeAllStoresEventsInListOrderAndReturnsTheirIds() throws SQLException {
+    List<OutboxMessage> messages = new ArrayList<>();
+    for (int i = 0; i < 1_000; i++) {
+      messages.add(
+          OutboxMessage.builder()
+              .aggregate("order", Integer.toString(i % 10))
+              .eventType("OrderChanged")
+              .payload("{\"n\": " + i + "}")
+              .header("n", Integer.toString(i))
+              .destination(i % 2 == 0 ? null : "odd")
+              .build());
+    }
+
+    List<UUID> ids;
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      ids = writer.writeAll(c, messages);
+      c.commit();
+    }
+
+    assertThat(ids)
+        .containsExactlyElementsOf(messages.stream().map(OutboxMessage::eventId).toList());
+    try (Connection c = db.connect()) {
+      assertThat(Catalog.strings(c, "SELECT event_id::text FROM billing.outbox ORDER BY id"))
+          .containsExactlyElementsOf(ids.stream().map(UUID::toString).toList());
+      assertThat(
+              Catalog.count(
+                  c,
+                  "SELECT count(*) FROM billing.outbox"
+                      + " WHERE (payload->>'n') = (headers->>'n')"
+                      + " AND aggregate_id = ((payload->>'n')::int % 10)::text"
+                      + " AND destination IS NOT DISTINCT FROM"
+                      + " CASE WHEN (payload->>'n')::int % 2 = 1 THEN 'odd' END"))
+          .isEqualTo(1_000);
+    }
+  }
+
+  @Test
+  void writeAllOfNothingDoesNothing() throws SQLException {
+    try (Connection c = db.connect()) {
+      assertThat(writer.writeAll(c, List.of())).isEmpty();
+    }
+    assertThat(rows()).isZero();
+  }
+
+  @Test
+  void writeAllRejectsRepeatedEventIdsBeforeTouchingTheDatabase() throws SQLException {
+    UUID id = UUID.randomUUID();
+    OutboxMessage first =
+        new OutboxMessage(id, "order", "1", "OrderCreated", null, "{}", Map.of(), null);
+    OutboxMessage second =
+        new OutboxMessage(id, "order", "2", "OrderCreated", null, "{}", Map.of(), null);
+
+    try (Connection c = db.connect()) {
+      assertThatThrownBy(() -> writer.writeAll(c, List.of(first, second)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("messages[1] repeats the eventId " + id + " of messages[0]");
+    }
+    assertThat(rows()).isZero();
+  }
+
+  @Test
+  void invalidJsonFailsTheStatementAndLeavesTheTransactionToTheCaller() throws SQLException {
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      writer.write(c, OutboxMessage.of("order", "1", "OrderCreated", "{}"));
+
+      assertThatThrownBy(
+              () -> writer.write(c, OutboxMessage.of("order", "2", "OrderCreated", "not json")))
+          .isInstanceOf(SQLException.class)
+          .extracting(e -> ((SQLException) e).getSQLState())
+          .isEqualTo("22P02");
+      assertThat(c.getAutoCommit()).isFalse();
+      c.rollback();
+    }
+    assertThat(rows()).isZero();
+  }
+
+  @Test
+  void writesToMixedCaseTables() throws SQLException {
+    OutboxWriter mixed = OutboxWriter.forTable("Billing.OrderEvents");
+    new Migrator(mixed.tables()).migrate(db.url(), db.user(), db.password());
+
+    try (Connection c = db.connect()) {
+      UUID id = mixed.write(c, OutboxMessage.of("order", "1", "OrderCreated", "{}"));
+      assertThat(Catalog.strings(c, "SELECT event_id::text FROM \"Billing\".\"OrderEvents\""))
+          .containsExactly(id.toString());
+    }
+  }
+}
