@@ -1,48 +1,92 @@
 package io.outbox.relay.config;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigList;
 import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigRenderOptions;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 
 /**
  * Renders the effective settings as HOCON: every default merged into each pipeline, secrets shown
  * as {@value SecretMasker#MASK}, and only the selected plug-ins' subtrees ({@code source.<type>},
- * {@code sink.<type>}) kept, so that what is shown is what runs.
+ * {@code sink.<type>}) kept, so that what is shown is what runs. Keys are sorted; pipelines come
+ * last, in the order of the file.
  */
 public final class EffectiveSettingsPrinter {
 
-  private static final ConfigRenderOptions HOCON =
-      ConfigRenderOptions.defaults()
-          .setOriginComments(false)
-          .setComments(false)
-          .setJson(false)
-          .setFormatted(true);
+  private static final String INDENT = "  ";
 
   private EffectiveSettingsPrinter() {}
 
   /** The effective settings of {@code loaded}, ending with a newline. */
   public static String render(LoadedConfig loaded) {
     Config effective = loaded.effective();
+    StringBuilder sb = new StringBuilder();
+    sb.append("# Effective settings");
+    if (loaded.source() != null) {
+      sb.append(" of ").append(loaded.source());
+    }
+    sb.append(": defaults merged into every pipeline, secrets masked.\n");
+    sb.append("outbox-relay {\n");
+    ConfigObject masked =
+        SecretMasker.mask(effective.root().withoutKey("pipelines"), "outbox-relay");
+    renderMembers(masked, 1, sb);
+    sb.append(INDENT).append("pipelines {\n");
     for (PipelineSettings p : loaded.settings().pipelines().values()) {
-      String key = "pipelines." + ConfigUtil.joinPath(p.name());
-      ConfigObject pipeline = effective.getObject(key);
+      ConfigObject pipeline = effective.getObject("pipelines." + ConfigUtil.joinPath(p.name()));
       pipeline = onlySelected(pipeline, "source", p.sourceType());
       pipeline = onlySelected(pipeline, "sink", p.sinkType());
-      effective = effective.withValue(key, pipeline);
+      renderEntry(p.name(), SecretMasker.mask(pipeline, p.path()), 2, sb);
     }
-    ConfigObject masked = SecretMasker.mask(effective.root(), "outbox-relay");
-    String body =
-        ConfigValueFactory.fromMap(Map.of("outbox-relay", masked)).toConfig().root().render(HOCON);
-    String header =
-        "# Effective settings"
-            + (loaded.source() == null ? "" : " of " + loaded.source())
-            + ": defaults merged into every pipeline, secrets masked.\n";
-    return header + (body.endsWith("\n") ? body : body + "\n");
+    sb.append(INDENT).append("}\n");
+    sb.append("}\n");
+    return sb.toString();
+  }
+
+  private static void renderMembers(ConfigObject object, int depth, StringBuilder sb) {
+    for (String key : new TreeSet<>(object.keySet())) {
+      renderEntry(key, object.get(key), depth, sb);
+    }
+  }
+
+  private static void renderEntry(String key, ConfigValue value, int depth, StringBuilder sb) {
+    sb.append(INDENT.repeat(depth)).append(ConfigUtil.joinPath(key));
+    if (value instanceof ConfigObject object) {
+      if (object.isEmpty()) {
+        sb.append(" { }\n");
+      } else {
+        sb.append(" {\n");
+        renderMembers(object, depth + 1, sb);
+        sb.append(INDENT.repeat(depth)).append("}\n");
+      }
+    } else {
+      sb.append(" = ").append(scalar(value)).append('\n');
+    }
+  }
+
+  private static String scalar(ConfigValue value) {
+    return switch (value.valueType()) {
+      case STRING -> ConfigUtil.quoteString((String) value.unwrapped());
+      case NULL -> "null";
+      case LIST -> {
+        List<String> items = new ArrayList<>();
+        for (ConfigValue item : (ConfigList) value) {
+          items.add(
+              item instanceof ConfigObject
+                  ? item.render(ConfigRenderOptions.concise())
+                  : scalar(item));
+        }
+        yield "[" + String.join(", ", items) + "]";
+      }
+      default -> String.valueOf(value.unwrapped()); // NUMBER (2.0 stays 2.0), BOOLEAN
+    };
   }
 
   /**

@@ -3,6 +3,7 @@ package io.outbox.relay.config;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigObject;
+import com.typesafe.config.ConfigOrigin;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import io.outbox.relay.config.PipelineSettings.Backoff;
@@ -42,12 +43,12 @@ final class PipelineBinder {
 
   /**
    * The settings of pipeline {@code name}, or {@code null} when any of its values is bad (the
-   * problems are recorded).
+   * problems are recorded); {@code origin} is where the pipeline is written.
    */
-  PipelineSettings bind(String name, Config merged) {
+  PipelineSettings bind(String name, Config merged, ConfigOrigin origin) {
     String path = "outbox-relay.pipelines." + ConfigUtil.joinPath(name);
-    int before = problems.size();
-    SettingsReader r = new SettingsReader(merged, path, problems);
+    int before = problems.reported();
+    SettingsReader r = new SettingsReader(merged, path, problems, origin);
 
     DatabaseSettings database = database(r, name);
     Integer lanes = r.intIn("lanes", 1, 1024);
@@ -70,7 +71,7 @@ final class PipelineBinder {
       plugins.sink(r, name, sinkType, sinkSettings, lanesOrOne, batchOrOne);
     }
 
-    if (problems.size() > before) {
+    if (problems.reported() > before) {
       return null;
     }
     return new PipelineSettings(
@@ -90,7 +91,7 @@ final class PipelineBinder {
   }
 
   private DatabaseSettings database(SettingsReader r, String pipeline) {
-    int before = problems.size();
+    int before = problems.reported();
     String url =
         r.requiredString(
             "database.url",
@@ -111,7 +112,7 @@ final class PipelineBinder {
       r.problem("dead-letter-table", "must differ from table, both are \"" + table + "\"");
     }
     OnPublish onPublish = r.oneOf("on-publish", ON_PUBLISH);
-    if (problems.size() > before) {
+    if (problems.reported() > before) {
       return null;
     }
     return new DatabaseSettings(
@@ -144,8 +145,11 @@ final class PipelineBinder {
       return null;
     }
     var mistakes = DestinationTemplate.mistakes(template);
-    mistakes.forEach(m -> r.problem(key, m));
-    return mistakes.isEmpty() ? template : null;
+    if (!mistakes.isEmpty()) {
+      r.problem(key, String.join("; ", mistakes));
+      return null;
+    }
+    return template;
   }
 
   private static RetrySettings retry(SettingsReader r) {

@@ -102,7 +102,7 @@ final class PluginCheck {
     for (SettingsProblem p : found) {
       ConfigValue v =
           p.path().startsWith(prefix) ? r.raw(p.path().substring(prefix.length())) : null;
-      problems.add(p.path(), p.message(), v == null ? null : v.origin());
+      problems.add(p.path(), p.message(), r.origin(v));
     }
   }
 

@@ -12,23 +12,28 @@ import java.util.List;
 final class Problems {
 
   private final List<ConfigProblem> list = new ArrayList<>();
+  private int reported;
 
   void add(String path, String message, ConfigOrigin origin) {
     add(ConfigProblem.of(path, message, origin));
   }
 
   void add(ConfigProblem problem) {
+    reported++;
     for (ConfigProblem p : list) {
-      if (problem.path().equals(p.path()) && problem.message().equals(p.message())
-          || problem.path().startsWith(p.path() + ".")) {
+      if (problem.path().equals(p.path()) || problem.path().startsWith(p.path() + ".")) {
         return;
       }
     }
     list.add(problem);
   }
 
-  int size() {
-    return list.size();
+  /**
+   * How many problems were reported so far, dropped ones included: a step that reported any has
+   * failed even if its problem was a consequence of an earlier one.
+   */
+  int reported() {
+    return reported;
   }
 
   boolean isEmpty() {

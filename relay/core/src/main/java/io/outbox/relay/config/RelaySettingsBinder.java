@@ -60,8 +60,9 @@ final class RelaySettingsBinder {
       String name = e.getKey();
       String path = ROOT + ".pipelines." + ConfigUtil.joinPath(name);
       Config merged = e.getValue().toConfig().withFallback(defaults);
-      keys.check(merged.root(), (ConfigObject) reference.get("pipeline-defaults"), path);
-      PipelineSettings settings = binder.bind(name, merged);
+      // Only the pipeline's own keys: those merged from pipeline-defaults were checked there.
+      keys.check(e.getValue(), (ConfigObject) reference.get("pipeline-defaults"), path);
+      PipelineSettings settings = binder.bind(name, merged, e.getValue().origin());
       if (settings != null) {
         pipelines.put(name, settings);
       }

@@ -3,6 +3,7 @@ package io.outbox.relay.config;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigObject;
+import com.typesafe.config.ConfigOrigin;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
@@ -23,6 +24,7 @@ final class SettingsReader {
   private final Config config;
   private final String base;
   private final Problems problems;
+  private final ConfigOrigin fallbackOrigin;
 
   /**
    * @param config the subtree
@@ -30,9 +32,18 @@ final class SettingsReader {
    * @param problems where problems go
    */
   SettingsReader(Config config, String base, Problems problems) {
+    this(config, base, problems, null);
+  }
+
+  /**
+   * @param fallbackOrigin where problems point when the value is missing or is a reference default
+   *     (e.g. the pipeline's object in the user's file)
+   */
+  SettingsReader(Config config, String base, Problems problems, ConfigOrigin fallbackOrigin) {
     this.config = config;
     this.base = base;
     this.problems = problems;
+    this.fallbackOrigin = fallbackOrigin;
   }
 
   /** The full key path of {@code key}. */
@@ -60,8 +71,18 @@ final class SettingsReader {
 
   /** Records a problem about {@code key}, with the origin of its value when there is one. */
   void problem(String key, String message) {
-    ConfigValue v = raw(key);
-    problems.add(path(key), message, v == null ? null : v.origin());
+    problems.add(path(key), message, origin(raw(key)));
+  }
+
+  /**
+   * Where a value was written; a value missing or taken from a {@code reference.conf} was not
+   * written by the user, so the fallback origin is more useful.
+   */
+  ConfigOrigin origin(ConfigValue v) {
+    if (v == null || v.origin() == null || "reference.conf".equals(v.origin().resource())) {
+      return fallbackOrigin;
+    }
+    return v.origin();
   }
 
   /** A string that must be present and not blank. */
@@ -190,7 +211,7 @@ final class SettingsReader {
       switch (child.valueType()) {
         case OBJECT -> ok &= flatten(childKey, (ConfigObject) child, name + ".", out);
         case LIST -> {
-          problems.add(path(childKey), "must be a single value, not a list", child.origin());
+          problems.add(path(childKey), "must be a single value, not a list", origin(child));
           ok = false;
         }
         case NULL -> {} // an explicit null unsets a property
