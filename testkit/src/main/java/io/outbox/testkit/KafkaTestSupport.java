@@ -1,0 +1,179 @@
+package io.outbox.testkit;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Kafka helpers for integration tests against {@link Services#kafkaBootstrap()}: unique topic
+ * names, topic creation, a plain producer and a reader that consumes a topic from the beginning
+ * without a consumer group.
+ */
+public final class KafkaTestSupport {
+  private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration POLL = Duration.ofMillis(200);
+  private static final Duration METADATA_TIMEOUT = Duration.ofSeconds(2);
+
+  private KafkaTestSupport() {}
+
+  /** {@code prefix} plus a random suffix, e.g. {@code orders.it-4f1c9a2b}. */
+  public static String uniqueTopic(String prefix) {
+    return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  /** Creates {@code topic} with {@code partitions} partitions (replication factor 1) and waits. */
+  public static void createTopic(String topic, int partitions) {
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+      admin
+          .createTopics(List.of(new NewTopic(topic, partitions, (short) 1)))
+          .all()
+          .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while creating topic " + topic, e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException(
+          "cannot create topic " + topic + " (" + partitions + " partitions) at " + bootstrap(), e);
+    }
+  }
+
+  /** Whether {@code topic} exists on the broker. */
+  public static boolean topicExists(String topic) {
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+      return admin
+          .listTopics()
+          .names()
+          .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+          .contains(topic);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while listing topics", e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("cannot list topics at " + bootstrap(), e);
+    }
+  }
+
+  /** A producer with String keys and byte[] values, {@code acks=all}; the caller closes it. */
+  public static KafkaProducer<String, byte[]> producer() {
+    return new KafkaProducer<>(
+        Map.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            bootstrap(),
+            ProducerConfig.ACKS_CONFIG,
+            "all",
+            ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+            true),
+        new StringSerializer(),
+        new ByteArraySerializer());
+  }
+
+  /**
+   * Reads {@code topic} from the beginning of every partition until at least {@code expected}
+   * records arrived or {@code timeout} passed, and returns what arrived: per partition in offset
+   * order, possibly more than {@code expected}, fewer only on timeout. Waits (within the timeout)
+   * for the topic to exist, but never creates it.
+   */
+  public static List<ConsumerRecord<String, byte[]>> readRecords(
+      String topic, int expected, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+    try (KafkaConsumer<String, byte[]> consumer = reader()) {
+      List<TopicPartition> partitions = awaitPartitions(consumer, topic, deadline);
+      if (partitions.isEmpty()) {
+        return records;
+      }
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      while (records.size() < expected && System.nanoTime() < deadline) {
+        consumer.poll(POLL).forEach(records::add);
+      }
+    }
+    return records;
+  }
+
+  /** The value of the record's last header named {@code name} as UTF-8, or null if absent. */
+  public static String header(ConsumerRecord<?, ?> record, String name) {
+    Header header = record.headers().lastHeader(name);
+    return header == null || header.value() == null
+        ? null
+        : new String(header.value(), StandardCharsets.UTF_8);
+  }
+
+  /** The record's value as UTF-8 text. */
+  public static String valueAsString(ConsumerRecord<?, byte[]> record) {
+    return record.value() == null ? null : new String(record.value(), StandardCharsets.UTF_8);
+  }
+
+  private static List<TopicPartition> awaitPartitions(
+      KafkaConsumer<String, byte[]> consumer, String topic, long deadline) {
+    while (true) {
+      try {
+        List<PartitionInfo> infos = consumer.listTopics(METADATA_TIMEOUT).get(topic);
+        if (infos != null && !infos.isEmpty()) {
+          return infos.stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+        }
+      } catch (org.apache.kafka.common.errors.TimeoutException e) {
+        // The broker did not answer in time; keep trying until the caller's deadline.
+      }
+      if (System.nanoTime() >= deadline) {
+        return List.of();
+      }
+      sleep(POLL);
+    }
+  }
+
+  private static KafkaConsumer<String, byte[]> reader() {
+    // No group: partitions are assigned by hand, so there is no rebalance to wait for and
+    // nothing is committed. Reading never auto-creates the topic.
+    return new KafkaConsumer<>(
+        Map.of(
+            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            bootstrap(),
+            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+            false,
+            ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG,
+            false,
+            ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+            "read_committed",
+            ConsumerConfig.CLIENT_ID_CONFIG,
+            "outbox-testkit-reader-" + UUID.randomUUID().toString().substring(0, 8)),
+        new StringDeserializer(),
+        new ByteArrayDeserializer());
+  }
+
+  private static void sleep(Duration duration) {
+    try {
+      Thread.sleep(duration.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for a topic", e);
+    }
+  }
+
+  private static String bootstrap() {
+    return Services.kafkaBootstrap();
+  }
+}
