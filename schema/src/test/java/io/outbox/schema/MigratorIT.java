@@ -3,6 +3,7 @@ package io.outbox.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -15,15 +16,15 @@ import org.postgresql.ds.PGSimpleDataSource;
 
 class MigratorIT {
 
-  private ScratchDatabase db;
+  private TestDatabase db;
 
   @BeforeEach
-  void createDatabase() throws SQLException {
-    db = ScratchDatabase.create("migrator");
+  void createDatabase() {
+    db = TestDatabase.create("schema_migrator");
   }
 
   @AfterEach
-  void dropDatabase() throws SQLException {
+  void dropDatabase() {
     db.close();
   }
 

@@ -2,6 +2,7 @@ package io.outbox.schema;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -25,19 +26,19 @@ class NotifyTriggerIT {
       "INSERT INTO %s (aggregate_type, aggregate_id, event_type, payload)"
           + " SELECT 'order', g::text, 'OrderCreated', '{}'::jsonb FROM generate_series(1, 3) g";
 
-  private ScratchDatabase db;
+  private TestDatabase db;
   private final OutboxTables orders = OutboxTables.of("orders_outbox");
   private final OutboxTables billing = OutboxTables.of("Billing.Events", "Billing.Events_Dead");
 
   @BeforeEach
   void migrate() throws SQLException {
-    db = ScratchDatabase.create("notify");
+    db = TestDatabase.create("schema_notify");
     new Migrator(orders).migrate(db.url(), db.user(), db.password());
     new Migrator(billing).migrate(db.url(), db.user(), db.password());
   }
 
   @AfterEach
-  void dropDatabase() throws SQLException {
+  void dropDatabase() {
     db.close();
   }
 

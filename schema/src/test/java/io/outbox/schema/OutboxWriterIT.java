@@ -3,6 +3,7 @@ package io.outbox.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,17 +19,17 @@ import org.junit.jupiter.api.Test;
 
 class OutboxWriterIT {
 
-  private ScratchDatabase db;
+  private TestDatabase db;
   private final OutboxWriter writer = OutboxWriter.forTable("billing.outbox");
 
   @BeforeEach
   void migrate() throws SQLException {
-    db = ScratchDatabase.create("writer");
+    db = TestDatabase.create("schema_writer");
     new Migrator(writer.tables()).migrate(db.url(), db.user(), db.password());
   }
 
   @AfterEach
-  void dropDatabase() throws SQLException {
+  void dropDatabase() {
     db.close();
   }
 
