@@ -166,14 +166,13 @@ final class KafkaSink implements Sink {
       Producer<String, byte[]> producer, BatchPublish pending, int index, RoutedEvent routed) {
     ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
     String topic = record.topic();
-    int bytes = KafkaRecords.size(record);
     Callback callback =
         (metadata, exception) -> {
           if (exception == null) {
             pending.complete(index, Verdict.published());
             return;
           }
-          Failure f = FailureClassifier.classify(exception, topic, bytes);
+          Failure f = FailureClassifier.classify(exception, topic, KafkaRecords.size(record));
           pending.complete(index, f.verdict());
           if (f.producerBroken()) {
             clients.discard(producer, f.verdict().error());
@@ -189,14 +188,14 @@ final class KafkaSink implements Sink {
         return null;
       } catch (ExecutionException e) {
         // Failed inside send (metadata wait, size check): the callback has already run.
-        return FailureClassifier.classify(e.getCause(), topic, bytes);
+        return FailureClassifier.classify(e.getCause(), topic, KafkaRecords.size(record));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        return FailureClassifier.classify(e, topic, bytes);
+        return FailureClassifier.classify(e, topic, KafkaRecords.size(record));
       }
     } catch (RuntimeException e) {
       // Thrown rather than reported: closed or fatally failed producer, interrupt, serializer.
-      Failure f = FailureClassifier.classify(e, topic, bytes);
+      Failure f = FailureClassifier.classify(e, topic, KafkaRecords.size(record));
       pending.complete(index, f.verdict());
       if (f.producerBroken()) {
         clients.discard(producer, f.verdict().error());

@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.RoundRobinPartitioner;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 
@@ -34,6 +35,8 @@ final class ProducerProperties {
   static final String REQUEST_TIMEOUT = ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG;
   static final String MAX_BLOCK = ProducerConfig.MAX_BLOCK_MS_CONFIG;
   static final String CLIENT_ID = ProducerConfig.CLIENT_ID_CONFIG;
+  static final String PARTITIONER_IGNORE_KEYS = ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG;
+  static final String PARTITIONER_CLASS = ProducerConfig.PARTITIONER_CLASS_CONFIG;
 
   /** Performance defaults the user may override (documented in reference.conf). */
   static final Map<String, String> RELAY_DEFAULTS =
@@ -131,6 +134,18 @@ final class ProducerProperties {
             ? "must be at most "
                 + MAX_IN_FLIGHT_WITH_IDEMPOTENCE
                 + " with the idempotent producer (per-key order), got "
+                + value
+            : null;
+      case PARTITIONER_IGNORE_KEYS:
+        return value.equalsIgnoreCase("true")
+            ? "must be false: ignoring keys spreads an aggregate's events over partitions and"
+                + " breaks per-key order, got "
+                + value
+            : null;
+      case PARTITIONER_CLASS:
+        return value.equals(RoundRobinPartitioner.class.getName())
+            ? "must partition by key: round-robin spreads an aggregate's events over partitions"
+                + " and breaks per-key order, got "
                 + value
             : null;
       case RETRIES:

@@ -73,6 +73,24 @@ class KafkaSinkSettingsTest {
   }
 
   @Test
+  void partitioningThatIgnoresKeysIsAProblem() {
+    assertThat(
+            KafkaSinkSettings.validate(
+                context(
+                    """
+                    producer {
+                      partitioner.ignore.keys = true
+                      partitioner.class = org.apache.kafka.clients.producer.RoundRobinPartitioner
+                    }
+                    """)))
+        .extracting(SettingsProblem::path)
+        .containsExactlyInAnyOrder(
+            PATH + ".producer.partitioner.ignore.keys", PATH + ".producer.partitioner.class");
+    assertThat(KafkaSinkSettings.validate(context("producer.partitioner.ignore.keys = false")))
+        .isEmpty();
+  }
+
+  @Test
   void quotedAndNestedProducerKeysBothFlattenToDottedNames() {
     KafkaSinkSettings s =
         KafkaSinkSettings.from(
