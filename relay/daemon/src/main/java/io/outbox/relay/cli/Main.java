@@ -1,0 +1,92 @@
+package io.outbox.relay.cli;
+
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code outbox-relay} command line: parses the arguments, runs one subcommand and maps the
+ * outcome to an exit code (0 success, 1 failure, 2 usage error or invalid configuration).
+ */
+@Command(
+    name = "outbox-relay",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.ManifestVersion.class,
+    synopsisSubcommandLabel = "COMMAND",
+    description = "Publishes transactional outbox rows from PostgreSQL to Kafka or RabbitMQ.",
+    // A new subcommand is one more entry here.
+    subcommands = {CheckConfigCommand.class, MigrateCommand.class, HelpCommand.class})
+public final class Main implements Callable<Integer> {
+
+  /** Exit code of a usage error or an invalid configuration. */
+  public static final int USAGE = 2;
+
+  /** Exit code of a command that failed (database unreachable, migration failed...). */
+  public static final int FAILURE = 1;
+
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--verbose",
+      scope = ScopeType.INHERIT,
+      description = "Print the stack trace of unexpected errors.")
+  boolean verbose;
+
+  public static void main(String[] args) {
+    System.exit(execute(args));
+  }
+
+  /** Runs the command line on the process's standard streams; returns the exit code. */
+  public static int execute(String... args) {
+    return execute(writer(System.out), writer(System.err), args);
+  }
+
+  /** Runs the command line writing to {@code out} and {@code err}; returns the exit code. */
+  public static int execute(PrintWriter out, PrintWriter err, String... args) {
+    try {
+      return commandLine(out, err).execute(args);
+    } finally {
+      out.flush();
+      err.flush();
+    }
+  }
+
+  /** The configured command line, for {@link #execute} and for tests that add commands. */
+  static CommandLine commandLine(PrintWriter out, PrintWriter err) {
+    return new CommandLine(new Main())
+        .setOut(out)
+        .setErr(err)
+        .setParameterExceptionHandler(new UsageErrorReporter())
+        .setExecutionExceptionHandler(new ErrorReporter());
+  }
+
+  /** Without a subcommand there is nothing to do: a usage error. */
+  @Override
+  public Integer call() {
+    throw new ParameterException(spec.commandLine(), "Missing required subcommand");
+  }
+
+  private static PrintWriter writer(PrintStream stream) {
+    return new PrintWriter(stream, true);
+  }
+
+  /** {@code --version}: the jar manifest's {@code Implementation-Version}. */
+  static final class ManifestVersion implements IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String version = Main.class.getPackage().getImplementationVersion();
+      return new String[] {
+        "outbox-relay " + (version != null ? version : "(development build, not run from the jar)")
+      };
+    }
+  }
+}
