@@ -65,13 +65,20 @@ final class FailureClassifier {
     String where = "topic '" + topic + "': ";
     String what = describe(e);
     if (e instanceof RecordTooLargeException || e instanceof RecordBatchTooLargeException) {
+      // The client's own check names its limit; the broker's refusal does not, so say where it is.
+      String limit =
+          String.valueOf(e.getMessage()).contains("max.request.size")
+                  || String.valueOf(e.getMessage()).contains("buffer.memory")
+              ? ""
+              : " (the broker's limit: the topic's max.message.bytes, by default message.max.bytes)";
       return permanent(
           Scope.EVENT,
           where
               + "record of "
               + recordBytes
               + " bytes (key, value and headers) is too large for Kafka: "
-              + what);
+              + what
+              + limit);
     }
     if (e instanceof InvalidTopicException) {
       return permanent(Scope.TOPIC, where + "invalid topic: " + what);

@@ -13,8 +13,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -165,37 +163,54 @@ final class KafkaSink implements Sink {
   private Failure sendOne(
       Producer<String, byte[]> producer, BatchPublish pending, int index, RoutedEvent routed) {
     ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
-    String topic = record.topic();
-    Callback callback =
-        (metadata, exception) -> {
-          if (exception == null) {
-            pending.complete(index, Verdict.published());
-            return;
-          }
-          Failure f = FailureClassifier.classify(exception, topic, KafkaRecords.size(record));
-          pending.complete(index, f.verdict());
-          if (f.producerBroken()) {
-            clients.discard(producer, f.verdict().error());
-          }
-        };
+    RecordCallback callback = new RecordCallback(producer, pending, index, record);
     try {
-      Future<RecordMetadata> future = producer.send(record, callback);
-      if (!future.isDone()) {
-        return null;
-      }
-      try {
-        future.get();
-        return null;
-      } catch (ExecutionException e) {
-        // Failed inside send (metadata wait, size check): the callback has already run.
-        return FailureClassifier.classify(e.getCause(), topic, KafkaRecords.size(record));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return FailureClassifier.classify(e, topic, KafkaRecords.size(record));
-      }
+      producer.send(record, callback);
+      callback.sendReturned = true;
+      // Failed inside send (metadata wait, size check): the callback ran on this thread.
+      return callback.failedInSend;
     } catch (RuntimeException e) {
       // Thrown rather than reported: closed or fatally failed producer, interrupt, serializer.
-      Failure f = FailureClassifier.classify(e, topic, KafkaRecords.size(record));
+      callback.sendReturned = true;
+      return callback.fail(e);
+    }
+  }
+
+  /** Turns the producer's answer for one record into its verdict. */
+  private final class RecordCallback implements Callback {
+    private final Producer<String, byte[]> producer;
+    private final BatchPublish pending;
+    private final int index;
+    private final ProducerRecord<String, byte[]> record;
+    private final Thread sender = Thread.currentThread();
+    private volatile boolean sendReturned;
+    private Failure failedInSend; // written and read by the sending thread only
+
+    RecordCallback(
+        Producer<String, byte[]> producer,
+        BatchPublish pending,
+        int index,
+        ProducerRecord<String, byte[]> record) {
+      this.producer = producer;
+      this.pending = pending;
+      this.index = index;
+      this.record = record;
+    }
+
+    @Override
+    public void onCompletion(RecordMetadata metadata, Exception exception) {
+      if (exception == null) {
+        pending.complete(index, Verdict.published());
+        return;
+      }
+      Failure f = fail(exception);
+      if (!sendReturned && Thread.currentThread() == sender) {
+        failedInSend = f;
+      }
+    }
+
+    Failure fail(Exception exception) {
+      Failure f = FailureClassifier.classify(exception, record.topic(), KafkaRecords.size(record));
       pending.complete(index, f.verdict());
       if (f.producerBroken()) {
         clients.discard(producer, f.verdict().error());
