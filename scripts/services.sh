@@ -74,8 +74,8 @@ wait_for() {
 apt_install() {
   command -v apt-get >/dev/null || die "$1 is not installed and apt-get is not available"
   log "installing $* with apt-get"
-  # Keep package scripts from trying to start services through an init system that may be absent;
-  # this script starts them itself.
+  # The package scripts may start the service or not (there may be no init system); callers check
+  # the port afterwards and start it themselves.
   DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2 9>&-
 }
@@ -153,7 +153,7 @@ pg_up() {
       log "postgresql: using the server already on $HOST:$PG_PORT"
       return
     fi
-    ver=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
+    ver=$(find /usr/lib/postgresql -mindepth 1 -maxdepth 1 -printf "%f\n" | sort -V | tail -n 1)
     log "postgresql: creating cluster $ver/main on port $PG_PORT (trust auth)"
     pg_createcluster "$ver" main --port "$PG_PORT" -- --auth=trust >&2 9>&-
     echo "listen_addresses = '$HOST'" >"/etc/postgresql/$ver/main/conf.d/outbox-relay.conf"
@@ -209,8 +209,11 @@ kafka_fetch() {
   log "kafka: fetching the broker jars into $KAFKA_LIB (once)"
   rm -rf "$KAFKA_LIB"
   mkdir -p "$KAFKA_LIB"
-  mvn -B -q -Dstyle.color=never -f "$KAFKA_POM" dependency:copy-dependencies -DoutputDirectory="$KAFKA_LIB" >&2 ||
-    die "kafka: could not fetch the broker jars (mvn -f $KAFKA_POM dependency:copy-dependencies)"
+  if ! mvn -B -Dstyle.color=never -f "$KAFKA_POM" dependency:copy-dependencies \
+    -DoutputDirectory="$KAFKA_LIB" >"$KAFKA_DIR/fetch.log" 2>&1 9>&-; then
+    tail -n 40 "$KAFKA_DIR/fetch.log" >&2
+    die "kafka: could not fetch the broker jars; see $KAFKA_DIR/fetch.log"
+  fi
   kafka_pom_hash >"$KAFKA_LIB/.complete"
 }
 
