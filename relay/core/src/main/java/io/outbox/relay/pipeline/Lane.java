@@ -1,5 +1,6 @@
 package io.outbox.relay.pipeline;
 
+import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.OutboxEvent;
@@ -12,8 +13,10 @@ import io.outbox.relay.spi.Verdict;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -40,7 +43,7 @@ final class Lane implements Runnable {
   private final RetryPolicy errorBackoff;
   private final PipelineStats stats;
   private final int batchSize;
-  private final String deadLetterDestination;
+  private final Router deadLetterRouter;
 
   Lane(
       int index,
@@ -53,7 +56,7 @@ final class Lane implements Runnable {
       RetryPolicy errorBackoff,
       PipelineStats stats,
       int batchSize,
-      String deadLetterDestination) {
+      Router deadLetterRouter) {
     this.index = index;
     this.pipeline = pipeline;
     this.source = source;
@@ -64,7 +67,7 @@ final class Lane implements Runnable {
     this.errorBackoff = errorBackoff;
     this.stats = stats;
     this.batchSize = batchSize;
-    this.deadLetterDestination = deadLetterDestination;
+    this.deadLetterRouter = deadLetterRouter;
   }
 
   @Override
@@ -113,19 +116,32 @@ final class Lane implements Runnable {
   private void process(Claim claim) throws InterruptedException {
     List<OutboxEvent> events = claim.events();
     Verdict[] verdicts = new Verdict[events.size()];
-    List<RoutedEvent> routed = new ArrayList<>(events.size());
-    int[] positions = new int[events.size()];
+    String[] destinations = new String[events.size()];
     for (int i = 0; i < events.size(); i++) {
-      OutboxEvent event = events.get(i);
-      String destination = router.route(event);
-      if (destination == null) {
+      destinations[i] = router.route(events.get(i));
+      if (destinations[i] == null) {
         verdicts[i] = Verdict.permanent("no destination: " + router + " resolved to a blank name");
-      } else {
-        positions[routed.size()] = i;
-        routed.add(new RoutedEvent(event, destination));
       }
     }
-    if (!routed.isEmpty()) {
+    Set<AggregateKey> held = new HashSet<>();
+    for (List<Integer> wave : Waves.of(events, destinations)) {
+      List<RoutedEvent> routed = new ArrayList<>(wave.size());
+      List<Integer> positions = new ArrayList<>(wave.size());
+      for (int i : wave) {
+        if (verdicts[i] != null) {
+          continue;
+        }
+        if (held.contains(events.get(i).key())) {
+          // An earlier event of the key failed: this one waits (released, no attempt counted).
+          verdicts[i] = Verdict.unavailable("held back behind a failed event of its key");
+          continue;
+        }
+        routed.add(new RoutedEvent(events.get(i), destinations[i]));
+        positions.add(i);
+      }
+      if (routed.isEmpty()) {
+        continue;
+      }
       List<Verdict> answered = await(sink.publish(routed).toCompletableFuture(), routed.size());
       if (answered == null) {
         claim.release(); // abandoned at shutdown: the events will be claimed again
@@ -133,7 +149,12 @@ final class Lane implements Runnable {
         return;
       }
       for (int j = 0; j < answered.size(); j++) {
-        verdicts[positions[j]] = answered.get(j);
+        int i = positions.get(j);
+        verdicts[i] = answered.get(j);
+        Verdict.Outcome outcome = verdicts[i].outcome();
+        if (outcome == Verdict.Outcome.RETRYABLE || outcome == Verdict.Outcome.SINK_UNAVAILABLE) {
+          held.add(events.get(i).key());
+        }
       }
     }
     SettlementPlanner.Plan plan = planner.plan(events, Arrays.asList(verdicts));
@@ -162,16 +183,18 @@ final class Lane implements Runnable {
 
   /** Also publishes dead letters to {@code dead-letter.destination}; the table stays the truth. */
   private void publishDeadLetters(List<Settlement> settlements) throws InterruptedException {
-    if (deadLetterDestination == null) {
+    if (deadLetterRouter == null) {
       return;
     }
     List<RoutedEvent> copies = new ArrayList<>();
     for (Settlement s : settlements) {
-      if (s instanceof Settlement.DeadLetter dl) {
+      String destination =
+          s instanceof Settlement.DeadLetter ? deadLetterRouter.render(s.event()) : null;
+      if (s instanceof Settlement.DeadLetter dl && destination != null) {
         copies.add(
             new RoutedEvent(
                 dl.event(),
-                deadLetterDestination,
+                destination,
                 Map.of(
                     "dead-letter-reason", dl.reason().columnValue(),
                     "dead-letter-attempts", Integer.toString(dl.attempts()),
@@ -188,7 +211,7 @@ final class Lane implements Runnable {
             "pipeline {}: dead letter {} not copied to {}: {}",
             pipeline.name(),
             copies.get(i).event().eventId(),
-            deadLetterDestination,
+            copies.get(i).destination(),
             verdicts.get(i).error());
       }
     }

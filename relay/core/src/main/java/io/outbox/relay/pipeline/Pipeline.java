@@ -28,6 +28,7 @@ public final class Pipeline {
   private final SinkGate gate;
   private final SettlementPlanner planner;
   private final Router router;
+  private final Router deadLetterRouter;
   private final Object monitor = new Object();
 
   private Thread supervisor;
@@ -41,6 +42,10 @@ public final class Pipeline {
     this.source = source;
     this.sink = sink;
     this.router = Router.compile(settings.destinationTemplate());
+    this.deadLetterRouter =
+        settings.deadLetterDestination() == null
+            ? null
+            : Router.compile(settings.deadLetterDestination());
     this.errorBackoff =
         new RetryPolicy(settings.reconnect(), () -> ThreadLocalRandom.current().nextDouble());
     this.planner =
@@ -129,7 +134,7 @@ public final class Pipeline {
               errorBackoff,
               stats,
               settings.batchSize(),
-              settings.deadLetterDestination());
+              deadLetterRouter);
       Thread t = new Thread(lane, "outbox-relay-" + name() + "-lane-" + i);
       lanes.add(t);
       t.start();

@@ -79,6 +79,15 @@ public final class Router {
     if (explicit != null && !explicit.isBlank()) {
       return explicit;
     }
+    return render(event);
+  }
+
+  /**
+   * The template filled in for an event, ignoring the row's {@code destination} column.
+   *
+   * @return the name; {@code null} when it is blank
+   */
+  public String render(OutboxEvent event) {
     StringBuilder sb = new StringBuilder(64);
     for (Object part : parts) {
       if (part instanceof Variable v) {

@@ -1,0 +1,49 @@
+package io.outbox.relay.pipeline;
+
+import io.outbox.relay.spi.AggregateKey;
+import io.outbox.relay.spi.OutboxEvent;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Splits a batch into waves that are published one after the other, so that a failing event holds
+ * back its key's later events even when they go to another destination.
+ *
+ * <p>A key's consecutive events for one destination share a wave: the broker keeps their order (one
+ * Kafka partition, one RabbitMQ exchange and channel). When a key's next event goes elsewhere, it
+ * moves to the next wave, published only once the earlier wave was acknowledged. A batch whose keys
+ * each keep to one destination (the usual case) is a single wave.
+ */
+final class Waves {
+  private Waves() {}
+
+  /**
+   * @param events the batch, in id order
+   * @param destinations each event's destination ({@code null} when it has none)
+   * @return positions into {@code events}, per wave, each in id order
+   */
+  static List<List<Integer>> of(List<OutboxEvent> events, String[] destinations) {
+    Map<AggregateKey, Integer> waveOfKey = new HashMap<>();
+    Map<AggregateKey, String> destinationOfKey = new HashMap<>();
+    List<List<Integer>> waves = new ArrayList<>();
+    for (int i = 0; i < events.size(); i++) {
+      AggregateKey key = events.get(i).key();
+      Integer wave = waveOfKey.get(key);
+      if (wave == null) {
+        wave = 0;
+      } else if (!Objects.equals(destinationOfKey.get(key), destinations[i])) {
+        wave = wave + 1;
+      }
+      waveOfKey.put(key, wave);
+      destinationOfKey.put(key, destinations[i]);
+      while (waves.size() <= wave) {
+        waves.add(new ArrayList<>());
+      }
+      waves.get(wave).add(i);
+    }
+    return waves;
+  }
+}

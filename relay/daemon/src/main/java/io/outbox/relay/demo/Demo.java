@@ -1,0 +1,157 @@
+package io.outbox.relay.demo;
+
+import io.outbox.relay.Relay;
+import io.outbox.relay.config.PipelineSettings;
+import io.outbox.relay.config.RelaySettings;
+import io.outbox.relay.pipeline.Pipeline;
+import io.outbox.schema.Migrator;
+import io.outbox.schema.OutboxTables;
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The quickstart: a sample order service writes orders and outbox events in the same transactions,
+ * the relay publishes them, and a consumer reads them back; ends with a summary.
+ */
+public final class Demo {
+
+  /**
+   * What the demo does.
+   *
+   * @param settings the relay settings; the demo runs their single pipeline
+   * @param topic where the consumer reads (the pipeline's destination for {@code order} events)
+   * @param duration how long the order service writes
+   * @param rate orders per second (two events each)
+   * @param writers concurrent writer threads
+   */
+  public record Options(
+      RelaySettings settings, String topic, Duration duration, int rate, int writers) {}
+
+  private final PrintStream out;
+
+  public Demo(PrintStream out) {
+    this.out = out;
+  }
+
+  /** Runs the demo; returns the process exit code (0 when every committed event arrived). */
+  public int run(Options options) throws Exception {
+    PipelineSettings p = options.settings().pipelines().values().iterator().next();
+    var db = p.database();
+    prepareDatabase(db.url(), db.user(), db.password(), p);
+    OrderService orders =
+        new OrderService(
+            db.url(), db.user(), db.password(), db.table(), options.writers(), options.rate());
+    try (DemoConsumer consumer =
+        DemoConsumer.start(p.sinkSettings().getString("bootstrap-servers"), options.topic())) {
+      out.printf(
+          "demo: relay %s -> %s topic %s; writing ~%d orders/s (2 events each) for %ds%n",
+          p.sourceType(),
+          p.sinkType(),
+          options.topic(),
+          options.rate(),
+          options.duration().toSeconds());
+      try (Relay relay = Relay.start(options.settings())) {
+        Pipeline pipeline = relay.pipelines().get(0);
+        Thread progress = progress(orders, pipeline, consumer);
+        orders.run(options.duration());
+        out.printf("demo: order service done, waiting for the last events...%n");
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!consumer.receivedAll(orders.committed.keySet()) && System.nanoTime() < deadline) {
+          Thread.sleep(100);
+        }
+        progress.interrupt();
+        progress.join();
+        return summary(orders, pipeline, consumer);
+      }
+    }
+  }
+
+  private void prepareDatabase(String url, String user, String password, PipelineSettings p)
+      throws SQLException {
+    String database = url.replaceFirst("^.*/([^/?]+)(\\?.*)?$", "$1");
+    String admin = url.replaceFirst("/[^/?]+(\\?.*)?$", "/postgres$1");
+    try (Connection c = DriverManager.getConnection(admin, user, password);
+        var st = c.createStatement()) {
+      st.execute("DROP DATABASE IF EXISTS \"" + database.replace("\"", "\"\"") + "\" WITH (FORCE)");
+      st.execute("CREATE DATABASE \"" + database.replace("\"", "\"\"") + "\"");
+    }
+    var tables = OutboxTables.of(p.database().table(), p.database().deadLetterTable());
+    out.printf(
+        "demo: database %s created; %s%n",
+        database, new Migrator(tables).migrate(url, user, password));
+    try (Connection c = DriverManager.getConnection(url, user, password)) {
+      OrderService.createOrdersTable(c);
+    }
+  }
+
+  private Thread progress(OrderService orders, Pipeline pipeline, DemoConsumer consumer) {
+    long start = System.nanoTime();
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                while (true) {
+                  Thread.sleep(1000);
+                  out.printf(
+                      "  %3ds  written %6d   published %6d   consumed %6d%n",
+                      (System.nanoTime() - start) / 1_000_000_000L,
+                      orders.committed.size(),
+                      pipeline.stats().published(),
+                      consumer.distinct());
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "demo-progress");
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  private int summary(OrderService orders, Pipeline pipeline, DemoConsumer consumer) {
+    Map<UUID, Long> committed = orders.committed;
+    long missing = committed.keySet().stream().filter(id -> !consumer.has(id)).count();
+    long leaked = orders.rolledBack.keySet().stream().filter(consumer::has).count();
+    long[] latencies =
+        committed.entrySet().stream()
+            .filter(e -> consumer.has(e.getKey()))
+            .mapToLong(e -> consumer.firstSeenNanos(e.getKey()) - e.getValue())
+            .toArray();
+    Arrays.sort(latencies);
+    out.printf("%ndemo summary%n");
+    out.printf("  written (committed)        %8d events%n", committed.size());
+    out.printf("  rolled back (never sent)   %8d events%n", orders.rolledBack.size());
+    out.printf("  published by the relay     %8d events%n", pipeline.stats().published());
+    out.printf("  consumed (distinct)        %8d events%n", consumer.distinct());
+    out.printf("  duplicates                 %8d%n", consumer.duplicates());
+    out.printf("  key order violations       %8d%n", consumer.orderViolations());
+    out.printf(
+        "  commit-to-consume latency  p50 %s ms, p99 %s ms, max %s ms%n",
+        millis(latencies, 0.50), millis(latencies, 0.99), millis(latencies, 1.0));
+    boolean ok = missing == 0 && leaked == 0 && orders.failures.get() == 0;
+    if (ok) {
+      out.printf("demo: OK, every committed event arrived%n");
+    } else {
+      out.printf(
+          "demo: FAILED: %d committed event(s) missing, %d rolled-back event(s) published,"
+              + " %d writer failure(s)%n",
+          missing, leaked, orders.failures.get());
+    }
+    return ok ? 0 : 1;
+  }
+
+  private static String millis(long[] sorted, double quantile) {
+    if (sorted.length == 0) {
+      return "-";
+    }
+    int i = (int) Math.min(sorted.length - 1, Math.ceil(quantile * sorted.length) - 1);
+    return String.format("%.1f", sorted[Math.max(0, i)] / 1_000_000.0);
+  }
+}
