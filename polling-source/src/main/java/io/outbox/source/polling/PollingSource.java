@@ -307,6 +307,20 @@ final class PollingSource implements Source, PollingClaim.Owner {
     }
   }
 
+  /** Whether the notification listener is listening (diagnostics and tests). */
+  boolean listening() {
+    NotificationListener l;
+    synchronized (lifecycle) {
+      l = listener;
+    }
+    return l != null && l.listening();
+  }
+
+  /** How many lanes wait for rows right now (diagnostics and tests). */
+  int waitingLanes() {
+    return wakeUps.waiting();
+  }
+
   // PollingClaim.Owner
 
   @Override

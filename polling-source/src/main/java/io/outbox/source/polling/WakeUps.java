@@ -13,6 +13,7 @@ final class WakeUps {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private long generation;
+  private int waiting;
 
   long generation() {
     lock.lock();
@@ -43,13 +44,28 @@ final class WakeUps {
     lock.lock();
     try {
       long left = timeoutNanos;
-      while (generation == seen) {
-        if (left <= 0) {
-          return false;
+      waiting++;
+      try {
+        while (generation == seen) {
+          if (left <= 0) {
+            return false;
+          }
+          left = changed.awaitNanos(left);
         }
-        left = changed.awaitNanos(left);
+        return true;
+      } finally {
+        waiting--;
       }
-      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** How many threads wait right now (diagnostics and tests). */
+  int waiting() {
+    lock.lock();
+    try {
+      return waiting;
     } finally {
       lock.unlock();
     }

@@ -1,0 +1,203 @@
+package io.outbox.source.polling;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.PluginContext.Role;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** One test's database, its sources, and SQL shortcuts to write and inspect outbox rows. */
+final class PollingFixture implements AutoCloseable {
+
+  static final String PIPELINE = "orders";
+  static final String PATH = "outbox-relay.pipelines.orders.source.polling";
+
+  final TestDb db;
+  private final Connection sql;
+  private final List<PollingSource> sources = new CopyOnWriteArrayList<>();
+
+  private PollingFixture(TestDb db) throws SQLException {
+    this.db = db;
+    this.sql = db.connect();
+  }
+
+  static PollingFixture create(String purpose) throws SQLException {
+    return new PollingFixture(TestDb.create(purpose));
+  }
+
+  /** Test settings: fast intervals, then {@code overrides}, then reference.conf. */
+  static Config settings(Map<String, ?> overrides) {
+    Map<String, Object> fast = new HashMap<>();
+    fast.put("poll-interval", "200ms");
+    fast.put("standby-check-interval", "200ms");
+    fast.put("leadership-check-interval", "200ms");
+    fast.putAll(overrides);
+    return ConfigFactory.parseMap(fast)
+        .withFallback(
+            ConfigFactory.defaultReference()
+                .getConfig("outbox-relay.pipeline-defaults.source.polling"));
+  }
+
+  static PluginContext context(Config settings, int lanes, List<Role> roles) {
+    return new PluginContext(PIPELINE, settings, PATH, lanes, 100, Clock.systemUTC(), roles::add);
+  }
+
+  PollingSource source(int lanes) {
+    return source(lanes, OnPublish.MARK, Map.of(), new CopyOnWriteArrayList<>());
+  }
+
+  PollingSource source(int lanes, OnPublish onPublish, Map<String, ?> overrides, List<Role> roles) {
+    DatabaseSettings database =
+        new DatabaseSettings(
+            db.url(),
+            TestDb.USER,
+            TestDb.PASSWORD,
+            Map.of(),
+            "outbox",
+            "outbox_dead_letter",
+            onPublish,
+            PIPELINE);
+    PollingSource source =
+        (PollingSource)
+            new PollingSourceProvider()
+                .create(context(settings(overrides), lanes, roles), database);
+    sources.add(source);
+    return source;
+  }
+
+  /** An active source. */
+  PollingSource activeSource(int lanes, OnPublish onPublish) throws InterruptedException {
+    PollingSource source = source(lanes, onPublish, Map.of(), new CopyOnWriteArrayList<>());
+    source.activate();
+    return source;
+  }
+
+  long insert(String type, String id) throws SQLException {
+    return insert(sql, type, id, "{\"n\": 1}", "{}", 0);
+  }
+
+  /** Inserts one row on {@code connection} (in its transaction, if any). */
+  static long insert(
+      Connection connection,
+      String type,
+      String id,
+      String payload,
+      String headers,
+      long availableInMillis)
+      throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload, headers,"
+                + " available_at) VALUES (?, ?, 'Created', ?::jsonb, ?::jsonb,"
+                + " now() + ? * interval '1 millisecond') RETURNING id")) {
+      ps.setString(1, type);
+      ps.setString(2, id);
+      ps.setString(3, payload);
+      ps.setString(4, headers);
+      ps.setLong(5, availableInMillis);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  Connection sql() {
+    return sql;
+  }
+
+  /** The first column of every row. */
+  List<Object> column(String query, Object... params) throws SQLException {
+    List<Object> values = new ArrayList<>();
+    for (Map<String, Object> row : rows(query, params)) {
+      values.add(row.values().iterator().next());
+    }
+    return values;
+  }
+
+  Object value(String query, Object... params) throws SQLException {
+    List<Object> values = column(query, params);
+    return values.isEmpty() ? null : values.get(0);
+  }
+
+  List<Map<String, Object>> rows(String query, Object... params) throws SQLException {
+    try (PreparedStatement ps = sql.prepareStatement(query)) {
+      for (int i = 0; i < params.length; i++) {
+        ps.setObject(i + 1, params[i]);
+      }
+      List<Map<String, Object>> rows = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        ResultSetMetaData meta = rs.getMetaData();
+        while (rs.next()) {
+          Map<String, Object> row = new java.util.LinkedHashMap<>();
+          for (int c = 1; c <= meta.getColumnCount(); c++) {
+            row.put(meta.getColumnLabel(c), rs.getObject(c));
+          }
+          rows.add(row);
+        }
+      }
+      return rows;
+    }
+  }
+
+  void execute(String statement) throws SQLException {
+    try (var s = sql.createStatement()) {
+      s.execute(statement);
+    }
+  }
+
+  /**
+   * Ends the sessions of this test's database whose application name ends with {@code role} ({@code
+   * leader}, {@code listener}, {@code claims}) and that are in {@code state} (any when null).
+   *
+   * @return how many were ended
+   */
+  int terminate(String role, String state) throws SQLException {
+    List<Object> ended =
+        column(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                + " WHERE datname = current_database() AND application_name = ?"
+                + " AND (?::text IS NULL OR state = ?::text)",
+            "outbox-relay " + PIPELINE + " " + role,
+            state,
+            state);
+    return ended.size();
+  }
+
+  /** Ends the session holding a leader lock (a session-level advisory lock) in this database. */
+  int terminateLeader() throws SQLException {
+    return column(
+            "SELECT pg_terminate_backend(l.pid) FROM pg_locks l"
+                + " JOIN pg_database d ON d.oid = l.database AND d.datname = current_database()"
+                + " WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted")
+        .size();
+  }
+
+  static List<Long> ids(Claim claim) {
+    return claim.events().stream().map(OutboxEvent::id).toList();
+  }
+
+  @Override
+  public void close() throws SQLException {
+    for (PollingSource source : sources) {
+      source.close(Duration.ofSeconds(5));
+    }
+    sql.close();
+    db.close();
+  }
+}

@@ -1,0 +1,99 @@
+package io.outbox.source.polling;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outbox.relay.spi.SettingsProblem;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class PollingSettingsTest {
+
+  @Test
+  void readsTheDefaultsOfReferenceConf() {
+    PollingSettings s =
+        PollingSettings.from(
+            PollingFixture.context(
+                PollingFixture.settings(
+                    Map.of(
+                        "poll-interval", "1s",
+                        "standby-check-interval", "1s",
+                        "leadership-check-interval", "1s")),
+                4,
+                new java.util.ArrayList<>()));
+
+    assertThat(s)
+        .isEqualTo(
+            new PollingSettings(
+                Duration.ofSeconds(1),
+                true,
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(10),
+                Duration.ofMinutes(5),
+                Duration.ofSeconds(10)));
+  }
+
+  @Test
+  void reportsEveryProblemWithItsFullPathAndValue() {
+    List<SettingsProblem> problems =
+        PollingSettings.validate(
+            PollingFixture.context(
+                PollingFixture.settings(
+                    Map.of(
+                        "poll-interval", "soon",
+                        "listen", "maybe",
+                        "standby-check-interval", "0s",
+                        "statement-timeout", "-1s",
+                        "connection-timeout", "100ms")),
+                4,
+                new java.util.ArrayList<>()));
+
+    assertThat(problems)
+        .extracting(SettingsProblem::path)
+        .containsExactlyInAnyOrder(
+            PollingFixture.PATH + ".poll-interval",
+            PollingFixture.PATH + ".listen",
+            PollingFixture.PATH + ".standby-check-interval",
+            PollingFixture.PATH + ".statement-timeout",
+            PollingFixture.PATH + ".connection-timeout");
+    assertThat(problems.get(0).message()).contains("soon");
+    assertThat(problems)
+        .anySatisfy(p -> assertThat(p.message()).contains("100ms").contains("250ms"));
+  }
+
+  @Test
+  void zeroSwitchesOptionalLimitsOff() {
+    List<SettingsProblem> problems =
+        PollingSettings.validate(
+            PollingFixture.context(
+                PollingFixture.settings(
+                    Map.of(
+                        "statement-timeout",
+                        "0",
+                        "claim-idle-timeout",
+                        "0s",
+                        "server-keepalive",
+                        "0s")),
+                1,
+                new java.util.ArrayList<>()));
+
+    assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void refusesToBuildFromInvalidSettings() {
+    assertThatThrownBy(
+            () ->
+                PollingSettings.from(
+                    PollingFixture.context(
+                        PollingFixture.settings(Map.of("poll-interval", "1ms")),
+                        1,
+                        new java.util.ArrayList<>())))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(PollingFixture.PATH + ".poll-interval");
+  }
+}
