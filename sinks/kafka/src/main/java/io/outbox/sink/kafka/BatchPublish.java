@@ -73,6 +73,15 @@ final class BatchPublish {
     }
   }
 
+  /** Gives every event still without a verdict {@code verdict}. */
+  void failUnanswered(Verdict verdict) {
+    for (int i = 0; i < events.size(); i++) {
+      if (verdicts.get(i) == null) {
+        complete(i, verdict);
+      }
+    }
+  }
+
   boolean isDone() {
     return missing.get() == 0;
   }

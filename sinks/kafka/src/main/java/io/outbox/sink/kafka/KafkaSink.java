@@ -89,7 +89,15 @@ final class KafkaSink implements Sink {
       pending.expire("the Kafka sink is closed");
       return pending.result();
     }
-    send(producer, pending);
+    try {
+      send(producer, pending);
+    } catch (RuntimeException e) {
+      // A defect, not an outage: count an attempt so that it ends as a dead letter, not a loop.
+      log.warn("Kafka sink of pipeline {} failed unexpectedly while sending", pipeline, e);
+      pending.failUnanswered(
+          Verdict.retryable(
+              "unexpected failure of the Kafka sink: " + FailureClassifier.describe(e)));
+    }
     return pending.result();
   }
 
