@@ -32,6 +32,7 @@ final class LeaderLock {
   private final String table;
   private final ScheduledExecutorService watchdog;
   private Connection session; // guarded by this
+  private boolean watching; // guarded by this
   private volatile boolean held;
 
   LeaderLock(
@@ -56,8 +57,6 @@ final class LeaderLock {
               t.setDaemon(true);
               return t;
             });
-    long every = settings.leadershipCheckInterval().toMillis();
-    watchdog.scheduleWithFixedDelay(this::check, every, every, TimeUnit.MILLISECONDS);
   }
 
   /** Whether this instance holds the lock, as far as the last check knows. */
@@ -78,6 +77,7 @@ final class LeaderLock {
         throw new InterruptedException("pipeline " + pipeline + ": source closed");
       }
       if (tryOnce()) {
+        watch();
         log.info("pipeline {}: this instance is now the active one for {}", pipeline, table);
         return;
       }
@@ -120,6 +120,14 @@ final class LeaderLock {
               + ": "
               + e.getMessage(),
           e);
+    }
+  }
+
+  private synchronized void watch() {
+    if (!watching) {
+      watching = true;
+      long every = settings.leadershipCheckInterval().toMillis();
+      watchdog.scheduleWithFixedDelay(this::check, every, every, TimeUnit.MILLISECONDS);
     }
   }
 

@@ -68,10 +68,10 @@ final class NotificationListener {
         try (Statement statement = connection.createStatement()) {
           statement.execute(listenSql);
         }
-        listening = true;
-        log.debug("pipeline {}: listening on channel {}", pipeline, channel);
         // Rows committed while nobody listened would otherwise wait for the poll interval.
         wakeUps.wakeAll();
+        listening = true;
+        log.debug("pipeline {}: listening on channel {}", pipeline, channel);
         backoff = MIN_BACKOFF_MS;
         PGConnection pg = connection.unwrap(PGConnection.class);
         while (!stopping) {

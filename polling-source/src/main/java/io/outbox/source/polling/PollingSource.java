@@ -31,6 +31,7 @@ import org.slf4j.LoggerFactory;
 final class PollingSource implements Source, PollingClaim.Owner {
 
   private static final Logger log = LoggerFactory.getLogger(PollingSource.class);
+  private static final long NOT_IDLE = -1; // wake-up generations start at 0
 
   private final String pipeline;
   private final int lanes;
@@ -42,6 +43,10 @@ final class PollingSource implements Source, PollingClaim.Owner {
   private final LeaderLock leader;
   private final PluginContext.RoleListener roleListener;
   private final AtomicIntegerArray outstanding; // 1 while the lane has a claim
+  // Per lane, touched only by the lane's claim() (one at a time, ordered by `outstanding`): the
+  // wake-up generation and time of the lane's last query that found nothing.
+  private final long[] idleGeneration;
+  private final long[] idleSince;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
   private volatile OutboxSql sql;
@@ -49,6 +54,8 @@ final class PollingSource implements Source, PollingClaim.Owner {
   private volatile HikariDataSource pool;
   private NotificationListener listener; // guarded by lifecycle
   private volatile boolean closed;
+  private final java.util.concurrent.atomic.LongAdder claimQueries =
+      new java.util.concurrent.atomic.LongAdder();
 
   PollingSource(PluginContext context, DatabaseSettings database, PollingSettings settings) {
     this.pipeline = database.pipeline() != null ? database.pipeline() : context.pipeline();
@@ -59,6 +66,9 @@ final class PollingSource implements Source, PollingClaim.Owner {
     this.connections = new Connections(database, settings, pipeline);
     this.roleListener = context.roles();
     this.outstanding = new AtomicIntegerArray(lanes);
+    this.idleGeneration = new long[lanes];
+    this.idleSince = new long[lanes];
+    java.util.Arrays.fill(idleGeneration, NOT_IDLE);
     this.leader =
         new LeaderLock(
             connections,
@@ -139,17 +149,26 @@ final class PollingSource implements Source, PollingClaim.Owner {
       long poll = settings.pollInterval().toNanos();
       while (!closed) {
         checkLeadership();
-        long seen = wakeUps.generation();
-        PollingClaim claim = tryClaim(lane, maxEvents);
-        if (claim != null) {
-          handedOut = true;
-          return claim;
+        long generation = wakeUps.generation();
+        long now = System.nanoTime();
+        // An idle lane queries again only when woken or when the poll interval passed, however
+        // short the caller's maxWait: idle load is one query per lane per poll interval.
+        if (generation != idleGeneration[lane] || now - idleSince[lane] >= poll) {
+          PollingClaim claim = tryClaim(lane, maxEvents);
+          if (claim != null) {
+            idleGeneration[lane] = NOT_IDLE;
+            handedOut = true;
+            return claim;
+          }
+          idleGeneration[lane] = generation;
+          idleSince[lane] = now;
         }
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           break;
         }
-        wakeUps.awaitChange(seen, Math.min(poll, left));
+        long untilPoll = idleSince[lane] + poll - System.nanoTime();
+        wakeUps.awaitChange(idleGeneration[lane], Math.max(0, Math.min(untilPoll, left)));
       }
       return EmptyClaim.INSTANCE;
     } finally {
@@ -172,6 +191,7 @@ final class PollingSource implements Source, PollingClaim.Owner {
 
   /** One claim transaction; {@code null} when there is nothing to claim. */
   private PollingClaim tryClaim(int lane, int maxEvents) {
+    claimQueries.increment();
     Connection c;
     try {
       c = pool.getConnection();
@@ -314,6 +334,11 @@ final class PollingSource implements Source, PollingClaim.Owner {
       l = listener;
     }
     return l != null && l.listening();
+  }
+
+  /** How many claim transactions ran so far (diagnostics and tests). */
+  long claimQueries() {
+    return claimQueries.sum();
   }
 
   /** How many lanes wait for rows right now (diagnostics and tests). */

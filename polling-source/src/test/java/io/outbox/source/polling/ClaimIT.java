@@ -243,6 +243,25 @@ class ClaimIT {
     claim.release();
   }
 
+  @Test
+  void anIdleLaneQueriesOncePerPollIntervalHoweverShortTheCallersWait() throws Exception {
+    PollingSource source =
+        fx.source(1, OnPublish.MARK, Map.of("poll-interval", "5s"), new CopyOnWriteArrayList<>());
+    source.activate();
+    await().atMost(Duration.ofSeconds(5)).until(source::listening);
+    long before = source.claimQueries();
+
+    for (int i = 0; i < 10; i++) {
+      source.claim(0, 10, Duration.ofMillis(100)).release();
+    }
+
+    assertThat(source.claimQueries() - before).isEqualTo(1);
+    long id = fx.insert("order", "1"); // the notification makes the next call query at once
+    Claim claim = source.claim(0, 10, Duration.ofSeconds(2));
+    assertThat(ids(claim)).containsExactly(id);
+    claim.release();
+  }
+
   private static Claim claimQuietly(PollingSource source, Duration wait) {
     try {
       return source.claim(0, 10, wait);
