@@ -1,7 +1,6 @@
 package io.outbox.relay.cli;
 
 import java.io.PrintWriter;
-import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.IParameterExceptionHandler;
 import picocli.CommandLine.ParameterException;
@@ -35,7 +34,17 @@ final class UsageErrorReporter implements IParameterExceptionHandler {
             : command.getSubcommands().isEmpty()
                 ? "unexpected argument '" + argument + "'"
                 : "unknown command '" + argument + "'";
-    List<String> suggestions = unmatched.getSuggestions();
-    return suggestions.isEmpty() ? what : what + " (did you mean " + suggestions.get(0) + "?)";
+    // picocli suggests loosely (frobnicate -> migrate); keep only a suggestion that looks alike.
+    String stem = stem(argument);
+    for (String suggestion : unmatched.getSuggestions()) {
+      if (stem.length() >= 3 && stem(suggestion).startsWith(stem.substring(0, 3))) {
+        return what + " (did you mean " + suggestion + "?)";
+      }
+    }
+    return what;
+  }
+
+  private static String stem(String argument) {
+    return argument.replaceFirst("^-+", "");
   }
 }
