@@ -29,6 +29,16 @@ class TableNamesTest {
   }
 
   @Test
+  void lockKeysNeverChangeBetweenReleases() {
+    // Instances of different versions must agree during a rolling upgrade: these values are fixed
+    // (SHA-256 prefixes of "outbox-relay:leader:<pipeline>:<schema.table>" and
+    // "outbox-relay:lane:<schema.table>").
+    TableNames outbox = TableNames.of("outbox", "outbox_dead_letter");
+    assertThat(outbox.leaderLockKey("orders")).isEqualTo(1901057175795243700L);
+    assertThat(outbox.laneLockKey()).isEqualTo(1802062690);
+  }
+
+  @Test
   void lockKeysAreStableAndDistinguishPipelinesAndTables() {
     TableNames outbox = TableNames.of("outbox", "outbox_dead_letter");
     TableNames qualified = TableNames.of("public.outbox", "outbox_dead_letter");
