@@ -3,7 +3,6 @@ package io.outbox.source.polling;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
-import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
@@ -13,8 +12,6 @@ import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
@@ -28,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * insert trigger wake idle lanes, the poll interval is the fallback. One instance per pipeline is
  * active at a time ({@link LeaderLock}).
  */
-final class PollingSource implements Source, PollingClaim.Owner {
+final class PollingSource implements Source {
 
   private static final Logger log = LoggerFactory.getLogger(PollingSource.class);
   private static final long NOT_IDLE = -1; // wake-up generations start at 0
@@ -49,8 +46,7 @@ final class PollingSource implements Source, PollingClaim.Owner {
   private final long[] idleSince;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
-  private volatile OutboxSql sql;
-  private volatile PayloadFormat format;
+  private volatile ClaimTransactions claims;
   private volatile HikariDataSource pool;
   private NotificationListener listener; // guarded by lifecycle
   private volatile boolean closed;
@@ -91,6 +87,7 @@ final class PollingSource implements Source, PollingClaim.Owner {
         if (pool == null) {
           pool = connections.pool(lanes);
         }
+        PayloadFormat format;
         try (Connection c = pool.getConnection()) {
           format = OutboxSchema.inspect(c, tables);
           c.rollback();
@@ -106,7 +103,25 @@ final class PollingSource implements Source, PollingClaim.Owner {
                   + e.getMessage(),
               e);
         }
-        sql = new OutboxSql(tables, format, lanes);
+        OutboxSql sql = new OutboxSql(tables, format, lanes);
+        claims =
+            new ClaimTransactions(
+                pool,
+                sql,
+                format,
+                tables,
+                lanes,
+                database.onPublish(),
+                pipeline,
+                connections.safeUrl(),
+                this::ended);
+        log.info(
+            "pipeline {}: polling {} ({} payload) on {}, {} lane(s)",
+            pipeline,
+            tables.displayTable(),
+            format,
+            connections.safeUrl(),
+            lanes);
         if (settings.listen() && listener == null) {
           listener =
               new NotificationListener(
@@ -118,13 +133,6 @@ final class PollingSource implements Source, PollingClaim.Owner {
       leader.release();
       throw e;
     }
-    log.info(
-        "pipeline {}: polling {} ({} payload) on {}, {} lane(s)",
-        pipeline,
-        tables.displayTable(),
-        format,
-        connections.safeUrl(),
-        lanes);
     report(Role.ACTIVE);
   }
 
@@ -136,7 +144,8 @@ final class PollingSource implements Source, PollingClaim.Owner {
     if (maxEvents < 1) {
       throw new IllegalArgumentException("maxEvents must be at least 1, got " + maxEvents);
     }
-    if (sql == null) {
+    ClaimTransactions transactions = claims;
+    if (transactions == null) {
       throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
     }
     if (!outstanding.compareAndSet(lane, 0, 1)) {
@@ -154,8 +163,11 @@ final class PollingSource implements Source, PollingClaim.Owner {
         // An idle lane queries again only when woken or when the poll interval passed, however
         // short the caller's maxWait: idle load is one query per lane per poll interval.
         if (generation != idleGeneration[lane] || now - idleSince[lane] >= poll) {
-          PollingClaim claim = tryClaim(lane, maxEvents);
-          if (claim != null) {
+          claimQueries.increment();
+          PollingClaim claim = transactions.open(lane, maxEvents, leader::held);
+          if (claim == null) {
+            checkLeadership(); // rows found just as the leader lock was lost were given back
+          } else {
             idleGeneration[lane] = NOT_IDLE;
             handedOut = true;
             return claim;
@@ -186,75 +198,6 @@ final class PollingSource implements Source, PollingClaim.Owner {
               + ": this instance lost its leader lock on "
               + tables.displayTable()
               + "; another instance may be active");
-    }
-  }
-
-  /** One claim transaction; {@code null} when there is nothing to claim. */
-  private PollingClaim tryClaim(int lane, int maxEvents) {
-    claimQueries.increment();
-    Connection c;
-    try {
-      c = pool.getConnection();
-    } catch (SQLException e) {
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + " lane "
-              + lane
-              + ": no database connection to "
-              + connections.safeUrl()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
-    try {
-      List<OutboxEvent> events = List.of();
-      if (tryLaneLock(c, lane)) {
-        try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
-          int i = 1;
-          if (lanes > 1) {
-            ps.setInt(i++, lane);
-          }
-          ps.setInt(i, maxEvents);
-          try (ResultSet rs = ps.executeQuery()) {
-            events = EventRows.read(rs, format);
-          }
-        }
-      }
-      if (!events.isEmpty() && leader.held()) {
-        return new PollingClaim(this, lane, c, events);
-      }
-      c.rollback();
-    } catch (SQLException e) {
-      discard(c);
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + " lane "
-              + lane
-              + ": claiming from "
-              + tables.displayTable()
-              + " failed: "
-              + e.getMessage(),
-          e);
-    } catch (RuntimeException e) {
-      discard(c);
-      throw e;
-    }
-    closeQuietly(c);
-    checkLeadership(); // rows found just as the leader lock was lost: given back
-    return null;
-  }
-
-  /** {@code false} when another instance (the one handing over, say) holds the lane. */
-  private boolean tryLaneLock(Connection c, int lane) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(OutboxSql.TRY_LANE_LOCK)) {
-      ps.setInt(1, tables.laneLockKey());
-      ps.setInt(2, lane);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getBoolean(1);
-      }
     }
   }
 
@@ -346,48 +289,8 @@ final class PollingSource implements Source, PollingClaim.Owner {
     return wakeUps.waiting();
   }
 
-  // PollingClaim.Owner
-
-  @Override
-  public OutboxSql sql() {
-    return sql;
-  }
-
-  @Override
-  public OnPublish onPublish() {
-    return database.onPublish();
-  }
-
-  @Override
-  public String pipeline() {
-    return pipeline;
-  }
-
-  @Override
-  public void discard(Connection connection) {
-    try {
-      connection.rollback();
-    } catch (SQLException | RuntimeException e) {
-      // broken already; the server rolls back when the session ends
-    }
-    HikariDataSource p = pool;
-    if (p != null) {
-      p.evictConnection(connection);
-    }
-    closeQuietly(connection);
-  }
-
-  @Override
-  public void closeQuietly(Connection connection) {
-    try {
-      connection.close();
-    } catch (SQLException e) {
-      log.debug("pipeline {}: closing a connection: {}", pipeline, e.getMessage());
-    }
-  }
-
-  @Override
-  public void ended(int lane) {
+  /** Called exactly once when a claim of {@code lane} ended. */
+  private void ended(int lane) {
     outstanding.set(lane, 0);
     synchronized (outstanding) {
       outstanding.notifyAll();

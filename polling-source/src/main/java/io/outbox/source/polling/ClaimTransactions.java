@@ -1,0 +1,161 @@
+package io.outbox.source.polling;
+
+import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.SourceException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntConsumer;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Opens claims: on a pooled connection, a transaction that takes the lane's advisory lock, then
+ * locks the lane's next claimable rows. Built at each activation, with the payload format found
+ * then.
+ */
+final class ClaimTransactions implements PollingClaim.Owner {
+
+  private static final Logger log = LoggerFactory.getLogger(ClaimTransactions.class);
+
+  private final DataSource pool;
+  private final OutboxSql sql;
+  private final PayloadFormat format;
+  private final int laneLockKey;
+  private final int lanes;
+  private final OnPublish onPublish;
+  private final String pipeline;
+  private final String safeUrl;
+  private final IntConsumer ended;
+
+  ClaimTransactions(
+      DataSource pool,
+      OutboxSql sql,
+      PayloadFormat format,
+      TableNames tables,
+      int lanes,
+      OnPublish onPublish,
+      String pipeline,
+      String safeUrl,
+      IntConsumer ended) {
+    this.pool = pool;
+    this.sql = sql;
+    this.format = format;
+    this.laneLockKey = tables.laneLockKey();
+    this.lanes = lanes;
+    this.onPublish = onPublish;
+    this.pipeline = pipeline;
+    this.safeUrl = safeUrl;
+    this.ended = ended;
+  }
+
+  /**
+   * One claim transaction.
+   *
+   * @param stillLeader checked once rows are locked; when false they are given back
+   * @return the claim, or {@code null} when there was nothing to claim, another instance holds the
+   *     lane, or leadership was lost
+   * @throws SourceException when the database fails
+   */
+  PollingClaim open(int lane, int maxEvents, BooleanSupplier stillLeader) {
+    Connection c;
+    try {
+      c = pool.getConnection();
+    } catch (SQLException e) {
+      throw failure(lane, "no database connection to " + safeUrl, e);
+    }
+    try {
+      List<OutboxEvent> events = List.of();
+      if (tryLaneLock(c, lane)) {
+        try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
+          int i = 1;
+          if (lanes > 1) {
+            ps.setInt(i++, lane);
+          }
+          ps.setInt(i, maxEvents);
+          try (ResultSet rs = ps.executeQuery()) {
+            events = EventRows.read(rs, format);
+          }
+        }
+      }
+      if (!events.isEmpty() && stillLeader.getAsBoolean()) {
+        return new PollingClaim(this, lane, c, events);
+      }
+      c.rollback();
+    } catch (SQLException e) {
+      discard(c);
+      throw failure(lane, "claiming from " + sql.table + " failed", e);
+    } catch (RuntimeException e) {
+      discard(c);
+      throw e;
+    }
+    closeQuietly(c);
+    return null;
+  }
+
+  /** {@code false} when another instance (one handing over, say) holds the lane. */
+  private boolean tryLaneLock(Connection c, int lane) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(OutboxSql.TRY_LANE_LOCK)) {
+      ps.setInt(1, laneLockKey);
+      ps.setInt(2, lane);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
+  private SourceException failure(int lane, String what, SQLException e) {
+    return new SourceException(
+        "pipeline " + pipeline + " lane " + lane + ": " + what + ": " + e.getMessage(), e);
+  }
+
+  @Override
+  public OutboxSql sql() {
+    return sql;
+  }
+
+  @Override
+  public OnPublish onPublish() {
+    return onPublish;
+  }
+
+  @Override
+  public String pipeline() {
+    return pipeline;
+  }
+
+  /**
+   * Rolls back and returns the connection. A connection that broke was already marked as such by
+   * the pool (from the SQL state of its error), which then closes it instead of reusing it.
+   */
+  @Override
+  public void discard(Connection connection) {
+    try {
+      connection.rollback();
+    } catch (SQLException | RuntimeException e) {
+      log.debug("pipeline {}: rollback on a failed connection: {}", pipeline, e.getMessage());
+    }
+    closeQuietly(connection);
+  }
+
+  @Override
+  public void closeQuietly(Connection connection) {
+    try {
+      connection.close();
+    } catch (SQLException e) {
+      log.debug("pipeline {}: closing a connection: {}", pipeline, e.getMessage());
+    }
+  }
+
+  @Override
+  public void ended(int lane) {
+    ended.accept(lane);
+  }
+}
