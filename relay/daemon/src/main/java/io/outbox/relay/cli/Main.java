@@ -24,7 +24,13 @@ import picocli.CommandLine.Spec;
     synopsisSubcommandLabel = "COMMAND",
     description = "Publishes transactional outbox rows from PostgreSQL to Kafka or RabbitMQ.",
     // A new subcommand is one more entry here.
-    subcommands = {CheckConfigCommand.class, MigrateCommand.class, HelpCommand.class})
+    subcommands = {
+      RunCommand.class,
+      MigrateCommand.class,
+      CheckConfigCommand.class,
+      DemoCommand.class,
+      HelpCommand.class
+    })
 public final class Main implements Callable<Integer> {
 
   /** Exit code of a usage error or an invalid configuration. */

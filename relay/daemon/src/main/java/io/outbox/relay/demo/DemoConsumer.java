@@ -2,6 +2,7 @@ package io.outbox.relay.demo;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,12 +16,14 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /** The demo's consumer: reads the topic, notes first arrival, duplicates and key order. */
 final class DemoConsumer implements AutoCloseable {
+  private static final int PARTITIONS = 3;
   private final Map<UUID, Long> firstSeen = new ConcurrentHashMap<>();
   private final AtomicLong duplicates = new AtomicLong();
   private final AtomicLong orderViolations = new AtomicLong();
@@ -37,7 +40,7 @@ final class DemoConsumer implements AutoCloseable {
     Properties admin = new Properties();
     admin.put("bootstrap.servers", bootstrap);
     try (Admin a = Admin.create(admin)) {
-      a.createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get();
+      a.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all().get();
     }
     DemoConsumer c = new DemoConsumer(bootstrap, topic);
     c.thread.start();
@@ -47,12 +50,17 @@ final class DemoConsumer implements AutoCloseable {
   private void consume(String bootstrap, String topic) {
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(ConsumerConfig.GROUP_ID_CONFIG, "outbox-relay-demo-" + UUID.randomUUID());
-    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(p)) {
-      consumer.subscribe(List.of(topic));
+      // No consumer group: the partitions are assigned by hand, nothing waits for a rebalance.
+      List<TopicPartition> partitions = new ArrayList<>();
+      for (int i = 0; i < PARTITIONS; i++) {
+        partitions.add(new TopicPartition(topic, i));
+      }
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
       while (running) {
         for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(50))) {
           long now = System.nanoTime();

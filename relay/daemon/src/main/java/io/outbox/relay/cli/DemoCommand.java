@@ -1,0 +1,153 @@
+package io.outbox.relay.cli;
+
+import com.typesafe.config.ConfigFactory;
+import io.outbox.relay.config.ConfigProblemsException;
+import io.outbox.relay.config.RelayConfigLoader;
+import io.outbox.relay.config.RelaySettings;
+import io.outbox.relay.demo.Demo;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code demo}: the quickstart. Makes sure the local services run, creates a demo database, runs
+ * the relay with a sample order service writing and a consumer reading, and prints a summary.
+ */
+@Command(
+    name = "demo",
+    description = {
+      "The quickstart: starts the local services (scripts/services.sh), creates the database",
+      "outbox_demo, runs the relay (polling -> Kafka) while a sample order service writes orders",
+      "and outbox events in the same transactions and a consumer reads them back; ends with a",
+      "summary. Exit 0 when every committed event arrived."
+    })
+final class DemoCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @Mixin HelpOption help;
+
+  @Option(
+      names = "--config",
+      paramLabel = "FILE",
+      description = "The demo configuration (default: config/demo.conf of this checkout).")
+  Path configFile;
+
+  @Option(
+      names = "--duration",
+      paramLabel = "SECONDS",
+      defaultValue = "10",
+      description = "How long the order service writes (default: ${DEFAULT-VALUE}).")
+  int seconds;
+
+  @Option(
+      names = "--rate",
+      defaultValue = "250",
+      description = "Orders per second, two events each (default: ${DEFAULT-VALUE}).")
+  int rate;
+
+  @Option(
+      names = "--writers",
+      defaultValue = "4",
+      description = "Concurrent writer threads (default: ${DEFAULT-VALUE}).")
+  int writers;
+
+  @Option(
+      names = "--no-services",
+      description = "Do not run scripts/services.sh up: the services already run.")
+  boolean noServices;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    if (seconds < 1 || rate < 1 || writers < 1) {
+      throw new picocli.CommandLine.ParameterException(
+          spec.commandLine(), "--duration, --rate and --writers must be at least 1");
+    }
+    Path home = home();
+    if (!noServices) {
+      startServices(home, out);
+    }
+    Path file = configFile != null ? configFile : home.resolve("config/demo.conf");
+    String run = UUID.randomUUID().toString().substring(0, 8);
+    String topicPrefix = "demo-" + run;
+    // A fresh topic per run, so that the consumer sees only this run's events.
+    com.typesafe.config.Config user = parse(file);
+    StringBuilder overrides = new StringBuilder("outbox-relay.http.port = 0\n");
+    if (user.hasPath("outbox-relay.pipelines")) {
+      for (String name : user.getObject("outbox-relay.pipelines").keySet()) {
+        overrides
+            .append("outbox-relay.pipelines.\"")
+            .append(name)
+            .append("\".routing.destination = \"")
+            .append(topicPrefix)
+            .append(".${aggregate_type}\"\n");
+      }
+    }
+    user = ConfigFactory.parseString(overrides.toString()).withFallback(user);
+    RelaySettings settings = RelayConfigLoader.standard().load(user, file.toString()).settings();
+    if (settings.pipelines().size() != 1) {
+      throw new CommandFailedException(
+          file
+              + " must define exactly one pipeline for the demo, found "
+              + settings.pipelines().size());
+    }
+    var pipeline = settings.pipelines().values().iterator().next();
+    if (!pipeline.sinkType().equals("kafka")) {
+      throw new CommandFailedException(
+          "the demo reads back from Kafka; " + file + " uses sink.type = " + pipeline.sinkType());
+    }
+    out.flush();
+    System.out.flush();
+    return new Demo(System.out)
+        .run(
+            new Demo.Options(
+                settings, topicPrefix + ".order", Duration.ofSeconds(seconds), rate, writers));
+  }
+
+  private static com.typesafe.config.Config parse(Path file) {
+    if (!Files.isRegularFile(file)) {
+      throw new ConfigProblemsException(
+          file.toString(),
+          java.util.List.of(
+              new io.outbox.relay.config.ConfigProblem(
+                  "--config", "file not found: " + file, null)));
+    }
+    return ConfigFactory.parseFile(file.toFile());
+  }
+
+  /** The checkout (or distribution) root: OUTBOX_RELAY_HOME, set by the launcher, or ".". */
+  private static Path home() {
+    String env = System.getenv("OUTBOX_RELAY_HOME");
+    return Path.of(env != null && !env.isBlank() ? env : ".").toAbsolutePath().normalize();
+  }
+
+  private static void startServices(Path home, PrintWriter out) throws Exception {
+    Path script = home.resolve("scripts/services.sh");
+    if (!Files.isExecutable(script)) {
+      out.println("demo: " + script + " not found; assuming the services already run");
+      return;
+    }
+    out.println("demo: starting the local services (" + script + " up)...");
+    out.flush();
+    Process p =
+        new ProcessBuilder(script.toString(), "up")
+            .directory(home.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {
+      throw new CommandFailedException(
+          "scripts/services.sh up failed (exit " + (p.isAlive() ? "timeout" : p.exitValue()) + ")");
+    }
+  }
+}
