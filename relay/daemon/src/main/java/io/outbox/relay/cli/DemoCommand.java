@@ -25,10 +25,11 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "demo",
     description = {
-      "The quickstart: starts the local services (scripts/services.sh), creates the database",
-      "outbox_demo, runs the relay (polling -> Kafka) while a sample order service writes orders",
-      "and outbox events in the same transactions and a consumer reads them back; ends with a",
-      "summary. Exit 0 when every committed event arrived."
+      "The quickstart: services, a demo database, the relay, a sample app and a consumer.",
+      "Starts the local services (scripts/services.sh up), creates the database outbox_demo, runs",
+      "the relay (polling -> Kafka) while a sample order service writes orders and outbox events",
+      "in the same transactions and a consumer reads them back; ends with a summary.",
+      "Exit 0 when every committed event arrived."
     })
 final class DemoCommand implements Callable<Integer> {
 

@@ -2,6 +2,7 @@ package io.outbox.relay.cli;
 
 import io.outbox.relay.Relay;
 import io.outbox.relay.config.RelaySettings;
+import io.outbox.relay.http.HttpEndpoints;
 import io.outbox.relay.pipeline.Pipeline;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -32,6 +33,17 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     RelaySettings settings = config.load().settings();
     Relay relay = Relay.start(settings);
+    HttpEndpoints http;
+    try {
+      http = HttpEndpoints.start(settings.http(), relay);
+    } catch (RuntimeException e) {
+      relay.close();
+      throw new CommandFailedException(e.getMessage());
+    }
+    log.info(
+        "HTTP endpoints on {}:{} (/metrics, /health/live, /health/ready)",
+        settings.http().host(),
+        http.port());
     log.info(
         "outbox-relay running {} pipeline(s): {}",
         relay.pipelines().size(),
@@ -45,6 +57,7 @@ final class RunCommand implements Callable<Integer> {
                   log.info(
                       "outbox-relay stopping (shutdown-timeout {})", settings.shutdownTimeout());
                   relay.close();
+                  http.close();
                   log.info("outbox-relay stopped");
                   stopped.countDown();
                   if (!returning.get()) {
