@@ -24,12 +24,46 @@ import org.slf4j.LoggerFactory;
 public final class Relay implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Relay.class);
 
+  private static final Duration REPORT_INTERVAL = Duration.ofMinutes(1);
+
   private final RelaySettings settings;
   private final List<Pipeline> pipelines;
+  private final Thread reporter;
 
   private Relay(RelaySettings settings, List<Pipeline> pipelines) {
     this.settings = settings;
     this.pipelines = Collections.unmodifiableList(pipelines);
+    this.reporter = new Thread(this::report, "outbox-relay-report");
+    reporter.setDaemon(true);
+  }
+
+  /** Logs, once a minute, what each active pipeline did since the last report. */
+  private void report() {
+    long[][] last = new long[pipelines.size()][];
+    try {
+      while (true) {
+        Thread.sleep(REPORT_INTERVAL.toMillis());
+        for (int i = 0; i < pipelines.size(); i++) {
+          Pipeline p = pipelines.get(i);
+          var s = p.stats();
+          long[] now = {s.published(), s.retried(), s.deadLettered()};
+          long[] before = last[i] == null ? new long[3] : last[i];
+          last[i] = now;
+          if (p.role() == io.outbox.relay.spi.PluginContext.Role.ACTIVE) {
+            log.info(
+                "pipeline {}: last {}s published {}, retried {}, dead-lettered {}; sink {}",
+                p.name(),
+                REPORT_INTERVAL.toSeconds(),
+                now[0] - before[0],
+                now[1] - before[1],
+                now[2] - before[2],
+                p.sinkAvailable() ? "available" : "unavailable");
+          }
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** Creates every pipeline's source and sink and starts the pipelines. */
@@ -46,7 +80,9 @@ public final class Relay implements AutoCloseable {
       throw e;
     }
     pipelines.forEach(Pipeline::start);
-    return new Relay(settings, pipelines);
+    Relay relay = new Relay(settings, pipelines);
+    relay.reporter.start();
+    return relay;
   }
 
   private static Pipeline create(PipelineSettings p) {
@@ -114,6 +150,7 @@ public final class Relay implements AutoCloseable {
 
   /** Stops every pipeline in parallel within {@code timeout}. */
   public void close(Duration timeout) {
+    reporter.interrupt();
     List<Thread> stoppers = new ArrayList<>();
     for (Pipeline p : pipelines) {
       Thread t = new Thread(() -> p.stop(timeout), "outbox-relay-stop-" + p.name());
