@@ -325,6 +325,42 @@ class PollingToKafkaIT {
         .containsExactlyInAnyOrder(waiting, other);
   }
 
+  @Test
+  void deadLettersAreAlsoPublishedToTheDeadLetterDestination(TestInfo info) throws Exception {
+    fixture(info);
+    relay = fx.start("dead-letter.destination = \"" + fx.topicPrefix + ".dlq.${aggregate_type}\"");
+    UUID poison =
+        fx.commit(
+                List.of(
+                    OutboxMessage.builder()
+                        .aggregate("order", "p1")
+                        .eventType("Misrouted")
+                        .destination("bad topic name")
+                        .payload("{\"n\":1}")
+                        .header("trace", "t-1")
+                        .build()))
+            .get(0);
+
+    List<ConsumerRecord<String, byte[]>> dead =
+        fx.read(fx.topicPrefix + ".dlq.order", 1, Duration.ofSeconds(30));
+    assertThat(dead).hasSize(1);
+    ConsumerRecord<String, byte[]> r = dead.get(0);
+    assertThat(KafkaTestSupport.header(r, "event-id")).isEqualTo(poison.toString());
+    assertThat(KafkaTestSupport.header(r, "dead-letter-reason")).isEqualTo("permanent");
+    assertThat(KafkaTestSupport.header(r, "dead-letter-attempts")).isEqualTo("1");
+    assertThat(KafkaTestSupport.header(r, "dead-letter-error")).contains("bad topic name");
+    assertThat(KafkaTestSupport.header(r, "trace")).isEqualTo("t-1");
+    assertThat(KafkaTestSupport.valueAsString(r)).isEqualTo("{\"n\": 1}");
+    // The table stays the source of truth.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                fx.count(
+                        "SELECT count(*) FROM outbox_dead_letter WHERE event_id = '" + poison + "'")
+                    == 1);
+  }
+
   static List<UUID> eventIds(List<ConsumerRecord<String, byte[]>> records) {
     return records.stream()
         .map(

@@ -1,0 +1,64 @@
+package io.outbox.relay.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.relay.cli.Main;
+import io.outbox.testkit.Services;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code outbox-relay demo} end to end, on a database of its own. */
+class DemoIT {
+  private final String database = "demo_it_" + UUID.randomUUID().toString().substring(0, 8);
+
+  @AfterEach
+  void dropDatabase() throws Exception {
+    try (Connection c =
+            DriverManager.getConnection(
+                Services.jdbcUrl("postgres"), Services.pgUser(), Services.pgPassword());
+        Statement st = c.createStatement()) {
+      st.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+    }
+  }
+
+  @Test
+  void demoDeliversEveryCommittedEventAndExitsZero(@TempDir Path dir) throws Exception {
+    Path config = dir.resolve("demo.conf");
+    Files.writeString(
+        config,
+        """
+        outbox-relay.pipelines.demo {
+          database { url = "%s", user = "%s", password = "%s" }
+          sink.kafka.bootstrap-servers = "%s"
+        }
+        """
+            .formatted(
+                Services.jdbcUrl(database),
+                Services.pgUser(),
+                Services.pgPassword(),
+                Services.kafkaBootstrap()));
+    StringWriter err = new StringWriter();
+    int exit =
+        Main.execute(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(err),
+            "demo",
+            "--no-services",
+            "--config",
+            config.toString(),
+            "--duration",
+            "3",
+            "--rate",
+            "100");
+    assertThat(exit).as("demo exit code; stderr: %s", err).isZero();
+  }
+}
