@@ -1,0 +1,119 @@
+package io.outbox.relay.it;
+
+import io.outbox.schema.OutboxMessage;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Writes test events into a fixture's outbox: a backlog at once, or a steady stream from a
+ * background thread. Events carry a per-key {@code seq} header (and payload), and every key is
+ * written by one thread only, so a key's row ids follow its commit order.
+ */
+final class OutboxLoad implements AutoCloseable {
+  private static final int BACKLOG_TRANSACTION = 1_000;
+
+  private final RelayFixture fx;
+  private final int keys;
+  private final int perTransaction;
+  private final Duration pause;
+  private final Set<UUID> committed = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean running = new AtomicBoolean(true);
+  private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private final Thread thread;
+
+  private OutboxLoad(RelayFixture fx, int keys, int perTransaction, Duration pause) {
+    this.fx = fx;
+    this.keys = keys;
+    this.perTransaction = perTransaction;
+    this.pause = pause;
+    this.thread = new Thread(this::write, "outbox-load");
+  }
+
+  /**
+   * Commits {@code events} events over {@code keys} keys ({@code k0}, {@code k1}...), round robin,
+   * in transactions of 1,000; returns their event ids.
+   */
+  static List<UUID> backlog(RelayFixture fx, int events, int keys) throws SQLException {
+    List<UUID> ids = new ArrayList<>(events);
+    List<OutboxMessage> tx = new ArrayList<>();
+    for (int i = 0; i < events; i++) {
+      tx.add(RelayFixture.event("k" + (i % keys), i / keys));
+      if (tx.size() == BACKLOG_TRANSACTION || i == events - 1) {
+        ids.addAll(fx.commit(tx));
+        tx.clear();
+      }
+    }
+    return ids;
+  }
+
+  /**
+   * Starts a thread that commits a transaction of {@code perTransaction} events on random keys
+   * ({@code s0}, {@code s1}...) and then pauses, until {@link #stop()}.
+   */
+  static OutboxLoad stream(RelayFixture fx, int keys, int perTransaction, Duration pause) {
+    OutboxLoad load = new OutboxLoad(fx, keys, perTransaction, pause);
+    load.thread.start();
+    return load;
+  }
+
+  private void write() {
+    int[] seq = new int[keys];
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    try (Connection c = fx.db.connect()) {
+      c.setAutoCommit(false);
+      while (running.get()) {
+        List<OutboxMessage> tx = new ArrayList<>(perTransaction);
+        for (int i = 0; i < perTransaction; i++) {
+          int key = random.nextInt(keys);
+          tx.add(RelayFixture.event("s" + key, seq[key]++));
+        }
+        List<UUID> ids = fx.writer.writeAll(c, tx);
+        c.commit();
+        committed.addAll(ids);
+        // Pacing, not waiting for a condition: the stream's rate.
+        TimeUnit.NANOSECONDS.sleep(pause.toNanos());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Throwable t) {
+      failure.set(t);
+    }
+  }
+
+  /** The events committed so far. */
+  int committedCount() {
+    return committed.size();
+  }
+
+  /** Stops the stream and returns every event it committed. */
+  Set<UUID> stop() throws InterruptedException {
+    running.set(false);
+    thread.join(TimeUnit.SECONDS.toMillis(30));
+    if (failure.get() != null) {
+      throw new IllegalStateException("the event stream failed", failure.get());
+    }
+    return Set.copyOf(committed);
+  }
+
+  /** Stops the stream, if still running, without reporting its failure (cleanup). */
+  @Override
+  public void close() {
+    running.set(false);
+    thread.interrupt();
+    try {
+      thread.join(TimeUnit.SECONDS.toMillis(30));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,72 @@
+package io.outbox.relay.it;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * Starts {@link RelayProcess}es for one test and makes sure none outlives it: after each test every
+ * process still running is killed, and when the test failed the tail of each log is printed. A
+ * shutdown hook of the test JVM kills them too, should the test JVM stop first.
+ *
+ * <pre>{@code @RegisterExtension final RelayProcesses relays = new RelayProcesses();}</pre>
+ */
+final class RelayProcesses implements BeforeEachCallback, AfterEachCallback {
+  private static final List<RelayProcess> RUNNING = new CopyOnWriteArrayList<>();
+  private static final int TAIL_LINES = 60;
+
+  static {
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> RUNNING.stream().filter(RelayProcess::isAlive).forEach(RelayProcess::kill9),
+                "relay-processes-cleanup"));
+  }
+
+  private final List<RelayProcess> started = new CopyOnWriteArrayList<>();
+  private Path dir;
+
+  @Override
+  public void beforeEach(ExtensionContext context) {
+    String test =
+        context.getRequiredTestClass().getSimpleName()
+            + "-"
+            + context.getRequiredTestMethod().getName()
+            + "-"
+            + System.currentTimeMillis();
+    dir = Path.of("target", "relay-processes", test).toAbsolutePath();
+  }
+
+  /** Starts {@code outbox-relay run} with this configuration; its files go under target/. */
+  RelayProcess start(String name, String hocon) {
+    RelayProcess p = RelayProcess.start(name, dir, hocon);
+    started.add(p);
+    RUNNING.add(p);
+    return p;
+  }
+
+  /** Kills every process of this test that is still running (SIGKILL). */
+  void killAll() {
+    for (RelayProcess p : started) {
+      if (p.isAlive()) {
+        p.kill9();
+      }
+    }
+  }
+
+  @Override
+  public void afterEach(ExtensionContext context) {
+    killAll();
+    RUNNING.removeAll(started);
+    if (context.getExecutionException().isPresent()) {
+      for (RelayProcess p : started) {
+        System.err.printf(
+            "---- last %d log lines of %s ----%n%s%n", TAIL_LINES, p, p.tail(TAIL_LINES));
+      }
+    }
+    started.clear();
+  }
+}
