@@ -98,7 +98,10 @@ final class OutboxSql {
             + "                   OFFSET 0)\n"
             + " ORDER BY o.id\n"
             + " LIMIT ?\n"
-            + " FOR UPDATE OF o SKIP LOCKED";
+            // No SKIP LOCKED: the lane's advisory lock already keeps the relay's own claims apart,
+            // and skipping a row someone else locked would let its key's later events go first.
+            // A foreign lock makes the claim wait (at most statement-timeout) instead.
+            + " FOR UPDATE OF o";
     // Settlements: set-based, one statement per kind. clock_timestamp(), not now(): the claim's
     // transaction started before the batch was published.
     this.markPublished =

@@ -21,9 +21,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads the outbox by polling: each claim is a transaction that takes its lane's advisory lock and
- * locks the lane's next claimable rows ({@code FOR UPDATE SKIP LOCKED}); notifications from the
- * insert trigger wake idle lanes, the poll interval is the fallback. One instance per pipeline is
- * active at a time ({@link LeaderLock}).
+ * locks the lane's next claimable rows ({@code FOR UPDATE}, under the lane's advisory lock);
+ * notifications from the insert trigger wake idle lanes, the poll interval is the fallback. One
+ * instance per pipeline is active at a time ({@link LeaderLock}).
  */
 final class PollingSource implements Source {
 

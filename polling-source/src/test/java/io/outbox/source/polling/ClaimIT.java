@@ -3,6 +3,7 @@ package io.outbox.source.polling;
 import static io.outbox.source.polling.PollingFixture.ids;
 import static io.outbox.source.polling.PollingFixture.insert;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.relay.spi.Claim;
@@ -114,6 +115,30 @@ class ClaimIT {
       assertThat(ids(late)).containsExactly(early);
       late.release();
     }
+  }
+
+  @Test
+  void aRowLockedByTheApplicationHoldsBackItsKeyInsteadOfBeingSkipped() throws Exception {
+    long first = fx.insert("order", "k");
+    long second = fx.insert("order", "k");
+    PollingSource source =
+        fx.source(
+            1, OnPublish.MARK, Map.of("statement-timeout", "1s"), new CopyOnWriteArrayList<>());
+    source.activate();
+    try (Connection app = fx.db.connect()) {
+      app.setAutoCommit(false);
+      try (var st = app.prepareStatement("SELECT 1 FROM outbox WHERE id = ? FOR UPDATE")) {
+        st.setLong(1, first);
+        st.executeQuery().close();
+      }
+      // Skipping the locked row would hand out the key's second event first.
+      assertThatThrownBy(() -> source.claim(0, 10, Duration.ZERO))
+          .isInstanceOf(io.outbox.relay.spi.SourceException.class);
+      app.rollback();
+    }
+    Claim claim = source.claim(0, 10, Duration.ZERO);
+    assertThat(ids(claim)).containsExactly(first, second);
+    claim.release();
   }
 
   @Test
