@@ -1,0 +1,88 @@
+package io.outbox.sink.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.RoutedEvent;
+import java.nio.charset.StandardCharsets;
+import java.util.Date;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Maps an event to its AMQP message properties (DESIGN.md §4): message_id, type, timestamp,
+ * delivery_mode 2, content_type, and headers = the relay's five, then the pipeline's extra headers,
+ * then the row's own. The relay's headers win over extra and row headers of the same name, and
+ * extra headers over row headers, so that every name appears once (as for Kafka).
+ */
+final class RabbitMessages {
+
+  static final String EVENT_ID = "event-id";
+  static final String EVENT_TYPE = "event-type";
+  static final String AGGREGATE_TYPE = "aggregate-type";
+  static final String AGGREGATE_ID = "aggregate-id";
+  static final String CREATED_AT = "created-at";
+
+  /** AMQP short strings (exchange, routing key, header names) hold at most this many bytes. */
+  static final int MAX_SHORT_STRING = 255;
+
+  private static final int PERSISTENT = 2;
+
+  private RabbitMessages() {}
+
+  static AMQP.BasicProperties properties(RoutedEvent routed) {
+    OutboxEvent event = routed.event();
+    return new AMQP.BasicProperties.Builder()
+        .messageId(event.eventId().toString())
+        .type(event.eventType())
+        .timestamp(Date.from(event.createdAt()))
+        .deliveryMode(PERSISTENT)
+        .contentType(event.payloadFormat().contentType())
+        .headers(headers(routed))
+        .build();
+  }
+
+  static Map<String, Object> headers(RoutedEvent routed) {
+    OutboxEvent event = routed.event();
+    Map<String, Object> headers = new LinkedHashMap<>();
+    headers.put(EVENT_ID, event.eventId().toString());
+    headers.put(EVENT_TYPE, event.eventType());
+    headers.put(AGGREGATE_TYPE, event.aggregateType());
+    headers.put(AGGREGATE_ID, event.aggregateId());
+    headers.put(CREATED_AT, event.createdAt().toString()); // ISO-8601, e.g. 2024-05-01T10:15:30Z
+    new TreeMap<>(routed.extraHeaders()).forEach(headers::putIfAbsent);
+    new TreeMap<>(event.headers()).forEach(headers::putIfAbsent);
+    return headers;
+  }
+
+  /**
+   * Why the message can never be published as AMQP (a name too long for a short string), or {@code
+   * null}; checked before publishing, since the client would fail the whole channel on it.
+   */
+  static String problem(String exchange, String routingKey, RoutedEvent routed) {
+    if (bytes(exchange) > MAX_SHORT_STRING) {
+      return "exchange name of " + bytes(exchange) + " bytes is longer than AMQP's 255";
+    }
+    if (bytes(routingKey) > MAX_SHORT_STRING) {
+      return "exchange '"
+          + exchange
+          + "': routing key of "
+          + bytes(routingKey)
+          + " bytes is longer than AMQP's 255";
+    }
+    for (String name : routed.event().headers().keySet()) {
+      if (bytes(name) > MAX_SHORT_STRING) {
+        return "exchange '"
+            + exchange
+            + "': a header name of "
+            + bytes(name)
+            + " bytes is longer than AMQP's 255";
+      }
+    }
+    return null;
+  }
+
+  private static int bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8).length;
+  }
+}

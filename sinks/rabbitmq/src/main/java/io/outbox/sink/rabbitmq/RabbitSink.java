@@ -1,0 +1,402 @@
+package io.outbox.sink.rabbitmq;
+
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.Verdict;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes batches to RabbitMQ over one connection and a small pool of confirm-mode channels. A
+ * sender takes a channel, publishes its batch in order with {@code mandatory = true} (waiting only
+ * for room in the channel's confirm window) and gives the channel back; the broker's confirms,
+ * returns and channel closures then yield the verdicts. A batch completes when every event has its
+ * verdict or {@code confirm-timeout} expired.
+ */
+final class RabbitSink implements Sink {
+
+  private static final Logger log = LoggerFactory.getLogger(RabbitSink.class);
+
+  /** Most event ids named in one log line about a failed batch. */
+  private static final int LOGGED_IDS = 20;
+
+  private final String pipeline;
+  private final RabbitSinkSettings settings;
+  private final RoutingKeyTemplate routingKey;
+  private final RabbitConnection connection;
+  private final ScheduledThreadPoolExecutor timers;
+  private final ExecutorService resenders;
+  private final BlockingQueue<PublishChannel> idle = new LinkedBlockingQueue<>();
+  private final Semaphore channelSlots;
+  private final Set<BatchPublish> inFlight = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+  private volatile boolean reachable = true;
+
+  RabbitSink(String pipeline, RabbitSinkSettings settings, RabbitConnection connection) {
+    this.pipeline = pipeline;
+    this.settings = settings;
+    this.routingKey = RoutingKeyTemplate.parse(settings.routingKey());
+    this.connection = connection;
+    this.channelSlots = new Semaphore(settings.channels());
+    this.timers = new ScheduledThreadPoolExecutor(1, threads("rabbitmq-" + pipeline + "-timer"));
+    timers.setRemoveOnCancelPolicy(true);
+    timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    this.resenders = Executors.newCachedThreadPool(threads("rabbitmq-" + pipeline + "-resend"));
+  }
+
+  private static ThreadFactory threads(String name) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, "outbox-relay-" + name + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  @Override
+  public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
+    if (batch.isEmpty()) {
+      return CompletableFuture.completedFuture(List.of());
+    }
+    long deadline = System.nanoTime() + settings.confirmTimeout().toNanos();
+    BatchPublish pending = new BatchPublish(batch, deadline, this::finish);
+    if (closed) {
+      pending.expire("the RabbitMQ sink is closed");
+      return pending.result();
+    }
+    inFlight.add(pending);
+    try {
+      pending.timeout(
+          timers.schedule(
+              () ->
+                  pending.expire(
+                      "not confirmed by RabbitMQ within confirm-timeout ("
+                          + settings.confirmTimeout().toMillis()
+                          + " ms)"),
+              settings.confirmTimeout().toNanos(),
+              TimeUnit.NANOSECONDS));
+    } catch (RejectedExecutionException e) {
+      pending.expire("the RabbitMQ sink is closed");
+      return pending.result();
+    }
+    List<Integer> all = new ArrayList<>(batch.size());
+    for (int i = 0; i < batch.size(); i++) {
+      all.add(i);
+    }
+    drive(pending, all);
+    return pending.result();
+  }
+
+  /**
+   * Sends {@code first}, then whatever of the batch had to be sent again, in batch order, holding
+   * the batch's sending lock so that a resend never overtakes the sender.
+   */
+  private void drive(BatchPublish batch, List<Integer> first) {
+    batch.sending().lock();
+    try {
+      List<Integer> todo = first;
+      while (!todo.isEmpty() && !batch.isDone()) {
+        send(batch, todo);
+        todo = batch.takeResends();
+      }
+    } catch (RuntimeException e) {
+      // A defect, not an outage: count an attempt so that it ends as a dead letter, not a loop.
+      log.warn("RabbitMQ sink of pipeline {} failed unexpectedly while sending", pipeline, e);
+      batch.failUnanswered(
+          Verdict.retryable("unexpected failure of the RabbitMQ sink: " + describe(e)));
+    } finally {
+      batch.sending().unlock();
+    }
+  }
+
+  /** Called by a channel whose closure sent some of {@code batch}'s events back. */
+  private void resendLater(BatchPublish batch) {
+    try {
+      resenders.execute(() -> drive(batch, batch.takeResends()));
+    } catch (RejectedExecutionException e) {
+      batch.expire("the RabbitMQ sink was closed before the message could be sent again");
+    }
+  }
+
+  private void send(BatchPublish batch, List<Integer> todo) {
+    List<RoutedEvent> events = batch.events();
+    PublishChannel channel = null;
+    int n = 0;
+    try {
+      for (; n < todo.size(); n++) {
+        int i = todo.get(n);
+        if (batch.verdict(i) != null) {
+          continue;
+        }
+        RoutedEvent routed = events.get(i);
+        String exchange = routed.destination();
+        Verdict held = batch.keyFailure(i);
+        if (held != null) {
+          batch.complete(
+              i,
+              new Verdict(
+                  held.outcome(),
+                  "not sent: an earlier event of the same aggregate failed: " + held.error()));
+          continue;
+        }
+        if (closed) {
+          failFrom(batch, todo, n, Verdict.unavailable("the RabbitMQ sink is closed"));
+          return;
+        }
+        if (System.nanoTime() - batch.deadlineNanos() > 0) {
+          failFrom(batch, todo, n, unavailable(exchange, "confirm-timeout expired before sending"));
+          return;
+        }
+        String key = routingKey.render(routed.event());
+        String problem = RabbitMessages.problem(exchange, key, routed);
+        if (problem != null) {
+          batch.complete(i, Verdict.permanent(problem));
+          continue;
+        }
+        if (settings.checkExchanges() && !connection.exchangeExists(exchange)) {
+          batch.complete(
+              i,
+              Verdict.permanent("exchange '" + exchange + "' does not exist (checked passively)"));
+          continue;
+        }
+        if (connection.isBlocked()) {
+          failFrom(batch, todo, n, unavailable(exchange, "RabbitMQ blocks publishing (alarm)"));
+          return;
+        }
+        if (channel == null) {
+          channel = borrow(batch.deadlineNanos());
+          if (channel == null) {
+            failFrom(
+                batch, todo, n, unavailable(exchange, "no free channel within confirm-timeout"));
+            return;
+          }
+        }
+        if (!channel.acquire(batch.deadlineNanos())) {
+          failFrom(
+              batch,
+              todo,
+              n,
+              unavailable(
+                  exchange,
+                  "max-unconfirmed ("
+                      + settings.maxUnconfirmed()
+                      + ") messages still unconfirmed at confirm-timeout"));
+          return;
+        }
+        PublishChannel.Entry entry =
+            new PublishChannel.Entry(batch, i, exchange, key, routed.event().eventId().toString());
+        if (!channel.publish(entry, RabbitMessages.properties(routed), routed.event().payload())) {
+          if (channel.connectionLost()) {
+            failFrom(
+                batch,
+                todo,
+                n,
+                unavailable(exchange, "connection to RabbitMQ lost: " + channel.closeReason()));
+          } else {
+            // The channel died (a missing exchange, say): the rest goes out on another channel.
+            for (int m = n; m < todo.size(); m++) {
+              batch.resendLater(todo.get(m));
+            }
+          }
+          return;
+        }
+      }
+    } catch (IOException | TimeoutException e) {
+      String exchange = n < todo.size() ? events.get(todo.get(n)).destination() : "?";
+      failFrom(batch, todo, n, unavailable(exchange, "cannot reach RabbitMQ: " + describe(e)));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      failFrom(batch, todo, n, Verdict.unavailable("interrupted while publishing to RabbitMQ"));
+    } finally {
+      if (channel != null) {
+        giveBack(channel);
+      }
+    }
+  }
+
+  private static Verdict unavailable(String exchange, String reason) {
+    return Verdict.unavailable("exchange '" + exchange + "': " + reason);
+  }
+
+  /** Gives events {@code todo[from..]} without a verdict {@code verdict}. */
+  private static void failFrom(BatchPublish batch, List<Integer> todo, int from, Verdict verdict) {
+    for (int m = from; m < todo.size(); m++) {
+      batch.complete(todo.get(m), verdict);
+    }
+  }
+
+  /** A usable channel, or {@code null} when none became free before {@code deadlineNanos}. */
+  private PublishChannel borrow(long deadlineNanos)
+      throws IOException, TimeoutException, InterruptedException {
+    if (!channelSlots.tryAcquire(
+        Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+      return null;
+    }
+    try {
+      PublishChannel pc;
+      while ((pc = idle.poll()) != null) {
+        if (pc.isUsable()) {
+          return pc;
+        }
+        pc.close();
+      }
+      return PublishChannel.open(connection.open(), settings.maxUnconfirmed(), this::resendLater);
+    } catch (IOException | TimeoutException | RuntimeException e) {
+      channelSlots.release();
+      throw e;
+    }
+  }
+
+  private void giveBack(PublishChannel pc) {
+    if (pc.isUsable() && !closed) {
+      idle.add(pc);
+    } else {
+      pc.close();
+    }
+    channelSlots.release();
+  }
+
+  /** Runs once per batch, on the thread of its last verdict (often the connection's thread). */
+  private void finish(BatchPublish batch) {
+    inFlight.remove(batch);
+    List<Verdict> verdicts = batch.verdicts();
+    logOutcome(batch, verdicts);
+    // Complete off the connection's thread: whatever the caller chains must not stall RabbitMQ.
+    try {
+      timers.execute(() -> batch.result().complete(verdicts));
+    } catch (RejectedExecutionException e) {
+      batch.result().complete(verdicts);
+    }
+  }
+
+  private void logOutcome(BatchPublish batch, List<Verdict> verdicts) {
+    int unavailable = 0;
+    int retryable = 0;
+    int permanent = 0;
+    String firstError = null;
+    StringBuilder ids = new StringBuilder();
+    int named = 0;
+    for (int i = 0; i < verdicts.size(); i++) {
+      Verdict v = verdicts.get(i);
+      switch (v.outcome()) {
+        case PUBLISHED -> {
+          continue;
+        }
+        case SINK_UNAVAILABLE -> unavailable++;
+        case RETRYABLE -> retryable++;
+        case PERMANENT -> permanent++;
+      }
+      if (firstError == null) {
+        firstError = v.error();
+      }
+      if (named++ < LOGGED_IDS) {
+        ids.append(named == 1 ? "" : ",").append(batch.events().get(i).event().eventId());
+      }
+    }
+    int published = verdicts.size() - unavailable - retryable - permanent;
+    if (unavailable > 0 && reachable) {
+      reachable = false;
+      log.warn("RabbitMQ unavailable for pipeline {}: {}", pipeline, firstError);
+    } else if (unavailable == 0 && published > 0 && !reachable) {
+      reachable = true;
+      log.info("RabbitMQ reachable again for pipeline {}", pipeline);
+    }
+    if (named > 0) {
+      log.warn(
+          "RabbitMQ batch of pipeline {}: {} published, {} unavailable, {} retryable, {} permanent;"
+              + " first error: {}; event ids: {}{}",
+          pipeline,
+          published,
+          unavailable,
+          retryable,
+          permanent,
+          firstError,
+          ids,
+          named > LOGGED_IDS ? ",..." : "");
+    }
+  }
+
+  @Override
+  public boolean probe(Duration timeout) {
+    if (closed) {
+      return false;
+    }
+    Future<Boolean> check = resenders.submit(connection::answers);
+    try {
+      boolean ok = check.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      if (ok && !reachable) {
+        reachable = true;
+        log.info("RabbitMQ reachable again for pipeline {} (probe)", pipeline);
+      }
+      return ok;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      check.cancel(true);
+      return false;
+    } catch (ExecutionException | TimeoutException e) {
+      check.cancel(true);
+      log.debug("RabbitMQ probe for pipeline {} failed: {}", pipeline, describe(e));
+      return false;
+    }
+  }
+
+  @Override
+  public void close(Duration timeout) {
+    log.info(
+        "Closing the RabbitMQ sink of pipeline {} (timeout {} ms)", pipeline, timeout.toMillis());
+    closed = true;
+    long deadline = System.nanoTime() + timeout.toNanos();
+    CompletableFuture<?> all =
+        CompletableFuture.allOf(
+            inFlight.stream().map(BatchPublish::result).toArray(CompletableFuture[]::new));
+    try {
+      all.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // whatever is left is expired below
+    }
+    for (BatchPublish batch : inFlight) {
+      batch.expire("the RabbitMQ sink was closed before RabbitMQ confirmed the message");
+    }
+    PublishChannel pc;
+    while ((pc = idle.poll()) != null) {
+      pc.close();
+    }
+    connection.close((int) Math.max(1, Math.min(5000, (deadline - System.nanoTime()) / 1_000_000)));
+    resenders.shutdownNow();
+    timers.shutdown();
+  }
+
+  static String describe(Throwable e) {
+    Throwable t = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+    String message = t.getMessage() == null ? "" : ": " + t.getMessage();
+    Throwable cause = t.getCause();
+    String because =
+        cause != null && cause != t && cause.getMessage() != null
+            ? " (caused by " + cause.getClass().getSimpleName() + ": " + cause.getMessage() + ")"
+            : "";
+    return t.getClass().getSimpleName() + message + because;
+  }
+}
