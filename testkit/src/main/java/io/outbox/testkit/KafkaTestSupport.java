@@ -26,9 +26,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * Kafka helpers for integration tests against {@link Services#kafkaBootstrap()}: unique topic
- * names, topic creation, a plain producer and a reader that consumes a topic from the beginning
- * without a consumer group.
+ * Kafka helpers for integration tests against {@link Services#kafkaBootstrap()} (or, through the
+ * overloads taking a bootstrap address, another cluster such as a {@link PrivateKafka}): unique
+ * topic names, topic creation, a plain producer and a reader that consumes a topic from the
+ * beginning without a consumer group.
  */
 public final class KafkaTestSupport {
   private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
@@ -44,8 +45,13 @@ public final class KafkaTestSupport {
 
   /** Creates {@code topic} with {@code partitions} partitions (replication factor 1) and waits. */
   public static void createTopic(String topic, int partitions) {
+    createTopic(bootstrap(), topic, partitions);
+  }
+
+  /** {@link #createTopic(String, int)} on the cluster at {@code bootstrap}. */
+  public static void createTopic(String bootstrap, String topic, int partitions) {
     try (Admin admin =
-        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
       admin
           .createTopics(List.of(new NewTopic(topic, partitions, (short) 1)))
           .all()
@@ -55,7 +61,7 @@ public final class KafkaTestSupport {
       throw new IllegalStateException("interrupted while creating topic " + topic, e);
     } catch (ExecutionException | TimeoutException e) {
       throw new IllegalStateException(
-          "cannot create topic " + topic + " (" + partitions + " partitions) at " + bootstrap(), e);
+          "cannot create topic " + topic + " (" + partitions + " partitions) at " + bootstrap, e);
     }
   }
 
@@ -78,10 +84,15 @@ public final class KafkaTestSupport {
 
   /** A producer with String keys and byte[] values, {@code acks=all}; the caller closes it. */
   public static KafkaProducer<String, byte[]> producer() {
+    return producer(bootstrap());
+  }
+
+  /** {@link #producer()} for the cluster at {@code bootstrap}. */
+  public static KafkaProducer<String, byte[]> producer(String bootstrap) {
     return new KafkaProducer<>(
         Map.of(
             ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            bootstrap(),
+            bootstrap,
             ProducerConfig.ACKS_CONFIG,
             "all",
             ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
@@ -98,9 +109,15 @@ public final class KafkaTestSupport {
    */
   public static List<ConsumerRecord<String, byte[]>> readRecords(
       String topic, int expected, Duration timeout) {
+    return readRecords(bootstrap(), topic, expected, timeout);
+  }
+
+  /** {@link #readRecords(String, int, Duration)} from the cluster at {@code bootstrap}. */
+  public static List<ConsumerRecord<String, byte[]>> readRecords(
+      String bootstrap, String topic, int expected, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
-    try (KafkaConsumer<String, byte[]> consumer = reader()) {
+    try (KafkaConsumer<String, byte[]> consumer = reader(bootstrap)) {
       List<TopicPartition> partitions = awaitPartitions(consumer, topic, deadline);
       if (partitions.isEmpty()) {
         return records;
@@ -112,6 +129,55 @@ public final class KafkaTestSupport {
       }
     }
     return records;
+  }
+
+  /**
+   * Reads every record of {@code topic} (which must exist) up to the end offsets it has when the
+   * read starts, per partition in offset order; fails if that takes longer than {@code timeout}.
+   * Unlike {@link #readRecords(String, String, int, Duration)} it needs no expected count, so
+   * duplicates show without waiting out a timeout.
+   */
+  public static List<ConsumerRecord<String, byte[]>> readToEnd(
+      String bootstrap, String topic, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+    try (KafkaConsumer<String, byte[]> consumer = reader(bootstrap)) {
+      List<TopicPartition> partitions = awaitPartitions(consumer, topic, deadline);
+      if (partitions.isEmpty()) {
+        throw new IllegalStateException(
+            "topic " + topic + " not found at " + bootstrap + " within " + timeout);
+      }
+      Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, timeout);
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      while (!reached(consumer, ends)) {
+        if (System.nanoTime() >= deadline) {
+          throw new IllegalStateException(
+              "read "
+                  + records.size()
+                  + " records of topic "
+                  + topic
+                  + " at "
+                  + bootstrap
+                  + " but not up to its end offsets "
+                  + ends
+                  + " within "
+                  + timeout);
+        }
+        consumer.poll(POLL).forEach(records::add);
+      }
+    }
+    return records;
+  }
+
+  private static boolean reached(
+      KafkaConsumer<String, byte[]> consumer, Map<TopicPartition, Long> ends) {
+    for (Map.Entry<TopicPartition, Long> end : ends.entrySet()) {
+      if (consumer.position(end.getKey()) < end.getValue()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The value of the record's last header named {@code name} as UTF-8, or null if absent. */
@@ -145,13 +211,13 @@ public final class KafkaTestSupport {
     }
   }
 
-  private static KafkaConsumer<String, byte[]> reader() {
+  private static KafkaConsumer<String, byte[]> reader(String bootstrap) {
     // No group: partitions are assigned by hand, so there is no rebalance to wait for and
     // nothing is committed. Reading never auto-creates the topic.
     return new KafkaConsumer<>(
         Map.of(
             ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            bootstrap(),
+            bootstrap,
             ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
             false,
             ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG,

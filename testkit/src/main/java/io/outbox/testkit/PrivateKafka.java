@@ -1,0 +1,485 @@
+package io.outbox.testkit;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.common.Uuid;
+
+/**
+ * A single-node KRaft Kafka (broker and controller in one process) of a test's own, run as a child
+ * JVM on free ports with its own data directory, so that a test can stop, kill and restart it
+ * without touching the shared broker of {@link Services#kafkaBootstrap()}.
+ *
+ * <p>It runs the broker jars that {@code scripts/services.sh up} copied into {@code .run/kafka/lib}
+ * at the repository root (found from {@code OUTBOX_RELAY_HOME}, or by walking up from the working
+ * directory to the directory holding {@code scripts/services.sh}). The broker's output goes to
+ * {@code kafka.log} in its directory; a failed start names the log and shows its tail.
+ */
+public final class PrivateKafka implements AutoCloseable {
+  /** Environment variable naming the repository root, when the working directory is elsewhere. */
+  public static final String HOME = "OUTBOX_RELAY_HOME";
+
+  private static final String HOST = "127.0.0.1";
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration FORMAT_TIMEOUT = Duration.ofSeconds(60);
+  private static final int LOG_TAIL_LINES = 40;
+
+  private final Path lib;
+  private final Path dir;
+  private final int port;
+  private final int controllerPort;
+  private final Thread reaper = new Thread(this::destroyNow, "private-kafka-reaper");
+  private volatile Process process;
+  private boolean closed;
+
+  private PrivateKafka(Path lib, Path dir, int port, int controllerPort) {
+    this.lib = lib;
+    this.dir = dir;
+    this.port = port;
+    this.controllerPort = controllerPort;
+  }
+
+  /**
+   * Formats a fresh data directory, starts the broker and waits until it answers a describe-cluster
+   * request.
+   *
+   * @throws IllegalStateException when the jars are missing or the broker does not come up (with
+   *     the tail of its log)
+   */
+  public static PrivateKafka start() {
+    Path lib = libDir();
+    Path dir;
+    try {
+      dir = Files.createTempDirectory("outbox-private-kafka-");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create a data directory for a private Kafka", e);
+    }
+    int[] ports = freePorts(2);
+    PrivateKafka kafka = new PrivateKafka(lib, dir, ports[0], ports[1]);
+    Runtime.getRuntime().addShutdownHook(kafka.reaper);
+    try {
+      kafka.writeConfig();
+      kafka.format();
+      kafka.launch();
+    } catch (RuntimeException e) {
+      kafka.close();
+      throw e;
+    }
+    return kafka;
+  }
+
+  /** The bootstrap address, {@code 127.0.0.1:<port>}. */
+  public String bootstrap() {
+    return HOST + ":" + port;
+  }
+
+  /** The broker's data directory (holds {@code kafka.log} and the log segments). */
+  public Path directory() {
+    return dir;
+  }
+
+  /** Whether the broker process is alive. */
+  public synchronized boolean isRunning() {
+    return process != null && process.isAlive();
+  }
+
+  /**
+   * Stops the broker as an operator would (SIGTERM) and waits until it exited (forcibly after 30
+   * s). The data directory stays for {@link #restart()}.
+   */
+  public synchronized void stop() {
+    if (process == null) {
+      return;
+    }
+    process.destroy();
+    if (!waitFor(process, STOP_TIMEOUT)) {
+      process.destroyForcibly();
+      waitFor(process, STOP_TIMEOUT);
+    }
+    process = null;
+  }
+
+  /** Kills the broker (SIGKILL) and waits until it is gone: no controlled shutdown, no flush. */
+  public synchronized void kill() {
+    if (process == null) {
+      return;
+    }
+    process.destroyForcibly();
+    waitFor(process, STOP_TIMEOUT);
+    process = null;
+  }
+
+  /**
+   * Starts the stopped (or killed) broker again with the same data directory and ports, and waits
+   * until it answers.
+   */
+  public synchronized void restart() {
+    if (closed) {
+      throw new IllegalStateException("private Kafka at " + bootstrap() + " is closed");
+    }
+    if (isRunning()) {
+      throw new IllegalStateException("private Kafka at " + bootstrap() + " is still running");
+    }
+    launch();
+  }
+
+  /** Stops the broker and deletes its data directory. Idempotent. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    stop();
+    try {
+      Runtime.getRuntime().removeShutdownHook(reaper);
+    } catch (IllegalStateException e) {
+      // The JVM is shutting down: the hook runs anyway.
+    }
+    deleteRecursively(dir);
+  }
+
+  @Override
+  public String toString() {
+    return "PrivateKafka[" + bootstrap() + ", " + dir + "]";
+  }
+
+  private void writeConfig() {
+    String properties =
+        String.join(
+            "\n",
+            "process.roles=broker,controller",
+            "node.id=1",
+            "controller.quorum.bootstrap.servers=" + HOST + ":" + controllerPort,
+            "controller.listener.names=CONTROLLER",
+            "listeners=PLAINTEXT://"
+                + HOST
+                + ":"
+                + port
+                + ",CONTROLLER://"
+                + HOST
+                + ":"
+                + controllerPort,
+            "advertised.listeners=PLAINTEXT://" + HOST + ":" + port,
+            "inter.broker.listener.name=PLAINTEXT",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs=" + dir.resolve("data"),
+            "num.partitions=3",
+            "auto.create.topics.enable=true",
+            "offsets.topic.replication.factor=1",
+            "transaction.state.log.replication.factor=1",
+            "transaction.state.log.min.isr=1",
+            "share.coordinator.state.topic.replication.factor=1",
+            "share.coordinator.state.topic.min.isr=1",
+            "min.insync.replicas=1",
+            "group.initial.rebalance.delay.ms=0",
+            // After a kill, the restarted controller refuses the broker's registration until the
+            // old session expired (9 s by default): keep that wait short.
+            "broker.heartbeat.interval.ms=500",
+            "broker.session.timeout.ms=3000",
+            "");
+    String logback =
+        """
+        <configuration>
+          <appender name="OUT" class="ch.qos.logback.core.ConsoleAppender">
+            <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} - %msg%n</pattern></encoder>
+          </appender>
+          <logger name="org.apache.kafka.common.config.AbstractConfig" level="WARN"/>
+          <root level="INFO"><appender-ref ref="OUT"/></root>
+        </configuration>
+        """;
+    try {
+      Files.writeString(dir.resolve("server.properties"), properties, StandardCharsets.UTF_8);
+      Files.writeString(dir.resolve("logback.xml"), logback, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the private Kafka's config into " + dir, e);
+    }
+  }
+
+  private List<String> java(String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Dlogback.configurationFile=" + dir.resolve("logback.xml"));
+    command.add("-cp");
+    command.add(lib + "/*");
+    command.addAll(List.of(args));
+    return command;
+  }
+
+  private ProcessBuilder builder(List<String> command) {
+    return new ProcessBuilder(command)
+        .directory(dir.toFile())
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile().toFile()))
+        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+  }
+
+  /** Formats the storage once, as a standalone controller quorum of this one node. */
+  private void format() {
+    List<String> command =
+        java(
+            "-Xmx256m",
+            // A short-lived tool: the C1 compiler and a serial GC start it sooner.
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            Uuid.randomUuid().toString(),
+            "-c",
+            dir.resolve("server.properties").toString(),
+            "--standalone");
+    Process formatter = startProcess(command);
+    if (!waitFor(formatter, FORMAT_TIMEOUT)) {
+      formatter.destroyForcibly();
+      throw failure("formatting its storage did not finish within " + FORMAT_TIMEOUT.toSeconds());
+    }
+    if (formatter.exitValue() != 0) {
+      throw failure("formatting its storage failed with exit code " + formatter.exitValue());
+    }
+  }
+
+  private synchronized void launch() {
+    process =
+        startProcess(
+            java(
+                "-Xms128m",
+                "-Xmx384m",
+                // Starts in about half the time on a busy two-core machine; a test's traffic does
+                // not need the C2 compiler.
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
+                "kafka.Kafka",
+                dir.resolve("server.properties").toString()));
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (!accepts(port)) {
+      checkStarting(deadline);
+      pause();
+    }
+    try (Admin admin =
+        Admin.create(
+            Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrap(),
+                AdminClientConfig.CLIENT_ID_CONFIG,
+                "private-kafka-ready-check"))) {
+      while (true) {
+        checkStarting(deadline);
+        try {
+          if (!admin
+              .describeCluster(new DescribeClusterOptions().timeoutMs(2_000))
+              .nodes()
+              .get(3, TimeUnit.SECONDS)
+              .isEmpty()) {
+            return;
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted while waiting for " + this, e);
+        } catch (Exception e) {
+          // Not ready yet (the controller may still be electing itself): ask again.
+        }
+        pause();
+      }
+    }
+  }
+
+  private void checkStarting(long deadline) {
+    if (!process.isAlive()) {
+      throw failure("the broker exited with code " + process.exitValue() + " while starting");
+    }
+    if (System.nanoTime() - deadline > 0) {
+      process.destroyForcibly();
+      waitFor(process, STOP_TIMEOUT);
+      throw failure(
+          "the broker did not answer on "
+              + bootstrap()
+              + " within "
+              + START_TIMEOUT.toSeconds()
+              + " s");
+    }
+  }
+
+  private Process startProcess(List<String> command) {
+    try {
+      return builder(command).start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start " + command.get(0) + " for " + this, e);
+    }
+  }
+
+  private Path logFile() {
+    return dir.resolve("kafka.log");
+  }
+
+  private IllegalStateException failure(String what) {
+    return new IllegalStateException(
+        "private Kafka at "
+            + bootstrap()
+            + ": "
+            + what
+            + "; log "
+            + logFile()
+            + " ends with:\n"
+            + logTail());
+  }
+
+  private String logTail() {
+    try {
+      List<String> lines = Files.readAllLines(logFile(), StandardCharsets.UTF_8);
+      return String.join(
+          "\n", lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size()));
+    } catch (IOException e) {
+      return "(cannot read it: " + e.getMessage() + ")";
+    }
+  }
+
+  private void destroyNow() {
+    Process p = process;
+    if (p != null) {
+      p.destroyForcibly();
+    }
+  }
+
+  /** {@code <repo>/.run/kafka/lib}, checked to hold the broker. */
+  static Path libDir() {
+    Path root = repositoryRoot();
+    Path lib = root.resolve(".run/kafka/lib");
+    boolean hasBroker;
+    try (Stream<Path> jars = Files.isDirectory(lib) ? Files.list(lib) : Stream.empty()) {
+      hasBroker = jars.anyMatch(p -> p.getFileName().toString().matches("kafka_2\\.\\d+-.*\\.jar"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list " + lib, e);
+    }
+    if (!hasBroker) {
+      throw new IllegalStateException(
+          "no Kafka broker jars in "
+              + lib
+              + "; run scripts/services.sh up once (it copies them there from Maven Central)");
+    }
+    return lib;
+  }
+
+  private static Path repositoryRoot() {
+    String home = System.getenv(HOME);
+    if (home != null && !home.isBlank()) {
+      Path root = Path.of(home).toAbsolutePath();
+      if (!Files.isRegularFile(root.resolve("scripts/services.sh"))) {
+        throw new IllegalStateException(
+            HOME + " = " + home + " is not the outbox-relay repository (no scripts/services.sh)");
+      }
+      return root;
+    }
+    Path start = Path.of("").toAbsolutePath();
+    for (Path p = start; p != null; p = p.getParent()) {
+      if (Files.isRegularFile(p.resolve("scripts/services.sh"))) {
+        return p;
+      }
+    }
+    throw new IllegalStateException(
+        "cannot find the outbox-relay repository (a directory with scripts/services.sh) above "
+            + start
+            + "; set "
+            + HOME);
+  }
+
+  /**
+   * Free ports below the ephemeral range: a client that keeps reconnecting to a stopped broker on
+   * an ephemeral port may be given that very port as its own and connect to itself, which would
+   * then keep the broker from binding it again.
+   */
+  private static int[] freePorts(int count) {
+    int[] ports = new int[count];
+    int low = 20_000;
+    int high = ephemeralLow() - 1;
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    for (int found = 0, tries = 0; found < count; tries++) {
+      if (tries > 1_000) {
+        throw new IllegalStateException(
+            "no free port in " + low + ".." + high + " after 1000 tries");
+      }
+      int candidate = high > low ? random.nextInt(low, high + 1) : 0;
+      try (ServerSocket socket = new ServerSocket()) {
+        socket.setReuseAddress(true);
+        socket.bind(new InetSocketAddress(InetAddress.getByName(HOST), candidate));
+        int bound = socket.getLocalPort();
+        if (found == 0 || ports[0] != bound) {
+          ports[found++] = bound;
+        }
+      } catch (IOException e) {
+        // Taken: try another.
+      }
+    }
+    return ports;
+  }
+
+  private static int ephemeralLow() {
+    // Read line-wise: readAllBytes/readString may see a procfs file as empty or cut short.
+    try (BufferedReader reader =
+        Files.newBufferedReader(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))) {
+      return Integer.parseInt(reader.readLine().strip().split("\\s+")[0]);
+    } catch (IOException | RuntimeException e) {
+      return 32_768; // Linux's default
+    }
+  }
+
+  private static boolean accepts(int port) {
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress(HOST, port), 500);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static boolean waitFor(Process p, Duration timeout) {
+    try {
+      return p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return !p.isAlive();
+    }
+  }
+
+  private static void pause() {
+    try {
+      Thread.sleep(100);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for a private Kafka", e);
+    }
+  }
+
+  private static void deleteRecursively(Path root) {
+    if (!Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot delete the private Kafka's directory " + root, e);
+    }
+  }
+}
