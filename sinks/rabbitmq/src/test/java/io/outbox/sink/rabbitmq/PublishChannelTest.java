@@ -1,0 +1,175 @@
+package io.outbox.sink.rabbitmq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Verdict;
+import io.outbox.relay.spi.Verdict.Outcome;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Verdict bookkeeping of one confirm-mode channel, with the test playing the broker. */
+class PublishChannelTest {
+
+  private final FakeChannel fake = new FakeChannel();
+  private final List<BatchPublish> resent = new ArrayList<>();
+  private final List<BatchPublish> finished = new ArrayList<>();
+
+  private PublishChannel channel(int window) throws Exception {
+    return PublishChannel.open(fake.connection, window, resent::add);
+  }
+
+  private BatchPublish batch(String... exchanges) {
+    List<RoutedEvent> events = new ArrayList<>();
+    for (int i = 0; i < exchanges.length; i++) {
+      events.add(Events.routed(exchanges[i], "o-" + i, "{}"));
+    }
+    return new BatchPublish(events, System.nanoTime() + 60_000_000_000L, finished::add);
+  }
+
+  /** Publishes every event of {@code batch} in order; the tags are 1..n. */
+  private static void publishAll(PublishChannel pc, BatchPublish batch) throws Exception {
+    for (int i = 0; i < batch.events().size(); i++) {
+      RoutedEvent r = batch.events().get(i);
+      assertThat(pc.acquire(System.nanoTime())).isTrue();
+      assertThat(
+              pc.publish(
+                  new PublishChannel.Entry(
+                      batch, i, r.destination(), "rk", r.event().eventId().toString()),
+                  RabbitMessages.properties(r),
+                  r.event().payload()))
+          .isTrue();
+    }
+  }
+
+  private static List<Outcome> outcomes(BatchPublish batch) {
+    List<Outcome> out = new ArrayList<>();
+    for (int i = 0; i < batch.events().size(); i++) {
+      Verdict v = batch.verdict(i);
+      out.add(v == null ? null : v.outcome());
+    }
+    return out;
+  }
+
+  @Test
+  void publishesMandatoryAndGivesVerdictsOnlyOnAcks() throws Exception {
+    PublishChannel pc = channel(10);
+    BatchPublish batch = batch("ex", "ex", "ex");
+    publishAll(pc, batch);
+
+    assertThat(fake.published).allSatisfy(p -> assertThat(p.mandatory()).isTrue());
+    assertThat(outcomes(batch)).containsOnlyNulls();
+
+    fake.ack(2, true); // multiple: 1 and 2
+    assertThat(outcomes(batch)).containsExactly(Outcome.PUBLISHED, Outcome.PUBLISHED, null);
+    assertThat(finished).isEmpty();
+    fake.ack(3, false);
+    assertThat(finished).containsExactly(batch);
+    assertThat(outcomes(batch)).containsOnly(Outcome.PUBLISHED);
+  }
+
+  @Test
+  void aReturnedMessageIsPermanentEvenThoughItsAckFollows() throws Exception {
+    PublishChannel pc = channel(10);
+    BatchPublish batch = batch("ex", "ex");
+    publishAll(pc, batch);
+
+    fake.returnMessage(1);
+    fake.ack(2, true);
+
+    assertThat(outcomes(batch)).containsExactly(Outcome.PERMANENT, Outcome.PUBLISHED);
+    assertThat(batch.verdict(0).error())
+        .startsWith("unroutable: exchange 'ex' routing key 'rk'")
+        .contains("312 NO_ROUTE");
+  }
+
+  @Test
+  void aNackIsRetryable() throws Exception {
+    PublishChannel pc = channel(10);
+    BatchPublish batch = batch("ex", "ex");
+    publishAll(pc, batch);
+
+    fake.nack(1, false);
+    fake.ack(2, false);
+
+    assertThat(outcomes(batch)).containsExactly(Outcome.RETRYABLE, Outcome.PUBLISHED);
+    assertThat(batch.verdict(0).error()).contains("exchange 'ex'").contains("basic.nack");
+  }
+
+  @Test
+  void aMissingExchangeFailsItsEventsAndSendsTheOthersBackInOrder() throws Exception {
+    PublishChannel pc = channel(10);
+    BatchPublish batch = batch("ex", "gone", "ex", "ex");
+    publishAll(pc, batch);
+    fake.ack(1, false);
+
+    fake.closeByBroker(404, "NOT_FOUND - no exchange 'gone' in vhost '/'");
+
+    assertThat(outcomes(batch)).containsExactly(Outcome.PUBLISHED, Outcome.PERMANENT, null, null);
+    assertThat(batch.verdict(1).error()).startsWith("exchange 'gone' does not exist");
+    assertThat(resent).containsExactly(batch);
+    assertThat(batch.takeResends()).containsExactly(2, 3);
+    assertThat(pc.isUsable()).isFalse();
+    assertThat(pc.connectionLost()).isFalse();
+  }
+
+  @Test
+  void aLostConnectionMakesEveryUnconfirmedMessageSinkUnavailable() throws Exception {
+    PublishChannel pc = channel(10);
+    BatchPublish batch = batch("ex", "ex", "ex");
+    publishAll(pc, batch);
+    fake.ack(1, false);
+
+    fake.loseConnection();
+
+    assertThat(outcomes(batch))
+        .containsExactly(Outcome.PUBLISHED, Outcome.SINK_UNAVAILABLE, Outcome.SINK_UNAVAILABLE);
+    assertThat(batch.verdict(1).error()).contains("connection to RabbitMQ lost");
+    assertThat(resent).isEmpty();
+    assertThat(pc.connectionLost()).isTrue();
+  }
+
+  @Test
+  void anOtherChannelErrorIsRetryableForTheUnconfirmed() throws Exception {
+    PublishChannel pc = channel(10);
+    BatchPublish batch = batch("ex");
+    publishAll(pc, batch);
+
+    fake.closeByBroker(406, "PRECONDITION_FAILED - something");
+
+    Verdict v = batch.verdict(0);
+    assertThat(v.outcome()).isEqualTo(Outcome.RETRYABLE);
+    assertThat(v.error()).contains("406 PRECONDITION_FAILED");
+  }
+
+  @Test
+  void theWindowBoundsUnconfirmedMessagesAndAcksFreeIt() throws Exception {
+    PublishChannel pc = channel(2);
+    BatchPublish batch = batch("ex", "ex");
+    publishAll(pc, batch);
+
+    assertThat(pc.acquire(System.nanoTime() + 20_000_000L)).isFalse();
+    fake.ack(1, false);
+    assertThat(pc.acquire(System.nanoTime())).isTrue();
+  }
+
+  @Test
+  void publishingOnAClosedChannelIsRefusedWithoutLosingTheEvent() throws Exception {
+    PublishChannel pc = channel(10);
+    BatchPublish batch = batch("ex");
+    fake.closeByBroker(404, "NOT_FOUND - no exchange 'other' in vhost '/'");
+    RoutedEvent r = batch.events().get(0);
+
+    assertThat(pc.acquire(System.nanoTime())).isTrue();
+    boolean taken =
+        pc.publish(
+            new PublishChannel.Entry(batch, 0, "ex", "rk", r.event().eventId().toString()),
+            RabbitMessages.properties(r),
+            r.event().payload());
+
+    assertThat(taken).isFalse();
+    assertThat(batch.verdict(0)).isNull(); // left to the sender, which sends it again elsewhere
+    assertThat(pc.acquire(System.nanoTime())).isTrue(); // the permit came back
+  }
+}
