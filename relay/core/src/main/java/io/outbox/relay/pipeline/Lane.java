@@ -78,7 +78,16 @@ final class Lane implements Runnable {
         if (!gate.awaitOpen(CLAIM_WAIT)) {
           continue;
         }
+        long claimStarted = System.nanoTime();
         Claim claim = source.claim(index, batchSize, CLAIM_WAIT);
+        if (log.isDebugEnabled() && !claim.events().isEmpty()) {
+          log.debug(
+              "pipeline {} lane {}: claimed {} events in {} ms",
+              pipeline.name(),
+              index,
+              claim.events().size(),
+              (System.nanoTime() - claimStarted) / 1_000_000);
+        }
         if (claim.events().isEmpty()) {
           claim.release();
         } else {
@@ -114,6 +123,7 @@ final class Lane implements Runnable {
   }
 
   private void process(Claim claim) throws InterruptedException {
+    long started = System.nanoTime();
     List<OutboxEvent> events = claim.events();
     Verdict[] verdicts = new Verdict[events.size()];
     String[] destinations = new String[events.size()];
@@ -157,10 +167,20 @@ final class Lane implements Runnable {
         }
       }
     }
+    long published = System.nanoTime();
     SettlementPlanner.Plan plan = planner.plan(events, Arrays.asList(verdicts));
     publishDeadLetters(plan.settlements());
     claim.settle(plan.settlements());
     record(plan);
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "pipeline {} lane {}: {} events published in {} ms, settled in {} ms",
+          pipeline.name(),
+          index,
+          events.size(),
+          (published - started) / 1_000_000,
+          (System.nanoTime() - published) / 1_000_000);
+    }
   }
 
   /** Waits for the sink's verdicts; {@code null} when the pipeline's stop deadline passed. */
