@@ -179,7 +179,9 @@ final class RabbitConnection {
           "Connection to RabbitMQ {} lost for pipeline {}: {}",
           settings.maskedUri(),
           pipeline,
-          cause.getMessage());
+          cause.getReason() instanceof AMQP.Connection.Close close
+              ? close.getReplyCode() + " " + close.getReplyText()
+              : RabbitSink.describe(cause.getCause() == null ? cause : cause.getCause()));
     }
   }
 

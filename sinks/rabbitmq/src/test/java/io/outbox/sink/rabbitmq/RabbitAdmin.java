@@ -47,6 +47,11 @@ final class RabbitAdmin implements AutoCloseable {
     exchanges.add(exchange);
   }
 
+  /** Remembers a queue someone else declared, to delete it at the end. */
+  void deleteQueueLater(String queue) {
+    queues.add(queue);
+  }
+
   /** Declares a durable queue bound to {@code exchange} with {@code bindingKey}. */
   String queue(String name, String exchange, String bindingKey) throws Exception {
     try (Channel ch = connection.createChannel()) {
