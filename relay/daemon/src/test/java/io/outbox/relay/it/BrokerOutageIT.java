@@ -269,6 +269,11 @@ class BrokerOutageIT {
     assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
     watch.assertClean();
     assertThat(watch.sinkWentDown()).as("the pipeline saw the outage").isTrue();
+    assertThat(pipeline().stats().released())
+        .as("events caught by the outage were released, not judged")
+        .isPositive();
+    assertThat(pipeline().stats().retried()).isZero();
+    assertThat(pipeline().stats().deadLettered()).isZero();
   }
 
   private List<ConsumerRecord<String, byte[]>> readAll() {
