@@ -1,0 +1,200 @@
+package io.outbox.relay.it;
+
+import static io.outbox.relay.it.RabbitFixture.header;
+import static io.outbox.relay.it.RelayFixture.event;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.GetResponse;
+import io.outbox.relay.Relay;
+import io.outbox.schema.OutboxMessage;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/** Polling source → RabbitMQ end to end, in-process, against the real services. */
+class PollingToRabbitIT {
+  private RabbitFixture rx;
+  private Relay relay;
+
+  private RabbitFixture fixture(TestInfo info) throws Exception {
+    rx = new RabbitFixture(info.getTestMethod().orElseThrow().getName().toLowerCase());
+    return rx;
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    if (relay != null) {
+      relay.close(Duration.ofSeconds(10));
+    }
+    if (rx != null) {
+      rx.close();
+    }
+  }
+
+  @Test
+  void deliversEveryCommittedEventToABoundQueueInKeyOrder(TestInfo info) throws Exception {
+    RelayFixture fx = fixture(info).fx;
+    String queue = rx.bindQueue(rx.exchange("order"), "order.*");
+    relay = rx.start("lanes = 4, batch-size = 200");
+
+    int writers = 8;
+    int keysPerWriter = 25; // every key is written by one thread only: its ids follow commit order
+    Set<UUID> committed = ConcurrentHashMap.newKeySet();
+    Set<UUID> rolledBack = ConcurrentHashMap.newKeySet();
+    List<Thread> threads = new ArrayList<>();
+    List<Throwable> failures = new ArrayList<>();
+    for (int w = 0; w < writers; w++) {
+      int writer = w;
+      Thread t =
+          new Thread(
+              () -> {
+                ThreadLocalRandom random = ThreadLocalRandom.current();
+                int seq = 0;
+                try (Connection c = fx.db.connect()) {
+                  c.setAutoCommit(false);
+                  while (committed.size() < 5_000) {
+                    List<OutboxMessage> tx = new ArrayList<>();
+                    int size = 1 + random.nextInt(8);
+                    for (int i = 0; i < size; i++) {
+                      String key = "w" + writer + "-k" + random.nextInt(keysPerWriter);
+                      tx.add(event(key, seq++));
+                    }
+                    List<UUID> ids = fx.writer.writeAll(c, tx);
+                    if (random.nextInt(10) == 0) {
+                      c.rollback();
+                      rolledBack.addAll(ids);
+                    } else {
+                      c.commit();
+                      committed.addAll(ids);
+                    }
+                  }
+                } catch (Exception e) {
+                  synchronized (failures) {
+                    failures.add(e);
+                  }
+                }
+              },
+              "writer-" + w);
+      threads.add(t);
+      t.start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    assertThat(failures).isEmpty();
+    assertThat(committed.size()).isGreaterThanOrEqualTo(5_000);
+    assertThat(rolledBack).isNotEmpty();
+
+    await().atMost(Duration.ofSeconds(90)).until(() -> fx.unpublished() == 0);
+    List<GetResponse> received = rx.read(queue, committed.size(), Duration.ofSeconds(30));
+    // Give a duplicate, if any, the chance to show up.
+    await().pollDelay(Duration.ofSeconds(1)).until(() -> true);
+    received.addAll(rx.drain(queue));
+
+    List<UUID> delivered = new ArrayList<>();
+    Map<String, Long> lastRowByKey = new HashMap<>();
+    Map<UUID, Long> rowIds = fx.rowIds();
+    Set<UUID> seen = new HashSet<>();
+    List<String> orderViolations = new ArrayList<>();
+    for (GetResponse r : received) {
+      AMQP.BasicProperties p = r.getProps();
+      UUID id = UUID.fromString(p.getMessageId());
+      delivered.add(id);
+      assertThat(r.getEnvelope().getExchange()).isEqualTo(rx.exchange("order"));
+      assertThat(r.getEnvelope().getRoutingKey()).isEqualTo("order.OrderUpdated");
+      assertThat(p.getType()).isEqualTo("OrderUpdated");
+      assertThat(p.getDeliveryMode()).isEqualTo(2);
+      assertThat(p.getContentType()).isEqualTo("application/json");
+      assertThat(p.getTimestamp()).isNotNull();
+      assertThat(header(r, "event-id")).isEqualTo(p.getMessageId());
+      assertThat(header(r, "event-type")).isEqualTo("OrderUpdated");
+      assertThat(header(r, "aggregate-type")).isEqualTo("order");
+      String key = header(r, "aggregate-id");
+      assertThat(key).startsWith("w");
+      Instant createdAt = Instant.parse(header(r, "created-at"));
+      assertThat(createdAt).isBefore(Instant.now());
+      assertThat(p.getTimestamp().toInstant())
+          .isEqualTo(createdAt.truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+      String seq = header(r, "seq");
+      assertThat(new String(r.getBody(), StandardCharsets.UTF_8))
+          .isEqualTo("{\"seq\": " + seq + "}");
+      if (seen.add(id)) {
+        Long rowId = rowIds.get(id);
+        Long previous = lastRowByKey.put(key, rowId);
+        if (previous != null && previous > rowId) {
+          orderViolations.add("key " + key + ": row " + rowId + " after row " + previous);
+        }
+      }
+    }
+    int duplicates = delivered.size() - seen.size();
+    assertThat(duplicates).as("duplicates (same message_id delivered twice)").isZero();
+    assertThat(seen).isEqualTo(committed);
+    assertThat(seen).doesNotContainAnyElementsOf(rolledBack);
+    assertThat(orderViolations).as("per-key order of first deliveries").isEmpty();
+    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+  }
+
+  @Test
+  void anUnroutableEventIsDeadLetteredAsPermanentAndTheOthersDelivered(TestInfo info)
+      throws Exception {
+    RelayFixture fx = fixture(info).fx;
+    String queue = rx.bindQueue(rx.exchange("order"), "order.OrderUpdated");
+    relay = rx.start("");
+
+    UUID unroutable =
+        fx.commit(
+                List.of(
+                    OutboxMessage.builder()
+                        .aggregate("order", "lonely")
+                        .eventType("NobodyListens")
+                        .payload("{}")
+                        .build()))
+            .get(0);
+    List<UUID> healthy = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      healthy.addAll(fx.commit(List.of(event("healthy-" + (i % 5), i))));
+    }
+
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> fx.count("SELECT count(*) FROM outbox_dead_letter") == 1);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
+    List<GetResponse> received = rx.read(queue, healthy.size(), Duration.ofSeconds(10));
+    received.addAll(rx.drain(queue));
+    assertThat(received)
+        .extracting(r -> UUID.fromString(r.getProps().getMessageId()))
+        .containsExactlyInAnyOrderElementsOf(healthy);
+    try (Connection c = fx.db.connect();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT event_id, reason, attempts, last_error FROM outbox_dead_letter")) {
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getObject("event_id", UUID.class)).isEqualTo(unroutable);
+      assertThat(rs.getString("reason")).isEqualTo("permanent");
+      assertThat(rs.getInt("attempts")).isEqualTo(1);
+      assertThat(rs.getString("last_error"))
+          .isEqualTo(
+              "unroutable: exchange '"
+                  + rx.exchange("order")
+                  + "' routing key 'order.NobodyListens' (no queue bound; 312 NO_ROUTE)");
+    }
+  }
+}
