@@ -206,13 +206,13 @@ final class PublishChannel {
    * missing or forbidden exchange closes the channel; messages for it are permanent failures, the
    * others were dropped by the broker unseen (or are in doubt) and are sent again.
    */
-  private void closed(ShutdownSignalException cause) {
-    synchronized (this) {
-      if (dead) {
-        return;
-      }
-      dead = true;
+  private synchronized void closed(ShutdownSignalException cause) {
+    // Synchronized as a whole: a sender that saw the channel die waits here until every
+    // unconfirmed message is settled or queued for resending, so its own resends come after them.
+    if (dead) {
+      return;
     }
+    dead = true;
     String reply = reply(cause);
     String badExchange = null;
     Verdict all = null;

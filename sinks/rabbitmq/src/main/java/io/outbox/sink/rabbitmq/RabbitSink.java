@@ -6,6 +6,7 @@ import io.outbox.relay.spi.Verdict;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
@@ -115,7 +116,8 @@ final class RabbitSink implements Sink {
   private void drive(BatchPublish batch, List<Integer> first) {
     batch.sending().lock();
     try {
-      List<Integer> todo = first;
+      // Resends are taken only under the lock: taken earlier, they could go out after later events.
+      List<Integer> todo = first.isEmpty() ? batch.takeResends() : first;
       while (!todo.isEmpty() && !batch.isDone()) {
         send(batch, todo);
         todo = batch.takeResends();
@@ -133,7 +135,7 @@ final class RabbitSink implements Sink {
   /** Called by a channel whose closure sent some of {@code batch}'s events back. */
   private void resendLater(BatchPublish batch) {
     try {
-      resenders.execute(() -> drive(batch, batch.takeResends()));
+      resenders.execute(() -> drive(batch, List.of()));
     } catch (RejectedExecutionException e) {
       batch.expire("the RabbitMQ sink was closed before the message could be sent again");
     }
@@ -142,6 +144,7 @@ final class RabbitSink implements Sink {
   private void send(BatchPublish batch, List<Integer> todo) {
     List<RoutedEvent> events = batch.events();
     PublishChannel channel = null;
+    Set<String> missing = new HashSet<>(); // checked once per send, not once per event
     int n = 0;
     try {
       for (; n < todo.size(); n++) {
@@ -174,7 +177,9 @@ final class RabbitSink implements Sink {
           batch.complete(i, Verdict.permanent(problem));
           continue;
         }
-        if (settings.checkExchanges() && !connection.exchangeExists(exchange)) {
+        if (settings.checkExchanges()
+            && (missing.contains(exchange) || !connection.exchangeExists(exchange))) {
+          missing.add(exchange);
           batch.complete(
               i,
               Verdict.permanent("exchange '" + exchange + "' does not exist (checked passively)"));
@@ -342,7 +347,12 @@ final class RabbitSink implements Sink {
     if (closed) {
       return false;
     }
-    Future<Boolean> check = resenders.submit(connection::answers);
+    Future<Boolean> check;
+    try {
+      check = resenders.submit(connection::answers);
+    } catch (RejectedExecutionException e) {
+      return false; // closed meanwhile
+    }
     try {
       boolean ok = check.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
       if (ok && !reachable) {
