@@ -5,8 +5,6 @@ import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.http.HttpEndpoints;
 import io.outbox.relay.pipeline.Pipeline;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -32,14 +30,34 @@ final class RunCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     RelaySettings settings = config.load().settings();
-    Relay relay = Relay.start(settings);
+    GracefulStop stop = new GracefulStop(settings.shutdownTimeout(), Runtime.getRuntime()::halt);
+    // Before anything starts: a signal during start-up waits for it, then stops cleanly.
+    Thread hook = new Thread(stop, "outbox-relay-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    Relay relay;
     HttpEndpoints http;
     try {
-      http = HttpEndpoints.start(settings.http(), relay);
+      relay = Relay.start(settings);
+      try {
+        http = HttpEndpoints.start(settings.http(), relay);
+      } catch (RuntimeException e) {
+        relay.close();
+        throw new CommandFailedException(e.getMessage());
+      }
     } catch (RuntimeException e) {
-      relay.close();
-      throw new CommandFailedException(e.getMessage());
+      stop.startFailed();
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException shuttingDown) {
+        // A signal came in meanwhile; the hook finds nothing to stop.
+      }
+      throw e;
     }
+    stop.started(
+        () -> {
+          relay.close();
+          http.close();
+        });
     log.info(
         "HTTP endpoints on {}:{} (/metrics, /health/live, /health/ready)",
         settings.http().host(),
@@ -48,28 +66,7 @@ final class RunCommand implements Callable<Integer> {
         "outbox-relay running {} pipeline(s): {}",
         relay.pipelines().size(),
         String.join(", ", relay.pipelines().stream().map(Pipeline::name).toList()));
-    CountDownLatch stopped = new CountDownLatch(1);
-    AtomicBoolean returning = new AtomicBoolean();
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  log.info(
-                      "outbox-relay stopping (shutdown-timeout {})", settings.shutdownTimeout());
-                  relay.close();
-                  http.close();
-                  log.info("outbox-relay stopped");
-                  stopped.countDown();
-                  if (!returning.get()) {
-                    // Stopped by a signal: a clean stop exits 0, not the JVM's 128+signal.
-                    System.out.flush();
-                    System.err.flush();
-                    Runtime.getRuntime().halt(0);
-                  }
-                },
-                "outbox-relay-shutdown"));
-    stopped.await();
-    returning.set(true);
+    stop.awaitStopped();
     return 0;
   }
 }

@@ -106,6 +106,22 @@ class GracefulShutdownIT {
     System.out.printf("GracefulShutdownIT: standby exit 0 in %d ms%n", stopTime.toMillis());
   }
 
+  @Test
+  void sigtermDuringStartUpStopsCleanlyAndExitsZero() throws Exception {
+    fx = new RelayFixture("startup_shutdown");
+    RelayProcess relay = relays.start("starting", fx.config(""));
+    // The pipelines start before the rest of the daemon (HTTP endpoints): signal in between.
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(2))
+        .until(() -> relay.logContains("pipeline it: waiting to become the active instance"));
+
+    assertThat(relay.terminate(SHUTDOWN_TIMEOUT.plus(JVM_MARGIN)))
+        .as("exit code after SIGTERM")
+        .contains(0);
+    assertThat(relay.log()).contains("pipeline it: stopped", "outbox-relay stopped");
+  }
+
   private long published() throws Exception {
     return fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
   }
