@@ -15,6 +15,7 @@ import io.outbox.testkit.Services;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.HashMap;
@@ -23,6 +24,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -116,8 +120,7 @@ class RabbitSinkIT {
       assertThat(r.getBody()).isEqualTo(sent.payload());
       assertThat(p.getType()).isEqualTo("OrderCreated");
       assertThat(p.getTimestamp())
-          .isEqualTo(
-              Date.from(Events.CREATED_AT.truncatedTo(java.time.temporal.ChronoUnit.SECONDS)));
+          .isEqualTo(Date.from(Events.CREATED_AT.truncatedTo(ChronoUnit.SECONDS)));
       assertThat(p.getDeliveryMode()).isEqualTo(2);
       assertThat(p.getContentType()).isEqualTo("application/json");
       assertThat(p.getHeaders()).hasSize(7);
@@ -201,9 +204,79 @@ class RabbitSinkIT {
       }
     }
     assertThat(ids).isEqualTo(expected); // duplicates (in doubt, sent again) share the message_id
+    assertFirstDeliveriesInBatchOrderPerKey(batch, received);
     // The sink keeps working on a fresh channel.
     assertThat(outcomes(publish(sink, List.of(Events.routed(exchange, "o-1", "{}")))))
         .containsExactly(Outcome.PUBLISHED);
+  }
+
+  /** The first delivery of each event never comes before an earlier event of its key. */
+  private static void assertFirstDeliveriesInBatchOrderPerKey(
+      List<RoutedEvent> batch, List<GetResponse> received) {
+    Map<String, Integer> position = new HashMap<>();
+    for (int i = 0; i < batch.size(); i++) {
+      position.put(batch.get(i).event().eventId().toString(), i);
+    }
+    Set<String> seen = new HashSet<>();
+    Map<String, Integer> lastByKey = new HashMap<>();
+    List<String> violations = new ArrayList<>();
+    for (GetResponse r : received) {
+      String id = r.getProps().getMessageId();
+      if (!seen.add(id)) {
+        continue;
+      }
+      String key = header(r, "aggregate-id");
+      int at = position.get(id);
+      Integer previous = lastByKey.put(key, at);
+      if (previous != null && previous > at) {
+        violations.add(key + ": event " + at + " after " + previous);
+      }
+    }
+    assertThat(violations).as("per-key order of first deliveries").isEmpty();
+  }
+
+  @Test
+  void concurrentBatchesShareTheChannelsAndKeepPerKeyOrder() throws Exception {
+    String exchange = admin.exchange(RabbitAdmin.unique("outbox.concurrent.it"));
+    String queue = admin.queue(RabbitAdmin.unique("q.it"), exchange, "#");
+    Sink sink = sink("channels = 2\nmax-unconfirmed = 16");
+    int lanes = 6;
+    List<List<RoutedEvent>> batches = new ArrayList<>();
+    for (int lane = 0; lane < lanes; lane++) {
+      for (int round = 0; round < 5; round++) {
+        List<RoutedEvent> batch = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+          batch.add(Events.routed(exchange, "lane" + lane + "-k" + i % 7, "{\"i\":" + i + "}"));
+        }
+        batches.add(batch);
+      }
+    }
+    List<Future<List<Verdict>>> results = new ArrayList<>();
+    ExecutorService pool = Executors.newFixedThreadPool(lanes);
+    try {
+      for (int lane = 0; lane < lanes; lane++) {
+        List<List<RoutedEvent>> mine = batches.subList(lane * 5, lane * 5 + 5);
+        results.add(
+            pool.submit(
+                () -> {
+                  List<Verdict> all = new ArrayList<>();
+                  for (List<RoutedEvent> batch : mine) {
+                    all.addAll(publish(sink, batch)); // one batch in flight per lane
+                  }
+                  return all;
+                }));
+      }
+      for (var f : results) {
+        assertThat(outcomes(f.get(120, TimeUnit.SECONDS))).containsOnly(Outcome.PUBLISHED);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    List<RoutedEvent> all = batches.stream().flatMap(List::stream).toList();
+    List<GetResponse> received = admin.read(queue, all.size(), READ_TIMEOUT);
+    received.addAll(admin.drain(queue));
+    assertThat(received).hasSize(all.size());
+    assertFirstDeliveriesInBatchOrderPerKey(all, received);
   }
 
   @Test
