@@ -15,6 +15,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -24,6 +25,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -130,8 +132,7 @@ class PollingToRabbitIT {
       assertThat(key).startsWith("w");
       Instant createdAt = Instant.parse(header(r, "created-at"));
       assertThat(createdAt).isBefore(Instant.now());
-      assertThat(p.getTimestamp().toInstant())
-          .isEqualTo(createdAt.truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+      assertThat(p.getTimestamp().toInstant()).isEqualTo(createdAt.truncatedTo(ChronoUnit.SECONDS));
       String seq = header(r, "seq");
       assertThat(new String(r.getBody(), StandardCharsets.UTF_8))
           .isEqualTo("{\"seq\": " + seq + "}");
@@ -156,7 +157,8 @@ class PollingToRabbitIT {
       throws Exception {
     RelayFixture fx = fixture(info).fx;
     String queue = rx.bindQueue(rx.exchange("order"), "order.OrderUpdated");
-    relay = rx.start("");
+    String deadLetters = rx.bindQueue(rx.exchangePrefix + ".dlq", "#");
+    relay = rx.start("dead-letter.destination = \"" + rx.exchangePrefix + ".dlq\"");
 
     UUID unroutable =
         fx.commit(
@@ -196,5 +198,78 @@ class PollingToRabbitIT {
                   + rx.exchange("order")
                   + "' routing key 'order.NobodyListens' (no queue bound; 312 NO_ROUTE)");
     }
+    GetResponse copy = rx.read(deadLetters, 1, Duration.ofSeconds(10)).get(0);
+    assertThat(copy.getProps().getMessageId()).isEqualTo(unroutable.toString());
+    assertThat(header(copy, "dead-letter-reason")).isEqualTo("permanent");
+    assertThat(header(copy, "dead-letter-attempts")).isEqualTo("1");
+    assertThat(header(copy, "dead-letter-error")).startsWith("unroutable: exchange '");
+  }
+
+  @Test
+  void aRabbitRestartMidRunLosesNothingAndDeadLettersNothing(TestInfo info) throws Exception {
+    RelayFixture fx = fixture(info).fx;
+    String queue = rx.bindQueue(rx.exchange("order"), "#");
+    relay = rx.start("lanes = 4, batch-size = 100");
+    Set<UUID> committed;
+    try (OutboxLoad load = OutboxLoad.stream(fx, 40, 5, Duration.ofMillis(5))) {
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () -> fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL") >= 500);
+      try {
+        rabbitmqctl("stop_app");
+        int before = load.committedCount();
+        // The application keeps writing while RabbitMQ is down.
+        await().atMost(Duration.ofSeconds(30)).until(() -> load.committedCount() >= before + 300);
+      } finally {
+        rabbitmqctl("start_app");
+      }
+      int afterRestart = load.committedCount();
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> load.committedCount() >= afterRestart + 300);
+      committed = load.stop();
+    }
+
+    await().atMost(Duration.ofSeconds(90)).until(() -> fx.unpublished() == 0);
+    List<GetResponse> received = rx.read(queue, committed.size(), Duration.ofSeconds(30));
+    await().pollDelay(Duration.ofSeconds(1)).until(() -> true);
+    received.addAll(rx.drain(queue));
+    Set<UUID> delivered = new HashSet<>();
+    Map<String, Long> lastRowByKey = new HashMap<>();
+    Map<UUID, Long> rowIds = fx.rowIds();
+    List<String> orderViolations = new ArrayList<>();
+    for (GetResponse r : received) {
+      UUID id = UUID.fromString(r.getProps().getMessageId());
+      if (delivered.add(id)) {
+        String key = header(r, "aggregate-id");
+        Long previous = lastRowByKey.put(key, rowIds.get(id));
+        if (previous != null && previous > rowIds.get(id)) {
+          orderViolations.add("key " + key + ": row " + rowIds.get(id) + " after row " + previous);
+        }
+      }
+    }
+    assertThat(delivered).as("every committed event, at least once").isEqualTo(committed);
+    assertThat(orderViolations).as("per-key order of first deliveries").isEmpty();
+    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts > 0"))
+        .as("an outage costs no attempts")
+        .isZero();
+    System.out.printf(
+        "restart IT: %d committed, %d messages received, %d duplicates%n",
+        committed.size(), received.size(), received.size() - delivered.size());
+  }
+
+  private static void rabbitmqctl(String command) throws Exception {
+    Process p =
+        new ProcessBuilder("rabbitmqctl", command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    if (!p.waitFor(90, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new IllegalStateException("rabbitmqctl " + command + " did not finish in 90 s");
+    }
+    assertThat(p.exitValue()).as("exit code of rabbitmqctl %s", command).isZero();
   }
 }

@@ -24,17 +24,25 @@ import org.awaitility.Awaitility;
 final class RabbitFixture implements AutoCloseable {
   final RelayFixture fx;
   final String exchangePrefix;
-  private final Connection admin;
+  private final ConnectionFactory factory = new ConnectionFactory();
+  private Connection admin;
   private final List<String> exchanges = new ArrayList<>();
   private final List<String> queues = new ArrayList<>();
 
   RabbitFixture(String name) throws Exception {
     fx = new RelayFixture(name);
     exchangePrefix = fx.topicPrefix; // unique per test
-    ConnectionFactory f = new ConnectionFactory();
-    f.setUri(Services.rabbitUri());
-    f.setAutomaticRecoveryEnabled(false);
-    admin = f.newConnection("outbox-relay-it-admin");
+    factory.setUri(Services.rabbitUri());
+    factory.setAutomaticRecoveryEnabled(false);
+    admin = factory.newConnection("outbox-relay-it-admin");
+  }
+
+  /** The test's own connection, opened again after a broker restart closed it. */
+  private synchronized Connection admin() throws IOException, TimeoutException {
+    if (!admin.isOpen()) {
+      admin = factory.newConnection("outbox-relay-it-admin");
+    }
+    return admin;
   }
 
   /** The exchange events of {@code aggregateType} are routed to. */
@@ -45,7 +53,7 @@ final class RabbitFixture implements AutoCloseable {
   /** Declares {@code exchange} (durable topic) and a queue bound to it with {@code bindingKey}. */
   String bindQueue(String exchange, String bindingKey) throws IOException, TimeoutException {
     String queue = exchange + ".q." + queues.size();
-    try (Channel ch = admin.createChannel()) {
+    try (Channel ch = admin().createChannel()) {
       ch.exchangeDeclare(exchange, "topic", true);
       ch.queueDeclare(queue, true, false, false, null);
       ch.queueBind(queue, exchange, bindingKey);
@@ -95,7 +103,7 @@ final class RabbitFixture implements AutoCloseable {
   /** Takes messages from {@code queue} until at least {@code expected} arrived, or the timeout. */
   List<GetResponse> read(String queue, int expected, Duration timeout) throws IOException {
     List<GetResponse> out = new ArrayList<>();
-    try (Channel ch = admin.createChannel()) {
+    try (Channel ch = admin().createChannel()) {
       Awaitility.await()
           .atMost(timeout.toMillis(), TimeUnit.MILLISECONDS)
           .pollInterval(Duration.ofMillis(100))
@@ -116,7 +124,7 @@ final class RabbitFixture implements AutoCloseable {
   /** Takes every message now in {@code queue}. */
   List<GetResponse> drain(String queue) throws IOException, TimeoutException {
     List<GetResponse> out = new ArrayList<>();
-    try (Channel ch = admin.createChannel()) {
+    try (Channel ch = admin().createChannel()) {
       GetResponse r;
       while ((r = ch.basicGet(queue, true)) != null) {
         out.add(r);
@@ -133,8 +141,8 @@ final class RabbitFixture implements AutoCloseable {
   @Override
   public void close() throws IOException, TimeoutException {
     try {
-      if (admin.isOpen()) {
-        try (Channel ch = admin.createChannel()) {
+      if (admin().isOpen()) {
+        try (Channel ch = admin().createChannel()) {
           for (String q : queues) {
             ch.queueDelete(q);
           }
