@@ -52,29 +52,39 @@ final class PublishChannel {
   private final Channel channel;
   private final Semaphore window;
   private final Consumer<BatchPublish> onResend;
+  private final Consumer<String> onMissingExchange;
   private final ConcurrentNavigableMap<Long, Entry> outstanding = new ConcurrentSkipListMap<>();
   private boolean dead; // guarded by this
 
-  private PublishChannel(Channel channel, int maxUnconfirmed, Consumer<BatchPublish> onResend) {
+  private PublishChannel(
+      Channel channel,
+      int maxUnconfirmed,
+      Consumer<BatchPublish> onResend,
+      Consumer<String> onMissingExchange) {
     this.channel = channel;
     this.window = new Semaphore(maxUnconfirmed);
     this.onResend = onResend;
+    this.onMissingExchange = onMissingExchange;
   }
 
   /**
    * Opens a channel in confirm mode on {@code connection}.
    *
    * @param onResend told about a batch some of whose events must be sent again on another channel
+   * @param onMissingExchange told about an exchange the broker said does not exist
    */
   static PublishChannel open(
-      Connection connection, int maxUnconfirmed, Consumer<BatchPublish> onResend)
+      Connection connection,
+      int maxUnconfirmed,
+      Consumer<BatchPublish> onResend,
+      Consumer<String> onMissingExchange)
       throws IOException {
     Channel channel = connection.createChannel();
     if (channel == null) {
       throw new IOException("RabbitMQ refused another channel (channel_max reached)");
     }
     channel.confirmSelect();
-    PublishChannel pc = new PublishChannel(channel, maxUnconfirmed, onResend);
+    PublishChannel pc = new PublishChannel(channel, maxUnconfirmed, onResend, onMissingExchange);
     channel.addReturnListener(pc::returned);
     channel.addConfirmListener(pc::acked, pc::nacked);
     channel.addShutdownListener(pc::closed);
@@ -227,6 +237,9 @@ final class PublishChannel {
       Matcher m = EXCHANGE_IN_REPLY.matcher(reply);
       if ((code == NOT_FOUND || code == ACCESS_REFUSED) && m.find()) {
         badExchange = m.group(1);
+        if (code == NOT_FOUND) {
+          onMissingExchange.accept(badExchange);
+        }
       } else {
         all = Verdict.retryable("RabbitMQ closed the channel: " + reply);
       }

@@ -124,6 +124,11 @@ final class RabbitConnection {
     }
   }
 
+  /** Forgets that {@code exchange} existed: it was deleted, so check it again before using it. */
+  void forget(String exchange) {
+    knownExchanges.remove(exchange);
+  }
+
   /** Checks that the broker answers: connects if needed and opens and closes a channel. */
   boolean answers() throws IOException, TimeoutException {
     Channel ch = open().createChannel();

@@ -266,7 +266,8 @@ final class RabbitSink implements Sink {
         }
         pc.close();
       }
-      return PublishChannel.open(connection.open(), settings.maxUnconfirmed(), this::resendLater);
+      return PublishChannel.open(
+          connection.open(), settings.maxUnconfirmed(), this::resendLater, connection::forget);
     } catch (IOException | TimeoutException | RuntimeException e) {
       channelSlots.release();
       throw e;

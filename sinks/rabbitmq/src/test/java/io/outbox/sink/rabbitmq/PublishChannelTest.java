@@ -15,9 +15,10 @@ class PublishChannelTest {
   private final FakeChannel fake = new FakeChannel();
   private final List<BatchPublish> resent = new ArrayList<>();
   private final List<BatchPublish> finished = new ArrayList<>();
+  private final List<String> missingExchanges = new ArrayList<>();
 
   private PublishChannel channel(int window) throws Exception {
-    return PublishChannel.open(fake.connection, window, resent::add);
+    return PublishChannel.open(fake.connection, window, resent::add, missingExchanges::add);
   }
 
   private BatchPublish batch(String... exchanges) {
@@ -110,6 +111,7 @@ class PublishChannelTest {
     assertThat(batch.verdict(1).error()).startsWith("exchange 'gone' does not exist");
     assertThat(resent).containsExactly(batch);
     assertThat(batch.takeResends()).containsExactly(2, 3);
+    assertThat(missingExchanges).containsExactly("gone");
     assertThat(pc.isUsable()).isFalse();
     assertThat(pc.connectionLost()).isFalse();
   }

@@ -62,6 +62,12 @@ final class RabbitAdmin implements AutoCloseable {
     return name;
   }
 
+  void deleteExchange(String name) throws Exception {
+    try (Channel ch = connection.createChannel()) {
+      ch.exchangeDelete(name);
+    }
+  }
+
   boolean exchangeExists(String name) throws Exception {
     Channel ch = connection.createChannel();
     try {

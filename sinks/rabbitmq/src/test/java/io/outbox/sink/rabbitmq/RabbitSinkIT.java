@@ -280,6 +280,34 @@ class RabbitSinkIT {
   }
 
   @Test
+  void anExchangeDeletedWhileInUseFailsItsEventsAndIsCheckedAgainNextTime() throws Exception {
+    String exchange = admin.exchange(RabbitAdmin.unique("outbox.deleted.it"));
+    String other = admin.exchange(RabbitAdmin.unique("outbox.other.it"));
+    String queue = admin.queue(RabbitAdmin.unique("q.it"), other, "#");
+    admin.queue(RabbitAdmin.unique("q.it"), exchange, "#");
+    Sink sink = sink("channels = 1");
+    assertThat(outcomes(publish(sink, List.of(Events.routed(exchange, "o-1", "{}")))))
+        .containsExactly(Outcome.PUBLISHED); // now known to exist
+    admin.deleteExchange(exchange);
+
+    List<Verdict> first =
+        publish(
+            sink,
+            List.of(
+                Events.routed(other, "o-1", "{}"),
+                Events.routed(exchange, "o-2", "{}"),
+                Events.routed(other, "o-3", "{}")));
+    List<Verdict> second = publish(sink, List.of(Events.routed(exchange, "o-2", "{}")));
+
+    assertThat(outcomes(first))
+        .containsExactly(Outcome.PUBLISHED, Outcome.PERMANENT, Outcome.PUBLISHED);
+    assertThat(first.get(1).error()).contains("404 NOT_FOUND");
+    assertThat(outcomes(second)).containsExactly(Outcome.PERMANENT);
+    assertThat(second.get(0).error()).endsWith("does not exist (checked passively)");
+    assertThat(admin.read(queue, 2, READ_TIMEOUT)).hasSize(2);
+  }
+
+  @Test
   void anUnreachableBrokerIsSinkUnavailableWithinTheTimeoutAndTheProbeSaysNo() throws Exception {
     int port;
     try (ServerSocket s = new ServerSocket(0)) {
