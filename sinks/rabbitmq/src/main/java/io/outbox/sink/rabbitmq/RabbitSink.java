@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,10 +16,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -48,8 +45,7 @@ final class RabbitSink implements Sink {
   private final RabbitConnection connection;
   private final ScheduledThreadPoolExecutor timers;
   private final ExecutorService resenders;
-  private final BlockingQueue<PublishChannel> idle = new LinkedBlockingQueue<>();
-  private final Semaphore channelSlots;
+  private final ChannelPool channels;
   private final Set<BatchPublish> inFlight = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   private volatile boolean reachable = true;
@@ -59,7 +55,9 @@ final class RabbitSink implements Sink {
     this.settings = settings;
     this.routingKey = RoutingKeyTemplate.parse(settings.routingKey());
     this.connection = connection;
-    this.channelSlots = new Semaphore(settings.channels());
+    this.channels =
+        new ChannelPool(
+            connection, settings.channels(), settings.maxUnconfirmed(), this::resendLater);
     this.timers = new ScheduledThreadPoolExecutor(1, threads("rabbitmq-" + pipeline + "-timer"));
     timers.setRemoveOnCancelPolicy(true);
     timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
@@ -190,7 +188,7 @@ final class RabbitSink implements Sink {
           return;
         }
         if (channel == null) {
-          channel = borrow(batch.deadlineNanos());
+          channel = channels.borrow(batch.deadlineNanos());
           if (channel == null) {
             failFrom(
                 batch, todo, n, unavailable(exchange, "no free channel within confirm-timeout"));
@@ -235,7 +233,7 @@ final class RabbitSink implements Sink {
       failFrom(batch, todo, n, Verdict.unavailable("interrupted while publishing to RabbitMQ"));
     } finally {
       if (channel != null) {
-        giveBack(channel);
+        channels.giveBack(channel);
       }
     }
   }
@@ -249,38 +247,6 @@ final class RabbitSink implements Sink {
     for (int m = from; m < todo.size(); m++) {
       batch.complete(todo.get(m), verdict);
     }
-  }
-
-  /** A usable channel, or {@code null} when none became free before {@code deadlineNanos}. */
-  private PublishChannel borrow(long deadlineNanos)
-      throws IOException, TimeoutException, InterruptedException {
-    if (!channelSlots.tryAcquire(
-        Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-      return null;
-    }
-    try {
-      PublishChannel pc;
-      while ((pc = idle.poll()) != null) {
-        if (pc.isUsable()) {
-          return pc;
-        }
-        pc.close();
-      }
-      return PublishChannel.open(
-          connection.open(), settings.maxUnconfirmed(), this::resendLater, connection::forget);
-    } catch (IOException | TimeoutException | RuntimeException e) {
-      channelSlots.release();
-      throw e;
-    }
-  }
-
-  private void giveBack(PublishChannel pc) {
-    if (pc.isUsable() && !closed) {
-      idle.add(pc);
-    } else {
-      pc.close();
-    }
-    channelSlots.release();
   }
 
   /** Runs once per batch, on the thread of its last verdict (often the connection's thread). */
@@ -391,10 +357,7 @@ final class RabbitSink implements Sink {
     for (BatchPublish batch : inFlight) {
       batch.expire("the RabbitMQ sink was closed before RabbitMQ confirmed the message");
     }
-    PublishChannel pc;
-    while ((pc = idle.poll()) != null) {
-      pc.close();
-    }
+    channels.close();
     connection.close((int) Math.max(1, Math.min(5000, (deadline - System.nanoTime()) / 1_000_000)));
     resenders.shutdownNow();
     timers.shutdown();
