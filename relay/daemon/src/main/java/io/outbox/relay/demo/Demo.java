@@ -25,7 +25,8 @@ public final class Demo {
    * What the demo does.
    *
    * @param settings the relay settings; the demo runs their single pipeline
-   * @param topic where the consumer reads (the pipeline's destination for {@code order} events)
+   * @param topic where the consumer reads (the pipeline's destination for {@code order} events: a
+   *     Kafka topic or a RabbitMQ exchange)
    * @param duration how long the order service writes
    * @param rate orders per second (two events each)
    * @param writers concurrent writer threads
@@ -48,9 +49,12 @@ public final class Demo {
         new OrderService(
             db.url(), db.user(), db.password(), db.table(), options.writers(), options.rate());
     try (DemoConsumer consumer =
-        DemoConsumer.start(p.sinkSettings().getString("bootstrap-servers"), options.topic())) {
+        p.sinkType().equals("rabbitmq")
+            ? RabbitDemoConsumer.start(p.sinkSettings().getString("uri"), options.topic())
+            : KafkaDemoConsumer.start(
+                p.sinkSettings().getString("bootstrap-servers"), options.topic())) {
       out.printf(
-          "demo: relay %s -> %s topic %s; writing ~%d orders/s (2 events each) for %ds%n",
+          "demo: relay %s -> %s, destination %s; writing ~%d orders/s (2 events each) for %ds%n",
           p.sourceType(),
           p.sinkType(),
           options.topic(),
