@@ -8,14 +8,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code kill -9} of the relay process in the middle of a backlog: nothing committed is lost, a
  * re-sent event is the same message again, and no key's first deliveries go backwards.
  */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
 class CrashRecoveryIT {
   private static final int EVENTS = 30_000;
   private static final int KEYS = 300;

@@ -12,8 +12,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -21,6 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code shutdown-timeout}, and nothing is left half-done: a row is marked published exactly when
  * its event is on the topic.
  */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
 class GracefulShutdownIT {
   private static final int EVENTS = 30_000;
   private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(15); // RelayFixture's

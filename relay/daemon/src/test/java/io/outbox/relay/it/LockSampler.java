@@ -70,6 +70,11 @@ final class LockSampler implements AutoCloseable {
     }
   }
 
+  /** How many samples were taken so far. */
+  int count() {
+    return samples.size();
+  }
+
   /** Stops sampling and returns every sample, in time order. */
   List<Sample> stop() throws InterruptedException {
     running.set(false);

@@ -108,11 +108,28 @@ final class RelayProcess {
 
   /** The logback timestamp of the first log line containing {@code text}. */
   Optional<Instant> loggedAt(String text) {
+    return loggedAt(text, Instant.MIN);
+  }
+
+  /** The timestamp of the first log line containing {@code text} logged at or after {@code t}. */
+  Optional<Instant> loggedAt(String text, Instant t) {
     return log()
         .lines()
         .filter(l -> l.contains(text))
-        .findFirst()
-        .map(l -> OffsetDateTime.parse(l.substring(0, l.indexOf(' '))).toInstant());
+        .map(RelayProcess::timestamp)
+        .flatMap(Optional::stream)
+        .filter(at -> !at.isBefore(t))
+        .findFirst();
+  }
+
+  /** A log line's logback timestamp; empty for lines without one (stack traces). */
+  private static Optional<Instant> timestamp(String line) {
+    int space = line.indexOf(' ');
+    try {
+      return Optional.of(OffsetDateTime.parse(line.substring(0, Math.max(0, space))).toInstant());
+    } catch (java.time.format.DateTimeParseException e) {
+      return Optional.empty();
+    }
   }
 
   /** SIGKILL, and waits until the process is gone. */

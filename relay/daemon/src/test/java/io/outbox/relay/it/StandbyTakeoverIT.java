@@ -4,31 +4,41 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.testkit.KafkaTestSupport;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Two relay processes on one pipeline: one publishes, the other stands by, and takes over within
- * seconds when the first is killed with {@code kill -9}.
+ * seconds when the first dies, stops, or loses its leader lock. Each instance sets its own {@code
+ * application_name}, so that {@link LockSampler} can tell from {@code pg_locks} which one holds
+ * claims.
  */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
 class StandbyTakeoverIT {
   private static final String ACTIVE = "pipeline it: active, ";
   private static final String NOW_ACTIVE = "pipeline it: this instance is now the active one";
   private static final String STANDING_BY = "pipeline it: another instance is active for";
+  private static final Duration WITHIN_SECONDS = Duration.ofSeconds(5);
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
   private OutboxLoad stream;
   private LockSampler locks;
+  private RelayProcess a;
+  private RelayProcess b;
 
   @AfterEach
   void tearDown() {
@@ -46,43 +56,22 @@ class StandbyTakeoverIT {
 
   @Test
   void secondInstanceStandsByAndTakesOverAfterKill9() throws Exception {
-    fx = new RelayFixture("standby_takeover");
-    KafkaTestSupport.createTopic(fx.topic("order"), 6);
-    RelayProcess a = relays.start("a", config("relay-a"));
-    await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
-    RelayProcess b = relays.start("b", config("relay-b"));
-    await().atMost(Duration.ofSeconds(30)).until(() -> b.logContains(STANDING_BY));
-
-    locks = LockSampler.start(fx, Duration.ofMillis(20));
-    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 1_000);
+    startActiveAndStandbyUnderLoad("standby_takeover");
     assertThat(b.log()).doesNotContain(NOW_ACTIVE).doesNotContain(ACTIVE);
 
     long killNanos = System.nanoTime();
     Instant killedAt = Instant.now();
     a.kill9();
-    await().atMost(Duration.ofSeconds(15)).until(() -> b.logContains(ACTIVE));
-    Duration takeOver = Duration.between(killedAt, b.loggedAt(ACTIVE).orElseThrow());
-    long committedAtKill = stream.committedCount();
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedAtKill + 1_000);
-    Set<UUID> committed = stream.stop();
-    await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
+    Duration takeOver = awaitActive(b, killedAt);
+    Set<UUID> committed = keepStreamingThenDrain();
     Duration firstPublish = Duration.between(killedAt, firstPublishedAfter(killedAt));
     List<LockSampler.Sample> samples = locks.stop();
 
-    assertThat(takeOver).as("take-over time").isLessThan(Duration.ofSeconds(5));
-    assertThat(firstPublish)
-        .as("first publication after the kill")
-        .isLessThan(Duration.ofSeconds(5));
+    assertThat(firstPublish).as("first publication after the kill").isLessThan(WITHIN_SECONDS);
     assertThat(b.loggedAt(STANDING_BY).orElseThrow()).isBefore(killedAt);
     assertThat(b.loggedAt(NOW_ACTIVE).orElseThrow()).isAfter(killedAt);
-    assertNeverBothClaiming(samples, killNanos);
-
-    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
-    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
-    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
-    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
-    assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts <> 0")).isZero();
+    assertOnlyAClaimedThenOnlyB(samples, killNanos);
+    Deliveries deliveries = assertDelivered(committed);
     System.out.printf(
         "StandbyTakeoverIT: take-over %d ms after kill -9 (first publication %d ms); %d events,"
             + " %d duplicate(s); %d lock samples%n",
@@ -93,14 +82,131 @@ class StandbyTakeoverIT {
         samples.size());
   }
 
+  @Test
+  void standbyTakesOverWithoutDuplicatesWhenTheActiveStopsGracefully() throws Exception {
+    startActiveAndStandbyUnderLoad("standby_handover");
+
+    long stopNanos = System.nanoTime();
+    Instant stoppedAt = Instant.now();
+    assertThat(a.terminate(Duration.ofSeconds(20))).as("exit code after SIGTERM").contains(0);
+    Duration takeOver = awaitActive(b, stoppedAt);
+    Set<UUID> committed = keepStreamingThenDrain();
+    List<LockSampler.Sample> samples = locks.stop();
+
+    assertOnlyAClaimedThenOnlyB(samples, stopNanos);
+    Deliveries deliveries = assertDelivered(committed);
+    assertThat(deliveries.duplicates()).as("a clean hand-over re-sends nothing").isZero();
+    System.out.printf(
+        "StandbyTakeoverIT: take-over %d ms after SIGTERM of the active one; %d events%n",
+        takeOver.toMillis(), committed.size());
+  }
+
+  @Test
+  void activeThatLosesItsLeaderLockStopsClaimingAndCanBeActiveAgain() throws Exception {
+    startActiveAndStandbyUnderLoad("leader_lock_lost");
+
+    // A's leader session dies (an admin, a proxy, a network blip) while A keeps running, and the
+    // test takes the leader lock itself, so that neither instance can be active for a while.
+    Instant lostAt = Instant.now();
+    long idleFrom;
+    long idleUntil;
+    Instant releasedAt;
+    try (Connection holder = fx.db.connect()) {
+      long key = takeLeaderLockFrom(holder, "relay-a");
+      await()
+          .atMost(WITHIN_SECONDS)
+          .until(
+              () -> a.loggedAt("pipeline it: no longer the active instance", lostAt).isPresent());
+      await().atMost(WITHIN_SECONDS).until(() -> a.loggedAt(STANDING_BY, lostAt).isPresent());
+      idleFrom = System.nanoTime();
+      int samplesThen = locks.count();
+      await().atMost(WITHIN_SECONDS).until(() -> locks.count() >= samplesThen + 25);
+      idleUntil = System.nanoTime();
+      releasedAt = Instant.now();
+      call(holder, "SELECT pg_advisory_unlock(?)", key);
+    }
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .until(
+            () ->
+                a.loggedAt(ACTIVE, releasedAt)
+                    .or(() -> b.loggedAt(ACTIVE, releasedAt))
+                    .isPresent());
+    RelayProcess winner = a.loggedAt(ACTIVE, releasedAt).isPresent() ? a : b;
+    RelayProcess other = winner == a ? b : a;
+    long committedThen = stream.committedCount();
+    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedThen + 500);
+    Instant killedAt = Instant.now();
+    winner.kill9();
+    Duration takeOver = awaitActive(other, killedAt);
+    Set<UUID> committed = keepStreamingThenDrain();
+    List<LockSampler.Sample> samples = locks.stop();
+
+    assertThat(samples)
+        .as("nobody claims while the test holds the leader lock")
+        .filteredOn(s -> s.nanos() > idleFrom && s.nanos() < idleUntil)
+        .hasSizeGreaterThanOrEqualTo(20)
+        .allSatisfy(s -> assertThat(s.claiming()).isEmpty());
+    assertThat(samples).allSatisfy(s -> assertThat(s.claiming()).hasSizeLessThanOrEqualTo(1));
+    assertThat(a.log()).contains("pipeline it: lost the active role");
+    Deliveries deliveries = assertDelivered(committed);
+    System.out.printf(
+        "StandbyTakeoverIT: after a lost leader lock %s became active, then %s took over %d ms"
+            + " after kill -9; %d events, %d duplicate(s)%n",
+        winner.name(),
+        other.name(),
+        takeOver.toMillis(),
+        committed.size(),
+        deliveries.duplicates());
+  }
+
+  /** A active, B standing by, a steady stream of events, and A has published some of them. */
+  private void startActiveAndStandbyUnderLoad(String name) throws Exception {
+    fx = new RelayFixture(name);
+    KafkaTestSupport.createTopic(fx.topic("order"), 6);
+    a = relays.start("a", config("relay-a"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
+    b = relays.start("b", config("relay-b"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> b.logContains(STANDING_BY));
+    locks = LockSampler.start(fx, Duration.ofMillis(20));
+    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 1_000);
+  }
+
+  /** Waits until {@code relay} became active after {@code t}; returns how long that took. */
+  private static Duration awaitActive(RelayProcess relay, Instant t) {
+    await().atMost(Duration.ofSeconds(15)).until(() -> relay.loggedAt(ACTIVE, t).isPresent());
+    Duration took = Duration.between(t, relay.loggedAt(ACTIVE, t).orElseThrow());
+    assertThat(took).as("take-over time of " + relay).isLessThan(WITHIN_SECONDS);
+    return took;
+  }
+
+  /** Lets the stream run until 1,000 more events are published, stops it, waits for the rest. */
+  private Set<UUID> keepStreamingThenDrain() throws Exception {
+    long committedNow = stream.committedCount();
+    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedNow + 1_000);
+    Set<UUID> committed = stream.stop();
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
+    return committed;
+  }
+
+  private Deliveries assertDelivered(Set<UUID> committed) throws Exception {
+    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
+    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
+    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
+    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts <> 0")).isZero();
+    return deliveries;
+  }
+
   /**
-   * What the database saw: while both processes lived, only A held the leader lock and only A had
-   * claims open (a claim transaction holds its lane's lock while its batch is published); B never
-   * had one before the kill; at no moment did both have claims open.
+   * What the database saw: while A was up, only A held the leader lock and only A had claims open
+   * (a claim transaction holds its lane's lock while its batch is published), B had none; at no
+   * moment did both have claims open; afterwards B claimed.
    */
-  private static void assertNeverBothClaiming(List<LockSampler.Sample> samples, long killNanos) {
-    List<LockSampler.Sample> before = samples.stream().filter(s -> s.nanos() < killNanos).toList();
-    List<LockSampler.Sample> after = samples.stream().filter(s -> s.nanos() > killNanos).toList();
+  private static void assertOnlyAClaimedThenOnlyB(List<LockSampler.Sample> samples, long end) {
+    List<LockSampler.Sample> before = samples.stream().filter(s -> s.nanos() < end).toList();
+    List<LockSampler.Sample> after = samples.stream().filter(s -> s.nanos() > end).toList();
     assertThat(before).allSatisfy(s -> assertThat(s.leader()).containsExactly("relay-a"));
     assertThat(before).allSatisfy(s -> assertThat(s.claiming()).isSubsetOf("relay-a"));
     assertThat(before)
@@ -110,6 +216,38 @@ class StandbyTakeoverIT {
     assertThat(samples).allSatisfy(s -> assertThat(s.claiming()).hasSizeLessThanOrEqualTo(1));
     assertThat(after).filteredOn(s -> s.claiming().contains("relay-b")).isNotEmpty();
     assertThat(after.get(after.size() - 1).leader()).containsExactly("relay-b");
+  }
+
+  /**
+   * Ends the session holding the leader lock of {@code applicationName} and, in the same statement,
+   * queues for the lock on {@code holder}: a waiter in the queue gets the lock before any {@code
+   * pg_try_advisory_lock} of the relays can. Returns the lock key.
+   */
+  private long takeLeaderLockFrom(Connection holder, String applicationName) throws Exception {
+    try (Statement st = holder.createStatement()) {
+      st.execute("SET statement_timeout = '10s'");
+    }
+    try (PreparedStatement ps =
+        holder.prepareStatement(
+            "SELECT k, pg_terminate_backend(pid), pg_advisory_lock(k) FROM ("
+                + "SELECT (l.classid::bigint << 32) | l.objid::bigint AS k, l.pid"
+                + " FROM pg_locks l JOIN pg_stat_activity s USING (pid)"
+                + " WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted"
+                + " AND s.application_name = ? OFFSET 0) leader")) {
+      ps.setString(1, applicationName);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).as("the leader session of " + applicationName).isTrue();
+        assertThat(rs.getBoolean(2)).isTrue();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  private static void call(Connection c, String sql, long key) throws Exception {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setLong(1, key);
+      ps.executeQuery().close();
+    }
   }
 
   private String config(String applicationName) {
@@ -124,7 +262,7 @@ class StandbyTakeoverIT {
   }
 
   private Instant firstPublishedAfter(Instant t) throws Exception {
-    try (var c = fx.db.connect();
+    try (Connection c = fx.db.connect();
         PreparedStatement ps =
             c.prepareStatement("SELECT min(published_at) FROM outbox WHERE published_at > ?")) {
       ps.setTimestamp(1, Timestamp.from(t));
