@@ -1,0 +1,90 @@
+package io.outbox.sink.kafka;
+
+import static io.outbox.sink.kafka.Contexts.context;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.SinkProvider;
+import io.outbox.testkit.Delivered;
+import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.Services;
+import io.outbox.testkit.SinkContract;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+
+/** The Kafka sink passes the sink contract against the broker of {@code scripts/services.sh}. */
+class KafkaSinkContractIT extends SinkContract {
+
+  @Override
+  protected String newDestination() {
+    String topic = KafkaTestSupport.uniqueTopic("outbox.contract.it");
+    KafkaTestSupport.createTopic(topic, 3);
+    return topic;
+  }
+
+  @Override
+  protected Sink newSink(String extraSettings) {
+    return create("bootstrap-servers = \"" + Services.kafkaBootstrap() + "\"\n" + extraSettings);
+  }
+
+  @Override
+  protected Sink newUnreachableSink() throws Exception {
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    return create("bootstrap-servers = \"127.0.0.1:" + port + "\"\nsend-timeout = 2s");
+  }
+
+  @Override
+  protected String invalidDestination() {
+    return "bad topic!";
+  }
+
+  @Override
+  protected String slowFlushSettings() {
+    return "producer.linger.ms = 500";
+  }
+
+  @Override
+  protected List<Delivered> read(String topic, int expected, Duration timeout) {
+    return KafkaTestSupport.readRecords(topic, expected, timeout).stream()
+        .map(KafkaSinkContractIT::delivered)
+        .toList();
+  }
+
+  private static Delivered delivered(ConsumerRecord<String, byte[]> record) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (Header h : record.headers()) {
+      headers.put(
+          h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
+    }
+    return new Delivered(
+        headers.get("event-id"),
+        record.key(),
+        headers.get("event-type"),
+        headers,
+        record.value(),
+        null);
+  }
+
+  private static Sink create(String hocon) {
+    SinkProvider provider =
+        ServiceLoader.load(SinkProvider.class).stream()
+            .map(ServiceLoader.Provider::get)
+            .filter(p -> p.type().equals("kafka"))
+            .findFirst()
+            .orElseThrow();
+    PluginContext context = context(hocon);
+    assertThat(provider.validate(context)).isEmpty();
+    return provider.create(context);
+  }
+}
