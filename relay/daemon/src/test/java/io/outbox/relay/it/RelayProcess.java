@@ -59,16 +59,12 @@ final class RelayProcess {
           new ProcessBuilder(command)
               .redirectErrorStream(true)
               .redirectOutput(log.toFile())
-              .redirectInput(ProcessBuilder.Redirect.from(nullDevice()))
+              .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
               .start();
       return new RelayProcess(name, log, process);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start relay process " + name + " in " + dir, e);
     }
-  }
-
-  private static java.io.File nullDevice() {
-    return new java.io.File("/dev/null");
   }
 
   String name() {
