@@ -93,6 +93,10 @@ public final class Pipeline {
       } catch (InterruptedException e) {
         return;
       } catch (SourceException e) {
+        if (stopping) {
+          // stop() interrupts a standby's activate(); a JDBC call it cut short fails this way.
+          return;
+        }
         failures++;
         Duration pause = errorBackoff.delayAfter(failures);
         log.warn(
