@@ -267,12 +267,14 @@ kafka_ready() {
 }
 
 kafka_up() {
+  # The jars are fetched even when a broker already answers: tests start private brokers
+  # (testkit PrivateKafka) from this checkout's $KAFKA_LIB.
+  kafka_fetch
   if port_open "$KAFKA_PORT"; then
     return
   fi
   port_open "$KAFKA_CONTROLLER_PORT" &&
     die "kafka: port $KAFKA_CONTROLLER_PORT (controller) is taken by another process"
-  kafka_fetch
   kafka_write_config
   local java_opts=(-Dlogback.configurationFile="$KAFKA_DIR/logback.xml" -cp "$KAFKA_LIB/*")
   # A throwaway broker: fresh storage at every start, so topics of old runs never pile up.
