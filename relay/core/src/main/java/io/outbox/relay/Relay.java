@@ -3,6 +3,7 @@ package io.outbox.relay;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.pipeline.Pipeline;
+import io.outbox.relay.pipeline.Router;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.SinkProvider;
@@ -115,7 +116,36 @@ public final class Relay implements AutoCloseable {
       source.close(Duration.ofSeconds(5));
       throw e;
     }
+    try {
+      checkStaticDestinations(p, sink);
+    } catch (RuntimeException e) {
+      sink.close(Duration.ofSeconds(5));
+      source.close(Duration.ofSeconds(5));
+      throw e;
+    }
     return new Pipeline(p, source, sink);
+  }
+
+  /** Fails fast when the broker says a destination every event of the pipeline uses is missing. */
+  private static void checkStaticDestinations(PipelineSettings p, Sink sink) {
+    java.util.Set<String> destinations = new java.util.LinkedHashSet<>();
+    String routed = Router.compile(p.destinationTemplate()).staticDestination();
+    if (routed != null) {
+      destinations.add(routed);
+    }
+    if (p.deadLetterDestination() != null) {
+      String dead = Router.compile(p.deadLetterDestination()).staticDestination();
+      if (dead != null) {
+        destinations.add(dead);
+      }
+    }
+    if (destinations.isEmpty()) {
+      return;
+    }
+    List<String> missing = sink.missingDestinations(destinations);
+    if (!missing.isEmpty()) {
+      throw new StartupException("pipeline " + p.name() + ": " + String.join("; ", missing));
+    }
   }
 
   /** The provider of a source type; the config validation has already checked it exists. */

@@ -105,6 +105,16 @@ public final class Router {
     return destination.isBlank() ? null : destination;
   }
 
+  /** The destination when the template has no variables (the same for every event), else null. */
+  public String staticDestination() {
+    for (Object part : parts) {
+      if (part instanceof Variable) {
+        return null;
+      }
+    }
+    return template.isBlank() ? null : template;
+  }
+
   @Override
   public String toString() {
     return "Router[" + template + "]";

@@ -1,6 +1,7 @@
 package io.outbox.relay.cli;
 
 import io.outbox.relay.Relay;
+import io.outbox.relay.StartupException;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.http.HttpEndpoints;
 import io.outbox.relay.pipeline.Pipeline;
@@ -37,7 +38,11 @@ final class RunCommand implements Callable<Integer> {
     Relay relay;
     HttpEndpoints http;
     try {
-      relay = Relay.start(settings);
+      try {
+        relay = Relay.start(settings);
+      } catch (StartupException e) {
+        throw new CommandFailedException(e.getMessage());
+      }
       try {
         http = HttpEndpoints.start(settings.http(), relay);
       } catch (RuntimeException e) {

@@ -31,6 +31,18 @@ public interface Sink extends AutoCloseable {
    */
   boolean probe(Duration timeout);
 
+  /**
+   * Checks at start-up, where the broker can tell, that destinations the pipeline resolves
+   * statically (a routing template without variables, the dead-letter destination) exist. An
+   * unreachable broker is not a configuration error: then nothing is reported.
+   *
+   * @return one line per missing destination, naming it; empty when all exist or when the broker
+   *     cannot be asked now
+   */
+  default java.util.List<String> missingDestinations(java.util.Set<String> destinations) {
+    return java.util.List.of();
+  }
+
   /** Flushes what can be flushed within {@code timeout}, then releases every resource. */
   void close(Duration timeout);
 

@@ -310,6 +310,44 @@ final class RabbitSink implements Sink {
   }
 
   @Override
+  public List<String> missingDestinations(Set<String> exchanges) {
+    Future<List<String>> check;
+    try {
+      check =
+          resenders.submit(
+              () -> {
+                List<String> missing = new ArrayList<>();
+                for (String exchange : exchanges) {
+                  if (!connection.exchangeExists(exchange)) {
+                    missing.add(
+                        "RabbitMQ exchange '"
+                            + exchange
+                            + "' does not exist; declare it (or list it under"
+                            + " sink.rabbitmq.declare)");
+                  }
+                }
+                return missing;
+              });
+    } catch (RejectedExecutionException e) {
+      return List.of();
+    }
+    try {
+      return check.get(settings.connectionTimeout().toMillis() * 2, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      check.cancel(true);
+      return List.of();
+    } catch (ExecutionException | TimeoutException e) {
+      check.cancel(true);
+      log.warn(
+          "pipeline {}: cannot check the RabbitMQ exchanges at start-up ({}); publishing will tell",
+          pipeline,
+          describe(e));
+      return List.of();
+    }
+  }
+
+  @Override
   public boolean probe(Duration timeout) {
     if (closed) {
       return false;
