@@ -32,6 +32,9 @@ import org.junit.jupiter.api.TestInfo;
 
 /** Polling source → RabbitMQ end to end, in-process, against the real services. */
 class PollingToRabbitIT {
+  /** The concurrent scenario commits at least this many events (issue 4). */
+  private static final int COMMITTED_EVENTS = 10_000;
+
   private RabbitFixture rx;
   private Relay relay;
 
@@ -52,6 +55,7 @@ class PollingToRabbitIT {
 
   @Test
   void deliversEveryCommittedEventToABoundQueueInKeyOrder(TestInfo info) throws Exception {
+    long started = System.nanoTime();
     RelayFixture fx = fixture(info).fx;
     String queue = rx.bindQueue(rx.exchange("order"), "order.*");
     relay = rx.start("lanes = 4, batch-size = 200");
@@ -71,7 +75,7 @@ class PollingToRabbitIT {
                 int seq = 0;
                 try (Connection c = fx.db.connect()) {
                   c.setAutoCommit(false);
-                  while (committed.size() < 5_000) {
+                  while (committed.size() < COMMITTED_EVENTS) {
                     List<OutboxMessage> tx = new ArrayList<>();
                     int size = 1 + random.nextInt(8);
                     for (int i = 0; i < size; i++) {
@@ -101,7 +105,7 @@ class PollingToRabbitIT {
       t.join();
     }
     assertThat(failures).isEmpty();
-    assertThat(committed.size()).isGreaterThanOrEqualTo(5_000);
+    assertThat(committed.size()).isGreaterThanOrEqualTo(COMMITTED_EVENTS);
     assertThat(rolledBack).isNotEmpty();
 
     await().atMost(Duration.ofSeconds(90)).until(() -> fx.unpublished() == 0);
@@ -150,6 +154,12 @@ class PollingToRabbitIT {
     assertThat(seen).doesNotContainAnyElementsOf(rolledBack);
     assertThat(orderViolations).as("per-key order of first deliveries").isEmpty();
     assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+    System.out.printf(
+        "concurrent IT: %d committed, %d rolled back, %d messages received, %d s%n",
+        committed.size(),
+        rolledBack.size(),
+        delivered.size(),
+        TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
   }
 
   @Test
