@@ -32,6 +32,16 @@ class DemoIT {
 
   @Test
   void demoDeliversEveryCommittedEventAndExitsZero(@TempDir Path dir) throws Exception {
+    assertThat(runDemo(dir)).isZero();
+  }
+
+  @Test
+  void demoThroughRabbitMqDeliversEveryCommittedEventAndExitsZero(@TempDir Path dir)
+      throws Exception {
+    assertThat(runDemo(dir, "--sink", "rabbitmq")).isZero();
+  }
+
+  private int runDemo(Path dir, String... extra) throws Exception {
     Path config = dir.resolve("demo.conf");
     Files.writeString(
         config,
@@ -39,26 +49,32 @@ class DemoIT {
         outbox-relay.pipelines.demo {
           database { url = "%s", user = "%s", password = "%s" }
           sink.kafka.bootstrap-servers = "%s"
+          sink.rabbitmq.uri = "%s"
         }
         """
             .formatted(
                 Services.jdbcUrl(database),
                 Services.pgUser(),
                 Services.pgPassword(),
-                Services.kafkaBootstrap()));
+                Services.kafkaBootstrap(),
+                Services.rabbitUri()));
     StringWriter err = new StringWriter();
+    java.util.List<String> args =
+        new java.util.ArrayList<>(
+            java.util.List.of(
+                "demo",
+                "--no-services",
+                "--config",
+                config.toString(),
+                "--duration",
+                "3",
+                "--rate",
+                "100"));
+    args.addAll(java.util.List.of(extra));
     int exit =
         Main.execute(
-            new PrintWriter(new StringWriter()),
-            new PrintWriter(err),
-            "demo",
-            "--no-services",
-            "--config",
-            config.toString(),
-            "--duration",
-            "3",
-            "--rate",
-            "100");
-    assertThat(exit).as("demo exit code; stderr: %s", err).isZero();
+            new PrintWriter(new StringWriter()), new PrintWriter(err), args.toArray(String[]::new));
+    assertThat(err.toString()).as("demo stderr").doesNotContain("Exception");
+    return exit;
   }
 }
