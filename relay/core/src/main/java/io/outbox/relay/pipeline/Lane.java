@@ -208,17 +208,18 @@ final class Lane implements Runnable {
     }
     List<RoutedEvent> copies = new ArrayList<>();
     for (Settlement s : settlements) {
-      String destination =
-          s instanceof Settlement.DeadLetter ? deadLetterRouter.render(s.event()) : null;
-      if (s instanceof Settlement.DeadLetter dl && destination != null) {
-        copies.add(
-            new RoutedEvent(
-                dl.event(),
-                destination,
-                Map.of(
-                    "dead-letter-reason", dl.reason().columnValue(),
-                    "dead-letter-attempts", Integer.toString(dl.attempts()),
-                    "dead-letter-error", dl.error())));
+      if (s instanceof Settlement.DeadLetter dl) {
+        String destination = deadLetterRouter.render(dl.event());
+        if (destination != null) {
+          copies.add(
+              new RoutedEvent(
+                  dl.event(),
+                  destination,
+                  Map.of(
+                      "dead-letter-reason", dl.reason().columnValue(),
+                      "dead-letter-attempts", Integer.toString(dl.attempts()),
+                      "dead-letter-error", dl.error())));
+        }
       }
     }
     if (copies.isEmpty()) {
@@ -239,9 +240,11 @@ final class Lane implements Runnable {
 
   private void record(SettlementPlanner.Plan plan) {
     stats.batches.increment();
+    int published = 0;
+    int released = 0;
     for (Settlement s : plan.settlements()) {
       if (s instanceof Settlement.Published) {
-        stats.published.increment();
+        published++;
       } else if (s instanceof Settlement.Retry r) {
         stats.retried.increment();
         log.info(
@@ -261,9 +264,11 @@ final class Lane implements Runnable {
             d.attempts(),
             d.error());
       } else {
-        stats.released.increment();
+        released++;
       }
     }
+    stats.published.add(published);
+    stats.released.add(released);
     for (OutboxEvent e : plan.outOfOrder()) {
       log.warn(
           "pipeline {}: event {} was acknowledged although an earlier event of its key failed"

@@ -26,19 +26,18 @@ final class Waves {
    * @return positions into {@code events}, per wave, each in id order
    */
   static List<List<Integer>> of(List<OutboxEvent> events, String[] destinations) {
-    Map<AggregateKey, Integer> waveOfKey = new HashMap<>();
-    Map<AggregateKey, String> destinationOfKey = new HashMap<>();
+    // Per key: the wave and destination of its latest event in the batch.
+    Map<AggregateKey, Last> last = new HashMap<>();
     List<List<Integer>> waves = new ArrayList<>();
     for (int i = 0; i < events.size(); i++) {
-      AggregateKey key = events.get(i).key();
-      Integer wave = waveOfKey.get(key);
-      if (wave == null) {
-        wave = 0;
-      } else if (!Objects.equals(destinationOfKey.get(key), destinations[i])) {
-        wave = wave + 1;
-      }
-      waveOfKey.put(key, wave);
-      destinationOfKey.put(key, destinations[i]);
+      Last previous = last.get(events.get(i).key());
+      int wave =
+          previous == null
+              ? 0
+              : Objects.equals(previous.destination(), destinations[i])
+                  ? previous.wave()
+                  : previous.wave() + 1;
+      last.put(events.get(i).key(), new Last(wave, destinations[i]));
       while (waves.size() <= wave) {
         waves.add(new ArrayList<>());
       }
@@ -46,4 +45,6 @@ final class Waves {
     }
     return waves;
   }
+
+  private record Last(int wave, String destination) {}
 }

@@ -25,6 +25,8 @@ public record Verdict(Outcome outcome, String error) {
     PERMANENT
   }
 
+  private static final java.util.regex.Pattern LINE_BREAKS =
+      java.util.regex.Pattern.compile("[\\r\\n\\t]+");
   private static final Verdict PUBLISHED_VERDICT = new Verdict(Outcome.PUBLISHED, null);
 
   public Verdict {
@@ -57,7 +59,7 @@ public record Verdict(Outcome outcome, String error) {
 
   /** Errors are stored in {@code last_error}: one line, bounded length. */
   static String oneLine(String s) {
-    String flat = s.replaceAll("[\\r\\n\\t]+", " ").strip();
+    String flat = LINE_BREAKS.matcher(s).replaceAll(" ").strip();
     return flat.length() <= 1000 ? flat : flat.substring(0, 997) + "...";
   }
 }
