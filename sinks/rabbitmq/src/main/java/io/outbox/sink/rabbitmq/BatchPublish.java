@@ -66,10 +66,10 @@ final class BatchPublish {
     return sending;
   }
 
-  /** Records the verdict of event {@code index} unless it has one; {@code true} if it was set. */
-  boolean complete(int index, Verdict verdict) {
+  /** Records the verdict of event {@code index} unless it has one. */
+  void complete(int index, Verdict verdict) {
     if (!verdicts.compareAndSet(index, null, verdict)) {
-      return false;
+      return;
     }
     if (verdict.outcome() == Verdict.Outcome.RETRYABLE
         || verdict.outcome() == Verdict.Outcome.SINK_UNAVAILABLE) {
@@ -82,7 +82,6 @@ final class BatchPublish {
       }
       onAllVerdicts.accept(this);
     }
-    return true;
   }
 
   /**
@@ -90,7 +89,8 @@ final class BatchPublish {
    * null}; a later event of a failed key is not sent (the broker must not take it first).
    */
   Verdict keyFailure(int index) {
-    return failedKeys.get(events.get(index).event().key());
+    // Asked for every event sent; skip building the key in the usual case of no failure yet.
+    return failedKeys.isEmpty() ? null : failedKeys.get(events.get(index).event().key());
   }
 
   /** Asks for event {@code index} to be sent again (its channel died before its confirm). */
@@ -110,10 +110,6 @@ final class BatchPublish {
       }
     }
     return out;
-  }
-
-  boolean hasResends() {
-    return !resend.isEmpty();
   }
 
   /** The verdict of event {@code index}, or {@code null} while it has none. */

@@ -225,6 +225,7 @@ final class PublishChannel {
     dead = true;
     String reply = reply(cause);
     String badExchange = null;
+    Verdict bad = null; // for the messages to badExchange
     Verdict all = null;
     if (cause.isHardError() || cause.isInitiatedByApplication()) {
       all =
@@ -240,6 +241,11 @@ final class PublishChannel {
         if (code == NOT_FOUND) {
           onMissingExchange.accept(badExchange);
         }
+        bad =
+            Verdict.permanent(
+                code == NOT_FOUND
+                    ? "exchange '" + badExchange + "' does not exist (" + reply + ")"
+                    : "not allowed to publish to exchange '" + badExchange + "' (" + reply + ")");
       } else {
         all = Verdict.retryable("RabbitMQ closed the channel: " + reply);
       }
@@ -252,12 +258,7 @@ final class PublishChannel {
       if (all != null) {
         e.batch.complete(e.index, all);
       } else if (e.exchange.equals(badExchange)) {
-        e.batch.complete(
-            e.index,
-            Verdict.permanent(
-                replyCode(cause) == NOT_FOUND
-                    ? "exchange '" + badExchange + "' does not exist (" + reply + ")"
-                    : "not allowed to publish to exchange '" + badExchange + "' (" + reply + ")"));
+        e.batch.complete(e.index, bad);
       } else {
         e.batch.resendLater(e.index);
         resend.add(e.batch);

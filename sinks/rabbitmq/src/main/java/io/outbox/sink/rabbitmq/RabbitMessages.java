@@ -32,20 +32,25 @@ final class RabbitMessages {
 
   static AMQP.BasicProperties properties(RoutedEvent routed) {
     OutboxEvent event = routed.event();
+    String eventId = event.eventId().toString();
     return new AMQP.BasicProperties.Builder()
-        .messageId(event.eventId().toString())
+        .messageId(eventId)
         .type(event.eventType())
         .timestamp(Date.from(event.createdAt()))
         .deliveryMode(PERSISTENT)
         .contentType(event.payloadFormat().contentType())
-        .headers(headers(routed))
+        .headers(headers(routed, eventId))
         .build();
   }
 
   static Map<String, Object> headers(RoutedEvent routed) {
+    return headers(routed, routed.event().eventId().toString());
+  }
+
+  private static Map<String, Object> headers(RoutedEvent routed, String eventId) {
     OutboxEvent event = routed.event();
     Map<String, Object> headers = new LinkedHashMap<>();
-    headers.put(EVENT_ID, event.eventId().toString());
+    headers.put(EVENT_ID, eventId);
     headers.put(EVENT_TYPE, event.eventType());
     headers.put(AGGREGATE_TYPE, event.aggregateType());
     headers.put(AGGREGATE_ID, event.aggregateId());
@@ -60,10 +65,10 @@ final class RabbitMessages {
    * null}; checked before publishing, since the client would fail the whole channel on it.
    */
   static String problem(String exchange, String routingKey, RoutedEvent routed) {
-    if (bytes(exchange) > MAX_SHORT_STRING) {
+    if (tooLong(exchange)) {
       return "exchange name of " + bytes(exchange) + " bytes is longer than AMQP's 255";
     }
-    if (bytes(routingKey) > MAX_SHORT_STRING) {
+    if (tooLong(routingKey)) {
       return "exchange '"
           + exchange
           + "': routing key of "
@@ -71,7 +76,7 @@ final class RabbitMessages {
           + " bytes is longer than AMQP's 255";
     }
     for (String name : routed.event().headers().keySet()) {
-      if (bytes(name) > MAX_SHORT_STRING) {
+      if (tooLong(name)) {
         return "exchange '"
             + exchange
             + "': a header name of "
@@ -80,6 +85,13 @@ final class RabbitMessages {
       }
     }
     return null;
+  }
+
+  /** Whether {@code s} takes more than {@link #MAX_SHORT_STRING} bytes as UTF-8. */
+  static boolean tooLong(String s) {
+    // A char takes at most 3 bytes (a surrogate pair 4 for two), so short names skip the encoding:
+    // this runs for every event.
+    return s.length() > MAX_SHORT_STRING / 3 && bytes(s) > MAX_SHORT_STRING;
   }
 
   private static int bytes(String s) {

@@ -1,5 +1,6 @@
 package io.outbox.sink.rabbitmq;
 
+import com.rabbitmq.client.AMQP;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
@@ -207,9 +208,10 @@ final class RabbitSink implements Sink {
                       + ") messages still unconfirmed at confirm-timeout"));
           return;
         }
+        AMQP.BasicProperties properties = RabbitMessages.properties(routed);
         PublishChannel.Entry entry =
-            new PublishChannel.Entry(batch, i, exchange, key, routed.event().eventId().toString());
-        if (!channel.publish(entry, RabbitMessages.properties(routed), routed.event().payload())) {
+            new PublishChannel.Entry(batch, i, exchange, key, properties.getMessageId());
+        if (!channel.publish(entry, properties, routed.event().payload())) {
           if (channel.connectionLost()) {
             failFrom(
                 batch,

@@ -129,7 +129,6 @@ public record RabbitSinkSettings(
    * password), without connecting to RabbitMQ.
    */
   public static List<SettingsProblem> validate(PluginContext context) {
-    Config c = context.settings();
     List<SettingsProblem> problems = new ArrayList<>();
     String uri = string(context, "uri", problems);
     if (uri != null) {
@@ -259,7 +258,7 @@ public record RabbitSinkSettings(
     for (Map.Entry<String, ConfigValue> entry : exchanges.entrySet()) {
       String name = entry.getKey();
       String key = "declare." + ConfigUtil.joinPath(name);
-      if (name.isEmpty() || name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
+      if (name.isEmpty() || RabbitMessages.tooLong(name)) {
         problems.add(problem(context, key, "an exchange name must have 1..255 bytes"));
       }
       if (entry.getValue().valueType() != ConfigValueType.OBJECT) {
