@@ -3,7 +3,6 @@ package io.outbox.sink.kafka;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -29,18 +28,29 @@ final class KafkaRecords {
   /** The record for {@code routed}; the timestamp is left to the producer (send time). */
   static ProducerRecord<String, byte[]> toRecord(RoutedEvent routed) {
     OutboxEvent event = routed.event();
-    Map<String, String> headers = new LinkedHashMap<>();
-    headers.put(EVENT_ID, event.eventId().toString());
-    headers.put(EVENT_TYPE, event.eventType());
-    headers.put(AGGREGATE_TYPE, event.aggregateType());
-    headers.put(AGGREGATE_ID, event.aggregateId());
-    headers.put(CREATED_AT, event.createdAt().toString()); // ISO-8601, e.g. 2024-05-01T10:15:30Z
-    new TreeMap<>(routed.extraHeaders()).forEach(headers::putIfAbsent);
-    new TreeMap<>(event.headers()).forEach(headers::putIfAbsent);
-    RecordHeaders recordHeaders = new RecordHeaders();
-    headers.forEach((name, value) -> recordHeaders.add(name, utf8(value)));
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(EVENT_ID, utf8(event.eventId().toString()));
+    headers.add(EVENT_TYPE, utf8(event.eventType()));
+    headers.add(AGGREGATE_TYPE, utf8(event.aggregateType()));
+    headers.add(AGGREGATE_ID, utf8(event.aggregateId()));
+    headers.add(CREATED_AT, utf8(event.createdAt().toString())); // ISO-8601
+    // Then the pipeline's extra headers and the row's own, each sorted by name; a name already
+    // present keeps its first value.
+    addAbsent(headers, routed.extraHeaders());
+    addAbsent(headers, event.headers());
     return new ProducerRecord<>(
-        routed.destination(), null, null, event.aggregateId(), event.payload(), recordHeaders);
+        routed.destination(), null, null, event.aggregateId(), event.payload(), headers);
+  }
+
+  private static void addAbsent(RecordHeaders headers, Map<String, String> more) {
+    if (more.isEmpty()) {
+      return;
+    }
+    for (Map.Entry<String, String> h : new TreeMap<>(more).entrySet()) {
+      if (headers.lastHeader(h.getKey()) == null) {
+        headers.add(h.getKey(), utf8(h.getValue()));
+      }
+    }
   }
 
   /** The record's key, value and header bytes: what counts against Kafka's size limits. */
