@@ -1,26 +1,24 @@
 package io.outbox.relay;
 
 import io.outbox.relay.config.PipelineSettings;
+import io.outbox.relay.config.Plugins;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.pipeline.Pipeline;
 import io.outbox.relay.pipeline.Router;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Sink;
-import io.outbox.relay.spi.SinkProvider;
 import io.outbox.relay.spi.Source;
-import io.outbox.relay.spi.SourceProvider;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.ServiceLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The running daemon: one {@link Pipeline} per configured pipeline, with the source and sink
- * plug-ins found through {@link ServiceLoader} by their {@code type}.
+ * plug-ins found through {@link Plugins} by their {@code type}.
  */
 public final class Relay implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Relay.class);
@@ -69,10 +67,11 @@ public final class Relay implements AutoCloseable {
 
   /** Creates every pipeline's source and sink and starts the pipelines. */
   public static Relay start(RelaySettings settings) {
+    Plugins plugins = Plugins.load(Thread.currentThread().getContextClassLoader());
     List<Pipeline> pipelines = new ArrayList<>();
     try {
       for (PipelineSettings p : settings.pipelines().values()) {
-        pipelines.add(create(p));
+        pipelines.add(create(p, plugins));
       }
     } catch (RuntimeException e) {
       for (Pipeline p : pipelines) {
@@ -86,7 +85,7 @@ public final class Relay implements AutoCloseable {
     return relay;
   }
 
-  private static Pipeline create(PipelineSettings p) {
+  private static Pipeline create(PipelineSettings p, Plugins plugins) {
     Clock clock = Clock.systemUTC();
     PluginContext.RoleListener roles =
         role -> log.info("pipeline {}: role {}", p.name(), role.name().toLowerCase());
@@ -108,10 +107,19 @@ public final class Relay implements AutoCloseable {
             p.batchSize(),
             clock,
             roles);
-    Source source = sourceProvider(p.sourceType()).create(sourceContext, p.database());
+    // The config validation has already checked that both types are installed.
+    Source source =
+        plugins
+            .source(p.sourceType())
+            .orElseThrow(() -> unknown("source", p.sourceType()))
+            .create(sourceContext, p.database());
     Sink sink;
     try {
-      sink = sinkProvider(p.sinkType()).create(sinkContext);
+      sink =
+          plugins
+              .sink(p.sinkType())
+              .orElseThrow(() -> unknown("sink", p.sinkType()))
+              .create(sinkContext);
     } catch (RuntimeException e) {
       source.close(Duration.ofSeconds(5));
       throw e;
@@ -148,24 +156,8 @@ public final class Relay implements AutoCloseable {
     }
   }
 
-  /** The provider of a source type; the config validation has already checked it exists. */
-  public static SourceProvider sourceProvider(String type) {
-    for (SourceProvider provider : ServiceLoader.load(SourceProvider.class)) {
-      if (provider.type().equals(type)) {
-        return provider;
-      }
-    }
-    throw new IllegalArgumentException("no source plug-in of type '" + type + "'");
-  }
-
-  /** The provider of a sink type; the config validation has already checked it exists. */
-  public static SinkProvider sinkProvider(String type) {
-    for (SinkProvider provider : ServiceLoader.load(SinkProvider.class)) {
-      if (provider.type().equals(type)) {
-        return provider;
-      }
-    }
-    throw new IllegalArgumentException("no sink plug-in of type '" + type + "'");
+  private static IllegalArgumentException unknown(String kind, String type) {
+    return new IllegalArgumentException("no " + kind + " plug-in of type '" + type + "'");
   }
 
   public List<Pipeline> pipelines() {

@@ -97,7 +97,13 @@ public final class RelayConfigLoader {
     return loaded;
   }
 
-  private Config parse(Path file) {
+  /**
+   * Parses a config file without merging references or resolving it, for a caller that adds to it
+   * before {@link #load(Config, String)}.
+   *
+   * @throws ConfigProblemsException when the file is missing, unreadable or malformed
+   */
+  public Config parse(Path file) {
     String source = file.toString();
     String missing = null;
     if (!Files.exists(file)) {

@@ -1,7 +1,7 @@
 package io.outbox.relay.cli;
 
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.outbox.relay.config.ConfigProblemsException;
 import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.demo.Demo;
@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -78,11 +79,11 @@ final class DemoCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     if (sink != null && !sink.equals("kafka") && !sink.equals("rabbitmq")) {
-      throw new picocli.CommandLine.ParameterException(
+      throw new ParameterException(
           spec.commandLine(), "--sink must be kafka or rabbitmq, not '" + sink + "'");
     }
     if (seconds < 1 || rate < 1 || writers < 1) {
-      throw new picocli.CommandLine.ParameterException(
+      throw new ParameterException(
           spec.commandLine(), "--duration, --rate and --writers must be at least 1");
     }
     Path home = home();
@@ -93,7 +94,8 @@ final class DemoCommand implements Callable<Integer> {
     String run = UUID.randomUUID().toString().substring(0, 8);
     String topicPrefix = "demo-" + run;
     // A fresh topic per run, so that the consumer sees only this run's events.
-    com.typesafe.config.Config user = parse(file);
+    RelayConfigLoader loader = RelayConfigLoader.standard();
+    Config user = loader.parse(file);
     StringBuilder overrides = new StringBuilder("outbox-relay.http.port = 0\n");
     if (user.hasPath("outbox-relay.pipelines")) {
       for (String name : user.getObject("outbox-relay.pipelines").keySet()) {
@@ -114,7 +116,7 @@ final class DemoCommand implements Callable<Integer> {
       }
     }
     user = ConfigFactory.parseString(overrides.toString()).withFallback(user);
-    RelaySettings settings = RelayConfigLoader.standard().load(user, file.toString()).settings();
+    RelaySettings settings = loader.load(user, file.toString()).settings();
     if (settings.pipelines().size() != 1) {
       throw new CommandFailedException(
           file
@@ -127,17 +129,6 @@ final class DemoCommand implements Callable<Integer> {
         .run(
             new Demo.Options(
                 settings, topicPrefix + ".order", Duration.ofSeconds(seconds), rate, writers));
-  }
-
-  private static com.typesafe.config.Config parse(Path file) {
-    if (!Files.isRegularFile(file)) {
-      throw new ConfigProblemsException(
-          file.toString(),
-          java.util.List.of(
-              new io.outbox.relay.config.ConfigProblem(
-                  "--config", "file not found: " + file, null)));
-    }
-    return ConfigFactory.parseFile(file.toFile());
   }
 
   /** The checkout (or distribution) root: OUTBOX_RELAY_HOME, set by the launcher, or ".". */

@@ -4,8 +4,11 @@ import io.outbox.relay.Relay;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.pipeline.Pipeline;
+import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.schema.Migrator;
+import io.outbox.schema.OutboxMessage;
 import io.outbox.schema.OutboxTables;
+import io.outbox.schema.OutboxWriter;
 import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -43,8 +46,8 @@ public final class Demo {
   /** Runs the demo; returns the process exit code (0 when every committed event arrived). */
   public int run(Options options) throws Exception {
     PipelineSettings p = options.settings().pipelines().values().iterator().next();
-    var db = p.database();
-    prepareDatabase(db.url(), db.user(), db.password(), p);
+    DatabaseSettings db = p.database();
+    prepareDatabase(db);
     OrderService orders =
         new OrderService(
             db.url(), db.user(), db.password(), db.table(), options.writers(), options.rate());
@@ -62,7 +65,7 @@ public final class Demo {
           options.duration().toSeconds());
       try (Relay relay = Relay.start(options.settings())) {
         Pipeline pipeline = relay.pipelines().get(0);
-        warmUp(db.url(), db.user(), db.password(), db.table(), consumer);
+        warmUp(db, consumer);
         Thread progress = progress(orders, pipeline, consumer);
         orders.run(options.duration());
         out.printf("demo: order service done, waiting for the last events...%n");
@@ -81,15 +84,14 @@ public final class Demo {
    * Sends one event through before the order service starts, so that the connections the relay and
    * the consumer open on first use do not count as the orders' latency.
    */
-  private void warmUp(String url, String user, String password, String table, DemoConsumer consumer)
-      throws Exception {
-    java.util.UUID id;
-    try (Connection c = DriverManager.getConnection(url, user, password)) {
+  private void warmUp(DatabaseSettings db, DemoConsumer consumer) throws Exception {
+    UUID id;
+    try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password())) {
       id =
-          io.outbox.schema.OutboxWriter.forTable(table)
+          OutboxWriter.forTable(db.table())
               .write(
                   c,
-                  io.outbox.schema.OutboxMessage.builder()
+                  OutboxMessage.builder()
                       .aggregate("order", "warm-up")
                       .eventType("DemoStarted")
                       .payload("{}")
@@ -102,8 +104,10 @@ public final class Demo {
     consumer.ignore(id);
   }
 
-  private void prepareDatabase(String url, String user, String password, PipelineSettings p)
-      throws SQLException {
+  private void prepareDatabase(DatabaseSettings db) throws SQLException {
+    String url = db.url();
+    String user = db.user();
+    String password = db.password();
     String database = url.replaceFirst("^.*/([^/?]+)(\\?.*)?$", "$1");
     String admin = url.replaceFirst("/[^/?]+(\\?.*)?$", "/postgres$1");
     try (Connection c = DriverManager.getConnection(admin, user, password);
@@ -111,7 +115,7 @@ public final class Demo {
       st.execute("DROP DATABASE IF EXISTS \"" + database.replace("\"", "\"\"") + "\" WITH (FORCE)");
       st.execute("CREATE DATABASE \"" + database.replace("\"", "\"\"") + "\"");
     }
-    var tables = OutboxTables.of(p.database().table(), p.database().deadLetterTable());
+    var tables = OutboxTables.of(db.table(), db.deadLetterTable());
     out.printf(
         "demo: database %s created; %s%n",
         database, new Migrator(tables).migrate(url, user, password));
