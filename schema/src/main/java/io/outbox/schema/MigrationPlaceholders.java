@@ -15,7 +15,7 @@ final class MigrationPlaceholders {
 
   private MigrationPlaceholders() {}
 
-  /** Placeholder name to its value, in the order the migration uses them. */
+  /** Placeholder name to its value. */
   static Map<String, String> of(OutboxTables tables) {
     String outbox = tables.table();
     String dead = tables.deadLetterTable();
