@@ -14,7 +14,6 @@ import static io.outbox.source.polling.OutboxSql.PAYLOAD;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
-import java.nio.charset.StandardCharsets;
 import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -43,7 +42,7 @@ final class EventRows {
               rs.getString(AGGREGATE_ID),
               rs.getString(EVENT_TYPE),
               rs.getString(DESTINATION),
-              payload(rs, format),
+              payload(rs),
               format,
               headers(rs.getArray(HEADER_KEYS), rs.getArray(HEADER_VALUES)),
               rs.getObject(CREATED_AT, OffsetDateTime.class).toInstant(),
@@ -52,13 +51,13 @@ final class EventRows {
     return events;
   }
 
-  private static byte[] payload(ResultSet rs, PayloadFormat format) throws SQLException {
-    if (format == PayloadFormat.BINARY) {
-      byte[] bytes = rs.getBytes(PAYLOAD);
-      return bytes == null ? NO_BYTES : bytes;
-    }
-    String text = rs.getString(PAYLOAD);
-    return text == null ? NO_BYTES : text.getBytes(StandardCharsets.UTF_8);
+  /**
+   * The column's bytes as received: bytea decoded, text (json and jsonb are read as text) in the
+   * connection's encoding, which the driver fixes to UTF-8. No decoding to a String and back.
+   */
+  private static byte[] payload(ResultSet rs) throws SQLException {
+    byte[] bytes = rs.getBytes(PAYLOAD);
+    return bytes == null ? NO_BYTES : bytes;
   }
 
   private static Map<String, String> headers(Array keys, Array values) throws SQLException {

@@ -131,6 +131,8 @@ final class OutboxSql {
             + "SELECT id, event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
             + " headers, created_at, available_at, NULL, attempts, next_attempt_at, err,"
             + " clock_timestamp(), reason, ? FROM moved";
-    this.listen = "LISTEN " + TableNames.quote(tables.notifyChannel());
+    // Quoted as before; the channel is lower-case letters, digits and _, so quoting changes
+    // nothing.
+    this.listen = "LISTEN \"" + tables.notifyChannel() + "\"";
   }
 }

@@ -5,6 +5,7 @@ import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -13,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -188,7 +190,7 @@ final class PollingClaim implements Claim {
     return b;
   }
 
-  private java.sql.Array array(String type, java.util.stream.Stream<?> values) throws SQLException {
+  private Array array(String type, Stream<?> values) throws SQLException {
     return connection.createArrayOf(type, values.toArray());
   }
 

@@ -14,8 +14,10 @@ import io.outbox.relay.spi.SourceException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,8 +52,7 @@ final class PollingSource implements Source {
   private volatile HikariDataSource pool;
   private NotificationListener listener; // guarded by lifecycle
   private volatile boolean closed;
-  private final java.util.concurrent.atomic.LongAdder claimQueries =
-      new java.util.concurrent.atomic.LongAdder();
+  private final LongAdder claimQueries = new LongAdder();
 
   PollingSource(PluginContext context, DatabaseSettings database, PollingSettings settings) {
     this.pipeline = database.pipeline() != null ? database.pipeline() : context.pipeline();
@@ -64,7 +65,7 @@ final class PollingSource implements Source {
     this.outstanding = new AtomicIntegerArray(lanes);
     this.idleGeneration = new long[lanes];
     this.idleSince = new long[lanes];
-    java.util.Arrays.fill(idleGeneration, NOT_IDLE);
+    Arrays.fill(idleGeneration, NOT_IDLE);
     this.leader =
         new LeaderLock(
             connections,

@@ -8,9 +8,9 @@ import io.outbox.relay.spi.SourceProvider;
 import java.util.List;
 
 /**
- * The {@code polling} source: claims committed outbox rows with {@code SELECT ... FOR UPDATE SKIP
- * LOCKED}, woken by the insert trigger's {@code NOTIFY}; settings under {@code source.polling} (see
- * {@link PollingSettings}).
+ * The {@code polling} source: claims committed outbox rows with {@code SELECT ... FOR UPDATE} under
+ * a per-lane advisory lock, woken by the insert trigger's {@code NOTIFY}; settings under {@code
+ * source.polling} (see {@link PollingSettings}).
  */
 public final class PollingSourceProvider implements SourceProvider {
 

@@ -1,38 +1,21 @@
 package io.outbox.source.polling;
 
+import io.outbox.schema.OutboxTables;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
-import java.util.Locale;
-import java.util.regex.Pattern;
 
 /**
- * The outbox and dead-letter tables of a pipeline, quoted for SQL, and the names derived from them
- * (notify channel, advisory lock keys).
- *
- * <p>The naming rules replicate {@code io.outbox.schema.OutboxTables}, which created the tables:
- * {@code name} or {@code schema.name}, ASCII letters, digits and {@code _}, case kept, unqualified
- * names in {@code public}. A test checks that both agree.
+ * The outbox and dead-letter tables of a pipeline and what the polling source derives from them.
+ * Naming, quoting and the notify channel are {@link OutboxTables}'s, the rules the migration
+ * created the tables with; the advisory lock keys are the source's own.
  */
 final class TableNames {
 
-  static final String DEFAULT_SCHEMA = "public";
-  private static final int MAX_IDENTIFIER_BYTES = 63;
-  private static final int HASH_CHARS = 8;
-  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
-  private static final Pattern CHANNEL_SAFE = Pattern.compile("[a-z0-9_]+");
+  private final OutboxTables tables;
 
-  private final String schema;
-  private final String table;
-  private final String deadLetterSchema;
-  private final String deadLetterTable;
-
-  private TableNames(String[] outbox, String[] deadLetter) {
-    this.schema = outbox[0];
-    this.table = outbox[1];
-    this.deadLetterSchema = deadLetter[0];
-    this.deadLetterTable = deadLetter[1];
+  private TableNames(OutboxTables tables) {
+    this.tables = tables;
   }
 
   /**
@@ -41,50 +24,34 @@ final class TableNames {
    * @throws IllegalArgumentException naming the bad value
    */
   static TableNames of(String table, String deadLetterTable) {
-    TableNames names =
-        new TableNames(split(table, "table"), split(deadLetterTable, "dead-letter-table"));
-    if (names.displayTable().equals(names.displayDeadLetterTable())) {
-      throw new IllegalArgumentException(
-          "the dead-letter table must differ from the outbox table, both are '"
-              + names.displayTable()
-              + "'");
-    }
-    return names;
+    return new TableNames(OutboxTables.of(table, deadLetterTable));
   }
 
   /** {@code "schema"."table"}. */
   String qualifiedTable() {
-    return quote(schema) + "." + quote(table);
+    return tables.qualifiedTable();
   }
 
   /** {@code "schema"."dead_letter_table"}. */
   String qualifiedDeadLetterTable() {
-    return quote(deadLetterSchema) + "." + quote(deadLetterTable);
+    return tables.qualifiedDeadLetterTable();
   }
 
   /** {@code schema.table}, for messages and as the stable identity of the outbox. */
   String displayTable() {
-    return schema + "." + table;
+    return tables.displayTable();
   }
 
   String displayDeadLetterTable() {
-    return deadLetterSchema + "." + deadLetterTable;
+    return tables.displayDeadLetterTable();
   }
 
   /**
-   * The channel the migration's insert trigger notifies: {@code outbox_relay_<schema>_<table>}, or,
-   * when that is not all lower-case or longer than 63 bytes, its lower-cased prefix plus a hash of
-   * {@code schema.table}.
+   * The channel the migration's insert trigger notifies; always lower-case letters, digits and
+   * {@code _}.
    */
   String notifyChannel() {
-    String base = "outbox_relay_" + schema + "_" + table;
-    if (base.length() <= MAX_IDENTIFIER_BYTES && CHANNEL_SAFE.matcher(base).matches()) {
-      return base;
-    }
-    String lower = base.toLowerCase(Locale.ROOT);
-    String hash = HexFormat.of().formatHex(sha256(schema + "." + table)).substring(0, HASH_CHARS);
-    int keep = Math.min(lower.length(), MAX_IDENTIFIER_BYTES - HASH_CHARS - 1);
-    return lower.substring(0, keep) + "_" + hash;
+    return tables.notifyChannel();
   }
 
   /**
@@ -111,32 +78,6 @@ final class TableNames {
         | ((digest[1] & 0xff) << 16)
         | ((digest[2] & 0xff) << 8)
         | (digest[3] & 0xff);
-  }
-
-  static String quote(String identifier) {
-    return "\"" + identifier.replace("\"", "\"\"") + "\"";
-  }
-
-  private static String[] split(String name, String key) {
-    if (name == null || name.isBlank()) {
-      throw new IllegalArgumentException(key + " must be 'name' or 'schema.name', it is empty");
-    }
-    String[] parts = name.split("\\.", -1);
-    String[] result =
-        parts.length == 1
-            ? new String[] {DEFAULT_SCHEMA, parts[0]}
-            : parts.length == 2 ? parts : null;
-    if (result == null
-        || !IDENTIFIER.matcher(result[0]).matches()
-        || !IDENTIFIER.matcher(result[1]).matches()) {
-      throw new IllegalArgumentException(
-          key
-              + " must be 'name' or 'schema.name', each part of at most 63 letters, digits and '_'"
-              + " not starting with a digit, got '"
-              + name
-              + "'");
-    }
-    return result;
   }
 
   private static byte[] sha256(String value) {
