@@ -53,6 +53,16 @@ public record Verdict(Outcome outcome, String error) {
     return new Verdict(Outcome.PERMANENT, error);
   }
 
+  /**
+   * The verdict of an event a sink did not send because an earlier event of its aggregate in the
+   * same batch failed with {@code earlier}: same outcome, so that the key waits behind it.
+   */
+  public static Verdict heldBehind(Verdict earlier) {
+    return new Verdict(
+        earlier.outcome(),
+        "not sent: an earlier event of the same aggregate failed: " + earlier.error());
+  }
+
   public boolean isPublished() {
     return outcome == Outcome.PUBLISHED;
   }

@@ -3,6 +3,7 @@ package io.outbox.sink.kafka;
 import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.SinkHealthLog;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.sink.kafka.FailureClassifier.Failure;
 import java.time.Duration;
@@ -33,18 +34,16 @@ final class KafkaSink implements Sink {
 
   private static final Logger log = LoggerFactory.getLogger(KafkaSink.class);
 
-  /** Most event ids named in one log line about a failed batch. */
-  private static final int LOGGED_IDS = 20;
-
   private final String pipeline;
   private final KafkaSinkSettings settings;
   private final KafkaClients clients;
   private final ScheduledThreadPoolExecutor executor;
   private final Set<BatchPublish> inFlight = ConcurrentHashMap.newKeySet();
-  private volatile boolean reachable = true;
+  private final SinkHealthLog health;
 
   KafkaSink(String pipeline, KafkaSinkSettings settings, KafkaClients clients, int lanes) {
     this.pipeline = pipeline;
+    this.health = new SinkHealthLog(log, "Kafka", pipeline);
     this.settings = settings;
     this.clients = clients;
     AtomicInteger threads = new AtomicInteger();
@@ -160,9 +159,7 @@ final class KafkaSink implements Sink {
       return topicFailure;
     }
     if (keyFailure != null) {
-      return new Verdict(
-          keyFailure.outcome(),
-          "not sent: an earlier event of the same aggregate failed: " + keyFailure.error());
+      return Verdict.heldBehind(keyFailure);
     }
     return null;
   }
@@ -231,7 +228,7 @@ final class KafkaSink implements Sink {
   private void finish(BatchPublish batch) {
     inFlight.remove(batch);
     List<Verdict> verdicts = batch.verdicts();
-    logOutcome(batch, verdicts);
+    health.batch(batch.events(), verdicts);
     // Complete off the producer's I/O thread: whatever the caller chains must not stall Kafka.
     try {
       executor.execute(() -> batch.result().complete(verdicts));
@@ -240,61 +237,13 @@ final class KafkaSink implements Sink {
     }
   }
 
-  private void logOutcome(BatchPublish batch, List<Verdict> verdicts) {
-    int unavailable = 0;
-    int retryable = 0;
-    int permanent = 0;
-    String firstError = null;
-    StringBuilder ids = new StringBuilder();
-    int named = 0;
-    for (int i = 0; i < verdicts.size(); i++) {
-      Verdict v = verdicts.get(i);
-      switch (v.outcome()) {
-        case PUBLISHED -> {
-          continue;
-        }
-        case SINK_UNAVAILABLE -> unavailable++;
-        case RETRYABLE -> retryable++;
-        case PERMANENT -> permanent++;
-      }
-      if (firstError == null) {
-        firstError = v.error();
-      }
-      if (named++ < LOGGED_IDS) {
-        ids.append(named == 1 ? "" : ",").append(batch.events().get(i).event().eventId());
-      }
-    }
-    int published = verdicts.size() - unavailable - retryable - permanent;
-    if (unavailable > 0 && reachable) {
-      reachable = false;
-      log.warn("Kafka unavailable for pipeline {}: {}", pipeline, firstError);
-    } else if (unavailable == 0 && published > 0 && !reachable) {
-      reachable = true;
-      log.info("Kafka reachable again for pipeline {}", pipeline);
-    }
-    if (named > 0) {
-      log.warn(
-          "Kafka batch of pipeline {}: {} published, {} unavailable, {} retryable, {} permanent;"
-              + " first error: {}; event ids: {}{}",
-          pipeline,
-          published,
-          unavailable,
-          retryable,
-          permanent,
-          firstError,
-          ids,
-          named > LOGGED_IDS ? ",..." : "");
-    }
-  }
-
   @Override
   public boolean probe(Duration timeout) {
     Duration bound =
         timeout.compareTo(settings.probeTimeout()) < 0 ? timeout : settings.probeTimeout();
     boolean ok = clients.clusterAnswers(bound);
-    if (ok && !reachable) {
-      reachable = true;
-      log.info("Kafka reachable again for pipeline {} (probe)", pipeline);
+    if (ok) {
+      health.probeAnswered();
     }
     return ok;
   }

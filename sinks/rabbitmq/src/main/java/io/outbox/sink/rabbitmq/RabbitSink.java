@@ -3,6 +3,7 @@ package io.outbox.sink.rabbitmq;
 import com.rabbitmq.client.AMQP;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.SinkHealthLog;
 import io.outbox.relay.spi.Verdict;
 import java.io.IOException;
 import java.time.Duration;
@@ -37,9 +38,6 @@ final class RabbitSink implements Sink {
 
   private static final Logger log = LoggerFactory.getLogger(RabbitSink.class);
 
-  /** Most event ids named in one log line about a failed batch. */
-  private static final int LOGGED_IDS = 20;
-
   private final String pipeline;
   private final RabbitSinkSettings settings;
   private final RoutingKeyTemplate routingKey;
@@ -49,10 +47,11 @@ final class RabbitSink implements Sink {
   private final ChannelPool channels;
   private final Set<BatchPublish> inFlight = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
-  private volatile boolean reachable = true;
+  private final SinkHealthLog health;
 
   RabbitSink(String pipeline, RabbitSinkSettings settings, RabbitConnection connection) {
     this.pipeline = pipeline;
+    this.health = new SinkHealthLog(log, "RabbitMQ", pipeline);
     this.settings = settings;
     this.routingKey = RoutingKeyTemplate.parse(settings.routingKey());
     this.connection = connection;
@@ -155,11 +154,7 @@ final class RabbitSink implements Sink {
         String exchange = routed.destination();
         Verdict held = batch.keyFailure(i);
         if (held != null) {
-          batch.complete(
-              i,
-              new Verdict(
-                  held.outcome(),
-                  "not sent: an earlier event of the same aggregate failed: " + held.error()));
+          batch.complete(i, Verdict.heldBehind(held));
           continue;
         }
         if (closed) {
@@ -255,59 +250,12 @@ final class RabbitSink implements Sink {
   private void finish(BatchPublish batch) {
     inFlight.remove(batch);
     List<Verdict> verdicts = batch.verdicts();
-    logOutcome(batch, verdicts);
+    health.batch(batch.events(), verdicts);
     // Complete off the connection's thread: whatever the caller chains must not stall RabbitMQ.
     try {
       timers.execute(() -> batch.result().complete(verdicts));
     } catch (RejectedExecutionException e) {
       batch.result().complete(verdicts);
-    }
-  }
-
-  private void logOutcome(BatchPublish batch, List<Verdict> verdicts) {
-    int unavailable = 0;
-    int retryable = 0;
-    int permanent = 0;
-    String firstError = null;
-    StringBuilder ids = new StringBuilder();
-    int named = 0;
-    for (int i = 0; i < verdicts.size(); i++) {
-      Verdict v = verdicts.get(i);
-      switch (v.outcome()) {
-        case PUBLISHED -> {
-          continue;
-        }
-        case SINK_UNAVAILABLE -> unavailable++;
-        case RETRYABLE -> retryable++;
-        case PERMANENT -> permanent++;
-      }
-      if (firstError == null) {
-        firstError = v.error();
-      }
-      if (named++ < LOGGED_IDS) {
-        ids.append(named == 1 ? "" : ",").append(batch.events().get(i).event().eventId());
-      }
-    }
-    int published = verdicts.size() - unavailable - retryable - permanent;
-    if (unavailable > 0 && reachable) {
-      reachable = false;
-      log.warn("RabbitMQ unavailable for pipeline {}: {}", pipeline, firstError);
-    } else if (unavailable == 0 && published > 0 && !reachable) {
-      reachable = true;
-      log.info("RabbitMQ reachable again for pipeline {}", pipeline);
-    }
-    if (named > 0) {
-      log.warn(
-          "RabbitMQ batch of pipeline {}: {} published, {} unavailable, {} retryable, {} permanent;"
-              + " first error: {}; event ids: {}{}",
-          pipeline,
-          published,
-          unavailable,
-          retryable,
-          permanent,
-          firstError,
-          ids,
-          named > LOGGED_IDS ? ",..." : "");
     }
   }
 
@@ -362,9 +310,8 @@ final class RabbitSink implements Sink {
     }
     try {
       boolean ok = check.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-      if (ok && !reachable) {
-        reachable = true;
-        log.info("RabbitMQ reachable again for pipeline {} (probe)", pipeline);
+      if (ok) {
+        health.probeAnswered();
       }
       return ok;
     } catch (InterruptedException e) {
