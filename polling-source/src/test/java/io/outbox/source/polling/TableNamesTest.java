@@ -3,30 +3,9 @@ package io.outbox.source.polling;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.outbox.schema.OutboxTables;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 class TableNamesTest {
-
-  @ParameterizedTest
-  @ValueSource(
-      strings = {
-        "outbox",
-        "app.outbox",
-        "Billing.OrderEvents",
-        "a_very_long_schema_name_that_goes_on_and_on.and_an_even_longer_table_name_too"
-      })
-  void agreesWithTheMigrationOnNamesAndChannel(String table) {
-    TableNames ours = TableNames.of(table, "dead");
-    OutboxTables theirs = OutboxTables.of(table, "dead");
-
-    assertThat(ours.qualifiedTable()).isEqualTo(theirs.qualifiedTable());
-    assertThat(ours.qualifiedDeadLetterTable()).isEqualTo(theirs.qualifiedDeadLetterTable());
-    assertThat(ours.displayTable()).isEqualTo(theirs.displayTable());
-    assertThat(ours.notifyChannel()).isEqualTo(theirs.notifyChannel());
-  }
 
   @Test
   void lockKeysNeverChangeBetweenReleases() {

@@ -10,6 +10,7 @@ import io.outbox.relay.config.PipelineSettings.Backoff;
 import io.outbox.relay.config.PipelineSettings.RetrySettings;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.EventTemplate;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -144,7 +145,7 @@ final class PipelineBinder {
       r.problem(key, "must not be blank (use null for none)");
       return null;
     }
-    var mistakes = DestinationTemplate.mistakes(template);
+    var mistakes = EventTemplate.problems(template);
     if (!mistakes.isEmpty()) {
       r.problem(key, String.join("; ", mistakes));
       return null;

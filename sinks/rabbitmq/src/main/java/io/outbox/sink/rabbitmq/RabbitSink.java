@@ -1,6 +1,7 @@
 package io.outbox.sink.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
+import io.outbox.relay.spi.EventTemplate;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.SinkHealthLog;
@@ -40,7 +41,7 @@ final class RabbitSink implements Sink {
 
   private final String pipeline;
   private final RabbitSinkSettings settings;
-  private final RoutingKeyTemplate routingKey;
+  private final EventTemplate routingKey;
   private final RabbitConnection connection;
   private final ScheduledThreadPoolExecutor timers;
   private final ExecutorService resenders;
@@ -53,7 +54,7 @@ final class RabbitSink implements Sink {
     this.pipeline = pipeline;
     this.health = new SinkHealthLog(log, "RabbitMQ", pipeline);
     this.settings = settings;
-    this.routingKey = RoutingKeyTemplate.parse(settings.routingKey());
+    this.routingKey = EventTemplate.parse(settings.routingKey());
     this.connection = connection;
     this.channels =
         new ChannelPool(

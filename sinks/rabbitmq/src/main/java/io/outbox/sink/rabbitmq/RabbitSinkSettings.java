@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
+import io.outbox.relay.spi.EventTemplate;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import java.net.URI;
@@ -139,9 +140,9 @@ public record RabbitSinkSettings(
     }
     String routingKey = string(context, "routing-key", problems);
     if (routingKey != null) {
-      String reason = RoutingKeyTemplate.problem(routingKey);
-      if (reason != null) {
-        problems.add(problem(context, "routing-key", reason));
+      List<String> reasons = EventTemplate.problems(routingKey);
+      if (!reasons.isEmpty()) {
+        problems.add(problem(context, "routing-key", reasons.get(0)));
       }
     }
     positiveDuration(context, "confirm-timeout", problems);
