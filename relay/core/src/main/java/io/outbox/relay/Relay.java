@@ -1,10 +1,10 @@
 package io.outbox.relay;
 
+import com.typesafe.config.Config;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.Plugins;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.pipeline.Pipeline;
-import io.outbox.relay.pipeline.Router;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -86,73 +87,54 @@ public final class Relay implements AutoCloseable {
   }
 
   private static Pipeline create(PipelineSettings p, Plugins plugins) {
-    Clock clock = Clock.systemUTC();
-    PluginContext.RoleListener roles =
-        role -> log.info("pipeline {}: role {}", p.name(), role.name().toLowerCase());
-    PluginContext sourceContext =
-        new PluginContext(
-            p.name(),
-            p.sourceSettings(),
-            p.path() + ".source." + p.sourceType(),
-            p.lanes(),
-            p.batchSize(),
-            clock,
-            roles);
-    PluginContext sinkContext =
-        new PluginContext(
-            p.name(),
-            p.sinkSettings(),
-            p.path() + ".sink." + p.sinkType(),
-            p.lanes(),
-            p.batchSize(),
-            clock,
-            roles);
     // The config validation has already checked that both types are installed.
     Source source =
         plugins
             .source(p.sourceType())
             .orElseThrow(() -> unknown("source", p.sourceType()))
-            .create(sourceContext, p.database());
+            .create(context(p, "source", p.sourceType(), p.sourceSettings()), p.database());
     Sink sink;
     try {
       sink =
           plugins
               .sink(p.sinkType())
               .orElseThrow(() -> unknown("sink", p.sinkType()))
-              .create(sinkContext);
+              .create(context(p, "sink", p.sinkType(), p.sinkSettings()));
     } catch (RuntimeException e) {
       source.close(Duration.ofSeconds(5));
       throw e;
     }
+    Pipeline pipeline = new Pipeline(p, source, sink);
     try {
-      checkStaticDestinations(p, sink);
+      checkStaticDestinations(pipeline, sink);
     } catch (RuntimeException e) {
-      sink.close(Duration.ofSeconds(5));
-      source.close(Duration.ofSeconds(5));
+      pipeline.stop(Duration.ofSeconds(5)); // never started: closes the sink and the source
       throw e;
     }
-    return new Pipeline(p, source, sink);
+    return pipeline;
+  }
+
+  private static PluginContext context(
+      PipelineSettings p, String kind, String type, Config settings) {
+    return new PluginContext(
+        p.name(),
+        settings,
+        p.path() + "." + kind + "." + type,
+        p.lanes(),
+        p.batchSize(),
+        Clock.systemUTC(),
+        role -> log.info("pipeline {}: role {}", p.name(), role.name().toLowerCase()));
   }
 
   /** Fails fast when the broker says a destination every event of the pipeline uses is missing. */
-  private static void checkStaticDestinations(PipelineSettings p, Sink sink) {
-    java.util.Set<String> destinations = new java.util.LinkedHashSet<>();
-    String routed = Router.compile(p.destinationTemplate()).staticDestination();
-    if (routed != null) {
-      destinations.add(routed);
-    }
-    if (p.deadLetterDestination() != null) {
-      String dead = Router.compile(p.deadLetterDestination()).staticDestination();
-      if (dead != null) {
-        destinations.add(dead);
-      }
-    }
+  private static void checkStaticDestinations(Pipeline pipeline, Sink sink) {
+    Set<String> destinations = pipeline.staticDestinations();
     if (destinations.isEmpty()) {
       return;
     }
     List<String> missing = sink.missingDestinations(destinations);
     if (!missing.isEmpty()) {
-      throw new StartupException("pipeline " + p.name() + ": " + String.join("; ", missing));
+      throw new StartupException("pipeline " + pipeline.name() + ": " + String.join("; ", missing));
     }
   }
 

@@ -7,7 +7,9 @@ import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,6 +69,22 @@ public final class Pipeline {
   /** Whether this instance currently publishes for the pipeline. */
   public Role role() {
     return role;
+  }
+
+  /**
+   * The destinations every event uses whatever its content: the routing template's when it has no
+   * variables, and the dead-letter destination's likewise. Rows with their own {@code destination}
+   * are not covered.
+   */
+  public Set<String> staticDestinations() {
+    Set<String> destinations = new LinkedHashSet<>();
+    if (router.staticDestination() != null) {
+      destinations.add(router.staticDestination());
+    }
+    if (deadLetterRouter != null && deadLetterRouter.staticDestination() != null) {
+      destinations.add(deadLetterRouter.staticDestination());
+    }
+    return destinations;
   }
 
   /** Whether the sink is considered reachable (false while paused by an outage). */
