@@ -1,6 +1,7 @@
 package io.outbox.relay.spi;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * Yields committed outbox events in per-key order and makes the pipeline's settlements durable.
@@ -37,6 +38,20 @@ public interface Source extends AutoCloseable {
    * @throws SourceException when the database fails; the pipeline retries with backoff
    */
   Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException;
+
+  /**
+   * Reads what is waiting in the pipeline's outbox (pending rows, oldest age, retries, dead
+   * letters, for CDC the slot's retained WAL). Called from the relay's metrics thread every {@code
+   * metrics.backlog-interval}, on active and standby instances alike, never from a lane; it must be
+   * cheap (a few index scans) and must not hold locks that claims wait for.
+   *
+   * @return the figures, or empty when this source cannot tell (the default)
+   * @throws SourceException when the database cannot be reached; the pipeline then reports its
+   *     source as disconnected until a later call succeeds
+   */
+  default Optional<Backlog> backlog() {
+    return Optional.empty();
+  }
 
   /** Gives up the active role and releases connections, waiting at most {@code timeout}. */
   void close(Duration timeout);

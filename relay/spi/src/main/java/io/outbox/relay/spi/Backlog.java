@@ -1,0 +1,56 @@
+package io.outbox.relay.spi;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.OptionalLong;
+
+/**
+ * What is waiting in a pipeline's outbox, as the database sees it now: the figures behind the
+ * backlog gauges of {@code /metrics} and the {@code status} command. A source computes them with a
+ * few cheap queries; the relay asks at most every {@code metrics.backlog-interval} and caches the
+ * answer, so a scrape never reaches the database.
+ *
+ * <p>Sources based on change data capture also report how much WAL their replication slot keeps the
+ * server from recycling ({@link #retainedWalBytes()}); other sources leave it empty and the relay
+ * then exports no {@code outbox_relay_cdc_retained_wal_bytes} gauge for the pipeline.
+ *
+ * @param pending rows not yet published (including those waiting for a retry or for their {@code
+ *     available_at})
+ * @param oldestPendingAge how long the oldest due pending row has been waiting (now minus its
+ *     {@code created_at}, by the database clock); {@link Duration#ZERO} when nothing is due
+ * @param retrying pending rows that failed at least once and wait for (or are due for) a retry
+ * @param deadLetters rows of this pipeline in the dead-letter table now
+ * @param lastError the most recent failure recorded in the database for this pipeline (a retrying
+ *     row's {@code last_error}, else the newest dead letter's), one line, no payload; {@code null}
+ *     when there is none
+ * @param retainedWalBytes for a CDC source: the bytes of WAL between the server's current position
+ *     and the slot's {@code restart_lsn}; empty for sources without a slot
+ */
+public record Backlog(
+    long pending,
+    Duration oldestPendingAge,
+    long retrying,
+    long deadLetters,
+    String lastError,
+    OptionalLong retainedWalBytes) {
+
+  public Backlog {
+    Objects.requireNonNull(oldestPendingAge, "oldestPendingAge");
+    Objects.requireNonNull(retainedWalBytes, "retainedWalBytes");
+    if (pending < 0 || retrying < 0 || deadLetters < 0) {
+      throw new IllegalArgumentException(
+          "negative backlog figures: pending="
+              + pending
+              + " retrying="
+              + retrying
+              + " deadLetters="
+              + deadLetters);
+    }
+  }
+
+  /** The same figures with a CDC slot's retained WAL added. */
+  public Backlog withRetainedWalBytes(long bytes) {
+    return new Backlog(
+        pending, oldestPendingAge, retrying, deadLetters, lastError, OptionalLong.of(bytes));
+  }
+}
