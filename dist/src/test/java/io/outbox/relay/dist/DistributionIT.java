@@ -1,0 +1,214 @@
+package io.outbox.relay.dist;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox.relay.dist.UnpackedDistribution.Result;
+import io.outbox.schema.OutboxMessage;
+import io.outbox.schema.OutboxWriter;
+import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.Services;
+import io.outbox.testkit.TestDatabase;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The distribution archive as a user gets it: unpacked with {@code tar}, its {@code
+ * bin/outbox-relay} answers {@code --version}, {@code --help} and {@code check-config} with the
+ * documented exit codes, and, called through a symlink from elsewhere, migrates a database and
+ * relays events to Kafka until SIGTERM.
+ */
+class DistributionIT {
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  @TempDir static Path unpackDir;
+  private static UnpackedDistribution dist;
+
+  @BeforeAll
+  static void unpack() {
+    dist = UnpackedDistribution.unpack(unpackDir);
+  }
+
+  @Test
+  void archiveHasTheDocumentedLayout() throws IOException {
+    Path home = dist.home();
+    assertThat(Files.getPosixFilePermissions(dist.launcher()))
+        .contains(PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.OTHERS_EXECUTE);
+    assertThat(home.resolve("config/relay.conf")).isRegularFile();
+    assertThat(home.resolve("README.md")).isRegularFile();
+    List<String> jars;
+    try (Stream<Path> lib = Files.list(home.resolve("lib"))) {
+      jars = lib.map(p -> p.getFileName().toString()).sorted().toList();
+    }
+    assertThat(jars)
+        .contains(
+            "outbox-relay-daemon-" + UnpackedDistribution.version() + ".jar",
+            "outbox-relay-polling-source-" + UnpackedDistribution.version() + ".jar",
+            "outbox-relay-sink-kafka-" + UnpackedDistribution.version() + ".jar",
+            "outbox-relay-sink-rabbitmq-" + UnpackedDistribution.version() + ".jar")
+        .allMatch(name -> name.endsWith(".jar"), "only jars")
+        .noneMatch(name -> name.startsWith("junit") || name.contains("testkit"), "no test jars");
+  }
+
+  @Test
+  void printsItsVersionAndHelp() {
+    Result version = dist.run("--version");
+    assertThat(version.exitCode()).as(version.toString()).isZero();
+    assertThat(version.out().strip()).isEqualTo("outbox-relay " + UnpackedDistribution.version());
+
+    Result help = dist.run("--help");
+    assertThat(help.exitCode()).as(help.toString()).isZero();
+    assertThat(help.out()).contains("run", "migrate", "check-config");
+  }
+
+  @Test
+  void checksTheShippedConfiguration() throws IOException {
+    Result ok = dist.run("check-config", "--config", "config/relay.conf");
+    assertThat(ok.exitCode()).as(ok.toString()).isZero();
+    assertThat(ok.out()).contains("pipelines", "orders");
+
+    Path broken = dist.home().resolve("config/broken.conf");
+    Files.writeString(broken, "outbox-relay.pipelines.orders.batch-size = many\n");
+    Result bad = dist.run("check-config", "--config", "config/broken.conf");
+    assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
+    assertThat(bad.err()).contains("batch-size");
+  }
+
+  @Test
+  void reportsUsageErrorsAndAMissingJava() {
+    Result unknown = dist.run("no-such-command");
+    assertThat(unknown.exitCode()).as(unknown.toString()).isEqualTo(2);
+
+    Result noJava = dist.run(Map.of("JAVA_HOME", "/nonexistent/jdk"), "--version");
+    assertThat(noJava.exitCode()).as(noJava.toString()).isEqualTo(1);
+    assertThat(noJava.err()).contains("JAVA_HOME", "/nonexistent/jdk");
+  }
+
+  @Test
+  void migratesAndRelaysEventsWhenCalledThroughASymlink(@TempDir Path work) throws Exception {
+    Path link = work.resolve("outbox-relay");
+    Files.createSymbolicLink(link, dist.launcher());
+    String topicPrefix = KafkaTestSupport.uniqueTopic("dist");
+    int port = freePort();
+    try (TestDatabase db = TestDatabase.create("dist_it")) {
+      Path config = work.resolve("relay.conf");
+      Files.writeString(config, config(db, topicPrefix, port), StandardCharsets.UTF_8);
+
+      Result migrate =
+          UnpackedDistribution.exec(
+              work, Map.of(), List.of(link.toString(), "migrate", "--config", "relay.conf"));
+      assertThat(migrate.exitCode()).as(migrate.toString()).isZero();
+
+      int events = 20;
+      try (Connection c = db.connect()) {
+        OutboxWriter writer = OutboxWriter.forTable("outbox");
+        for (int i = 0; i < events; i++) {
+          writer.write(
+              c,
+              OutboxMessage.builder()
+                  .aggregate("order", "o-" + (i % 4))
+                  .eventType("OrderCreated")
+                  .payload("{\"n\":" + i + "}")
+                  .build());
+        }
+      }
+
+      Path log = work.resolve("run.log");
+      Process relay =
+          UnpackedDistribution.start(link, work, log, "run", "--config", config.toString());
+      try {
+        List<ConsumerRecord<String, byte[]>> records =
+            KafkaTestSupport.readRecords(topicPrefix + ".order", events, Duration.ofSeconds(60));
+        assertThat(records).as(() -> "records; relay log:\n" + read(log)).hasSize(events);
+        await("every row marked published")
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> unpublished(db) == 0);
+
+        HttpResponse<String> live = get(port, "/health/live");
+        assertThat(live.statusCode()).isEqualTo(200);
+        HttpResponse<String> metrics = get(port, "/metrics");
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.body()).contains("pipeline=\"orders\"");
+      } finally {
+        relay.destroy(); // SIGTERM
+        boolean exited = relay.waitFor(60, TimeUnit.SECONDS);
+        if (!exited) {
+          relay.destroyForcibly();
+        }
+        assertThat(exited).as(() -> "relay stopped after SIGTERM; log:\n" + read(log)).isTrue();
+      }
+      assertThat(relay.exitValue()).as(() -> "exit code; log:\n" + read(log)).isZero();
+    } finally {
+      Files.deleteIfExists(link); // JUnit warns about links out of a temp dir it deletes
+    }
+  }
+
+  private static String config(TestDatabase db, String topicPrefix, int port) {
+    return """
+        outbox-relay {
+          http { host = "127.0.0.1", port = %d }
+          shutdown-timeout = 15s
+          pipelines.orders {
+            database { url = "%s", user = "%s", password = "%s" }
+            source.polling.poll-interval = 250ms
+            sink.kafka.bootstrap-servers = "%s"
+            routing.destination = "%s.${aggregate_type}"
+          }
+        }
+        """
+        .formatted(
+            port, db.url(), db.user(), db.password(), Services.kafkaBootstrap(), topicPrefix);
+  }
+
+  private static long unpublished(TestDatabase db) throws Exception {
+    try (Connection c = db.connect();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT count(*) FROM outbox WHERE published_at IS NULL")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private static HttpResponse<String> get(int port, String path) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .timeout(Duration.ofSeconds(10))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+
+  private static String read(Path log) {
+    try {
+      return Files.readString(log, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "(cannot read " + log + ": " + e.getMessage() + ")";
+    }
+  }
+}

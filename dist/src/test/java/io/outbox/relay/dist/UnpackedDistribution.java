@@ -1,0 +1,146 @@
+package io.outbox.relay.dist;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The archive Maven built ({@code target/outbox-relay-<version>.tar.gz}), unpacked with {@code tar}
+ * (so file modes are the archive's) into a directory of the test's, and its launcher run as a
+ * separate process, as a user would.
+ */
+final class UnpackedDistribution {
+  private static final long COMMAND_TIMEOUT_SECONDS = 120;
+
+  private final Path home;
+
+  private UnpackedDistribution(Path home) {
+    this.home = home;
+  }
+
+  /** The archive built by this module's {@code package} phase (set by failsafe's configuration). */
+  static Path archive() {
+    String path = System.getProperty("outbox.dist.archive");
+    if (path == null) {
+      throw new IllegalStateException(
+          "system property outbox.dist.archive is not set: run through Maven (mvn verify -pl dist -am)");
+    }
+    Path archive = Path.of(path);
+    if (!Files.isRegularFile(archive)) {
+      throw new IllegalStateException(archive + " does not exist: the package phase builds it");
+    }
+    return archive;
+  }
+
+  /** The project version, which names the archive's top directory. */
+  static String version() {
+    return System.getProperty("outbox.dist.version", "0.1.0-SNAPSHOT");
+  }
+
+  /** Unpacks {@link #archive()} into {@code dir}; the distribution's root is its one directory. */
+  static UnpackedDistribution unpack(Path dir) {
+    Result tar =
+        exec(dir, Map.of(), List.of("tar", "-xzf", archive().toString(), "-C", dir.toString()));
+    if (tar.exitCode() != 0) {
+      throw new IllegalStateException("tar -xzf " + archive() + " failed: " + tar);
+    }
+    return new UnpackedDistribution(dir.resolve("outbox-relay-" + version()));
+  }
+
+  Path home() {
+    return home;
+  }
+
+  Path launcher() {
+    return home.resolve("bin/outbox-relay");
+  }
+
+  /** Runs {@code bin/outbox-relay args...} in the distribution's root and waits for it. */
+  Result run(String... args) {
+    return run(Map.of(), args);
+  }
+
+  /** As {@link #run(String...)}, with extra environment variables. */
+  Result run(Map<String, String> env, String... args) {
+    return exec(home, env, command(launcher(), args));
+  }
+
+  /** Starts {@code launcher args...} with output and error in {@code log}; does not wait. */
+  static Process start(Path launcher, Path workDir, Path log, String... args) {
+    try {
+      return builder(workDir, Map.of(), command(launcher, args))
+          .redirectErrorStream(true)
+          .redirectOutput(log.toFile())
+          .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start " + launcher, e);
+    }
+  }
+
+  private static List<String> command(Path launcher, String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(launcher.toString());
+    command.addAll(List.of(args));
+    return command;
+  }
+
+  /**
+   * Runs {@code command} in {@code dir}, capturing both streams through files (no pipe deadlock).
+   */
+  static Result exec(Path dir, Map<String, String> env, List<String> command) {
+    try {
+      Path out = Files.createTempFile("outbox-dist-", ".out");
+      Path err = Files.createTempFile("outbox-dist-", ".err");
+      try {
+        Process process =
+            builder(dir, env, command)
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile())
+                .start();
+        if (!process.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+          throw new IllegalStateException(
+              command + " did not finish within " + COMMAND_TIMEOUT_SECONDS + " s");
+        }
+        return new Result(
+            process.exitValue(),
+            Files.readString(out, StandardCharsets.UTF_8),
+            Files.readString(err, StandardCharsets.UTF_8));
+      } finally {
+        Files.deleteIfExists(out);
+        Files.deleteIfExists(err);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run " + command, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while running " + command, e);
+    }
+  }
+
+  private static ProcessBuilder builder(Path dir, Map<String, String> env, List<String> command) {
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .directory(dir.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    // Small JVMs: two cores and several builds at once on the test machines.
+    builder.environment().put("JAVA_OPTS", "-Xmx256m -XX:+UseSerialGC");
+    builder.environment().putAll(env);
+    return builder;
+  }
+
+  /** A finished process: exit code and both streams. */
+  record Result(int exitCode, String out, String err) {
+    @Override
+    public String toString() {
+      return "exit " + exitCode + "\n--- stdout\n" + out + "--- stderr\n" + err;
+    }
+  }
+}
