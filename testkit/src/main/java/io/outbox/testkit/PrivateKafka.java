@@ -1,22 +1,15 @@
 package io.outbox.testkit;
 
-import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
@@ -74,7 +67,7 @@ public final class PrivateKafka implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create a data directory for a private Kafka", e);
     }
-    int[] ports = freePorts(2);
+    int[] ports = LocalPorts.free(HOST, 2);
     PrivateKafka kafka = new PrivateKafka(lib, dir, ports[0], ports[1]);
     Runtime.getRuntime().addShutdownHook(kafka.reaper);
     try {
@@ -156,7 +149,7 @@ public final class PrivateKafka implements AutoCloseable {
     } catch (IllegalStateException e) {
       // The JVM is shutting down: the hook runs anyway.
     }
-    deleteRecursively(dir);
+    Directories.deleteRecursively(dir);
   }
 
   @Override
@@ -272,7 +265,7 @@ public final class PrivateKafka implements AutoCloseable {
                 "kafka.Kafka",
                 dir.resolve("server.properties").toString()));
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    while (!accepts(port)) {
+    while (!LocalPorts.accepts(HOST, port)) {
       checkStarting(deadline);
       pause();
     }
@@ -403,55 +396,6 @@ public final class PrivateKafka implements AutoCloseable {
             + HOME);
   }
 
-  /**
-   * Free ports below the ephemeral range: a client that keeps reconnecting to a stopped broker on
-   * an ephemeral port may be given that very port as its own and connect to itself, which would
-   * then keep the broker from binding it again.
-   */
-  private static int[] freePorts(int count) {
-    int[] ports = new int[count];
-    int low = 20_000;
-    int high = ephemeralLow() - 1;
-    ThreadLocalRandom random = ThreadLocalRandom.current();
-    for (int found = 0, tries = 0; found < count; tries++) {
-      if (tries > 1_000) {
-        throw new IllegalStateException(
-            "no free port in " + low + ".." + high + " after 1000 tries");
-      }
-      int candidate = high > low ? random.nextInt(low, high + 1) : 0;
-      try (ServerSocket socket = new ServerSocket()) {
-        socket.setReuseAddress(true);
-        socket.bind(new InetSocketAddress(InetAddress.getByName(HOST), candidate));
-        int bound = socket.getLocalPort();
-        if (found == 0 || ports[0] != bound) {
-          ports[found++] = bound;
-        }
-      } catch (IOException e) {
-        // Taken: try another.
-      }
-    }
-    return ports;
-  }
-
-  private static int ephemeralLow() {
-    // Read line-wise: readAllBytes/readString may see a procfs file as empty or cut short.
-    try (BufferedReader reader =
-        Files.newBufferedReader(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))) {
-      return Integer.parseInt(reader.readLine().strip().split("\\s+")[0]);
-    } catch (IOException | RuntimeException e) {
-      return 32_768; // Linux's default
-    }
-  }
-
-  private static boolean accepts(int port) {
-    try (Socket socket = new Socket()) {
-      socket.connect(new InetSocketAddress(HOST, port), 500);
-      return true;
-    } catch (IOException e) {
-      return false;
-    }
-  }
-
   private static boolean waitFor(Process p, Duration timeout) {
     try {
       return p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -467,19 +411,6 @@ public final class PrivateKafka implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while waiting for a private Kafka", e);
-    }
-  }
-
-  private static void deleteRecursively(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot delete the private Kafka's directory " + root, e);
     }
   }
 }

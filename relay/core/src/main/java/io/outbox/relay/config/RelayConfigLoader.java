@@ -17,7 +17,8 @@ import java.util.Objects;
 
 /**
  * Reads the user's HOCON file: parses it, merges it over every {@code reference.conf} on the class
- * path, resolves substitutions ({@code ${?ENV_VAR}} from the environment), then validates and
+ * path, resolves substitutions ({@code ${?ENV_VAR}} from the environment) and secret file
+ * references ({@code password-file = /run/secrets/db}, see {@link SecretFiles}), then validates and
  * builds the typed {@link RelaySettings} eagerly. Any problem ends in one {@link
  * ConfigProblemsException} listing all of them.
  *
@@ -90,9 +91,10 @@ public final class RelayConfigLoader {
       problems.add(ROOT, "must be an object", root.root().get(ROOT).origin());
       throw new ConfigProblemsException(source, problems.list());
     }
+    ConfigObject relay = SecretFiles.resolve(root.getObject(ROOT), ROOT, problems);
     LoadedConfig loaded =
         new RelaySettingsBinder(plugins, reference.getObject(ROOT))
-            .bind(root.getConfig(ROOT), source, problems);
+            .bind(relay.toConfig(), source, problems);
     problems.throwIfAny(source);
     return loaded;
   }

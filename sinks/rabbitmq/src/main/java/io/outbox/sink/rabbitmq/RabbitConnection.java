@@ -204,6 +204,9 @@ final class RabbitConnection {
         f.useSslProtocol(sslContext(settings));
         f.enableHostnameVerification();
       }
+      if (settings.password() != null) {
+        f.setPassword(settings.password());
+      }
     } catch (java.net.URISyntaxException | GeneralSecurityException | IOException e) {
       throw new IllegalArgumentException(
           "cannot use RabbitMQ URI " + settings.maskedUri() + ": " + e.getClass().getSimpleName(),

@@ -41,6 +41,8 @@ import java.util.regex.Pattern;
  * @param trustStore {@code trust-store}: a trust store file for {@code amqps}, or empty for the
  *     JVM's default trust store
  * @param trustStorePassword {@code trust-store-password}: its password, or empty
+ * @param password {@code password}: the broker password, replacing the one in the URI's user info,
+ *     or {@code null} to use the URI's; never shown
  */
 public record RabbitSinkSettings(
     String uri,
@@ -53,7 +55,8 @@ public record RabbitSinkSettings(
     Map<String, Exchange> declare,
     boolean checkExchanges,
     String trustStore,
-    String trustStorePassword) {
+    String trustStorePassword,
+    String password) {
 
   /** The exchange types RabbitMQ ships; plug-in types start with {@code x-}. */
   static final Set<String> EXCHANGE_TYPES = Set.of("direct", "fanout", "topic", "headers");
@@ -122,7 +125,8 @@ public record RabbitSinkSettings(
         declare,
         c.getBoolean("check-exchanges"),
         c.getString("trust-store"),
-        c.getString("trust-store-password"));
+        c.getString("trust-store-password"),
+        c.hasPath("password") ? c.getString("password") : null);
   }
 
   /**
@@ -163,6 +167,9 @@ public record RabbitSinkSettings(
       problems.add(problem(context, "trust-store", "no readable file at \"" + trustStore + "\""));
     }
     string(context, "trust-store-password", problems);
+    if (context.settings().hasPath("password")) {
+      string(context, "password", problems);
+    }
     validateDeclare(context, problems);
     return List.copyOf(problems);
   }
@@ -209,6 +216,8 @@ public record RabbitSinkSettings(
         + trustStore
         + ", trustStorePassword="
         + (trustStorePassword.isEmpty() ? "" : "****")
+        + ", password="
+        + (password == null ? "<from uri>" : "****")
         + "]";
   }
 

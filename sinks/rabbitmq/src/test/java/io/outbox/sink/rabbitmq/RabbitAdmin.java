@@ -23,10 +23,19 @@ final class RabbitAdmin implements AutoCloseable {
   private final List<String> queues = new ArrayList<>();
 
   RabbitAdmin() throws Exception {
+    this(plainFactory());
+  }
+
+  /** An admin connected through {@code factory} (e.g. to a private TLS broker). */
+  RabbitAdmin(ConnectionFactory factory) throws Exception {
+    connection = factory.newConnection("outbox-relay-test-admin");
+  }
+
+  private static ConnectionFactory plainFactory() throws Exception {
     ConnectionFactory f = new ConnectionFactory();
     f.setUri(Services.rabbitUri());
     f.setAutomaticRecoveryEnabled(false);
-    connection = f.newConnection("outbox-relay-test-admin");
+    return f;
   }
 
   static String unique(String prefix) {

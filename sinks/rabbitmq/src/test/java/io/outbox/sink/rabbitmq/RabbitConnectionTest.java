@@ -41,6 +41,16 @@ class RabbitConnectionTest {
   }
 
   @Test
+  void passwordSettingReplacesTheUrisPasswordAndKeepsItsUser() {
+    ConnectionFactory f = factory("uri = \"amqp://relay:old@rabbit/%2f\"\npassword = \"n3w\"");
+    assertThat(f.getUsername()).isEqualTo("relay");
+    assertThat(f.getPassword()).isEqualTo("n3w");
+    assertThat(factory("uri = \"amqp://relay:old@rabbit/%2f\"").getPassword()).isEqualTo("old");
+    assertThat(RabbitSinkSettings.from(context("password = \"n3w\"")).toString())
+        .doesNotContain("n3w");
+  }
+
+  @Test
   void amqpsUsesTlsOnPort5671ByDefault() {
     ConnectionFactory f = factory("uri = \"amqps://relay:pw@rabbit/%2f\"");
     assertThat(f.isSSL()).isTrue();

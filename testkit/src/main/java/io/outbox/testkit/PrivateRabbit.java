@@ -1,0 +1,217 @@
+package io.outbox.testkit;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A RabbitMQ node of a test's own with only a TLS (amqps) listener, run from the machine's {@code
+ * rabbitmq-server} as a child process with its own node name, ports, Erlang cookie and data
+ * directory, so the shared broker is never touched. It has the default {@code guest/guest} user,
+ * allowed from the loopback address. {@link #close()} stops it with {@code rabbitmqctl stop} and
+ * deletes its directory.
+ */
+public final class PrivateRabbit implements AutoCloseable {
+
+  private static final String HOST = "127.0.0.1";
+  private static final Path BIN = Path.of("/usr/lib/rabbitmq/bin");
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(60);
+
+  private final Path dir;
+  private final String node;
+  private final int tlsPort;
+  private final Map<String, String> environment;
+  private final Thread reaper = new Thread(this::destroyNow, "private-rabbit-reaper");
+  private Process process;
+  private boolean closed;
+
+  private PrivateRabbit(Path dir, String node, int tlsPort, Map<String, String> environment) {
+    this.dir = dir;
+    this.node = node;
+    this.tlsPort = tlsPort;
+    this.environment = environment;
+  }
+
+  /**
+   * Starts a node whose TLS listener on {@code 127.0.0.1} presents {@code certificates}' server
+   * certificate, and waits until it accepts connections.
+   *
+   * @throws IllegalStateException when rabbitmq-server is missing or the node does not come up
+   *     (with the tail of its output)
+   */
+  public static PrivateRabbit start(TestCertificates certificates) {
+    if (!Files.isExecutable(BIN.resolve("rabbitmq-server"))) {
+      throw new IllegalStateException(
+          "no " + BIN.resolve("rabbitmq-server") + "; scripts/services.sh up installs RabbitMQ");
+    }
+    Path dir;
+    try {
+      dir = Files.createTempDirectory("outbox-private-rabbit-");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create a directory for a private RabbitMQ", e);
+    }
+    int[] ports = LocalPorts.free(HOST, 2);
+    String node = "outbox-" + UUID.randomUUID().toString().substring(0, 8) + "@localhost";
+    String config =
+        String.join(
+            "\n",
+            "listeners.tcp = none",
+            "listeners.ssl.default = " + HOST + ":" + ports[0],
+            "ssl_options.cacertfile = " + certificates.caCertificate(),
+            "ssl_options.certfile = " + certificates.serverCertificate(),
+            "ssl_options.keyfile = " + certificates.serverKey(),
+            "ssl_options.verify = verify_none",
+            "ssl_options.fail_if_no_peer_cert = false",
+            "");
+    try {
+      Files.writeString(dir.resolve("rabbitmq.conf"), config, StandardCharsets.UTF_8);
+      Files.createDirectories(dir.resolve("home"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the private RabbitMQ's config into " + dir, e);
+    }
+    Map<String, String> env =
+        Map.ofEntries(
+            // HOME holds the node's own Erlang cookie; rabbitmqctl must see the same one.
+            Map.entry("HOME", dir.resolve("home").toString()),
+            Map.entry("RABBITMQ_NODENAME", node),
+            Map.entry("RABBITMQ_NODE_IP_ADDRESS", HOST),
+            Map.entry("RABBITMQ_DIST_PORT", Integer.toString(ports[1])),
+            Map.entry("RABBITMQ_CONFIG_FILE", dir.resolve("rabbitmq.conf").toString()),
+            Map.entry("RABBITMQ_MNESIA_BASE", dir.resolve("mnesia").toString()),
+            Map.entry("RABBITMQ_LOG_BASE", dir.resolve("log").toString()),
+            Map.entry("RABBITMQ_ENABLED_PLUGINS_FILE", dir.resolve("enabled_plugins").toString()),
+            Map.entry("RABBITMQ_PID_FILE", dir.resolve("rabbit.pid").toString()));
+    PrivateRabbit rabbit = new PrivateRabbit(dir, node, ports[0], env);
+    Runtime.getRuntime().addShutdownHook(rabbit.reaper);
+    try {
+      rabbit.launch();
+    } catch (RuntimeException e) {
+      rabbit.close();
+      throw e;
+    }
+    return rabbit;
+  }
+
+  /** The TLS listener's port on {@code 127.0.0.1}. */
+  public int tlsPort() {
+    return tlsPort;
+  }
+
+  /** {@code amqps://guest:guest@<host>:<port>/%2f}. */
+  public String uri(String host) {
+    return "amqps://guest:guest@" + host + ":" + tlsPort + "/%2f";
+  }
+
+  /** The node's output so far. */
+  public String output() {
+    try {
+      return Files.readString(outputFile(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "(cannot read " + outputFile() + ": " + e.getMessage() + ")";
+    }
+  }
+
+  /** Stops the node ({@code rabbitmqctl stop}, forcibly if that fails) and deletes its files. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (process != null && process.isAlive()) {
+      try {
+        Process ctl =
+            builder(List.of(BIN.resolve("rabbitmqctl").toString(), "-n", node, "stop"))
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(outputFile().toFile()))
+                .start();
+        ctl.waitFor(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        process.waitFor(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      } catch (IOException e) {
+        // Stopped forcibly below.
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      destroyNow();
+    }
+    try {
+      Runtime.getRuntime().removeShutdownHook(reaper);
+    } catch (IllegalStateException e) {
+      // The JVM is shutting down: the hook runs anyway.
+    }
+    Directories.deleteRecursively(dir);
+  }
+
+  @Override
+  public String toString() {
+    return "PrivateRabbit[" + node + ", amqps on " + HOST + ":" + tlsPort + ", " + dir + "]";
+  }
+
+  private synchronized void launch() {
+    try {
+      process =
+          builder(List.of(BIN.resolve("rabbitmq-server").toString()))
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(outputFile().toFile()))
+              .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start rabbitmq-server for " + this, e);
+    }
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (!LocalPorts.accepts(HOST, tlsPort)) {
+      if (!process.isAlive()) {
+        throw failure(
+            "rabbitmq-server exited with code " + process.exitValue() + " while starting");
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw failure("no TLS listener within " + START_TIMEOUT.toSeconds() + " s");
+      }
+      try {
+        Thread.sleep(200);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for " + this, e);
+      }
+    }
+  }
+
+  private ProcessBuilder builder(List<String> command) {
+    ProcessBuilder b =
+        new ProcessBuilder(command)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    b.environment().putAll(environment);
+    return b;
+  }
+
+  private Path outputFile() {
+    return dir.resolve("rabbitmq.out");
+  }
+
+  private IllegalStateException failure(String what) {
+    String output = output();
+    return new IllegalStateException(
+        "private RabbitMQ "
+            + node
+            + ": "
+            + what
+            + "; its output ends with:\n"
+            + output.substring(Math.max(0, output.length() - 4000)));
+  }
+
+  private void destroyNow() {
+    Process p = process;
+    if (p != null && p.isAlive()) {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+    }
+  }
+}
