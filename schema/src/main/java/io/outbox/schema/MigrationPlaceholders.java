@@ -30,6 +30,8 @@ final class MigrationPlaceholders {
     values.put("dead_letter_reason_check", quote(fit(dead, "_reason_check")));
     values.put("dead_lettered_at_index", quote(fit(dead, "_dead_lettered_at_idx")));
     values.put("dead_letter_event_id_index", quote(fit(dead, "_event_id_idx")));
+    values.put("offsets_table", quote(tables.schema()) + "." + quote(tables.offsetsTable()));
+    values.put("offsets_pkey", quote(fit(tables.offsetsTable(), "_pkey")));
     values.put("notify_function", quote(tables.schema()) + "." + quote(tables.notifyFunction()));
     // The channel is lower-case letters, digits and '_' (see OutboxTables), safe in a literal.
     values.put("notify_channel", "'" + tables.notifyChannel() + "'");

@@ -128,6 +128,25 @@ public record OutboxTables(
     return fit(table, "_relay_schema_history", MAX_IDENTIFIER_BYTES - "_s_idx".length());
   }
 
+  /**
+   * The bare name of the CDC source's offsets table, {@code <table>_relay_offsets}, in {@link
+   * #schema()}: where the change-data-capture source keeps its stream positions, one row per
+   * pipeline and engine key, so the daemon keeps no state on local disk.
+   */
+  public String offsetsTable() {
+    return fit(table, "_relay_offsets");
+  }
+
+  /** The offsets table for SQL, quoted: {@code "public"."outbox_relay_offsets"}. */
+  public String qualifiedOffsetsTable() {
+    return quote(schema) + "." + quote(offsetsTable());
+  }
+
+  /** The offsets table as a user writes it, for messages. */
+  public String displayOffsetsTable() {
+    return schema + "." + offsetsTable();
+  }
+
   /** The bare name of the trigger function that sends the notification, in {@link #schema()}. */
   String notifyFunction() {
     return fit("outbox_relay_notify_" + table, "");

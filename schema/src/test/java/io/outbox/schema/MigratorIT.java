@@ -45,18 +45,21 @@ class MigratorIT {
     }
     MigrationResult second = migrate(tables);
 
-    assertThat(first.applied()).isEqualTo(1);
-    assertThat(first.version()).isEqualTo("1");
+    assertThat(first.applied()).isEqualTo(2);
+    assertThat(first.version()).isEqualTo("2");
     assertThat(second.applied()).isZero();
-    assertThat(second.version()).isEqualTo("1");
-    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 1");
+    assertThat(second.version()).isEqualTo("2");
+    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 2");
     try (Connection c = db.connect()) {
       assertThat(Catalog.snapshot(c)).isEqualTo(before);
       assertThat(Catalog.count(c, "SELECT count(*) FROM public.outbox_relay_schema_history"))
           .isEqualTo(historyRows);
       assertThat(Catalog.tables(c))
           .containsExactly(
-              "public.outbox", "public.outbox_dead_letter", "public.outbox_relay_schema_history");
+              "public.outbox",
+              "public.outbox_dead_letter",
+              "public.outbox_relay_offsets",
+              "public.outbox_relay_schema_history");
     }
   }
 
@@ -66,12 +69,13 @@ class MigratorIT {
 
     MigrationResult result = migrate(tables);
 
-    assertThat(result.applied()).isEqualTo(1);
+    assertThat(result.applied()).isEqualTo(2);
     try (Connection c = db.connect()) {
       assertThat(Catalog.tables(c))
           .containsExactly(
               "billing.events_dead",
               "billing.events_outbox",
+              "billing.events_outbox_relay_offsets",
               "billing.events_outbox_relay_schema_history");
       assertThat(Catalog.indexes(c, "billing"))
           .map(line -> line.substring(0, line.indexOf(':')))
@@ -82,6 +86,7 @@ class MigratorIT {
               "events_outbox_event_id_key",
               "events_outbox_pending_idx",
               "events_outbox_pkey",
+              "events_outbox_relay_offsets_pkey",
               "events_outbox_relay_schema_history_pk",
               "events_outbox_relay_schema_history_s_idx",
               "events_outbox_retrying_idx");
@@ -125,9 +130,9 @@ class MigratorIT {
     OutboxTables payments = OutboxTables.of("payments_outbox");
     OutboxTables billing = OutboxTables.of("billing.events_outbox", "billing.events_dead");
 
-    assertThat(migrate(orders).applied()).isEqualTo(1);
-    assertThat(migrate(payments).applied()).isEqualTo(1);
-    assertThat(migrate(billing).applied()).isEqualTo(1);
+    assertThat(migrate(orders).applied()).isEqualTo(2);
+    assertThat(migrate(payments).applied()).isEqualTo(2);
+    assertThat(migrate(billing).applied()).isEqualTo(2);
     assertThat(migrate(payments).applied()).isZero();
 
     try (Connection c = db.connect()) {
@@ -135,12 +140,15 @@ class MigratorIT {
           .containsExactly(
               "billing.events_dead",
               "billing.events_outbox",
+              "billing.events_outbox_relay_offsets",
               "billing.events_outbox_relay_schema_history",
               "public.orders_outbox",
               "public.orders_outbox_dead_letter",
+              "public.orders_outbox_relay_offsets",
               "public.orders_outbox_relay_schema_history",
               "public.payments_outbox",
               "public.payments_outbox_dead_letter",
+              "public.payments_outbox_relay_offsets",
               "public.payments_outbox_relay_schema_history");
       assertThat(
               Catalog.strings(
@@ -167,7 +175,7 @@ class MigratorIT {
     // The application's schema is not empty, and has a history table of its own.
     MigrationResult relay = new Migrator(OutboxTables.of("outbox")).migrate(dataSource);
 
-    assertThat(relay.applied()).isEqualTo(1);
+    assertThat(relay.applied()).isEqualTo(2);
     assertThat(app.migrate().migrationsExecuted).isZero();
     app.validate();
     try (Connection c = db.connect()) {
@@ -180,7 +188,7 @@ class MigratorIT {
                   c,
                   "SELECT coalesce(version, '-') || ' ' || type || ' ' || success"
                       + " FROM public.outbox_relay_schema_history ORDER BY installed_rank"))
-          .containsExactly("0 BASELINE true", "1 SQL true");
+          .containsExactly("0 BASELINE true", "1 SQL true", "2 SQL true");
       assertThat(Catalog.tables(c)).contains("public.orders", "public.outbox");
     }
   }
@@ -193,8 +201,8 @@ class MigratorIT {
     OutboxTables mixed = OutboxTables.of("Billing.OrderEvents", "Billing.OrderEvents_Dead");
     OutboxTables longOne = OutboxTables.of("billing." + table);
 
-    assertThat(migrate(mixed).applied()).isEqualTo(1);
-    assertThat(migrate(longOne).applied()).isEqualTo(1);
+    assertThat(migrate(mixed).applied()).isEqualTo(2);
+    assertThat(migrate(longOne).applied()).isEqualTo(2);
     assertThat(migrate(longOne).applied()).isZero();
 
     try (Connection c = db.connect()) {

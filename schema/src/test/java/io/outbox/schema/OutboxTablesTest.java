@@ -135,6 +135,15 @@ class OutboxTablesTest {
   }
 
   @Test
+  void offsetsTableIsPerOutboxInItsSchemaAndFitsInAnIdentifier() {
+    OutboxTables tables = OutboxTables.of("Billing.OrderEvents");
+    assertThat(tables.offsetsTable()).isEqualTo("OrderEvents_relay_offsets");
+    assertThat(tables.qualifiedOffsetsTable()).isEqualTo("\"Billing\".\"OrderEvents_relay_offsets\"");
+    assertThat(tables.displayOffsetsTable()).isEqualTo("Billing.OrderEvents_relay_offsets");
+    assertThat(OutboxTables.of(LONG_63).offsetsTable()).hasSize(63).endsWith("_relay_offsets");
+  }
+
+  @Test
   void historyTableIsPerOutboxAndFitsInAnIdentifier() {
     assertThat(OutboxTables.of("outbox").historyTable()).isEqualTo("outbox_relay_schema_history");
     String a = OutboxTables.of(LONG_63).historyTable();
@@ -185,16 +194,18 @@ class OutboxTablesTest {
             names.add(value);
           }
         });
-    assertThat(names).hasSize(8);
+    assertThat(names).hasSize(9);
   }
 
   @Test
   void everyPlaceholderOfTheMigrationsHasAValue() throws IOException {
-    String sql;
-    try (InputStream in =
-        getClass().getResourceAsStream("/db/outbox-relay/migration/V1__outbox_tables.sql")) {
-      assertThat(in).isNotNull();
-      sql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    String sql = "";
+    for (String migration : new String[] {"V1__outbox_tables.sql", "V2__cdc_offsets.sql"}) {
+      try (InputStream in =
+          getClass().getResourceAsStream("/db/outbox-relay/migration/" + migration)) {
+        assertThat(in).as(migration).isNotNull();
+        sql += new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      }
     }
     Set<String> used = new TreeSet<>();
     Matcher matcher = Pattern.compile("\\$\\{([^}]+)}").matcher(sql);

@@ -4,6 +4,7 @@ import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.OutboxVerdicts;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -26,6 +27,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
 
   private final DataSource pool;
   private final OutboxSql sql;
+  private final OutboxVerdicts verdicts;
   private final PayloadFormat format;
   private final int laneLockKey;
   private final int lanes;
@@ -46,6 +48,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
       IntConsumer ended) {
     this.pool = pool;
     this.sql = sql;
+    this.verdicts = new OutboxVerdicts(tables.outboxTables());
     this.format = format;
     this.laneLockKey = tables.laneLockKey();
     this.lanes = lanes;
@@ -119,6 +122,11 @@ final class ClaimTransactions implements PollingClaim.Owner {
   @Override
   public OutboxSql sql() {
     return sql;
+  }
+
+  @Override
+  public OutboxVerdicts verdicts() {
+    return verdicts;
   }
 
   @Override

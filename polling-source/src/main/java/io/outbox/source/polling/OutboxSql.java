@@ -37,10 +37,6 @@ final class OutboxSql {
   final String table;
 
   final String claim;
-  final String markPublished;
-  final String deletePublished;
-  final String retry;
-  final String deadLetter;
   final String listen;
 
   /**
@@ -102,35 +98,6 @@ final class OutboxSql {
             // and skipping a row someone else locked would let its key's later events go first.
             // A foreign lock makes the claim wait (at most statement-timeout) instead.
             + " FOR UPDATE OF o";
-    // Settlements: set-based, one statement per kind. clock_timestamp(), not now(): the claim's
-    // transaction started before the batch was published.
-    this.markPublished =
-        "UPDATE " + outbox + " SET published_at = clock_timestamp() WHERE id = ANY(?)";
-    this.deletePublished = "DELETE FROM " + outbox + " WHERE id = ANY(?)";
-    this.retry =
-        "UPDATE "
-            + outbox
-            + " o SET attempts = u.attempts, last_error = u.err,"
-            + " next_attempt_at = clock_timestamp() + u.delay_ms * interval '1 millisecond'"
-            + " FROM unnest(?::bigint[], ?::int[], ?::text[], ?::bigint[])"
-            + " AS u(id, attempts, err, delay_ms)"
-            + " WHERE o.id = u.id";
-    this.deadLetter =
-        "WITH moved AS (DELETE FROM "
-            + outbox
-            + " o USING unnest(?::bigint[], ?::text[], ?::int[], ?::text[])"
-            + " AS u(id, reason, attempts, err) WHERE o.id = u.id"
-            + " RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type,"
-            + " o.destination, o.payload, o.headers, o.created_at, o.available_at,"
-            + " o.next_attempt_at, u.reason, u.attempts, u.err)\n"
-            + "INSERT INTO "
-            + tables.qualifiedDeadLetterTable()
-            + " (id, event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
-            + " headers, created_at, available_at, published_at, attempts, next_attempt_at,"
-            + " last_error, dead_lettered_at, reason, pipeline)\n"
-            + "SELECT id, event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
-            + " headers, created_at, available_at, NULL, attempts, next_attempt_at, err,"
-            + " clock_timestamp(), reason, ? FROM moved";
     // Quoted as before; the channel is lower-case letters, digits and _, so quoting changes
     // nothing.
     this.listen = "LISTEN \"" + tables.notifyChannel() + "\"";

@@ -5,16 +5,13 @@ import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
-import java.sql.Array;
+import io.outbox.schema.OutboxVerdicts;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,11 +23,12 @@ import org.slf4j.LoggerFactory;
 final class PollingClaim implements Claim {
 
   private static final Logger log = LoggerFactory.getLogger(PollingClaim.class);
-  private static final int MAX_ERROR_CHARS = 2000;
 
   /** What the claim needs from its source. */
   interface Owner {
     OutboxSql sql();
+
+    OutboxVerdicts verdicts();
 
     OnPublish onPublish();
 
@@ -83,35 +81,17 @@ final class PollingClaim implements Claim {
     }
     boolean done = false;
     try {
-      OutboxSql sql = owner.sql();
-      if (!batches.published.isEmpty()) {
-        boolean mark = owner.onPublish() == OnPublish.MARK;
-        try (PreparedStatement ps =
-            connection.prepareStatement(mark ? sql.markPublished : sql.deletePublished)) {
-          ps.setArray(1, connection.createArrayOf("bigint", batches.published.toArray()));
-          expect(ps.executeUpdate(), batches.published.size(), mark ? "marked" : "deleted");
-        }
-      }
-      if (!batches.retries.isEmpty()) {
-        List<Settlement.Retry> r = batches.retries;
-        try (PreparedStatement ps = connection.prepareStatement(sql.retry)) {
-          ps.setArray(1, array("bigint", r.stream().map(s -> s.event().id())));
-          ps.setArray(2, array("int", r.stream().map(Settlement.Retry::attempts)));
-          ps.setArray(3, array("text", r.stream().map(s -> clean(s.error()))));
-          ps.setArray(4, array("bigint", r.stream().map(s -> Math.max(0, s.delay().toMillis()))));
-          expect(ps.executeUpdate(), r.size(), "retry recorded");
-        }
-      }
-      if (!batches.deadLetters.isEmpty()) {
-        List<Settlement.DeadLetter> d = batches.deadLetters;
-        try (PreparedStatement ps = connection.prepareStatement(sql.deadLetter)) {
-          ps.setArray(1, array("bigint", d.stream().map(s -> s.event().id())));
-          ps.setArray(2, array("text", d.stream().map(s -> s.reason().columnValue())));
-          ps.setArray(3, array("int", d.stream().map(Settlement.DeadLetter::attempts)));
-          ps.setArray(4, array("text", d.stream().map(s -> clean(s.error()))));
-          ps.setString(5, owner.pipeline());
-          expect(ps.executeUpdate(), d.size(), "dead-lettered");
-        }
+      OutboxVerdicts.Written written =
+          batches.verdicts.write(
+              connection, owner.onPublish() == OnPublish.DELETE, owner.pipeline());
+      if (!written.complete()) {
+        // Rows are locked by this claim, so only a manual intervention can cause this.
+        log.warn(
+            "pipeline {} lane {}: fewer rows than expected changed in {}: {}",
+            owner.pipeline(),
+            lane,
+            owner.sql().table,
+            written);
       }
       connection.commit();
       done = true;
@@ -168,7 +148,7 @@ final class PollingClaim implements Claim {
       ids.add(e.id());
     }
     Set<Long> seen = new HashSet<>();
-    Batches b = new Batches();
+    Batches b = new Batches(owner.verdicts().batch());
     for (Settlement s : settlements) {
       long id = s.event().id();
       if (!ids.contains(id)) {
@@ -179,44 +159,22 @@ final class PollingClaim implements Claim {
         throw new IllegalArgumentException("two settlements for " + s.event() + "; claim released");
       }
       if (s instanceof Settlement.Published) {
-        b.published.add(id);
+        b.verdicts.published(id);
       } else if (s instanceof Settlement.Retry r) {
-        b.retries.add(r);
+        b.verdicts.retry(id, r.attempts(), r.delay().toMillis(), r.error());
       } else if (s instanceof Settlement.DeadLetter d) {
-        b.deadLetters.add(d);
+        b.verdicts.deadLetter(id, d.reason().columnValue(), d.attempts(), d.error());
       }
       // Release: nothing to record.
     }
     return b;
   }
 
-  private Array array(String type, Stream<?> values) throws SQLException {
-    return connection.createArrayOf(type, values.toArray());
-  }
-
-  private void expect(int actual, int expected, String what) {
-    if (actual != expected) {
-      // Rows are locked by this claim, so only a manual intervention can cause this.
-      log.warn(
-          "pipeline {} lane {}: {} {} row(s) of {} expected in {}",
-          owner.pipeline(),
-          lane,
-          what,
-          actual,
-          expected,
-          owner.sql().table);
-    }
-  }
-
-  /** {@code last_error} is text: no NUL characters, bounded length. */
-  static String clean(String error) {
-    String s = error.replace('\0', ' ');
-    return s.length() <= MAX_ERROR_CHARS ? s : s.substring(0, MAX_ERROR_CHARS - 3) + "...";
-  }
-
   private static final class Batches {
-    final List<Long> published = new ArrayList<>();
-    final List<Settlement.Retry> retries = new ArrayList<>();
-    final List<Settlement.DeadLetter> deadLetters = new ArrayList<>();
+    final OutboxVerdicts.Batch verdicts;
+
+    Batches(OutboxVerdicts.Batch verdicts) {
+      this.verdicts = verdicts;
+    }
   }
 }

@@ -27,6 +27,11 @@ final class TableNames {
     return new TableNames(OutboxTables.of(table, deadLetterTable));
   }
 
+  /** The tables as the schema module names them. */
+  OutboxTables outboxTables() {
+    return tables;
+  }
+
   /** {@code "schema"."table"}. */
   String qualifiedTable() {
     return tables.qualifiedTable();

@@ -3,6 +3,7 @@ package io.outbox.source.polling;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.schema.OutboxVerdicts;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -74,7 +75,7 @@ class ClaimPlanIT {
 
   @Test
   void settlementsFindTheirRowsByPrimaryKey() throws Exception {
-    OutboxSql sql = new OutboxSql(TABLES, PayloadFormat.JSON, 1);
+    OutboxVerdicts verdicts = new OutboxVerdicts(TABLES.outboxTables());
     List<Long> ids =
         fx.column("SELECT id FROM outbox WHERE published_at IS NULL LIMIT 500").stream()
             .map(Long.class::cast)
@@ -82,10 +83,12 @@ class ClaimPlanIT {
     Connection c = fx.sql();
     Object[] idArray = ids.toArray();
     String mark =
-        explain(sql.markPublished, ps -> ps.setArray(1, c.createArrayOf("bigint", idArray)));
+        explain(
+            verdicts.markPublishedStatement(),
+            ps -> ps.setArray(1, c.createArrayOf("bigint", idArray)));
     String retry =
         explain(
-            sql.retry,
+            verdicts.retryStatement(),
             ps -> {
               ps.setArray(1, c.createArrayOf("bigint", idArray));
               ps.setArray(2, c.createArrayOf("int", ids.stream().map(x -> 1).toArray()));
@@ -94,7 +97,7 @@ class ClaimPlanIT {
             });
     String dead =
         explain(
-            sql.deadLetter,
+            verdicts.deadLetterStatement(),
             ps -> {
               ps.setArray(1, c.createArrayOf("bigint", idArray));
               ps.setArray(2, c.createArrayOf("text", ids.stream().map(x -> "permanent").toArray()));

@@ -2,6 +2,7 @@ package io.outbox.source.polling;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.schema.OutboxVerdicts;
 import org.junit.jupiter.api.Test;
 
 class ConnectionsTest {
@@ -19,7 +20,7 @@ class ConnectionsTest {
 
   @Test
   void errorTextFitsTheLastErrorColumn() {
-    assertThat(PollingClaim.clean("a\0b")).isEqualTo("a b");
-    assertThat(PollingClaim.clean("x".repeat(5000))).hasSize(2000).endsWith("...");
+    assertThat(OutboxVerdicts.clean("a\0b")).isEqualTo("a b");
+    assertThat(OutboxVerdicts.clean("x".repeat(5000))).hasSize(2000).endsWith("...");
   }
 }
