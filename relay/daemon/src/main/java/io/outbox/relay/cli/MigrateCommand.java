@@ -7,10 +7,7 @@ import io.outbox.schema.MigrationResult;
 import io.outbox.schema.Migrator;
 import io.outbox.schema.OutboxTables;
 import java.io.PrintWriter;
-import java.sql.SQLException;
-import java.util.Map;
 import java.util.concurrent.Callable;
-import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -65,30 +62,6 @@ final class MigrateCommand implements Callable<Integer> {
       return migrator.migrate(db.url(), db.user(), db.password());
     }
     // database.properties (sslmode, ...) must apply to the migration's connections too.
-    return migrator.migrate(dataSource(db));
-  }
-
-  private static PGSimpleDataSource dataSource(DatabaseSettings db) {
-    PGSimpleDataSource ds = new PGSimpleDataSource();
-    try {
-      ds.setURL(db.url());
-    } catch (IllegalArgumentException e) {
-      throw new CommandFailedException("database.url is not a valid PostgreSQL JDBC URL");
-    }
-    if (db.user() != null) {
-      ds.setUser(db.user());
-    }
-    if (db.password() != null) {
-      ds.setPassword(db.password());
-    }
-    for (Map.Entry<String, String> p : db.properties().entrySet()) {
-      try {
-        ds.setProperty(p.getKey(), p.getValue());
-      } catch (SQLException e) {
-        throw new CommandFailedException(
-            "database.properties." + p.getKey() + " is not a PostgreSQL JDBC driver property");
-      }
-    }
-    return ds;
+    return migrator.migrate(PipelineDatabase.dataSource(db));
   }
 }
