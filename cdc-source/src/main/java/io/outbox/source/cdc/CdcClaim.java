@@ -1,0 +1,149 @@
+package io.outbox.source.cdc;
+
+import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.OutboxVerdicts;
+import java.sql.SQLException;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntConsumer;
+
+/**
+ * A claim of the CDC source: events taken from a lane's buffer. {@link #settle} writes the verdicts
+ * to the outbox in one transaction (the same statements as the polling source), then lets the
+ * stream free their positions, hold retries back, and take released events again.
+ */
+final class CdcClaim implements Claim {
+
+  /** Where a claim writes its verdicts. */
+  interface Writer {
+    /**
+     * Writes the verdicts in one transaction.
+     *
+     * @throws SQLException when the database fails; nothing was recorded
+     */
+    void write(OutboxVerdicts.Batch verdicts) throws SQLException;
+
+    OutboxVerdicts verdicts();
+
+    String pipeline();
+  }
+
+  private final Writer writer;
+  private final ChangeStream<?> stream;
+  private final int lane;
+  private final List<ChangeStream.Item> items;
+  private final List<OutboxEvent> events;
+  private final IntConsumer ended;
+  private final AtomicBoolean done = new AtomicBoolean();
+
+  CdcClaim(
+      Writer writer,
+      ChangeStream<?> stream,
+      int lane,
+      List<ChangeStream.Item> items,
+      IntConsumer ended) {
+    this.writer = writer;
+    this.stream = stream;
+    this.lane = lane;
+    this.items = List.copyOf(items);
+    this.events = this.items.stream().map(ChangeStream.Item::event).toList();
+    this.ended = ended;
+  }
+
+  @Override
+  public List<OutboxEvent> events() {
+    return events;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Events without a settlement are released. A settlement for an event that is not in this
+   * claim, or two for one event, releases the whole claim and throws {@link
+   * IllegalArgumentException}.
+   */
+  @Override
+  public void settle(List<Settlement> settlements) {
+    end();
+    try {
+      OutboxVerdicts.Batch batch;
+      try {
+        batch = verdicts(settlements);
+      } catch (IllegalArgumentException e) {
+        stream.released(lane, items);
+        throw e;
+      }
+      if (!batch.isEmpty()) {
+        try {
+          writer.write(batch);
+        } catch (SQLException e) {
+          stream.released(lane, items);
+          throw new SourceException(
+              "pipeline "
+                  + writer.pipeline()
+                  + " lane "
+                  + lane
+                  + ": recording the outcome of "
+                  + events.size()
+                  + " event(s) in "
+                  + writer.verdicts().table()
+                  + " failed, they will be published again: "
+                  + e.getMessage(),
+              e);
+        }
+      }
+      stream.settled(lane, items, settlements);
+    } finally {
+      ended.accept(lane);
+    }
+  }
+
+  @Override
+  public void release() {
+    end();
+    try {
+      stream.released(lane, items);
+    } finally {
+      ended.accept(lane);
+    }
+  }
+
+  private void end() {
+    if (!done.compareAndSet(false, true)) {
+      throw new IllegalStateException(
+          "pipeline " + writer.pipeline() + " lane " + lane + ": this claim was already ended");
+    }
+  }
+
+  private OutboxVerdicts.Batch verdicts(List<Settlement> settlements) {
+    Set<Long> ids = new HashSet<>();
+    for (OutboxEvent e : events) {
+      ids.add(e.id());
+    }
+    Set<Long> seen = new HashSet<>();
+    OutboxVerdicts.Batch batch = writer.verdicts().batch();
+    for (Settlement s : settlements) {
+      long id = s.event().id();
+      if (!ids.contains(id)) {
+        throw new IllegalArgumentException(
+            "settlement for " + s.event() + " which is not part of this claim; claim released");
+      }
+      if (!seen.add(id)) {
+        throw new IllegalArgumentException("two settlements for " + s.event() + "; claim released");
+      }
+      if (s instanceof Settlement.Published) {
+        batch.published(id);
+      } else if (s instanceof Settlement.Retry r) {
+        batch.retry(id, r.attempts(), r.delay().toMillis(), r.error());
+      } else if (s instanceof Settlement.DeadLetter d) {
+        batch.deadLetter(id, d.reason().columnValue(), d.attempts(), d.error());
+      }
+    }
+    return batch;
+  }
+}

@@ -1,0 +1,340 @@
+package io.outbox.source.cdc;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.PluginContext.Role;
+import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.OutboxTables;
+import io.outbox.schema.OutboxVerdicts;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Streams the outbox table's INSERTs from the write-ahead log (Debezium's embedded engine,
+ * pgoutput). One instance per pipeline is active ({@link CdcLeaderLock}); it checks the slot
+ * against the stored offsets ({@link SlotGuard}), then runs a {@link StreamSession} whose lanes the
+ * pipeline claims from. Verdicts are written to the outbox with the polling source's statements
+ * ({@link OutboxVerdicts}), so operators see one model whatever the source.
+ */
+final class CdcSource implements Source, CdcClaim.Writer {
+
+  private static final Logger log = LoggerFactory.getLogger(CdcSource.class);
+
+  private final String pipeline;
+  private final int lanes;
+  private final DatabaseSettings database;
+  private final CdcSettings settings;
+  private final OutboxTables tables;
+  private final OutboxVerdicts verdicts;
+  private final CdcConnections connections;
+  private final CdcLeaderLock leader;
+  private final PluginContext.RoleListener roleListener;
+  private final Clock clock;
+  private final AtomicIntegerArray outstanding;
+  private final Object lifecycle = new Object();
+  private Role reported; // guarded by lifecycle
+  private volatile StreamSession session;
+  private volatile HikariDataSource pool;
+  private volatile boolean closed;
+
+  CdcSource(PluginContext context, DatabaseSettings database, CdcSettings settings) {
+    this.pipeline = database.pipeline() != null ? database.pipeline() : context.pipeline();
+    this.lanes = context.lanes();
+    this.database = database;
+    this.settings = settings;
+    this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
+    this.verdicts = new OutboxVerdicts(tables);
+    this.connections = new CdcConnections(database, settings, pipeline);
+    this.leader =
+        new CdcLeaderLock(
+            connections, settings.slotName(), settings.standbyCheckInterval(), pipeline);
+    this.roleListener = context.roles();
+    this.clock = context.clock() != null ? context.clock() : Clock.systemUTC();
+    this.outstanding = new AtomicIntegerArray(lanes);
+  }
+
+  @Override
+  public void activate() throws InterruptedException {
+    leader.acquire(
+        () -> {
+          log.info(
+              "pipeline {}: another instance streams slot {}; standing by, checking every {} ms",
+              pipeline,
+              settings.slotName(),
+              settings.standbyCheckInterval().toMillis());
+          report(Role.STANDBY);
+        },
+        () -> closed);
+    try {
+      try (Connection c = connections.dedicated("check")) {
+        new SlotGuard(settings, tables, pipeline, connections.where()).check(c);
+      } catch (SQLException e) {
+        throw new SourceException(
+            "pipeline "
+                + pipeline
+                + ": cannot check the replication slot on "
+                + connections.where()
+                + ": "
+                + e.getMessage(),
+            e);
+      }
+      StreamSession s = new StreamSession(settings, connections, tables, pipeline, lanes, clock);
+      synchronized (lifecycle) {
+        if (closed) {
+          throw new InterruptedException("pipeline " + pipeline + ": source closed");
+        }
+        if (pool == null) {
+          pool = connections.pool(lanes);
+        }
+        session = s;
+      }
+      s.start();
+    } catch (RuntimeException | InterruptedException e) {
+      synchronized (lifecycle) {
+        session = null;
+      }
+      leader.release();
+      throw e;
+    }
+    log.info(
+        "pipeline {}: this instance is now the active one for slot {}",
+        pipeline,
+        settings.slotName());
+    report(Role.ACTIVE);
+  }
+
+  @Override
+  public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
+    if (lane < 0 || lane >= lanes) {
+      throw new IllegalArgumentException("lane must be in [0, " + lanes + "), got " + lane);
+    }
+    if (maxEvents < 1) {
+      throw new IllegalArgumentException("maxEvents must be at least 1, got " + maxEvents);
+    }
+    StreamSession s = session;
+    if (s == null) {
+      throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
+    }
+    if (!outstanding.compareAndSet(lane, 0, 1)) {
+      throw new IllegalStateException(
+          "pipeline " + pipeline + " lane " + lane + " already has a claim outstanding");
+    }
+    boolean handedOut = false;
+    try {
+      checkActive(s);
+      List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, maxWait);
+      if (items.isEmpty()) {
+        checkActive(s);
+        return EmptyClaim.INSTANCE;
+      }
+      handedOut = true;
+      return new CdcClaim(this, s.stream(), lane, items, this::ended);
+    } finally {
+      if (!handedOut) {
+        ended(lane);
+      }
+    }
+  }
+
+  /** A failed engine or a lost leader lock ends the session; the pipeline activates again. */
+  private void checkActive(StreamSession s) {
+    if (closed) {
+      return;
+    }
+    String failure = s.failure();
+    boolean held = leader.stillHeld();
+    if (failure == null && held) {
+      return;
+    }
+    synchronized (lifecycle) {
+      if (session == s) {
+        session = null;
+      }
+    }
+    s.stop(Duration.ofSeconds(10));
+    leader.release();
+    report(Role.STANDBY);
+    throw new LeadershipLostException(
+        "pipeline "
+            + pipeline
+            + ": "
+            + (failure != null
+                ? "the change stream stopped (" + failure + "); starting it again"
+                : "this instance lost its leader lock for slot "
+                    + settings.slotName()
+                    + "; another instance may be active"));
+  }
+
+  @Override
+  public void write(OutboxVerdicts.Batch batch) throws SQLException {
+    HikariDataSource p = pool;
+    if (p == null) {
+      throw new SQLException("source closed");
+    }
+    try (Connection c = p.getConnection()) {
+      OutboxVerdicts.Written written;
+      try {
+        written = batch.write(c, database.onPublish() == OnPublish.DELETE, pipeline);
+        c.commit();
+      } catch (SQLException e) {
+        c.rollback();
+        throw e;
+      }
+      if (!written.complete()) {
+        log.warn(
+            "pipeline {}: fewer rows than expected changed in {} (published twice, or changed by"
+                + " hand): {}",
+            pipeline,
+            tables.displayTable(),
+            written);
+      }
+    }
+  }
+
+  @Override
+  public OutboxVerdicts verdicts() {
+    return verdicts;
+  }
+
+  @Override
+  public String pipeline() {
+    return pipeline;
+  }
+
+  /**
+   * The WAL the pipeline's slot keeps from being recycled, in bytes; -1 when the slot does not
+   * exist.
+   *
+   * @throws SourceException when the database cannot be reached
+   */
+  long retainedWalBytes() {
+    try (Connection c = connections.dedicated("status")) {
+      return new SlotGuard(settings, tables, pipeline, connections.where()).retainedWalBytes(c);
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": cannot read slot "
+              + settings.slotName()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /** How many events the active session holds in memory (diagnostics and tests). */
+  int inMemory() {
+    StreamSession s = session;
+    return s == null ? 0 : s.stream().size();
+  }
+
+  @Override
+  public void close(Duration timeout) {
+    long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+    StreamSession s;
+    synchronized (lifecycle) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      s = session;
+      session = null;
+    }
+    if (s != null) {
+      s.stream().close();
+      awaitClaimsEnded(deadline);
+      s.stop(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
+    }
+    leader.release();
+    HikariDataSource p = pool;
+    if (p != null) {
+      p.close();
+    }
+    synchronized (lifecycle) {
+      if (reported == Role.ACTIVE) {
+        report(Role.STANDBY);
+      }
+    }
+  }
+
+  /** Lets claims in flight settle (their positions then commit) until the deadline. */
+  private void awaitClaimsEnded(long deadline) {
+    synchronized (outstanding) {
+      while (anyOutstanding()) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          log.warn(
+              "pipeline {}: closing with claims still open; they are streamed again", pipeline);
+          return;
+        }
+        try {
+          outstanding.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  private boolean anyOutstanding() {
+    for (int i = 0; i < lanes; i++) {
+      if (outstanding.get(i) != 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void ended(int lane) {
+    outstanding.set(lane, 0);
+    synchronized (outstanding) {
+      outstanding.notifyAll();
+    }
+  }
+
+  private void report(Role role) {
+    synchronized (lifecycle) {
+      if (role == reported) {
+        return;
+      }
+      reported = role;
+    }
+    if (roleListener != null) {
+      roleListener.roleChanged(role);
+    }
+  }
+
+  /** The claim returned when nothing was available. */
+  private enum EmptyClaim implements Claim {
+    INSTANCE;
+
+    @Override
+    public List<OutboxEvent> events() {
+      return List.of();
+    }
+
+    @Override
+    public void settle(List<Settlement> settlements) {
+      if (!settlements.isEmpty()) {
+        throw new IllegalArgumentException("settlements for an empty claim: " + settlements);
+      }
+    }
+
+    @Override
+    public void release() {}
+  }
+}

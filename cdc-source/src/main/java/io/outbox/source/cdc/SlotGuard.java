@@ -1,0 +1,333 @@
+package io.outbox.source.cdc;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.OutboxTables;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Checks, before the engine starts, everything the stream needs and that PostgreSQL would report
+ * less clearly: {@code wal_level}, the role's REPLICATION privilege, the publication (created when
+ * allowed, limited to the outbox table and to INSERTs), and the replication slot against the stored
+ * offsets — a missing or re-created slot while offsets exist is never a silent restart from "now".
+ * Also reports the WAL the slot retains.
+ */
+final class SlotGuard {
+
+  private static final Logger log = LoggerFactory.getLogger(SlotGuard.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** What the check found about the slot. */
+  enum SlotState {
+    /** The slot exists and matches the stored offsets (or none are stored). */
+    READY,
+    /** The slot does not exist and no offsets are stored: the engine creates it. */
+    NEW
+  }
+
+  private final CdcSettings settings;
+  private final OutboxTables tables;
+  private final String pipeline;
+  private final String where;
+
+  SlotGuard(CdcSettings settings, OutboxTables tables, String pipeline, String where) {
+    this.settings = settings;
+    this.tables = tables;
+    this.pipeline = pipeline;
+    this.where = where;
+  }
+
+  /**
+   * Runs every check.
+   *
+   * @throws SourceException naming what is missing and how to fix it
+   */
+  SlotState check(Connection c) throws SQLException {
+    String walLevel = single(c, "SHOW wal_level");
+    if (!"logical".equals(walLevel)) {
+      throw fail(
+          "wal_level is '"
+              + walLevel
+              + "' on "
+              + where
+              + "; the cdc source needs wal_level = logical"
+              + " (ALTER SYSTEM SET wal_level = logical, then restart PostgreSQL)");
+    }
+    String replication =
+        single(
+            c,
+            "SELECT (rolreplication OR rolsuper)::text FROM pg_roles WHERE rolname = current_user");
+    if (!"true".equals(replication)) {
+      throw fail(
+          "the database user "
+              + single(c, "SELECT current_user")
+              + " lacks the REPLICATION privilege the cdc source needs"
+              + " (ALTER ROLE <user> WITH REPLICATION)");
+    }
+    checkPublication(c);
+    return checkSlot(c);
+  }
+
+  private void checkPublication(Connection c) throws SQLException {
+    String publication = settings.publicationName();
+    boolean exists = exists(c, "SELECT 1 FROM pg_publication WHERE pubname = ?", publication);
+    if (!exists) {
+      if (!settings.createPublication()) {
+        throw fail(
+            "publication "
+                + publication
+                + " does not exist on "
+                + where
+                + " and create-publication is false; create it with CREATE PUBLICATION "
+                + publication
+                + " FOR TABLE "
+                + tables.displayTable()
+                + " WITH (publish = 'insert')");
+      }
+      try (Statement st = c.createStatement()) {
+        st.execute(
+            "CREATE PUBLICATION \""
+                + publication
+                + "\" FOR TABLE "
+                + tables.qualifiedTable()
+                + " WITH (publish = 'insert')");
+      } catch (SQLException e) {
+        throw fail(
+            "cannot create publication "
+                + publication
+                + " for "
+                + tables.displayTable()
+                + " (the user must own the table, or a DBA creates the publication): "
+                + e.getMessage());
+      }
+      log.info(
+          "pipeline {}: created publication {} for {} (inserts only)",
+          pipeline,
+          publication,
+          tables.displayTable());
+      return;
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT 1 FROM pg_publication_tables"
+                + " WHERE pubname = ? AND schemaname = ? AND tablename = ?")) {
+      ps.setString(1, publication);
+      ps.setString(2, tables.schema());
+      ps.setString(3, tables.table());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw fail(
+              "publication "
+                  + publication
+                  + " does not include "
+                  + tables.displayTable()
+                  + "; ALTER PUBLICATION "
+                  + publication
+                  + " ADD TABLE "
+                  + tables.displayTable());
+        }
+      }
+    }
+  }
+
+  private SlotState checkSlot(Connection c) throws SQLException {
+    String slot = settings.slotName();
+    Long storedLsn = storedLsn(c);
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT plugin, database, active, active_pid,"
+                + " pg_wal_lsn_diff(confirmed_flush_lsn, '0/0')::bigint, current_database()"
+                + " FROM pg_replication_slots WHERE slot_name = ?")) {
+      ps.setString(1, slot);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          if (storedLsn != null) {
+            return slotLost(c, "is missing", storedLsn);
+          }
+          if (!settings.createSlot()) {
+            throw fail(
+                "replication slot "
+                    + slot
+                    + " does not exist on "
+                    + where
+                    + " and create-slot is false; create it with SELECT"
+                    + " pg_create_logical_replication_slot('"
+                    + slot
+                    + "', 'pgoutput')");
+          }
+          return SlotState.NEW;
+        }
+        if (!"pgoutput".equals(rs.getString(1))) {
+          throw fail(
+              "replication slot " + slot + " uses plugin " + rs.getString(1) + ", not pgoutput");
+        }
+        if (!rs.getString(6).equals(rs.getString(2))) {
+          throw fail(
+              "replication slot "
+                  + slot
+                  + " belongs to database "
+                  + rs.getString(2)
+                  + ", not "
+                  + rs.getString(6));
+        }
+        if (rs.getBoolean(3)) {
+          throw fail(
+              "replication slot "
+                  + slot
+                  + " is in use by server process "
+                  + rs.getInt(4)
+                  + "; another consumer reads it (a slot admits one)");
+        }
+        long confirmed = rs.getLong(5);
+        if (storedLsn != null && confirmed > storedLsn) {
+          return slotLost(
+              c,
+              "was re-created or moved past the stored offset (slot at "
+                  + lsn(confirmed)
+                  + ", offsets at "
+                  + lsn(storedLsn)
+                  + ")",
+              storedLsn);
+        }
+        return SlotState.READY;
+      }
+    }
+  }
+
+  private SlotState slotLost(Connection c, String what, long storedLsn) throws SQLException {
+    String message =
+        "replication slot "
+            + settings.slotName()
+            + " "
+            + what
+            + " while offsets are stored in "
+            + tables.displayOffsetsTable()
+            + " for pipeline "
+            + pipeline
+            + " (up to "
+            + lsn(storedLsn)
+            + "); changes in between are not in the stream";
+    if (settings.onSlotLoss() == CdcSettings.OnSlotLoss.FAIL) {
+      throw fail(
+          message
+              + ". Set source.cdc.on-slot-loss = recreate to stream from a new slot (the"
+              + " reconcile sweep then publishes the rows left unpublished), or restore the slot");
+    }
+    log.error(
+        "pipeline {}: {}. on-slot-loss = recreate: forgetting the offsets and streaming from a new"
+            + " slot; {}",
+        pipeline,
+        message,
+        settings.reconcileAfter().isZero()
+            ? "reconcile-after is 0, so rows committed meanwhile are NOT published"
+            : "rows left unpublished are published by the reconcile sweep after "
+                + settings.reconcileAfter());
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "DELETE FROM " + tables.qualifiedOffsetsTable() + " WHERE pipeline = ?")) {
+      ps.setString(1, pipeline);
+      ps.executeUpdate();
+    }
+    if (what.startsWith("was")) {
+      try (PreparedStatement ps = c.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
+        ps.setString(1, settings.slotName());
+        ps.execute();
+      }
+    }
+    return SlotState.NEW;
+  }
+
+  /** The highest LSN in the stored offsets of the pipeline, or {@code null} when none. */
+  private Long storedLsn(Connection c) throws SQLException {
+    Long max = null;
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT offset_value FROM "
+                + tables.qualifiedOffsetsTable()
+                + " WHERE pipeline = ? AND offset_value IS NOT NULL")) {
+      ps.setString(1, pipeline);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Long lsn = maxLsn(rs.getBytes(1));
+          if (lsn != null && (max == null || lsn > max)) {
+            max = lsn;
+          }
+        }
+      }
+    } catch (SQLException e) {
+      if ("42P01".equals(e.getSQLState())) {
+        throw fail("table " + tables.displayOffsetsTable() + " does not exist; run `migrate`");
+      }
+      throw e;
+    }
+    return max;
+  }
+
+  /** The largest {@code lsn*} number of a Debezium PostgreSQL offset (JSON). */
+  static Long maxLsn(byte[] offset) {
+    try {
+      JsonNode node = JSON.readTree(offset);
+      Long max = null;
+      for (Map.Entry<String, JsonNode> f : node.properties()) {
+        if (f.getKey().startsWith("lsn") && f.getValue().canConvertToLong()) {
+          long v = f.getValue().asLong();
+          max = max == null || v > max ? v : max;
+        }
+      }
+      return max;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /**
+   * The WAL the slot keeps from being recycled, in bytes ({@code pg_current_wal_lsn() -
+   * restart_lsn}), or -1 when the slot does not exist.
+   */
+  long retainedWalBytes(Connection c) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint"
+                + " FROM pg_replication_slots WHERE slot_name = ?")) {
+      ps.setString(1, settings.slotName());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : -1;
+      }
+    }
+  }
+
+  static String lsn(long value) {
+    return Long.toHexString(value >>> 32).toUpperCase()
+        + "/"
+        + Long.toHexString(value & 0xffffffffL).toUpperCase();
+  }
+
+  private static String single(Connection c, String sql) throws SQLException {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      return rs.next() ? String.valueOf(rs.getString(1)) : "";
+    }
+  }
+
+  private static boolean exists(Connection c, String sql, String value) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, value);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  private SourceException fail(String message) {
+    return new SourceException("pipeline " + pipeline + ": " + message);
+  }
+}

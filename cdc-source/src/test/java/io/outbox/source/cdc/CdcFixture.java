@@ -1,0 +1,170 @@
+package io.outbox.source.cdc;
+
+import static org.awaitility.Awaitility.await;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.PluginContext.Role;
+import io.outbox.relay.spi.Settlement;
+import io.outbox.schema.Migrator;
+import io.outbox.schema.OutboxMessage;
+import io.outbox.schema.OutboxTables;
+import io.outbox.schema.OutboxWriter;
+import io.outbox.testkit.TestDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * One test's database with a migrated outbox, the CDC sources made on it, and SQL shortcuts.
+ * Closing it closes the sources and drops the database with its replication slots.
+ */
+final class CdcFixture implements AutoCloseable {
+
+  static final String PIPELINE = "orders";
+  static final String PATH = "outbox-relay.pipelines.orders.source.cdc";
+
+  final TestDatabase db;
+  final OutboxWriter writer = OutboxWriter.forTable("outbox");
+  private final List<CdcSource> sources = new CopyOnWriteArrayList<>();
+
+  CdcFixture(String purpose) {
+    db = TestDatabase.create(purpose);
+    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"))
+        .migrate(db.url(), db.user(), db.password());
+  }
+
+  /** Test settings: fast intervals, then {@code overrides}, then reference.conf. */
+  static Config settings(Map<String, ?> overrides) {
+    Map<String, Object> fast = new HashMap<>();
+    fast.put("heartbeat-interval", "200ms");
+    fast.put("offset-commit-interval", "100ms");
+    fast.put("standby-check-interval", "200ms");
+    fast.put("reconcile-interval", "300ms");
+    fast.putAll(overrides);
+    return ConfigFactory.parseMap(fast)
+        .withFallback(
+            ConfigFactory.defaultReference()
+                .getConfig("outbox-relay.pipeline-defaults.source.cdc"));
+  }
+
+  CdcSource source(int lanes, Map<String, ?> overrides, List<Role> roles) {
+    return source(lanes, OnPublish.MARK, overrides, roles);
+  }
+
+  CdcSource source(int lanes, OnPublish onPublish, Map<String, ?> overrides, List<Role> roles) {
+    DatabaseSettings database =
+        new DatabaseSettings(
+            db.url(),
+            db.user(),
+            db.password(),
+            Map.of(),
+            "outbox",
+            "outbox_dead_letter",
+            onPublish,
+            PIPELINE);
+    PluginContext context =
+        new PluginContext(
+            PIPELINE, settings(overrides), PATH, lanes, 100, Clock.systemUTC(), roles::add);
+    CdcSource source = (CdcSource) new CdcSourceProvider().create(context, database);
+    sources.add(source);
+    return source;
+  }
+
+  /** The slot name the sources of this fixture use by default. */
+  String slot() {
+    return CdcSettings.derivedName(db.name(), PIPELINE);
+  }
+
+  List<UUID> commit(List<OutboxMessage> messages) throws SQLException {
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      List<UUID> ids = writer.writeAll(c, messages);
+      c.commit();
+      return ids;
+    }
+  }
+
+  static OutboxMessage event(String aggregateId, int seq) {
+    return OutboxMessage.builder()
+        .aggregate("order", aggregateId)
+        .eventType("OrderUpdated")
+        .payload("{\"seq\": " + seq + "}")
+        .header("seq", Integer.toString(seq))
+        .build();
+  }
+
+  /**
+   * Waits until {@code wanted} events are in the source's memory, then claims each lane once: one
+   * claim per lane holding all of that lane's events.
+   */
+  static List<Claim> claimAll(CdcSource source, int lanes, int wanted, Duration timeout)
+      throws InterruptedException {
+    await().atMost(timeout).until(() -> source.inMemory() >= wanted);
+    List<Claim> claims = new ArrayList<>();
+    for (int lane = 0; lane < lanes; lane++) {
+      Claim c = source.claim(lane, 1000, Duration.ofMillis(100));
+      if (c.events().isEmpty()) {
+        c.release();
+      } else {
+        claims.add(c);
+      }
+    }
+    return claims;
+  }
+
+  static void publishAll(Claim claim) {
+    List<Settlement> s = new ArrayList<>();
+    for (OutboxEvent e : claim.events()) {
+      s.add(new Settlement.Published(e));
+    }
+    claim.settle(s);
+  }
+
+  long count(String sql) throws SQLException {
+    try (Connection c = db.connect();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** The slot's confirmed flush position in bytes, or -1 without a slot. */
+  long confirmedLsn() throws SQLException {
+    return count(
+        "SELECT coalesce((SELECT pg_wal_lsn_diff(confirmed_flush_lsn, '0/0')::bigint"
+            + " FROM pg_replication_slots WHERE slot_name = '"
+            + slot()
+            + "'), -1)");
+  }
+
+  void execute(String sql) throws SQLException {
+    try (Connection c = db.connect();
+        Statement st = c.createStatement()) {
+      st.execute(sql);
+    }
+  }
+
+  @Override
+  public void close() {
+    for (CdcSource s : sources) {
+      s.close(Duration.ofSeconds(10));
+    }
+    db.close();
+  }
+}

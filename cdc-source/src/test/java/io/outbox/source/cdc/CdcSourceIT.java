@@ -1,0 +1,158 @@
+package io.outbox.source.cdc;
+
+import static io.outbox.source.cdc.CdcFixture.event;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.PluginContext.Role;
+import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.SourceException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/** The CDC source on its own against the real PostgreSQL (wal_level = logical). */
+class CdcSourceIT {
+  private CdcFixture fx;
+
+  private CdcFixture fixture(TestInfo info) {
+    fx = new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName());
+    return fx;
+  }
+
+  @AfterEach
+  void tearDown() {
+    if (fx != null) {
+      fx.close();
+    }
+  }
+
+  @Test
+  void streamsInsertsAndCommitsOffsetsOnlyOnceFinal(TestInfo info) throws Exception {
+    fixture(info);
+    List<Role> roles = new CopyOnWriteArrayList<>();
+    CdcSource source = fx.source(1, Map.of(), roles);
+    source.activate();
+    assertThat(roles).containsExactly(Role.ACTIVE);
+    assertThat(fx.count("SELECT count(*) FROM pg_publication_tables WHERE tablename = 'outbox'"))
+        .isEqualTo(1);
+
+    List<UUID> ids = fx.commit(List.of(event("a", 1), event("b", 1), event("a", 2)));
+    List<Claim> claims = CdcFixture.claimAll(source, 1, 3, Duration.ofSeconds(30));
+    List<OutboxEvent> events = claims.stream().flatMap(c -> c.events().stream()).toList();
+    assertThat(events).extracting(OutboxEvent::eventId).containsExactlyElementsOf(ids);
+    OutboxEvent first = events.get(0);
+    assertThat(first.payloadFormat()).isEqualTo(PayloadFormat.JSON);
+    assertThat(new String(first.payload(), StandardCharsets.UTF_8)).isEqualTo("{\"seq\": 1}");
+    assertThat(first.headers()).containsEntry("seq", "1");
+    assertThat(first.aggregateId()).isEqualTo("a");
+    assertThat(first.attempts()).isZero();
+
+    claims.forEach(CdcFixture::publishAll);
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL")).isEqualTo(3);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> fx.count("SELECT count(*) FROM outbox_relay_offsets") > 0);
+    // The relay's own UPDATEs (mark) are not events.
+    Claim next = source.claim(0, 100, Duration.ofMillis(500));
+    assertThat(next.events()).isEmpty();
+    next.release();
+  }
+
+  @Test
+  void retryHoldsTheKeyBackButNotOtherKeys(TestInfo info) throws Exception {
+    fixture(info);
+    CdcSource source = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    source.activate();
+    fx.commit(List.of(event("k", 1), event("k", 2), event("other", 1)));
+    List<Claim> claims = CdcFixture.claimAll(source, 1, 3, Duration.ofSeconds(30));
+    assertThat(claims).hasSize(1);
+    Claim claim = claims.get(0);
+    List<OutboxEvent> e = claim.events();
+    claim.settle(
+        List.of(
+            new Settlement.Retry(e.get(0), 1, Duration.ofSeconds(2), "broker said no"),
+            new Settlement.Release(e.get(1)),
+            new Settlement.Published(e.get(2))));
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM outbox WHERE attempts = 1 AND last_error = 'broker said no'"
+                    + " AND next_attempt_at > now()"))
+        .isEqualTo(1);
+
+    // Within the backoff, k's later event is held back.
+    Claim held = source.claim(0, 100, Duration.ofMillis(300));
+    assertThat(held.events()).isEmpty();
+    held.release();
+
+    // Once due: the retried event first, with its attempts, then k's next one.
+    Claim again = source.claim(0, 100, Duration.ofSeconds(10));
+    List<OutboxEvent> order = again.events();
+    assertThat(order).extracting(OutboxEvent::id).containsExactly(e.get(0).id(), e.get(1).id());
+    assertThat(order.get(0).attempts()).isEqualTo(1);
+    CdcFixture.publishAll(again);
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL")).isZero();
+  }
+
+  @Test
+  void idleOutboxStillAdvancesTheSlot(TestInfo info) throws Exception {
+    fixture(info);
+    CdcSource source = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    source.activate();
+    fx.execute("CREATE TABLE busy (id bigserial PRIMARY KEY, filler text)");
+    long start = fx.confirmedLsn();
+    assertThat(start).isPositive();
+    for (int i = 0; i < 20; i++) {
+      fx.execute("INSERT INTO busy (filler) SELECT repeat('x', 200) FROM generate_series(1, 2000)");
+    }
+    long written = fx.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(fx.confirmedLsn()).isGreaterThanOrEqualTo(written));
+    assertThat(source.retainedWalBytes()).isBetween(0L, 64L * 1024 * 1024);
+  }
+
+  @Test
+  void missingSlotWithStoredOffsetsIsALoudError(TestInfo info) throws Exception {
+    fixture(info);
+    CdcSource first = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    first.activate();
+    fx.commit(List.of(event("a", 1)));
+    CdcFixture.claimAll(first, 1, 1, Duration.ofSeconds(30)).forEach(CdcFixture::publishAll);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> fx.count("SELECT count(*) FROM outbox_relay_offsets") > 0);
+    first.close(Duration.ofSeconds(10));
+    fx.execute("SELECT pg_drop_replication_slot('" + fx.slot() + "')");
+
+    CdcSource second = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    assertThatThrownBy(second::activate)
+        .isInstanceOf(SourceException.class)
+        .hasMessageContaining("replication slot " + fx.slot() + " is missing")
+        .hasMessageContaining("outbox_relay_offsets")
+        .hasMessageContaining("on-slot-loss = recreate");
+    assertThat(fx.confirmedLsn()).as("no slot was created").isEqualTo(-1);
+  }
+
+  @Test
+  void missingPublicationIsNamedWhenTheRelayMayNotCreateIt(TestInfo info) throws Exception {
+    fixture(info);
+    CdcSource source =
+        fx.source(1, Map.of("create-publication", false), new CopyOnWriteArrayList<>());
+    assertThatThrownBy(source::activate)
+        .isInstanceOf(SourceException.class)
+        .hasMessageContaining("publication outbox_relay_")
+        .hasMessageContaining("does not exist")
+        .hasMessageContaining("CREATE PUBLICATION");
+  }
+}

@@ -1,0 +1,166 @@
+package io.outbox.source.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.Settlement;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+class ChangeStreamTest {
+
+  private final MutableClock clock = new MutableClock();
+  private final ChangeStream<String> stream = new ChangeStream<>(1, 100, clock);
+
+  private static OutboxEvent event(long id, String key) {
+    return new OutboxEvent(
+        id,
+        UUID.randomUUID(),
+        "order",
+        key,
+        "E",
+        null,
+        new byte[0],
+        PayloadFormat.JSON,
+        Map.of(),
+        Instant.EPOCH,
+        0);
+  }
+
+  @Test
+  void commitsAPositionOnlyOnceEveryEventBeforeItIsFinal() throws Exception {
+    stream.offer("r1", event(1, "a"), null);
+    stream.pass("hb1");
+    stream.offer("r2", event(2, "b"), null);
+    stream.pass("hb2");
+    assertThat(stream.takeCommittable()).isNull();
+
+    List<ChangeStream.Item> items = stream.take(0, 10, Duration.ZERO);
+    assertThat(items).hasSize(2);
+    // b is published, a still retrying: nothing can be committed past a.
+    stream.settled(
+        0,
+        items,
+        List.of(
+            new Settlement.Retry(items.get(0).event(), 1, Duration.ofSeconds(5), "x"),
+            new Settlement.Published(items.get(1).event())));
+    assertThat(stream.takeCommittable()).isNull();
+
+    clock.advance(Duration.ofSeconds(5));
+    List<ChangeStream.Item> retry = stream.take(0, 10, Duration.ZERO);
+    assertThat(retry).extracting(i -> i.event().id()).containsExactly(1L);
+    assertThat(retry.get(0).event().attempts()).isEqualTo(1);
+    stream.settled(0, retry, List.of(new Settlement.Published(retry.get(0).event())));
+    assertThat(stream.takeCommittable()).isEqualTo("hb2");
+    assertThat(stream.takeCommittable()).isNull();
+  }
+
+  @Test
+  void retryingKeyIsHeldBackWhileOtherKeysFlow() throws Exception {
+    stream.offer("r1", event(1, "k"), null);
+    List<ChangeStream.Item> first = stream.take(0, 10, Duration.ZERO);
+    stream.settled(
+        0,
+        first,
+        List.of(new Settlement.Retry(first.get(0).event(), 1, Duration.ofSeconds(3), "x")));
+    stream.offer("r2", event(2, "k"), null);
+    stream.offer("r3", event(3, "other"), null);
+
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(3L);
+    clock.advance(Duration.ofSeconds(3));
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(1L, 2L);
+  }
+
+  @Test
+  void releasedEventsComeBackFirstInIdOrder() throws Exception {
+    for (long id = 1; id <= 4; id++) {
+      stream.offer("r" + id, event(id, "k"), null);
+    }
+    List<ChangeStream.Item> two = stream.take(0, 2, Duration.ZERO);
+    stream.released(0, two);
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(1L, 2L, 3L, 4L);
+  }
+
+  @Test
+  void delayedEventWaitsForItsTimeWithoutHoldingItsKey() throws Exception {
+    stream.offer("r1", event(1, "k"), clock.instant().plusSeconds(2));
+    stream.offer("r2", event(2, "k"), null);
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(2L);
+    clock.advance(Duration.ofSeconds(2));
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(1L);
+  }
+
+  @Test
+  void sweptEventsGoFirstAndAreNotTakenTwice() throws Exception {
+    stream.offer("r5", event(5, "k"), null);
+    assertThat(stream.offerSwept(List.of(event(3, "k"), event(5, "k")))).isEqualTo(1);
+    assertThat(stream.holds(3)).isTrue();
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(3L, 5L);
+  }
+
+  @Test
+  void aFullLaneMakesTheStreamWait() throws Exception {
+    ChangeStream<String> small = new ChangeStream<>(1, 2, clock);
+    small.offer("r1", event(1, "a"), null);
+    small.offer("r2", event(2, "a"), null);
+    Thread producer =
+        new Thread(
+            () -> {
+              try {
+                small.offer("r3", event(3, "a"), null);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    producer.start();
+    producer.join(300);
+    assertThat(producer.isAlive()).as("blocked on the full lane").isTrue();
+    assertThat(small.take(0, 1, Duration.ZERO)).hasSize(1);
+    producer.join(5_000);
+    assertThat(producer.isAlive()).isFalse();
+    assertThat(small.size()).isEqualTo(3);
+  }
+
+  /** A clock the test moves. */
+  static final class MutableClock extends Clock {
+    private Instant now = Instant.parse("2026-01-01T00:00:00Z");
+
+    void advance(Duration d) {
+      now = now.plus(d);
+    }
+
+    @Override
+    public ZoneOffset getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(java.time.ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return now;
+    }
+  }
+}
