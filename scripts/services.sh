@@ -22,6 +22,13 @@
 #   RabbitMQ    Debian's rabbitmq-server (installed with apt-get if missing), started detached when
 #               nothing answers on 5672.
 #
+# `up` also installs the tools the deployment-file tests (dist/ DeploymentFilesIT) run, once:
+#   docker-compose  Debian's docker-compose (v1, python), without the recommended docker.io engine:
+#                   only `docker-compose config` is used.
+#   promtool        from Debian's prometheus package, unpacked (apt-get download + dpkg-deb -x) into
+#                   /usr/local/lib/outbox-relay-tools and linked as /usr/local/bin/promtool, so that
+#                   no Prometheus server is installed or started.
+#
 # State lives in .run/ at the repository root (git-ignored). `env` honours variables that are
 # already set, so tests can be pointed elsewhere; `up` always manages the local services above.
 set -euo pipefail
@@ -377,6 +384,42 @@ rabbit_status() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Tools for the tests of dist/ (not services: nothing is started)
+
+TOOLS_DIR=/usr/local/lib/outbox-relay-tools
+
+# apt-get update only when the package lists do not know the package yet (a clean machine).
+apt_known() { apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [0-9]'; }
+
+apt_tool_install() {
+  command -v apt-get >/dev/null || die "$1 is not installed and apt-get is not available"
+  apt_known "$1" || DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  log "installing $1 with apt-get"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    -o DPkg::Lock::Timeout=300 "$1" >&2 9>&-
+}
+
+tools_up() {
+  if ! command -v docker-compose >/dev/null; then
+    apt_tool_install docker-compose
+  fi
+  if ! command -v promtool >/dev/null; then
+    command -v apt-get >/dev/null || die "promtool is not installed and apt-get is not available"
+    apt_known prometheus || DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    log "unpacking promtool from Debian's prometheus package into $TOOLS_DIR"
+    local tmp
+    tmp=$(mktemp -d)
+    chmod 755 "$tmp" # apt-get download runs as _apt where it can
+    (cd "$tmp" && apt-get download -qq prometheus >&2) || die "apt-get download prometheus failed"
+    mkdir -p "$TOOLS_DIR"
+    dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/root"
+    install -m 0755 "$tmp/root/usr/bin/promtool" "$TOOLS_DIR/promtool"
+    rm -rf "$tmp"
+    ln -sf "$TOOLS_DIR/promtool" /usr/local/bin/promtool
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
 
 print_env() {
   local name default
@@ -408,6 +451,7 @@ cmd_up() {
   pg_up
   rabbit_up
   kafka_up
+  tools_up
   log "postgresql, kafka and rabbitmq are up ($((SECONDS - t0))s)"
 }
 

@@ -57,6 +57,7 @@ class DistributionIT {
         .contains(PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.OTHERS_EXECUTE);
     assertThat(home.resolve("config/relay.conf")).isRegularFile();
     assertThat(home.resolve("README.md")).isRegularFile();
+    assertThat(home.resolve("docs/operations.md")).isRegularFile();
     List<String> jars;
     try (Stream<Path> lib = Files.list(home.resolve("lib"))) {
       jars = lib.map(p -> p.getFileName().toString()).sorted().toList();
