@@ -139,13 +139,42 @@ final class RabbitConnection {
     return !blocked;
   }
 
-  synchronized void close(int timeoutMillis) {
-    if (connection != null && connection.isOpen()) {
-      try {
-        connection.close(timeoutMillis);
-      } catch (IOException | RuntimeException e) {
-        connection.abort(timeoutMillis);
-      }
+  /**
+   * Closes the connection, waiting at most about {@code timeoutMillis}. Closing writes to the
+   * socket, and a broker that blocks publishing (a resource alarm) may not be reading it: the close
+   * then goes on in the background on a daemon thread instead of holding up the relay's stop.
+   */
+  void close(int timeoutMillis) {
+    Connection c;
+    synchronized (this) {
+      c = connection;
+    }
+    if (c == null || !c.isOpen()) {
+      return;
+    }
+    Thread closer =
+        new Thread(
+            () -> {
+              try {
+                c.close(timeoutMillis);
+              } catch (IOException | RuntimeException e) {
+                c.abort(timeoutMillis);
+              }
+            },
+            "outbox-relay-rabbitmq-" + pipeline + "-close");
+    closer.setDaemon(true);
+    closer.start();
+    try {
+      closer.join(timeoutMillis + 500L);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (closer.isAlive()) {
+      log.warn(
+          "The connection to RabbitMQ of pipeline {} did not close within {} ms (the broker is not"
+              + " reading it); left to close in the background",
+          pipeline,
+          timeoutMillis);
     }
   }
 

@@ -30,10 +30,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Publishes batches to RabbitMQ over one connection and a small pool of confirm-mode channels. A
- * sender takes a channel, publishes its batch in order with {@code mandatory = true} (waiting only
- * for room in the channel's confirm window) and gives the channel back; the broker's confirms,
- * returns and channel closures then yield the verdicts. A batch completes when every event has its
- * verdict or {@code confirm-timeout} expired.
+ * sender thread takes a channel, publishes its batch in order with {@code mandatory = true}
+ * (waiting only for room in the channel's confirm window) and gives the channel back; the broker's
+ * confirms, returns and channel closures then yield the verdicts. A batch completes when every
+ * event has its verdict or {@code confirm-timeout} expired.
  */
 final class RabbitSink implements Sink {
 
@@ -44,7 +44,7 @@ final class RabbitSink implements Sink {
   private final EventTemplate routingKey;
   private final RabbitConnection connection;
   private final ScheduledThreadPoolExecutor timers;
-  private final ExecutorService resenders;
+  private final ExecutorService senders;
   private final ChannelPool channels;
   private final Set<BatchPublish> inFlight = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
@@ -62,7 +62,7 @@ final class RabbitSink implements Sink {
     this.timers = new ScheduledThreadPoolExecutor(1, threads("rabbitmq-" + pipeline + "-timer"));
     timers.setRemoveOnCancelPolicy(true);
     timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-    this.resenders = Executors.newCachedThreadPool(threads("rabbitmq-" + pipeline + "-resend"));
+    this.senders = Executors.newCachedThreadPool(threads("rabbitmq-" + pipeline + "-send"));
   }
 
   private static ThreadFactory threads(String name) {
@@ -104,7 +104,13 @@ final class RabbitSink implements Sink {
     for (int i = 0; i < batch.size(); i++) {
       all.add(i);
     }
-    drive(pending, all);
+    // Sent on a sender thread, never the caller's: a broker that blocks publishing (a resource
+    // alarm) can stop reading mid-write, and the lane must still get its verdicts by the deadline.
+    try {
+      senders.execute(() -> drive(pending, all));
+    } catch (RejectedExecutionException e) {
+      pending.expire("the RabbitMQ sink is closed");
+    }
     return pending.result();
   }
 
@@ -134,7 +140,7 @@ final class RabbitSink implements Sink {
   /** Called by a channel whose closure sent some of {@code batch}'s events back. */
   private void resendLater(BatchPublish batch) {
     try {
-      resenders.execute(() -> drive(batch, List.of()));
+      senders.execute(() -> drive(batch, List.of()));
     } catch (RejectedExecutionException e) {
       batch.expire("the RabbitMQ sink was closed before the message could be sent again");
     }
@@ -158,10 +164,8 @@ final class RabbitSink implements Sink {
           batch.complete(i, Verdict.heldBehind(held));
           continue;
         }
-        if (closed) {
-          failFrom(batch, todo, n, Verdict.unavailable("the RabbitMQ sink is closed"));
-          return;
-        }
+        // No check of `closed` here: a batch taken before close() is still sent, and close()
+        // waits for it (up to its timeout, then expires what is left).
         if (System.nanoTime() - batch.deadlineNanos() > 0) {
           failFrom(batch, todo, n, unavailable(exchange, "confirm-timeout expired before sending"));
           return;
@@ -265,7 +269,7 @@ final class RabbitSink implements Sink {
     Future<List<String>> check;
     try {
       check =
-          resenders.submit(
+          senders.submit(
               () -> {
                 List<String> missing = new ArrayList<>();
                 for (String exchange : exchanges) {
@@ -305,7 +309,7 @@ final class RabbitSink implements Sink {
     }
     Future<Boolean> check;
     try {
-      check = resenders.submit(connection::answers);
+      check = senders.submit(connection::answers);
     } catch (RejectedExecutionException e) {
       return false; // closed meanwhile
     }
@@ -347,7 +351,7 @@ final class RabbitSink implements Sink {
     }
     channels.close();
     connection.close((int) Math.max(1, Math.min(5000, (deadline - System.nanoTime()) / 1_000_000)));
-    resenders.shutdownNow();
+    senders.shutdownNow();
     timers.shutdown();
   }
 
