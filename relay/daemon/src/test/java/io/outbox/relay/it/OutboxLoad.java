@@ -56,6 +56,62 @@ final class OutboxLoad implements AutoCloseable {
     return ids;
   }
 
+  /** What {@link #concurrent} wrote: the committed and the rolled-back event ids. */
+  record Concurrent(Set<UUID> committed, Set<UUID> rolledBack) {}
+
+  /**
+   * The core issue's concurrent scenario: {@code writers} threads commit transactions of 1 to 8
+   * events on their own keys ({@code w<writer>-k<n>}, {@code keysPerWriter} each, so a key's ids
+   * follow its commit order), rolling back one in ten, until {@code events} are committed.
+   */
+  static Concurrent concurrent(RelayFixture fx, int writers, int keysPerWriter, int events)
+      throws InterruptedException {
+    Set<UUID> committed = ConcurrentHashMap.newKeySet();
+    Set<UUID> rolledBack = ConcurrentHashMap.newKeySet();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    List<Thread> threads = new ArrayList<>();
+    for (int w = 0; w < writers; w++) {
+      int writer = w;
+      Thread t =
+          new Thread(
+              () -> {
+                ThreadLocalRandom random = ThreadLocalRandom.current();
+                int seq = 0;
+                try (Connection c = fx.db.connect()) {
+                  c.setAutoCommit(false);
+                  while (committed.size() < events) {
+                    List<OutboxMessage> tx = new ArrayList<>();
+                    int size = 1 + random.nextInt(8);
+                    for (int i = 0; i < size; i++) {
+                      String key = "w" + writer + "-k" + random.nextInt(keysPerWriter);
+                      tx.add(RelayFixture.event(key, seq++));
+                    }
+                    List<UUID> ids = fx.writer.writeAll(c, tx);
+                    if (random.nextInt(10) == 0) {
+                      c.rollback();
+                      rolledBack.addAll(ids);
+                    } else {
+                      c.commit();
+                      committed.addAll(ids);
+                    }
+                  }
+                } catch (Exception e) {
+                  failure.set(e);
+                }
+              },
+              "outbox-writer-" + w);
+      threads.add(t);
+      t.start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    if (failure.get() != null) {
+      throw new IllegalStateException("a writer failed", failure.get());
+    }
+    return new Concurrent(Set.copyOf(committed), Set.copyOf(rolledBack));
+  }
+
   /**
    * Starts a thread that commits a transaction of {@code perTransaction} events on random keys
    * ({@code s0}, {@code s1}...) and then pauses, until {@link #stop()}.

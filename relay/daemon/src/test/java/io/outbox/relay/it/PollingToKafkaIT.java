@@ -23,7 +23,6 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -57,46 +56,18 @@ class PollingToKafkaIT {
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     relay = fx.start("lanes = 4, batch-size = 200");
 
-    int writers = 8;
-    int keysPerWriter = 25; // every key is written by one thread only: its ids follow commit order
-    Set<UUID> committed = ConcurrentHashMap.newKeySet();
-    Set<UUID> rolledBack = ConcurrentHashMap.newKeySet();
-    List<Thread> threads = new ArrayList<>();
-    for (int w = 0; w < writers; w++) {
-      int writer = w;
-      Thread t =
-          new Thread(
-              () -> {
-                ThreadLocalRandom random = ThreadLocalRandom.current();
-                int seq = 0;
-                try (Connection c = fx.db.connect()) {
-                  c.setAutoCommit(false);
-                  while (committed.size() < 10_000) {
-                    List<OutboxMessage> tx = new ArrayList<>();
-                    int size = 1 + random.nextInt(8);
-                    for (int i = 0; i < size; i++) {
-                      String key = "w" + writer + "-k" + random.nextInt(keysPerWriter);
-                      tx.add(event(key, seq++));
-                    }
-                    List<UUID> ids = fx.writer.writeAll(c, tx);
-                    if (random.nextInt(10) == 0) {
-                      c.rollback();
-                      rolledBack.addAll(ids);
-                    } else {
-                      c.commit();
-                      committed.addAll(ids);
-                    }
-                  }
-                } catch (Exception e) {
-                  throw new IllegalStateException(e);
-                }
-              });
-      threads.add(t);
-      t.start();
-    }
-    for (Thread t : threads) {
-      t.join();
-    }
+    OutboxLoad.Concurrent written = OutboxLoad.concurrent(fx, 8, 25, 10_000);
+    assertConcurrentScenarioDelivered(fx, written);
+  }
+
+  /**
+   * Every committed event of {@link OutboxLoad#concurrent} delivered exactly once with its headers,
+   * no rolled-back one, first deliveries in key order, no dead letter.
+   */
+  static void assertConcurrentScenarioDelivered(RelayFixture fx, OutboxLoad.Concurrent written)
+      throws Exception {
+    Set<UUID> committed = written.committed();
+    Set<UUID> rolledBack = written.rolledBack();
     assertThat(committed.size()).isGreaterThanOrEqualTo(10_000);
     assertThat(rolledBack).isNotEmpty();
 

@@ -70,6 +70,29 @@ final class RelayFixture implements AutoCloseable {
         .formatted(db.url(), db.user(), db.password(), bootstrap, topicPrefix, extra);
   }
 
+  /**
+   * HOCON that switches the pipeline to the CDC source, on a slot named after this test's database
+   * (slots are cluster-wide), with fast test intervals; {@code cdcExtra} goes into {@code
+   * source.cdc}.
+   */
+  String cdc(String cdcExtra) {
+    return """
+        source { type = cdc, cdc { slot-name = "%s", heartbeat-interval = 200ms,
+                 offset-commit-interval = 100ms, standby-check-interval = 250ms,
+                 reconcile-interval = 500ms, %s } }
+        """
+        .formatted(db.name(), cdcExtra);
+  }
+
+  /** The confirmed position of this test's CDC slot, in bytes; -1 when it does not exist. */
+  long slotConfirmedLsn() throws SQLException {
+    return count(
+        "SELECT coalesce((SELECT pg_wal_lsn_diff(confirmed_flush_lsn, '0/0')::bigint"
+            + " FROM pg_replication_slots WHERE slot_name = '"
+            + db.name()
+            + "'), -1)");
+  }
+
   RelaySettings settings(String extra) {
     return RelayConfigLoader.standard()
         .load(ConfigFactory.parseString(config(extra)), "test")
