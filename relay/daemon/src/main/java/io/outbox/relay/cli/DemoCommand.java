@@ -6,12 +6,10 @@ import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.demo.Demo;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -86,9 +84,9 @@ final class DemoCommand implements Callable<Integer> {
       throw new ParameterException(
           spec.commandLine(), "--duration, --rate and --writers must be at least 1");
     }
-    Path home = home();
+    Path home = LocalServices.home();
     if (!noServices) {
-      startServices(home, out);
+      LocalServices.up(home, out, "demo");
     }
     Path file = configFile != null ? configFile : home.resolve("config/demo.conf");
     String run = UUID.randomUUID().toString().substring(0, 8);
@@ -129,31 +127,5 @@ final class DemoCommand implements Callable<Integer> {
         .run(
             new Demo.Options(
                 settings, topicPrefix + ".order", Duration.ofSeconds(seconds), rate, writers));
-  }
-
-  /** The checkout (or distribution) root: OUTBOX_RELAY_HOME, set by the launcher, or ".". */
-  private static Path home() {
-    String env = System.getenv("OUTBOX_RELAY_HOME");
-    return Path.of(env != null && !env.isBlank() ? env : ".").toAbsolutePath().normalize();
-  }
-
-  private static void startServices(Path home, PrintWriter out) throws Exception {
-    Path script = home.resolve("scripts/services.sh");
-    if (!Files.isExecutable(script)) {
-      out.println("demo: " + script + " not found; assuming the services already run");
-      return;
-    }
-    out.println("demo: starting the local services (" + script + " up)...");
-    out.flush();
-    Process p =
-        new ProcessBuilder(script.toString(), "up")
-            .directory(home.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.INHERIT)
-            .start();
-    if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {
-      throw new CommandFailedException(
-          "scripts/services.sh up failed (exit " + (p.isAlive() ? "timeout" : p.exitValue()) + ")");
-    }
   }
 }

@@ -69,11 +69,28 @@ public final class Main implements Callable<Integer> {
 
   /** The configured command line, for {@link #execute} and for tests that add commands. */
   static CommandLine commandLine(PrintWriter out, PrintWriter err) {
-    return new CommandLine(new Main())
+    CommandLine commandLine = new CommandLine(new Main());
+    commandLine.addSubcommand(bench());
+    return commandLine
         .setOut(out)
         .setErr(err)
         .setParameterExceptionHandler(new UsageErrorReporter())
         .setExecutionExceptionHandler(new ErrorReporter());
+  }
+
+  /**
+   * {@code bench} lives in the bench module, which brings the Debezium engine and the benchmark
+   * clients the daemon does not need; the daemon offers it when that module is on the class path
+   * (as {@code ./outbox-relay bench} puts it), and otherwise says how to get it.
+   */
+  private static Object bench() {
+    try {
+      return Class.forName(BenchUnavailable.BENCH_COMMAND).getDeclaredConstructor().newInstance();
+    } catch (ClassNotFoundException e) {
+      return new BenchUnavailable();
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot create " + BenchUnavailable.BENCH_COMMAND, e);
+    }
   }
 
   /** Without a subcommand there is nothing to do: a usage error. */

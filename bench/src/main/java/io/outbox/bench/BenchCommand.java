@@ -1,0 +1,309 @@
+package io.outbox.bench;
+
+import io.outbox.relay.cli.LocalServices;
+import io.outbox.relay.spi.SourceProvider;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.ServiceLoader;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code bench}: the benchmark harness of issue #7. Measures the relay's drain throughput, its
+ * latency at a fixed rate and its footprint, beside the raw clients, the database's insert rate and
+ * Debezium; prints a table and writes JSON. The daemon's {@code Main} adds it when this module is
+ * on the class path.
+ */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+      "Benchmarks the relay against the local services, beside the bare clients",
+      "and Debezium, on the same records:",
+      "  insert    writers commit one event per transaction, no relay running;",
+      "  drain     a backlog of --events rows, then the relay (its own JVM) runs",
+      "            until the broker acked and the relay settled the last row;",
+      "            CPU s/10k events and peak RSS are read from /proc;",
+      "  latency   the relay keeps running while writers commit --rate events/s;",
+      "  raw       the bare KafkaProducer / amqp-client, records from memory;",
+      "  debezium  embedded engine + outbox EventRouter + KafkaProducer awaiting",
+      "            each batch's acks, with defaults and tuned (its own JVM).",
+      "Each run creates its own database, topic or exchange and drops them after.",
+      "A full default run takes about 5-10 minutes on 2 cores.",
+      ""
+    })
+public final class BenchCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--events",
+      paramLabel = "N",
+      defaultValue = "200000",
+      description = "Backlog size of the drains (default: ${DEFAULT-VALUE}).")
+  int events;
+
+  @Option(
+      names = "--keys",
+      paramLabel = "N",
+      defaultValue = "1000",
+      description = "Distinct aggregate ids (default: ${DEFAULT-VALUE}).")
+  int keys;
+
+  @Option(
+      names = "--payload-bytes",
+      paramLabel = "BYTES",
+      defaultValue = "512",
+      description = "JSON payload size in bytes (default: ${DEFAULT-VALUE}).")
+  int payloadBytes;
+
+  @Option(
+      names = "--source",
+      paramLabel = "polling|cdc",
+      defaultValue = "polling",
+      description = "polling or cdc (default: ${DEFAULT-VALUE}).")
+  String source;
+
+  @Option(
+      names = "--sink",
+      paramLabel = "kafka|rabbitmq",
+      defaultValue = "kafka",
+      description = "kafka or rabbitmq (default: ${DEFAULT-VALUE}).")
+  String sink;
+
+  @Option(
+      names = "--on-publish",
+      paramLabel = "mark|delete",
+      defaultValue = "mark",
+      description = "mark or delete (default: ${DEFAULT-VALUE}).")
+  String onPublish;
+
+  @Option(
+      names = "--rate",
+      paramLabel = "EVENTS_PER_S",
+      defaultValue = "1000",
+      description =
+          "Events/s of the latency run; 0 skips the latency run (default: ${DEFAULT-VALUE}).")
+  int rate;
+
+  @Option(
+      names = "--duration",
+      paramLabel = "SECONDS",
+      defaultValue = "30",
+      description =
+          "Length of the latency run and of the insert baseline (default: ${DEFAULT-VALUE}).")
+  int duration;
+
+  @Option(
+      names = "--writers",
+      paramLabel = "N",
+      defaultValue = "4",
+      description = "Concurrent writer transactions (default: ${DEFAULT-VALUE}).")
+  int writers;
+
+  @Option(
+      names = "--baselines",
+      paramLabel = "LIST",
+      split = ",",
+      defaultValue = "raw,insert,debezium",
+      description =
+          "Baselines to run, comma-separated, from raw, insert, debezium, or none"
+              + " (default: ${DEFAULT-VALUE}). debezium needs --sink kafka.")
+  List<String> baselines;
+
+  @Option(
+      names = "--lanes",
+      paramLabel = "N",
+      description = "The relay's lanes (default: the relay's default, 4).")
+  Integer lanes;
+
+  @Option(
+      names = "--batch-size",
+      paramLabel = "N",
+      description = "The relay's batch-size (default: the relay's default, 500).")
+  Integer batchSize;
+
+  @Option(
+      names = "--partitions",
+      paramLabel = "N",
+      defaultValue = "6",
+      description = "Partitions of the run's Kafka topic (default: ${DEFAULT-VALUE}).")
+  int partitions;
+
+  @Option(
+      names = "--json",
+      paramLabel = "FILE",
+      description = "Also write every figure and setting as JSON to FILE.")
+  Path json;
+
+  @Option(
+      names = "--work-dir",
+      paramLabel = "DIR",
+      description =
+          "Where the run's generated config and the processes' logs go"
+              + " (default: a new directory under java.io.tmpdir).")
+  Path workDir;
+
+  @Option(
+      names = "--relay-jvm-options",
+      paramLabel = "OPTIONS",
+      defaultValue = "",
+      description =
+          "JVM options of the relay and Debezium processes, space-separated, e.g."
+              + " \"-Xmx256m -XX:StartFlightRecording=filename=relay.jfr\" (default: none).")
+  String jvmOptions;
+
+  @Option(
+      names = "--relay-classpath",
+      paramLabel = "PATH",
+      defaultValue = "${sys:outbox.bench.relay-classpath:-}",
+      description =
+          "Class path of the relay process (default: the daemon's, set by the launcher; else"
+              + " this JVM's).")
+  String relayClasspath;
+
+  @Option(
+      names = "--timeout",
+      paramLabel = "SECONDS",
+      defaultValue = "600",
+      description = "Longest a drain may take before the run fails (default: ${DEFAULT-VALUE}).")
+  int timeout;
+
+  @Option(
+      names = "--pg-url",
+      paramLabel = "JDBC_URL",
+      defaultValue =
+          "jdbc:postgresql://${env:OUTBOX_PG_HOST:-127.0.0.1}:${env:OUTBOX_PG_PORT:-5432}/postgres",
+      description =
+          "A database of the PostgreSQL server; the run creates its own beside it"
+              + " (default: ${DEFAULT-VALUE}). Password: OUTBOX_PG_PASSWORD.")
+  String pgUrl;
+
+  @Option(
+      names = "--pg-user",
+      paramLabel = "USER",
+      defaultValue = "${env:OUTBOX_PG_USER:-postgres}",
+      description = "PostgreSQL user (default: ${DEFAULT-VALUE}).")
+  String pgUser;
+
+  @Option(
+      names = "--kafka-bootstrap",
+      paramLabel = "HOST:PORT",
+      defaultValue = "${env:OUTBOX_KAFKA_BOOTSTRAP:-127.0.0.1:9092}",
+      description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
+  String kafkaBootstrap;
+
+  @Option(
+      names = "--rabbitmq-uri",
+      paramLabel = "URI",
+      defaultValue = "${env:OUTBOX_RABBITMQ_URI:-amqp://guest:guest@127.0.0.1:5672/%2f}",
+      description = "RabbitMQ URI (default: amqp://guest:guest@127.0.0.1:5672/%%2f).")
+  String rabbitUri;
+
+  @Option(
+      names = "--skip-services",
+      description = "Do not run scripts/services.sh up: the services already run.")
+  boolean skipServices;
+
+  @Override
+  public Integer call() throws Exception {
+    validate();
+    PrintWriter out = spec.commandLine().getOut();
+    if (!skipServices) {
+      LocalServices.up(LocalServices.home(), out, "bench");
+    }
+    String run = UUID.randomUUID().toString().substring(0, 8);
+    Path dir = workDir != null ? workDir : Files.createTempDirectory("outbox-bench-" + run + "-");
+    Files.createDirectories(dir);
+    String classpath =
+        relayClasspath == null || relayClasspath.isBlank()
+            ? System.getProperty("java.class.path")
+            : relayClasspath;
+    BenchRun.Plan plan =
+        new BenchRun.Plan(
+            run,
+            dir,
+            new Workload(events, keys, payloadBytes),
+            new RelayUnderTest.Setup(
+                source,
+                sink,
+                onPublish,
+                lanes,
+                batchSize,
+                classpath,
+                jvmOptions.isBlank() ? List.of() : Arrays.asList(jvmOptions.trim().split("\\s+"))),
+            new Brokers(kafkaBootstrap, rabbitUri, "bench-" + run + ".", partitions),
+            baselines,
+            rate,
+            Duration.ofSeconds(duration),
+            writers,
+            Duration.ofSeconds(timeout),
+            pgUrl,
+            pgUser,
+            System.getenv().getOrDefault("OUTBOX_PG_PASSWORD", ""),
+            arguments());
+    out.printf("bench: run %s, logs and config in %s%n", run, dir);
+    out.flush();
+    Report report;
+    try {
+      report = new BenchRun(plan, out).run();
+    } catch (IllegalStateException e) {
+      // An expected failure (a process died, a drain timed out): its message says what and where.
+      spec.commandLine().getErr().println("bench: " + e.getMessage());
+      return 1;
+    }
+    report.print(out);
+    if (json != null) {
+      report.writeJson(json);
+      out.println("bench: wrote " + json);
+    }
+    return 0;
+  }
+
+  /** This command's own arguments, for the report (the parse result also holds the parents'). */
+  private String arguments() {
+    List<String> all = spec.commandLine().getParseResult().originalArgs();
+    return String.join(" ", all.subList(all.indexOf(spec.name()) + 1, all.size()));
+  }
+
+  private void validate() {
+    check(List.of("polling", "cdc").contains(source), "--source must be polling or cdc");
+    check(List.of("kafka", "rabbitmq").contains(sink), "--sink must be kafka or rabbitmq");
+    check(List.of("mark", "delete").contains(onPublish), "--on-publish must be mark or delete");
+    check(events >= 1 && keys >= 1 && writers >= 1, "--events, --keys, --writers must be >= 1");
+    check(
+        payloadBytes >= Workload.MIN_PAYLOAD_BYTES,
+        "--payload-bytes must be >= " + Workload.MIN_PAYLOAD_BYTES);
+    check(rate >= 0 && duration >= 1 && timeout >= 1, "--rate >= 0, --duration, --timeout >= 1");
+    check(partitions >= 1, "--partitions must be >= 1");
+    for (String b : baselines) {
+      check(
+          List.of("raw", "insert", "debezium", "none").contains(b),
+          "--baselines takes raw, insert, debezium or none, not '" + b + "'");
+    }
+    if (source.equals("cdc")
+        && ServiceLoader.load(SourceProvider.class).stream()
+            .noneMatch(p -> p.get().type().equals("cdc"))) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--source cdc: the CDC source is not built into this checkout yet (no 'cdc' source"
+              + " plug-in on the class path); use --source polling");
+    }
+  }
+
+  private void check(boolean ok, String message) {
+    if (!ok) {
+      throw new ParameterException(spec.commandLine(), message);
+    }
+  }
+}

@@ -1,0 +1,232 @@
+package io.outbox.bench;
+
+import io.outbox.schema.Migrator;
+import io.outbox.schema.OutboxMessage;
+import io.outbox.schema.OutboxTables;
+import io.outbox.schema.OutboxWriter;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The database of one bench run: created fresh (with the outbox tables) by {@link #create}, dropped
+ * by {@link #close} together with the replication slot the Debezium baseline may have created. All
+ * SQL of the harness lives here.
+ */
+final class BenchDatabase implements AutoCloseable {
+  static final String TABLE = "outbox";
+  static final String PUBLICATION = "bench_outbox";
+  private static final int LOAD_CHUNK = 1000;
+
+  private final String serverUrl;
+  private final String user;
+  private final String password;
+  private final String name;
+  private final OutboxWriter writer = OutboxWriter.forTable(TABLE);
+
+  private BenchDatabase(String serverUrl, String user, String password, String name) {
+    this.serverUrl = serverUrl;
+    this.user = user;
+    this.password = password;
+    this.name = name;
+  }
+
+  /**
+   * Creates database {@code name} on the server of {@code serverUrl} (a JDBC URL ending in {@code
+   * /<some database>}, e.g. {@code jdbc:postgresql://127.0.0.1:5432/postgres}) and migrates it.
+   */
+  static BenchDatabase create(String serverUrl, String user, String password, String name)
+      throws SQLException {
+    BenchDatabase db = new BenchDatabase(serverUrl, user, password, name);
+    try (Connection c = DriverManager.getConnection(serverUrl, user, password);
+        Statement st = c.createStatement()) {
+      st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+      st.execute("CREATE DATABASE " + name);
+    }
+    new Migrator(OutboxTables.of(TABLE)).migrate(db.url(), user, password);
+    return db;
+  }
+
+  String name() {
+    return name;
+  }
+
+  String url() {
+    return serverUrl.replaceFirst("/[^/?]*(\\?.*)?$", "/" + name);
+  }
+
+  String user() {
+    return user;
+  }
+
+  String password() {
+    return password;
+  }
+
+  Connection connect() throws SQLException {
+    return DriverManager.getConnection(url(), user, password);
+  }
+
+  /** Empties the outbox (between runs that each need their own backlog). */
+  void truncate() throws SQLException {
+    try (Connection c = connect();
+        Statement st = c.createStatement()) {
+      st.execute("TRUNCATE " + TABLE);
+      st.execute("VACUUM ANALYZE " + TABLE);
+    }
+  }
+
+  /**
+   * Inserts events {@code 0..events-1} of the workload in chunks of 1,000 per transaction, in
+   * order, so that each key's events are in {@code id} order; then analyzes the table, as
+   * autovacuum would have by the time a real backlog is drained.
+   *
+   * @return the event ids by event number
+   */
+  UUID[] loadBacklog(Workload workload) throws SQLException {
+    UUID[] ids = new UUID[workload.events()];
+    try (Connection c = connect()) {
+      c.setAutoCommit(false);
+      List<OutboxMessage> chunk = new ArrayList<>(LOAD_CHUNK);
+      for (int i = 0; i < workload.events(); i++) {
+        chunk.add(message(workload, i));
+        if (chunk.size() == LOAD_CHUNK || i == workload.events() - 1) {
+          List<UUID> written = writer.writeAll(c, chunk);
+          c.commit();
+          for (int j = 0; j < written.size(); j++) {
+            ids[i - written.size() + 1 + j] = written.get(j);
+          }
+          chunk.clear();
+        }
+      }
+      c.setAutoCommit(true);
+      try (Statement st = c.createStatement()) {
+        st.execute("VACUUM ANALYZE " + TABLE);
+      }
+    }
+    return ids;
+  }
+
+  /** Event {@code i} of the workload, as an application would write it. */
+  static OutboxMessage message(Workload workload, long i) {
+    return OutboxMessage.builder()
+        .aggregate(Workload.AGGREGATE_TYPE, workload.key(i))
+        .eventType(Workload.EVENT_TYPE)
+        .payload(workload.payload(i))
+        .build();
+  }
+
+  /** The writer applications would use; thread-safe. */
+  OutboxWriter writer() {
+    return writer;
+  }
+
+  /** Rows not yet published (mark) or not yet deleted (delete): both leave the pending index. */
+  long pending(Connection c) throws SQLException {
+    try (Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery("SELECT count(*) FROM " + TABLE + " WHERE published_at IS NULL")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** Rows in the dead-letter table (a bench run expects none). */
+  long deadLetters() throws SQLException {
+    try (Connection c = connect();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT count(*) FROM outbox_dead_letter")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** {@code published_at} of these events, in microseconds since the epoch, by event id. */
+  Map<UUID, Long> publishedAtMicros(List<UUID> eventIds) throws SQLException {
+    Map<UUID, Long> result = new HashMap<>();
+    try (Connection c = connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT event_id, (extract(epoch FROM published_at) * 1000000)::bigint FROM "
+                    + TABLE
+                    + " WHERE published_at IS NOT NULL AND event_id = ANY(?)")) {
+      ps.setArray(1, c.createArrayOf("uuid", eventIds.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          result.put(rs.getObject(1, UUID.class), rs.getLong(2));
+        }
+      }
+    }
+    return result;
+  }
+
+  /**
+   * A publication of the outbox and a pgoutput slot, created before a backlog is inserted so that a
+   * CDC reader finds the backlog in the WAL (not in a snapshot).
+   */
+  void createSlot(String slot) throws SQLException {
+    try (Connection c = connect();
+        Statement st = c.createStatement()) {
+      st.execute("CREATE PUBLICATION " + PUBLICATION + " FOR TABLE " + TABLE);
+      st.execute("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
+    }
+  }
+
+  /** Drops the slot (waiting for its reader to let go) and the publication, if they exist. */
+  void dropSlot(String slot) throws SQLException, InterruptedException {
+    try (Connection c = connect();
+        Statement st = c.createStatement()) {
+      for (int i = 0; i < 300; i++) {
+        try (ResultSet rs =
+            st.executeQuery(
+                "SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + slot + "'")) {
+          if (!rs.next()) {
+            break;
+          }
+          if (rs.getObject(1) == null) {
+            st.execute("SELECT pg_drop_replication_slot('" + slot + "')");
+            break;
+          }
+          st.execute("SELECT pg_terminate_backend(" + rs.getInt(1) + ")");
+        }
+        Thread.sleep(100);
+      }
+      st.execute("DROP PUBLICATION IF EXISTS " + PUBLICATION);
+    }
+  }
+
+  /** Drops the database and any replication slot left in it. */
+  @Override
+  public void close() throws SQLException {
+    try (Connection c = DriverManager.getConnection(serverUrl, user, password);
+        Statement st = c.createStatement()) {
+      try (ResultSet rs =
+          st.executeQuery(
+              "SELECT slot_name, active_pid FROM pg_replication_slots WHERE database = '"
+                  + name
+                  + "'")) {
+        List<String> slots = new ArrayList<>();
+        while (rs.next()) {
+          slots.add(rs.getString(1));
+        }
+        for (String slot : slots) {
+          st.execute(
+              "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots"
+                  + " WHERE slot_name = '"
+                  + slot
+                  + "' AND active_pid IS NOT NULL");
+          st.execute("SELECT pg_drop_replication_slot('" + slot + "')");
+        }
+      }
+      st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+    }
+  }
+}

@@ -1,0 +1,221 @@
+package io.outbox.bench;
+
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/** One bench run: the steps of {@link BenchCommand} in order, collecting a {@link Report}. */
+final class BenchRun {
+
+  /** Everything a run is told. */
+  record Plan(
+      String run,
+      Path dir,
+      Workload workload,
+      RelayUnderTest.Setup relay,
+      Brokers brokers,
+      List<String> baselines,
+      int rate,
+      Duration duration,
+      int writers,
+      Duration timeout,
+      String pgUrl,
+      String pgUser,
+      String pgPassword,
+      String arguments) {}
+
+  private final Plan plan;
+  private final PrintWriter out;
+  private final Report report = new Report();
+
+  BenchRun(Plan plan, PrintWriter out) {
+    this.plan = plan;
+    this.out = out;
+  }
+
+  Report run() throws Exception {
+    long started = System.nanoTime();
+    settings();
+    boolean kafka = plan.relay().sink().equals("kafka");
+    if (kafka) {
+      plan.brokers().createTopic();
+    } else {
+      plan.brokers().declareExchange();
+    }
+    try (BenchDatabase db =
+        BenchDatabase.create(
+            plan.pgUrl(), plan.pgUser(), plan.pgPassword(), "bench_" + plan.run())) {
+      try (Connection c = db.connect()) {
+        DatabaseMetaData meta = c.getMetaData();
+        report.settings.put("postgresql", meta.getDatabaseProductVersion());
+      }
+      if (plan.baselines().contains("insert")) {
+        step("insert baseline: %d writers for %ds", plan.writers(), plan.duration().toSeconds());
+        Writers.Outcome o = Writers.run(db, plan.workload(), plan.writers(), 0, plan.duration());
+        report.throughput.add(
+            Results.Throughput.of(
+                "insert (no relay)",
+                plan.writers()
+                    + " writers, one event per transaction (OutboxWriter.write + commit), as fast"
+                    + " as they can",
+                o.commits().size(),
+                o.nanos()));
+        db.truncate();
+      }
+      relay(db);
+      if (plan.baselines().contains("raw")) {
+        step("raw %s baseline: %d records", plan.relay().sink(), plan.workload().events());
+        report.throughput.add(
+            kafka
+                ? RawKafka.run(plan.brokers(), plan.workload())
+                : RawRabbit.run(
+                    plan.brokers(),
+                    plan.workload(),
+                    plan.relay().lanes() != null ? plan.relay().lanes() : 4,
+                    1000));
+      }
+      if (plan.baselines().contains("debezium")) {
+        if (kafka) {
+          for (boolean tuned : new boolean[] {false, true}) {
+            step(
+                "debezium baseline (%s): %d events",
+                tuned ? "tuned" : "defaults", plan.workload().events());
+            report.throughput.add(
+                DebeziumDrain.run(
+                    tuned,
+                    plan.dir(),
+                    plan.relay().classpath(),
+                    plan.relay().jvmOptions(),
+                    db,
+                    plan.brokers(),
+                    plan.workload(),
+                    plan.timeout()));
+          }
+        } else {
+          report.notes.add("debezium baseline skipped: it publishes to Kafka (--sink kafka)");
+        }
+      }
+    } finally {
+      if (kafka) {
+        plan.brokers().deleteTopic();
+      } else {
+        plan.brokers().deleteExchange();
+      }
+    }
+    Targets.evaluate(report, plan.relay());
+    report.settings.put("load average at end", loadAverage());
+    report.settings.put("run seconds", Math.round((System.nanoTime() - started) / 1e9));
+    return report;
+  }
+
+  /** Backlog, drain, then (relay still running) the latency run. */
+  private void relay(BenchDatabase db) throws Exception {
+    RelayUnderTest.Setup setup = plan.relay();
+    step("loading a backlog of %d events", plan.workload().events());
+    long t0 = System.nanoTime();
+    db.loadBacklog(plan.workload());
+    report.settings.put(
+        "backlog load events/s",
+        Math.round(plan.workload().events() / ((System.nanoTime() - t0) / 1e9)));
+    String name = "relay " + setup.source() + "->" + setup.sink() + " " + setup.onPublish();
+    step("%s: draining", name);
+    RelayDrain.Outcome drain =
+        RelayDrain.run(
+            name, plan.dir(), setup, db, plan.brokers(), plan.workload().events(), plan.timeout());
+    report.throughput.add(drain.throughput());
+    try (ChildJvm relay = drain.relay()) {
+      if (plan.rate() > 0) {
+        step("latency: %d events/s for %ds", plan.rate(), plan.duration().toSeconds());
+        report.latency.addAll(
+            LatencyRun.run(
+                db,
+                plan.workload(),
+                plan.brokers(),
+                setup.sink(),
+                setup.onPublish().equals("mark"),
+                plan.writers(),
+                plan.rate(),
+                plan.duration(),
+                relay));
+        if (!setup.onPublish().equals("mark")) {
+          report.notes.add("commit-to-ack needs published_at: run with --on-publish mark");
+        }
+      }
+      ProcSample end = relay.sample();
+      if (end != null) {
+        report.settings.put(
+            "relay peak RSS MiB (whole run)", Math.round(end.peakRssBytes() / 1048576.0));
+      }
+      int exit = relay.stop(Duration.ofSeconds(60));
+      report.settings.put("relay exit code", exit);
+    }
+    long dead = db.deadLetters();
+    if (dead > 0) {
+      report.notes.add(dead + " events were dead-lettered: see " + plan.dir().resolve("relay.log"));
+    }
+    db.truncate();
+  }
+
+  private void settings() {
+    var s = report.settings;
+    s.put("command", "outbox-relay bench " + plan.arguments());
+    s.put("started", Instant.now().toString());
+    s.put("cores", Runtime.getRuntime().availableProcessors());
+    s.put("load average at start", loadAverage());
+    s.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+    s.put("events", plan.workload().events());
+    s.put("keys", plan.workload().keys());
+    s.put("payload bytes", plan.workload().payloadBytes());
+    s.put("source", plan.relay().source());
+    s.put("sink", plan.relay().sink());
+    s.put("on-publish", plan.relay().onPublish());
+    s.put("lanes", plan.relay().lanes() != null ? plan.relay().lanes() : "default (4)");
+    s.put(
+        "batch-size",
+        plan.relay().batchSize() != null ? plan.relay().batchSize() : "default (500)");
+    s.put("relay jvm options", String.join(" ", plan.relay().jvmOptions()));
+    s.put("kafka partitions", plan.brokers().partitions());
+    s.put("kafka producer", plan.brokers().producerSettingsForReport());
+    s.put("kafka-clients", version(org.apache.kafka.clients.producer.KafkaProducer.class));
+    s.put("amqp-client", version(com.rabbitmq.client.Channel.class));
+    s.put("debezium", version(io.debezium.engine.DebeziumEngine.class));
+    s.put("writers", plan.writers());
+    s.put("rate", plan.rate());
+    s.put("duration seconds", plan.duration().toSeconds());
+    s.put("work dir", plan.dir().toString());
+  }
+
+  private static String version(Class<?> type) {
+    String v = type.getPackage().getImplementationVersion();
+    if (v != null) {
+      return v;
+    }
+    // Fall back to the jar's file name (…/kafka-clients-4.3.0.jar).
+    String location = String.valueOf(type.getProtectionDomain().getCodeSource().getLocation());
+    return location.substring(location.lastIndexOf('/') + 1);
+  }
+
+  static String loadAverage() {
+    try {
+      return Files.readString(Path.of("/proc/loadavg")).trim();
+    } catch (Exception e) {
+      return "unknown";
+    }
+  }
+
+  private void step(String format, Object... args) {
+    out.printf("bench: " + format + " (load %s)%n", append(args, loadAverage()));
+    out.flush();
+  }
+
+  private static Object[] append(Object[] args, Object last) {
+    Object[] all = java.util.Arrays.copyOf(args, args.length + 1);
+    all[args.length] = last;
+    return all;
+  }
+}

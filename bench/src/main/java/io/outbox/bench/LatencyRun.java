@@ -1,0 +1,98 @@
+package io.outbox.bench;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The latency measurement, with the relay running: writers commit events at a fixed total rate, a
+ * consumer notes when each arrives, and the relay's {@code published_at} marks (set right after the
+ * broker's acknowledgement, {@code clock_timestamp()} of the settling statement) give the
+ * commit-to-ack side.
+ */
+final class LatencyRun {
+  /** Events written before the measured ones, so that nothing connects or warms up in them. */
+  static final Duration WARM_UP = Duration.ofSeconds(2);
+
+  /** How long the last events may take to arrive before they are counted as missing. */
+  static final Duration SETTLE = Duration.ofSeconds(60);
+
+  private LatencyRun() {}
+
+  /**
+   * Runs writers at {@code rate} events/s for {@code duration} and returns commit-to-receive and
+   * (with {@code mark}) commit-to-mark distributions.
+   */
+  static List<Results.Latency> run(
+      BenchDatabase db,
+      Workload workload,
+      Brokers brokers,
+      String sink,
+      boolean mark,
+      int writers,
+      int rate,
+      Duration duration,
+      ChildJvm relay)
+      throws Exception {
+    try (Receiver receiver = Receiver.start(sink, brokers)) {
+      Writers.run(db, workload, writers, rate, WARM_UP);
+      Writers.Outcome o = Writers.run(db, workload, writers, rate, duration);
+      Map<UUID, Writers.Commit> commits = o.commits();
+      long deadline = System.nanoTime() + SETTLE.toNanos();
+      while (missing(commits, receiver) > 0 && System.nanoTime() < deadline) {
+        relay.checkAlive();
+        Thread.sleep(50);
+      }
+      Histogram receive = new Histogram(3);
+      for (Map.Entry<UUID, Writers.Commit> e : commits.entrySet()) {
+        Long seen = receiver.firstSeenNanos(e.getKey());
+        if (seen != null) {
+          receive.recordValue(Math.max(0, (seen - e.getValue().nanos()) / 1000));
+        }
+      }
+      double achieved = commits.size() / (o.nanos() / 1e9);
+      String how =
+          rate
+              + " events/s requested ("
+              + Math.round(achieved)
+              + " achieved) by "
+              + writers
+              + " writers, one event per transaction, for "
+              + duration.toSeconds()
+              + " s: ";
+      List<Results.Latency> result = new ArrayList<>();
+      result.add(
+          Results.Latency.of(
+              "commit-to-consumer-receive",
+              how
+                  + "from the writer's commit() returning to the bench consumer receiving the"
+                  + " event (Kafka consumer, fetch.max.wait.ms=5 / RabbitMQ consumer)",
+              receive,
+              missing(commits, receiver)));
+      if (mark) {
+        Histogram ack = new Histogram(3);
+        Map<UUID, Long> published = db.publishedAtMicros(new ArrayList<>(commits.keySet()));
+        for (Map.Entry<UUID, Long> e : published.entrySet()) {
+          ack.recordValue(Math.max(0, e.getValue() - commits.get(e.getKey()).epochMicros()));
+        }
+        result.add(
+            Results.Latency.of(
+                "commit-to-ack (published_at)",
+                how
+                    + "from commit() returning to the row's published_at, which the relay sets"
+                    + " with clock_timestamp() in the settling statement right after the broker"
+                    + " acknowledged: an upper bound of commit-to-broker-ack",
+                ack,
+                commits.size() - published.size()));
+      }
+      return result;
+    }
+  }
+
+  private static long missing(Map<UUID, Writers.Commit> commits, Receiver receiver) {
+    return commits.keySet().stream().filter(id -> receiver.firstSeenNanos(id) == null).count();
+  }
+}

@@ -1,0 +1,116 @@
+package io.outbox.bench;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * The consumer of the latency run: records, per event id, the {@link System#nanoTime} at which the
+ * event first arrived (from the {@code event-id} header or the RabbitMQ {@code message_id}).
+ */
+abstract class Receiver implements AutoCloseable {
+  private final Map<UUID, Long> firstSeen = new ConcurrentHashMap<>();
+
+  /** A consumer of the run's topic (from its end) or of the queue bound to the run's exchange. */
+  static Receiver start(String sink, Brokers brokers) throws Exception {
+    return sink.equals("rabbitmq") ? new Rabbit(brokers) : new Kafka(brokers);
+  }
+
+  @Override
+  public abstract void close() throws IOException;
+
+  /** When {@code id} first arrived, or null. */
+  Long firstSeenNanos(UUID id) {
+    return firstSeen.get(id);
+  }
+
+  final void seen(String id, long nanos) {
+    if (id != null) {
+      firstSeen.putIfAbsent(UUID.fromString(id), nanos);
+    }
+  }
+
+  private static final class Kafka extends Receiver {
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final Thread thread;
+
+    Kafka(Brokers brokers) {
+      Map<String, Object> props =
+          Map.of(
+              ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.kafkaBootstrap(),
+              ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
+              ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
+              ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "5",
+              ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+      consumer = new KafkaConsumer<>(props);
+      List<TopicPartition> partitions =
+          IntStream.range(0, brokers.partitions())
+              .mapToObj(p -> new TopicPartition(brokers.destination(), p))
+              .collect(Collectors.toList());
+      consumer.assign(partitions);
+      consumer.seekToEnd(partitions);
+      // Resolve the end offsets now, before any event of the run is written.
+      partitions.forEach(consumer::position);
+      thread = new Thread(this::poll, "bench-kafka-receiver");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    private void poll() {
+      while (running.get()) {
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+          long now = System.nanoTime();
+          Header h = r.headers().lastHeader("event-id");
+          seen(h == null ? null : new String(h.value(), StandardCharsets.UTF_8), now);
+        }
+      }
+      consumer.close();
+    }
+
+    @Override
+    public void close() {
+      running.set(false);
+      try {
+        thread.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static final class Rabbit extends Receiver {
+    private final Connection connection;
+
+    Rabbit(Brokers brokers) throws Exception {
+      connection = brokers.rabbitConnection("bench-receiver");
+      Channel ch = connection.createChannel();
+      ch.queuePurge(brokers.destination());
+      ch.basicConsume(
+          brokers.destination(),
+          true,
+          (tag, delivery) -> seen(delivery.getProperties().getMessageId(), System.nanoTime()),
+          tag -> {});
+    }
+
+    @Override
+    public void close() throws IOException {
+      connection.close();
+    }
+  }
+}

@@ -1,0 +1,86 @@
+package io.outbox.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The relay as users run it: a separate JVM ({@code io.outbox.relay.cli.Main run}) with the
+ * daemon's class path and a configuration generated for the run, so that its CPU time and peak RSS
+ * are its own.
+ */
+final class RelayUnderTest {
+  static final String PIPELINE = "bench";
+
+  private RelayUnderTest() {}
+
+  /** What the relay of a run is told. */
+  record Setup(
+      String source,
+      String sink,
+      String onPublish,
+      Integer lanes,
+      Integer batchSize,
+      String classpath,
+      List<String> jvmOptions) {}
+
+  /** Writes the configuration of the run to {@code dir/relay.conf}. */
+  static Path writeConfig(Path dir, Setup setup, BenchDatabase db, Brokers brokers)
+      throws IOException {
+    StringBuilder conf = new StringBuilder();
+    conf.append("outbox-relay {\n");
+    conf.append("  http { host = \"127.0.0.1\", port = 0 }\n");
+    conf.append("  pipelines.").append(PIPELINE).append(" {\n");
+    conf.append("    database {\n");
+    conf.append("      url = ").append(quote(db.url())).append('\n');
+    conf.append("      user = ").append(quote(db.user())).append('\n');
+    if (!db.password().isEmpty()) {
+      conf.append("      password = ${?OUTBOX_BENCH_DB_PASSWORD}\n");
+    }
+    conf.append("    }\n");
+    conf.append("    table = ").append(quote(BenchDatabase.TABLE)).append('\n');
+    conf.append("    source.type = ").append(setup.source()).append('\n');
+    conf.append("    sink.type = ").append(setup.sink()).append('\n');
+    conf.append("    sink.kafka.bootstrap-servers = ")
+        .append(quote(brokers.kafkaBootstrap()))
+        .append('\n');
+    conf.append("    sink.rabbitmq.uri = ").append(quote(brokers.rabbitUri())).append('\n');
+    // Written as a HOCON string so that ${aggregate_type} stays a template for the relay.
+    // Quoted, so that HOCON leaves ${aggregate_type} to the relay's template.
+    conf.append("    routing.destination = ")
+        .append(quote(brokers.prefix() + "${aggregate_type}"))
+        .append('\n');
+    conf.append("    on-publish = ").append(setup.onPublish()).append('\n');
+    if (setup.lanes() != null) {
+      conf.append("    lanes = ").append(setup.lanes()).append('\n');
+    }
+    if (setup.batchSize() != null) {
+      conf.append("    batch-size = ").append(setup.batchSize()).append('\n');
+    }
+    conf.append("  }\n}\n");
+    Path file = dir.resolve("relay.conf");
+    Files.writeString(file, conf);
+    return file;
+  }
+
+  /** Starts {@code outbox-relay run --config config}; its output goes to {@code dir/relay.log}. */
+  static ChildJvm start(Path dir, Setup setup, Path config, BenchDatabase db) throws IOException {
+    List<String> jvm = new ArrayList<>(setup.jvmOptions());
+    return ChildJvm.start(
+        "relay",
+        setup.classpath(),
+        jvm,
+        "io.outbox.relay.cli.Main",
+        List.of("run", "--config", config.toString()),
+        dir.resolve("relay.log"),
+        Map.of("OUTBOX_BENCH_DB_PASSWORD", db.password()),
+        line -> {});
+  }
+
+  private static String quote(String s) {
+    return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+  }
+}

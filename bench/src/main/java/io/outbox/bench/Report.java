@@ -1,0 +1,106 @@
+package io.outbox.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Everything a bench run found: the settings, the throughput and latency figures, the ratios and
+ * the targets of issue #7; printed as a table and written as JSON.
+ */
+final class Report {
+
+  /**
+   * One target of the issue and how the run did.
+   *
+   * @param target e.g. {@code polling->kafka drain >= 40000 events/s}
+   * @param actual the measured value
+   * @param met whether the target is met
+   */
+  record Target(String target, double actual, boolean met) {}
+
+  final Map<String, Object> settings = new LinkedHashMap<>();
+  final List<Results.Throughput> throughput = new ArrayList<>();
+  final List<Results.Latency> latency = new ArrayList<>();
+  final Map<String, Double> ratios = new LinkedHashMap<>();
+  final List<Target> targets = new ArrayList<>();
+  final List<String> notes = new ArrayList<>();
+
+  Results.Throughput find(String name) {
+    return throughput.stream().filter(t -> t.name().equals(name)).findFirst().orElse(null);
+  }
+
+  /** Adds {@code a / b} under {@code name} when both figures exist. */
+  void ratio(String name, Results.Throughput a, Results.Throughput b) {
+    if (a != null && b != null && b.eventsPerSecond() > 0) {
+      ratios.put(name, Results.round(a.eventsPerSecond() / b.eventsPerSecond(), 2));
+    }
+  }
+
+  void target(String target, double actual, boolean met) {
+    targets.add(new Target(target, Results.round(actual, 3), met));
+  }
+
+  void print(PrintWriter out) {
+    out.println();
+    out.println("outbox-relay bench");
+    settings.forEach((k, v) -> out.printf("  %-22s %s%n", k, v));
+    out.println();
+    out.printf(
+        "%-34s %10s %12s %10s %10s %12s %10s%n",
+        "throughput", "events", "events/s", "seconds", "w/startup", "cpu s/10k", "peak RSS");
+    for (Results.Throughput t : throughput) {
+      Results.Footprint f = t.footprint();
+      out.printf(
+          "%-34s %10d %12.0f %10.2f %10s %12s %10s%n",
+          t.name(),
+          t.events(),
+          t.eventsPerSecond(),
+          t.seconds(),
+          t.withStartupPerSecond() > 0 ? String.format("%.0f", t.withStartupPerSecond()) : "-",
+          f == null ? "-" : String.format("%.3f", f.cpuSecondsPer10k()),
+          f == null ? "-" : String.format("%.0f MiB", f.peakRssMiB()));
+    }
+    if (!latency.isEmpty()) {
+      out.println();
+      out.printf(
+          "%-34s %8s %9s %9s %9s %9s %8s%n",
+          "latency (ms)", "count", "p50", "p90", "p99", "max", "missing");
+      for (Results.Latency l : latency) {
+        out.printf(
+            "%-34s %8d %9.2f %9.2f %9.2f %9.2f %8d%n",
+            l.name(), l.count(), l.p50(), l.p90(), l.p99(), l.max(), l.missing());
+      }
+    }
+    if (!ratios.isEmpty()) {
+      out.println();
+      ratios.forEach((k, v) -> out.printf("  %-44s %6.2f%n", k, v));
+    }
+    if (!targets.isEmpty()) {
+      out.println();
+      out.println("targets (issue #7)");
+      for (Target t : targets) {
+        out.printf("  %-56s %12.3f  %s%n", t.target(), t.actual(), t.met() ? "met" : "MISSED");
+      }
+    }
+    notes.forEach(n -> out.println("note: " + n));
+    out.flush();
+  }
+
+  void writeJson(Path file) throws IOException {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("settings", settings);
+    json.put("throughput", throughput);
+    json.put("latency", latency);
+    json.put("ratios", ratios);
+    json.put("targets", targets);
+    json.put("notes", notes);
+    new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
+  }
+}

@@ -1,0 +1,112 @@
+package io.outbox.bench;
+
+import org.HdrHistogram.Histogram;
+
+/** The figures a bench run reports. */
+final class Results {
+  private Results() {}
+
+  /**
+   * CPU time and memory of a measured process.
+   *
+   * @param cpuSeconds CPU time of the whole process (start-up included) until the last event
+   * @param drainCpuSeconds CPU time between the first and the last settled event
+   * @param cpuSecondsPer10k {@code drainCpuSeconds} per 10,000 events settled in that window
+   * @param peakRssMiB the process's peak resident set size (VmHWM), MiB
+   */
+  record Footprint(
+      double cpuSeconds, double drainCpuSeconds, double cpuSecondsPer10k, double peakRssMiB) {
+
+    static Footprint between(ProcSample first, ProcSample last, long eventsBetween) {
+      double drain = last.cpuSeconds() - first.cpuSeconds();
+      return new Footprint(
+          round(last.cpuSeconds(), 2),
+          round(drain, 2),
+          round(eventsBetween == 0 ? 0 : drain * 10_000 / eventsBetween, 3),
+          round(last.peakRssBytes() / (1024.0 * 1024.0), 1));
+    }
+  }
+
+  /**
+   * A throughput figure.
+   *
+   * @param name e.g. {@code relay polling->kafka mark}, {@code raw kafka}
+   * @param measures what the figure measures, in words
+   * @param events events counted
+   * @param seconds the time they took
+   * @param eventsPerSecond {@code events / seconds}
+   * @param withStartupPerSecond all events divided by the time from process launch (start-up and
+   *     first connections included); 0 where it does not apply
+   * @param footprint the process's CPU and memory, or null for in-process baselines
+   */
+  record Throughput(
+      String name,
+      String measures,
+      long events,
+      double seconds,
+      double eventsPerSecond,
+      double withStartupPerSecond,
+      Footprint footprint) {
+
+    static Throughput of(String name, String measures, long events, long nanos) {
+      return of(name, measures, events, nanos, 0, null);
+    }
+
+    static Throughput of(
+        String name,
+        String measures,
+        long events,
+        long nanos,
+        double withStartupPerSecond,
+        Footprint footprint) {
+      double seconds = nanos / 1e9;
+      return new Throughput(
+          name,
+          measures,
+          events,
+          round(seconds, 3),
+          round(events / seconds, 0),
+          round(withStartupPerSecond, 0),
+          footprint);
+    }
+  }
+
+  /**
+   * A latency distribution, in milliseconds.
+   *
+   * @param name e.g. {@code commit-to-consumer-receive}
+   * @param measures what the figure measures, in words
+   */
+  record Latency(
+      String name,
+      String measures,
+      long count,
+      double p50,
+      double p90,
+      double p99,
+      double max,
+      long missing) {
+
+    /** From a histogram of microseconds. */
+    static Latency of(String name, String measures, Histogram micros, long missing) {
+      return new Latency(
+          name,
+          measures,
+          micros.getTotalCount(),
+          ms(micros.getValueAtPercentile(50)),
+          ms(micros.getValueAtPercentile(90)),
+          ms(micros.getValueAtPercentile(99)),
+          ms(micros.getMaxValue()),
+          missing);
+    }
+
+    private static double ms(long micros) {
+      return round(micros / 1000.0, 2);
+    }
+  }
+
+  static double round(double value, int decimals) {
+    double scale = Math.pow(10, decimals);
+    return Math.round(value * scale) / scale;
+  }
+}

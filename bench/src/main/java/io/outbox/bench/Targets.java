@@ -1,0 +1,64 @@
+package io.outbox.bench;
+
+/** The ratios and targets of issue #7 for the figures of a run. */
+final class Targets {
+  private Targets() {}
+
+  static void evaluate(Report report, RelayUnderTest.Setup setup) {
+    Results.Throughput relay =
+        report.throughput.stream()
+            .filter(t -> t.name().startsWith("relay "))
+            .findFirst()
+            .orElse(null);
+    if (relay == null) {
+      return;
+    }
+    Results.Throughput raw =
+        report.find(setup.sink().equals("kafka") ? "raw kafka" : "raw rabbitmq");
+    Results.Throughput dbzDefault = report.find("debezium default");
+    Results.Throughput dbzTuned = report.find("debezium tuned");
+    report.ratio("relay / raw", relay, raw);
+    report.ratio("relay / debezium default", relay, dbzDefault);
+    report.ratio("relay / debezium tuned", relay, dbzTuned);
+    report.ratio("relay / insert (no relay)", relay, report.find("insert (no relay)"));
+    double rate = relay.eventsPerSecond();
+    boolean polling = setup.source().equals("polling");
+    String path = setup.source() + "->" + setup.sink();
+    if (setup.sink().equals("kafka")) {
+      double floor = polling ? 40_000 : 25_000;
+      report.target(path + " drain >= " + (int) floor + " events/s", rate, rate >= floor);
+      ratioTarget(report, "relay / debezium default", polling ? 4.0 : 2.0);
+      if (!polling) {
+        ratioTarget(report, "relay / debezium tuned", 1.2);
+      }
+    } else if (polling) {
+      report.target(path + " drain >= 15000 events/s", rate, rate >= 15_000);
+      ratioTarget(report, "relay / raw", 0.75);
+    }
+    double bound = polling ? 25 : 100;
+    report.latency.stream()
+        .filter(l -> l.name().startsWith("commit-to-ack"))
+        .findFirst()
+        .ifPresent(
+            l ->
+                report.target(
+                    path + " p99 commit-to-ack <= " + (int) bound + " ms at the run's rate",
+                    l.p99(),
+                    l.p99() <= bound));
+    Results.Footprint f = relay.footprint();
+    if (f != null) {
+      report.target("relay peak RSS <= 256 MiB (drain)", f.peakRssMiB(), f.peakRssMiB() <= 256);
+      report.target(
+          "relay CPU <= 0.3 s per 10,000 events (drain)",
+          f.cpuSecondsPer10k(),
+          f.cpuSecondsPer10k() <= 0.3);
+    }
+  }
+
+  private static void ratioTarget(Report report, String ratio, double min) {
+    Double value = report.ratios.get(ratio);
+    if (value != null) {
+      report.target(ratio + " >= " + min, value, value >= min);
+    }
+  }
+}

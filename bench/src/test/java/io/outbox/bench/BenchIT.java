@@ -1,0 +1,77 @@
+package io.outbox.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outbox.relay.cli.Main;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Smoke test of the harness against the local services: a small polling -> Kafka run with the raw
+ * baseline and a short latency run completes and writes sane JSON. No figure is asserted beyond
+ * "counted and positive": benchmarks are not timed tests.
+ */
+class BenchIT {
+
+  @TempDir Path dir;
+
+  @Test
+  void smallRunPrintsTableAndWritesJson() throws Exception {
+    Path json = dir.resolve("bench.json");
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit =
+        Main.execute(
+            new PrintWriter(out),
+            new PrintWriter(err),
+            "bench",
+            "--events",
+            "2000",
+            "--keys",
+            "50",
+            "--rate",
+            "100",
+            "--duration",
+            "2",
+            "--baselines",
+            "raw",
+            "--skip-services",
+            "--work-dir",
+            dir.resolve("work").toString(),
+            "--json",
+            json.toString());
+
+    assertThat(exit).as("exit code; stderr: %s%nstdout: %s", err, out).isZero();
+    assertThat(out.toString()).contains("relay polling->kafka mark", "raw kafka", "targets");
+    JsonNode report = new ObjectMapper().readTree(json.toFile());
+    assertThat(report.at("/settings/events").asInt()).isEqualTo(2000);
+    assertThat(report.at("/settings/cores").asInt()).isPositive();
+    assertThat(report.at("/settings/relay exit code").asInt()).isZero();
+    List<String> names = new ArrayList<>();
+    for (JsonNode t : report.get("throughput")) {
+      names.add(t.get("name").asText());
+      assertThat(t.get("events").asLong()).as(t.toString()).isBetween(1L, 2000L);
+      assertThat(t.get("eventsPerSecond").asDouble()).as(t.toString()).isPositive();
+    }
+    assertThat(names).containsExactly("relay polling->kafka mark", "raw kafka");
+    JsonNode relay = report.get("throughput").get(0);
+    assertThat(relay.at("/footprint/peakRssMiB").asDouble()).isPositive();
+    assertThat(relay.at("/footprint/cpuSeconds").asDouble()).isPositive();
+    for (JsonNode l : report.get("latency")) {
+      assertThat(l.get("count").asLong()).as(l.toString()).isPositive();
+      assertThat(l.get("missing").asLong()).as(l.toString()).isZero();
+      assertThat(l.get("p99").asDouble()).isGreaterThanOrEqualTo(l.get("p50").asDouble());
+    }
+    assertThat(report.get("latency")).hasSize(2);
+    assertThat(report.get("ratios").has("relay / raw")).isTrue();
+    assertThat(Files.readString(dir.resolve("work/relay.log"))).doesNotContain("ERROR");
+  }
+}
