@@ -10,10 +10,6 @@ import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.TestDatabase;
 import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,7 +21,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,9 +34,6 @@ import org.junit.jupiter.api.io.TempDir;
  * relays events to Kafka until SIGTERM.
  */
 class DistributionIT {
-  private static final HttpClient HTTP =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-
   @TempDir static Path unpackDir;
   private static UnpackedDistribution dist;
 
@@ -111,7 +103,7 @@ class DistributionIT {
     Path link = work.resolve("outbox-relay");
     Files.createSymbolicLink(link, dist.launcher());
     String topicPrefix = KafkaTestSupport.uniqueTopic("dist");
-    int port = freePort();
+    int port = RunningRelay.freePort();
     try (TestDatabase db = TestDatabase.create("dist_it")) {
       Path config = work.resolve("relay.conf");
       Files.writeString(config, config(db, topicPrefix, port), StandardCharsets.UTF_8);
@@ -135,31 +127,22 @@ class DistributionIT {
         }
       }
 
-      Path log = work.resolve("run.log");
-      Process relay =
-          UnpackedDistribution.start(link, work, log, "run", "--config", config.toString());
+      RunningRelay relay = RunningRelay.start(link, work, Map.of(), config, port);
       try {
         List<ConsumerRecord<String, byte[]>> records =
             KafkaTestSupport.readRecords(topicPrefix + ".order", events, Duration.ofSeconds(60));
-        assertThat(records).as(() -> "records; relay log:\n" + read(log)).hasSize(events);
+        assertThat(records).as(() -> "records; relay log:\n" + relay.log()).hasSize(events);
         await("every row marked published")
             .atMost(Duration.ofSeconds(30))
             .until(() -> unpublished(db) == 0);
 
-        HttpResponse<String> live = get(port, "/health/live");
-        assertThat(live.statusCode()).isEqualTo(200);
-        HttpResponse<String> metrics = get(port, "/metrics");
+        assertThat(relay.get("/health/live").statusCode()).isEqualTo(200);
+        HttpResponse<String> metrics = relay.get("/metrics");
         assertThat(metrics.statusCode()).isEqualTo(200);
         assertThat(metrics.body()).contains("pipeline=\"orders\"");
       } finally {
-        relay.destroy(); // SIGTERM
-        boolean exited = relay.waitFor(60, TimeUnit.SECONDS);
-        if (!exited) {
-          relay.destroyForcibly();
-        }
-        assertThat(exited).as(() -> "relay stopped after SIGTERM; log:\n" + read(log)).isTrue();
+        relay.stop();
       }
-      assertThat(relay.exitValue()).as(() -> "exit code; log:\n" + read(log)).isZero();
     } finally {
       Files.deleteIfExists(link); // JUnit warns about links out of a temp dir it deletes
     }
@@ -188,28 +171,6 @@ class DistributionIT {
         ResultSet rs = s.executeQuery("SELECT count(*) FROM outbox WHERE published_at IS NULL")) {
       rs.next();
       return rs.getLong(1);
-    }
-  }
-
-  private static HttpResponse<String> get(int port, String path) throws Exception {
-    return HTTP.send(
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-            .timeout(Duration.ofSeconds(10))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
-  }
-
-  private static String read(Path log) {
-    try {
-      return Files.readString(log, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      return "(cannot read " + log + ": " + e.getMessage() + ")";
     }
   }
 }

@@ -74,8 +74,14 @@ final class UnpackedDistribution {
 
   /** Starts {@code launcher args...} with output and error in {@code log}; does not wait. */
   static Process start(Path launcher, Path workDir, Path log, String... args) {
+    return start(launcher, workDir, log, Map.of(), args);
+  }
+
+  /** As {@link #start(Path, Path, Path, String...)}, with extra environment variables. */
+  static Process start(
+      Path launcher, Path workDir, Path log, Map<String, String> env, String... args) {
     try {
-      return builder(workDir, Map.of(), command(launcher, args))
+      return builder(workDir, env, command(launcher, args))
           .redirectErrorStream(true)
           .redirectOutput(log.toFile())
           .start();
