@@ -175,12 +175,22 @@ final class BenchDatabase implements AutoCloseable {
   void createSlot(String slot) throws SQLException {
     try (Connection c = connect();
         Statement st = c.createStatement()) {
-      st.execute("CREATE PUBLICATION " + PUBLICATION + " FOR TABLE " + TABLE);
+      try (ResultSet rs =
+          st.executeQuery("SELECT 1 FROM pg_publication WHERE pubname = '" + PUBLICATION + "'")) {
+        if (!rs.next()) {
+          st.execute(
+              "CREATE PUBLICATION "
+                  + PUBLICATION
+                  + " FOR TABLE "
+                  + TABLE
+                  + " WITH (publish = 'insert')");
+        }
+      }
       st.execute("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
     }
   }
 
-  /** Drops the slot (waiting for its reader to let go) and the publication, if they exist. */
+  /** Drops the slot (waiting for its reader to let go), if it exists; the publication stays. */
   void dropSlot(String slot) throws SQLException, InterruptedException {
     try (Connection c = connect();
         Statement st = c.createStatement()) {
@@ -199,7 +209,6 @@ final class BenchDatabase implements AutoCloseable {
         }
         Thread.sleep(100);
       }
-      st.execute("DROP PUBLICATION IF EXISTS " + PUBLICATION);
     }
   }
 

@@ -116,6 +116,10 @@ final class BenchRun {
   /** Backlog, drain, then (relay still running) the latency run. */
   private void relay(BenchDatabase db) throws Exception {
     RelayUnderTest.Setup setup = plan.relay();
+    boolean cdc = setup.source().equals("cdc");
+    if (cdc) {
+      db.createSlot(RelayUnderTest.slot(db));
+    }
     step("loading a backlog of %d events", plan.workload().events());
     long t0 = System.nanoTime();
     db.loadBacklog(plan.workload());
@@ -153,6 +157,9 @@ final class BenchRun {
       }
       int exit = relay.stop(Duration.ofSeconds(60));
       report.settings.put("relay exit code", exit);
+    }
+    if (cdc) {
+      db.dropSlot(RelayUnderTest.slot(db));
     }
     long dead = db.deadLetters();
     if (dead > 0) {

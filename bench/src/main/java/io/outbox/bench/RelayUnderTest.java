@@ -43,6 +43,15 @@ final class RelayUnderTest {
     conf.append("    }\n");
     conf.append("    table = ").append(quote(BenchDatabase.TABLE)).append('\n');
     conf.append("    source.type = ").append(setup.source()).append('\n');
+    if (setup.source().equals("cdc")) {
+      // The harness created the slot before the backlog, so that the backlog is in the WAL.
+      conf.append("    source.cdc.slot-name = ").append(quote(slot(db))).append('\n');
+      conf.append("    source.cdc.publication-name = ")
+          .append(quote(BenchDatabase.PUBLICATION))
+          .append('\n');
+      conf.append("    source.cdc.create-slot = false\n");
+      conf.append("    source.cdc.create-publication = false\n");
+    }
     conf.append("    sink.type = ").append(setup.sink()).append('\n');
     conf.append("    sink.kafka.bootstrap-servers = ")
         .append(quote(brokers.kafkaBootstrap()))
@@ -78,6 +87,11 @@ final class RelayUnderTest {
         dir.resolve("relay.log"),
         Map.of("OUTBOX_BENCH_DB_PASSWORD", db.password()),
         line -> {});
+  }
+
+  /** The replication slot of a CDC relay run (slot names are server-wide: the database's name). */
+  static String slot(BenchDatabase db) {
+    return db.name() + "_relay";
   }
 
   private static String quote(String s) {
