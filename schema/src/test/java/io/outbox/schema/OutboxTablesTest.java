@@ -138,7 +138,8 @@ class OutboxTablesTest {
   void offsetsTableIsPerOutboxInItsSchemaAndFitsInAnIdentifier() {
     OutboxTables tables = OutboxTables.of("Billing.OrderEvents");
     assertThat(tables.offsetsTable()).isEqualTo("OrderEvents_relay_offsets");
-    assertThat(tables.qualifiedOffsetsTable()).isEqualTo("\"Billing\".\"OrderEvents_relay_offsets\"");
+    assertThat(tables.qualifiedOffsetsTable())
+        .isEqualTo("\"Billing\".\"OrderEvents_relay_offsets\"");
     assertThat(tables.displayOffsetsTable()).isEqualTo("Billing.OrderEvents_relay_offsets");
     assertThat(OutboxTables.of(LONG_63).offsetsTable()).hasSize(63).endsWith("_relay_offsets");
   }
