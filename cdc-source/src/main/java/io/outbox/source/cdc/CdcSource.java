@@ -79,8 +79,9 @@ final class CdcSource implements Source, CdcClaim.Writer {
         },
         () -> closed);
     try {
+      SlotGuard.SlotState state;
       try (Connection c = connections.dedicated("check")) {
-        new SlotGuard(settings, tables, pipeline, connections.where()).check(c);
+        state = new SlotGuard(settings, tables, pipeline, connections.where()).check(c);
       } catch (SQLException e) {
         throw new SourceException(
             "pipeline "
@@ -102,9 +103,17 @@ final class CdcSource implements Source, CdcClaim.Writer {
         session = s;
       }
       s.start();
+      if (state == SlotGuard.SlotState.NEW) {
+        s.catchUp(lanes);
+      }
     } catch (RuntimeException | InterruptedException e) {
+      StreamSession started;
       synchronized (lifecycle) {
+        started = session;
         session = null;
+      }
+      if (started != null) {
+        started.stop(Duration.ofSeconds(10));
       }
       leader.release();
       throw e;

@@ -50,12 +50,50 @@ final class ReconcileSweep {
   }
 
   /** One pass; returns how many rows it handed to the lanes. Runs on the sweep thread only. */
-  int run() throws SQLException {
+  synchronized int run() throws SQLException {
     Instant reached = stream.streamTime();
     if (reached == null) {
       return 0; // no heartbeat through the stream yet: cannot tell lost rows from late ones
     }
     Instant cutoff = reached.minus(settings.reconcileAfter());
+    int added = sweep(cutoff, Integer.MAX_VALUE);
+    if (added > 0) {
+      swept += added;
+      log.warn(
+          "pipeline {}: the reconcile sweep found {} row(s) of {} created before {} and still"
+              + " unpublished that the stream did not deliver; publishing them ({} so far)",
+          pipeline,
+          added,
+          tables.displayTable(),
+          cutoff,
+          swept);
+    }
+    return added;
+  }
+
+  /**
+   * Right after a new slot was created, before any claim: every unpublished, due row (up to {@code
+   * limit}) goes ahead of what the new slot streams, so rows committed before the slot existed keep
+   * their key's order. Rows the slot streams as well are taken once.
+   */
+  synchronized int catchUp(int limit) throws SQLException {
+    int added = sweep(null, limit);
+    if (added > 0) {
+      swept += added;
+      log.info(
+          "pipeline {}: the new slot does not cover {} unpublished row(s) of {} committed before it;"
+              + " publishing them first{}",
+          pipeline,
+          added,
+          tables.displayTable(),
+          added >= limit
+              ? " (more remain: the reconcile sweep takes them after reconcile-after)"
+              : "");
+    }
+    return added;
+  }
+
+  private int sweep(Instant cutoff, int limit) throws SQLException {
     int added = 0;
     try (Connection c = connections.dedicated("sweep")) {
       if (format == null) {
@@ -75,21 +113,10 @@ final class ReconcileSweep {
           }
         }
         added += stream.offerSwept(fresh);
-        if (page.size() < PAGE) {
+        if (page.size() < PAGE || added >= limit) {
           break;
         }
       }
-    }
-    if (added > 0) {
-      swept += added;
-      log.warn(
-          "pipeline {}: the reconcile sweep found {} row(s) of {} created before {} and still"
-              + " unpublished that the stream did not deliver; publishing them ({} so far)",
-          pipeline,
-          added,
-          tables.displayTable(),
-          cutoff,
-          swept);
     }
     return added;
   }
@@ -101,7 +128,8 @@ final class ReconcileSweep {
             + payload
             + ", o.headers::text, o.created_at, o.attempts FROM "
             + tables.qualifiedTable()
-            + " o WHERE o.published_at IS NULL AND o.id > ? AND o.created_at < ?"
+            + " o WHERE o.published_at IS NULL AND o.id > ?"
+            + (cutoff == null ? "" : " AND o.created_at < ?")
             + " AND o.available_at <= now()"
             + " AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())"
             + " ORDER BY o.id LIMIT "
@@ -109,7 +137,9 @@ final class ReconcileSweep {
     List<OutboxEvent> events = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setLong(1, after);
-      ps.setTimestamp(2, Timestamp.from(cutoff));
+      if (cutoff != null) {
+        ps.setTimestamp(2, Timestamp.from(cutoff));
+      }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           byte[] body = rs.getBytes(7);

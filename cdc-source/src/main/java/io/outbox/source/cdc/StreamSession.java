@@ -7,6 +7,7 @@ import io.debezium.engine.format.ChangeEventFormat;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxTables;
 import java.io.IOException;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -67,6 +68,25 @@ final class StreamSession {
 
   ChangeStream<RecordChangeEvent<SourceRecord>> stream() {
     return stream;
+  }
+
+  /**
+   * Hands every unpublished row to the lanes ahead of the stream (bounded by the lane buffers): for
+   * a new slot, which does not cover rows committed before it.
+   */
+  void catchUp(int lanes) {
+    try {
+      sweep.catchUp(Math.max(1, lanes) * settings.laneBuffer());
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": reading the rows committed before slot "
+              + settings.slotName()
+              + " existed failed: "
+              + e.getMessage(),
+          e);
+    }
   }
 
   /**
