@@ -91,8 +91,26 @@ public final class Migrator {
     } catch (MigrationException e) {
       throw e;
     } catch (SQLException | RuntimeException e) {
-      throw failure(MigrationErrors.describe(e), e);
+      throw failure(database(dataSource) + MigrationErrors.describe(e), e);
     }
+  }
+
+  /** {@code "database app at db:5432: "} for a PostgreSQL data source, else empty. */
+  private static String database(DataSource dataSource) {
+    if (!(dataSource instanceof PGSimpleDataSource pg)) {
+      return "";
+    }
+    String[] hosts = pg.getServerNames();
+    int[] ports = pg.getPortNumbers();
+    StringBuilder where =
+        new StringBuilder("database ").append(pg.getDatabaseName()).append(" at ");
+    for (int i = 0; i < hosts.length; i++) {
+      where.append(i == 0 ? "" : ",").append(hosts[i]);
+      if (ports != null && i < ports.length && ports[i] > 0) {
+        where.append(':').append(ports[i]);
+      }
+    }
+    return where.append(": ").toString();
   }
 
   private Flyway flyway(DataSource dataSource) {

@@ -41,15 +41,24 @@ public final class PrivateKafka implements AutoCloseable {
   private final Path dir;
   private final int port;
   private final int controllerPort;
+  private final TestCertificates tls; // null: PLAINTEXT only
+  private final Map<String, String> scramUsers;
+  private final int sslPort;
+  private final int saslSslPort;
   private final Thread reaper = new Thread(this::destroyNow, "private-kafka-reaper");
   private volatile Process process;
   private boolean closed;
 
-  private PrivateKafka(Path lib, Path dir, int port, int controllerPort) {
+  private PrivateKafka(
+      Path lib, Path dir, int[] ports, TestCertificates tls, Map<String, String> scramUsers) {
     this.lib = lib;
     this.dir = dir;
-    this.port = port;
-    this.controllerPort = controllerPort;
+    this.port = ports[0];
+    this.controllerPort = ports[1];
+    this.tls = tls;
+    this.scramUsers = Map.copyOf(scramUsers);
+    this.sslPort = tls == null ? 0 : ports[2];
+    this.saslSslPort = tls == null ? 0 : ports[3];
   }
 
   /**
@@ -60,6 +69,21 @@ public final class PrivateKafka implements AutoCloseable {
    *     the tail of its log)
    */
   public static PrivateKafka start() {
+    return start(null, Map.of());
+  }
+
+  /**
+   * Like {@link #start()}, with two more listeners that present {@code certificates}' server
+   * certificate: {@link #sslBootstrap() SSL} and {@link #saslSslBootstrap() SASL_SSL} with
+   * SCRAM-SHA-512 for {@code scramUsers} (name to password), created when the storage is formatted.
+   * The PLAINTEXT listener of {@link #bootstrap()} stays (the broker talks to itself on it).
+   */
+  public static PrivateKafka startWithTls(
+      TestCertificates certificates, Map<String, String> scramUsers) {
+    return start(java.util.Objects.requireNonNull(certificates, "certificates"), scramUsers);
+  }
+
+  private static PrivateKafka start(TestCertificates tls, Map<String, String> scramUsers) {
     Path lib = libDir();
     Path dir;
     try {
@@ -67,8 +91,8 @@ public final class PrivateKafka implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create a data directory for a private Kafka", e);
     }
-    int[] ports = LocalPorts.free(HOST, 2);
-    PrivateKafka kafka = new PrivateKafka(lib, dir, ports[0], ports[1]);
+    int[] ports = LocalPorts.free(HOST, tls == null ? 2 : 4);
+    PrivateKafka kafka = new PrivateKafka(lib, dir, ports, tls, scramUsers);
     Runtime.getRuntime().addShutdownHook(kafka.reaper);
     try {
       kafka.writeConfig();
@@ -84,6 +108,24 @@ public final class PrivateKafka implements AutoCloseable {
   /** The bootstrap address, {@code 127.0.0.1:<port>}. */
   public String bootstrap() {
     return HOST + ":" + port;
+  }
+
+  /** The SSL listener's address, {@code 127.0.0.1:<port>} (only after {@link #startWithTls}). */
+  public String sslBootstrap() {
+    requireTls();
+    return HOST + ":" + sslPort;
+  }
+
+  /** The SASL_SSL (SCRAM-SHA-512) listener's address (only after {@link #startWithTls}). */
+  public String saslSslBootstrap() {
+    requireTls();
+    return HOST + ":" + saslSslPort;
+  }
+
+  private void requireTls() {
+    if (tls == null) {
+      throw new IllegalStateException(this + " was started without TLS listeners");
+    }
   }
 
   /** The broker's data directory (holds {@code kafka.log} and the log segments). */
@@ -165,17 +207,12 @@ public final class PrivateKafka implements AutoCloseable {
             "node.id=1",
             "controller.quorum.bootstrap.servers=" + HOST + ":" + controllerPort,
             "controller.listener.names=CONTROLLER",
-            "listeners=PLAINTEXT://"
-                + HOST
-                + ":"
-                + port
-                + ",CONTROLLER://"
-                + HOST
-                + ":"
-                + controllerPort,
-            "advertised.listeners=PLAINTEXT://" + HOST + ":" + port,
+            "listeners=" + listeners() + ",CONTROLLER://" + HOST + ":" + controllerPort,
+            "advertised.listeners=" + listeners(),
             "inter.broker.listener.name=PLAINTEXT",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+                + (tls == null ? "" : ",SSL:SSL,SASL_SSL:SASL_SSL"),
+            tlsSettings(),
             "log.dirs=" + dir.resolve("data"),
             "num.partitions=3",
             "auto.create.topics.enable=true",
@@ -207,6 +244,28 @@ public final class PrivateKafka implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the private Kafka's config into " + dir, e);
     }
+  }
+
+  private String listeners() {
+    String plain = "PLAINTEXT://" + HOST + ":" + port;
+    return tls == null
+        ? plain
+        : plain + ",SSL://" + HOST + ":" + sslPort + ",SASL_SSL://" + HOST + ":" + saslSslPort;
+  }
+
+  private String tlsSettings() {
+    if (tls == null) {
+      return "";
+    }
+    return String.join(
+        "\n",
+        "ssl.keystore.type=PKCS12",
+        "ssl.keystore.location=" + tls.serverKeyStore(),
+        "ssl.keystore.password=" + tls.password(),
+        "ssl.key.password=" + tls.password(),
+        "sasl.enabled.mechanisms=SCRAM-SHA-512",
+        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config="
+            + "org.apache.kafka.common.security.scram.ScramLoginModule required;");
   }
 
   private List<String> java(String... args) {
@@ -242,6 +301,11 @@ public final class PrivateKafka implements AutoCloseable {
             "-c",
             dir.resolve("server.properties").toString(),
             "--standalone");
+    scramUsers.forEach(
+        (name, password) ->
+            command.addAll(
+                List.of(
+                    "--add-scram", "SCRAM-SHA-512=[name=" + name + ",password=" + password + "]")));
     Process formatter = startProcess(command);
     if (!waitFor(formatter, FORMAT_TIMEOUT)) {
       formatter.destroyForcibly();

@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -40,27 +41,38 @@ final class RelayProcess {
    * @param hocon the whole configuration file
    */
   static RelayProcess start(String name, Path dir, String hocon) {
+    return start(name, dir, hocon, Map.of(), "run");
+  }
+
+  /**
+   * Starts {@code outbox-relay <command...> --config FILE} with extra environment variables.
+   *
+   * @param command the subcommand and its options, e.g. {@code check-config}
+   */
+  static RelayProcess start(
+      String name, Path dir, String hocon, Map<String, String> environment, String... command) {
     try {
       Files.createDirectories(dir);
       Path config = dir.resolve(name + ".conf");
       Path log = dir.resolve(name + ".log");
       Files.writeString(config, hocon, StandardCharsets.UTF_8);
-      List<String> command = new ArrayList<>();
-      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      command.add("-Xmx256m");
-      command.add("-XX:+UseSerialGC"); // two cores: no parallel GC threads fighting the test JVM
-      command.add("-cp");
-      command.add(System.getProperty("java.class.path"));
-      command.add(MAIN);
-      command.add("run");
-      command.add("--config");
-      command.add(config.toAbsolutePath().toString());
-      Process process =
-          new ProcessBuilder(command)
+      List<String> line = new ArrayList<>();
+      line.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      line.add("-Xmx256m");
+      line.add("-XX:+UseSerialGC"); // two cores: no parallel GC threads fighting the test JVM
+      line.add("-cp");
+      line.add(System.getProperty("java.class.path"));
+      line.add(MAIN);
+      line.addAll(List.of(command));
+      line.add("--config");
+      line.add(config.toAbsolutePath().toString());
+      ProcessBuilder builder =
+          new ProcessBuilder(line)
               .redirectErrorStream(true)
               .redirectOutput(log.toFile())
-              .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-              .start();
+              .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+      builder.environment().putAll(environment);
+      Process process = builder.start();
       return new RelayProcess(name, log, process);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start relay process " + name + " in " + dir, e);

@@ -2,6 +2,7 @@ package io.outbox.relay.it;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -42,7 +43,13 @@ final class RelayProcesses implements BeforeEachCallback, AfterEachCallback {
 
   /** Starts {@code outbox-relay run} with this configuration; its files go under target/. */
   RelayProcess start(String name, String hocon) {
-    RelayProcess p = RelayProcess.start(name, dir, hocon);
+    return start(name, hocon, Map.of(), "run");
+  }
+
+  /** Starts {@code outbox-relay <command...> --config FILE} with extra environment variables. */
+  RelayProcess start(
+      String name, String hocon, Map<String, String> environment, String... command) {
+    RelayProcess p = RelayProcess.start(name, dir, hocon, environment, command);
     started.add(p);
     RUNNING.add(p);
     return p;

@@ -45,7 +45,7 @@ class KafkaSinkIT {
     sinks.forEach(s -> s.close(Duration.ofSeconds(5)));
   }
 
-  private static SinkProvider provider() {
+  static SinkProvider provider() {
     return ServiceLoader.load(SinkProvider.class).stream()
         .map(ServiceLoader.Provider::get)
         .filter(p -> p.type().equals("kafka"))
@@ -61,7 +61,7 @@ class KafkaSinkIT {
     return sink;
   }
 
-  private static List<Verdict> publish(Sink sink, List<RoutedEvent> batch) throws Exception {
+  static List<Verdict> publish(Sink sink, List<RoutedEvent> batch) throws Exception {
     return sink.publish(batch).toCompletableFuture().get(60, TimeUnit.SECONDS);
   }
 

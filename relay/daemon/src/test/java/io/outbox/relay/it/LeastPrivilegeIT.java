@@ -1,0 +1,142 @@
+package io.outbox.relay.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox.relay.Relay;
+import io.outbox.schema.OutboxMessage;
+import io.outbox.schema.OutboxWriter;
+import io.outbox.testkit.KafkaTestSupport;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code migrate} as the database owner, then {@code run} as a role that has only the privileges
+ * docs/security.md lists for the polling source, and the application writing as a role that may
+ * only insert: events are delivered and a poison event is dead-lettered.
+ */
+class LeastPrivilegeIT {
+
+  private static final String PASSWORD = "least-privilege-pw";
+
+  private RelayFixture fx;
+  private String relayRole;
+  private String writerRole;
+  private Relay relay;
+
+  @BeforeEach
+  void createRoles() throws Exception {
+    fx = new RelayFixture("least_privilege_it"); // migrates as the owner (the superuser)
+    String suffix = fx.db.name().substring(fx.db.name().lastIndexOf('_') + 1);
+    relayRole = "outbox_relay_" + suffix;
+    writerRole = "outbox_writer_" + suffix;
+    try (Connection c = fx.db.connect();
+        Statement st = c.createStatement()) {
+      for (String role : List.of(relayRole, writerRole)) {
+        st.execute(
+            "CREATE ROLE "
+                + role
+                + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION"
+                + " PASSWORD '"
+                + PASSWORD
+                + "'");
+        st.execute("GRANT CONNECT ON DATABASE " + fx.db.name() + " TO " + role);
+        st.execute("GRANT USAGE ON SCHEMA public TO " + role);
+      }
+      // Exactly the grants of docs/security.md, "Polling source".
+      st.execute("REVOKE ALL ON DATABASE " + fx.db.name() + " FROM PUBLIC");
+      st.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+      st.execute("GRANT SELECT, UPDATE, DELETE ON outbox TO " + relayRole);
+      st.execute("GRANT INSERT ON outbox_dead_letter TO " + relayRole);
+      // The application: "Writing events".
+      st.execute("GRANT INSERT ON outbox TO " + writerRole);
+    }
+  }
+
+  @AfterEach
+  void dropEverything() throws Exception {
+    if (relay != null) {
+      relay.close();
+    }
+    fx.close();
+    try (Connection c =
+            DriverManager.getConnection(
+                io.outbox.testkit.Services.jdbcUrl("postgres"),
+                io.outbox.testkit.Services.pgUser(),
+                io.outbox.testkit.Services.pgPassword());
+        Statement st = c.createStatement()) {
+      st.execute("DROP ROLE IF EXISTS " + relayRole);
+      st.execute("DROP ROLE IF EXISTS " + writerRole);
+    }
+  }
+
+  private Connection connectAs(String role) throws Exception {
+    return DriverManager.getConnection(fx.db.url(), role, PASSWORD);
+  }
+
+  @Test
+  void runsAsANonSuperuserWithOnlyTheDocumentedGrants() throws Exception {
+    try (Connection c = connectAs(relayRole);
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT rolsuper OR rolcreatedb OR rolcreaterole OR rolreplication OR rolbypassrls"
+                    + " FROM pg_roles WHERE rolname = current_user")) {
+      rs.next();
+      assertThat(rs.getBoolean(1)).as("the relay's role has any special attribute").isFalse();
+    }
+    relay =
+        fx.start(
+            "database { user = \""
+                + relayRole
+                + "\", password = \""
+                + PASSWORD
+                + "\" }\nretry.max-attempts = 1");
+
+    List<UUID> healthy;
+    UUID poison;
+    try (Connection c = connectAs(writerRole)) {
+      OutboxWriter writer = OutboxWriter.forTable("outbox");
+      healthy =
+          writer.writeAll(c, List.of(RelayFixture.event("o-1", 1), RelayFixture.event("o-2", 2)));
+      poison =
+          writer.write(
+              c,
+              OutboxMessage.builder()
+                  .aggregate("order", "poison")
+                  .eventType("Misrouted")
+                  .destination("not a valid topic!")
+                  .payload("{}")
+                  .build());
+    }
+
+    assertThat(fx.read(fx.topic("order"), 2, Duration.ofSeconds(60)))
+        .extracting(r -> UUID.fromString(KafkaTestSupport.header(r, "event-id")))
+        .containsExactlyInAnyOrderElementsOf(healthy);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                fx.count(
+                        "SELECT count(*) FROM outbox_dead_letter WHERE event_id = '"
+                            + poison
+                            + "' AND reason = 'permanent'")
+                    == 1);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = '"
+                    + relayRole
+                    + "' AND application_name LIKE 'outbox-relay%'"))
+        .as("the relay's connections use the least-privilege role")
+        .isPositive();
+  }
+}
