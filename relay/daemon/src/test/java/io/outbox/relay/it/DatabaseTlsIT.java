@@ -1,6 +1,7 @@
 package io.outbox.relay.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.Relay;
@@ -124,20 +125,28 @@ class DatabaseTlsIT {
   }
 
   @Test
-  void aServerCertificateFromAnotherCaFailsNamingThePipelineWithoutThePassword() {
+  void aServerCertificateFromAnotherCaFailsNamingTheDatabaseWithoutThePassword() {
     String url = pg.url("localhost", DATABASE, otherCa);
-    RelayProcess migrate =
-        relays.start(
-            "migrate",
-            config(url, "password = ${DB_PASSWORD}", "unused"),
-            Map.of("DB_PASSWORD", PASSWORD),
-            "migrate");
+    String hocon = config(url, "password = ${DB_PASSWORD}", "unused");
+    Map<String, String> env = Map.of("DB_PASSWORD", PASSWORD);
 
+    RelayProcess migrate = relays.start("migrate", hocon, env, "migrate");
     assertThat(migrate.awaitExit(Duration.ofSeconds(60))).contains(1);
     assertThat(migrate.log())
         .contains(
             "tls: Migrating the outbox table public.outbox failed: database tls_it at localhost:")
         .containsIgnoringCase("certificat")
         .doesNotContain(PASSWORD);
+
+    RelayProcess run = relays.start("run", hocon, env, "run");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(run.log())
+                    .contains("pipeline tls: cannot start reading, retrying")
+                    .contains("jdbc:postgresql://localhost:" + pg.port() + "/" + DATABASE));
+    assertThat(run.terminate(Duration.ofSeconds(30))).contains(0);
+    assertThat(run.log()).containsIgnoringCase("certificat").doesNotContain(PASSWORD);
   }
 }
