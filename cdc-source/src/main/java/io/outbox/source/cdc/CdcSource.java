@@ -1,6 +1,7 @@
 package io.outbox.source.cdc;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
@@ -18,6 +19,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -248,6 +250,28 @@ final class CdcSource implements Source, CdcClaim.Writer {
   int inMemory() {
     StreamSession s = session;
     return s == null ? 0 : s.stream().size();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>With the slot's retained WAL ({@code pg_current_wal_lsn() - restart_lsn}) once the slot
+   * exists.
+   */
+  @Override
+  public Optional<Backlog> backlog() {
+    try (Connection c = connections.dedicated("status")) {
+      return Optional.of(new SlotGuard(settings, tables, pipeline, connections.where()).backlog(c));
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": cannot read the backlog of "
+              + tables.displayTable()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
   }
 
   @Override

@@ -97,6 +97,9 @@ final class ChangeStream<R> {
   boolean offer(R record, OutboxEvent event, Instant notBefore) throws InterruptedException {
     lock.lockInterruptibly();
     try {
+      if (closed) {
+        return false;
+      }
       if (inMemory.contains(event.id())) {
         position(record, 0); // the sweep has it already
         advance();
@@ -124,6 +127,11 @@ final class ChangeStream<R> {
   void pass(R record) {
     lock.lock();
     try {
+      if (closed) {
+        // A record dropped after close must not let a later position be committed past an event
+        // that was never taken.
+        return;
+      }
       position(record, 0);
       advance();
     } finally {

@@ -2,6 +2,7 @@ package io.outbox.source.cdc;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxTables;
 import java.io.IOException;
@@ -10,7 +11,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Map;
+import java.util.OptionalLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -303,6 +306,60 @@ final class SlotGuard {
         return rs.next() ? rs.getLong(1) : -1;
       }
     }
+  }
+
+  /**
+   * What waits in the outbox now, with the slot's retained WAL: the figures of {@code status} and
+   * the backlog gauges.
+   */
+  Backlog backlog(Connection c) throws SQLException {
+    long pending;
+    long oldestMillis;
+    long retrying;
+    String lastError = null;
+    try (Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT count(*), coalesce((extract(epoch FROM now() - min(created_at) FILTER ("
+                    + " WHERE available_at <= now()"
+                    + " AND (next_attempt_at IS NULL OR next_attempt_at <= now()))) * 1000)::bigint,"
+                    + " 0), count(*) FILTER (WHERE attempts > 0),"
+                    + " (array_agg(last_error ORDER BY next_attempt_at DESC NULLS LAST)"
+                    + " FILTER (WHERE last_error IS NOT NULL))[1]"
+                    + " FROM "
+                    + tables.qualifiedTable()
+                    + " WHERE published_at IS NULL")) {
+      rs.next();
+      pending = rs.getLong(1);
+      oldestMillis = Math.max(0, rs.getLong(2));
+      retrying = rs.getLong(3);
+      lastError = rs.getString(4);
+    }
+    long deadLetters;
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT count(*), (array_agg(last_error ORDER BY dead_lettered_at DESC))[1] FROM "
+                + tables.qualifiedDeadLetterTable()
+                + " WHERE pipeline = ?")) {
+      ps.setString(1, pipeline);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        deadLetters = rs.getLong(1);
+        if (lastError == null) {
+          lastError = rs.getString(2);
+        }
+      }
+    }
+    Backlog backlog =
+        new Backlog(
+            pending,
+            Duration.ofMillis(oldestMillis),
+            retrying,
+            deadLetters,
+            lastError == null ? null : lastError.replaceAll("[\\r\\n]+", " "),
+            OptionalLong.empty());
+    long retained = retainedWalBytes(c);
+    return retained < 0 ? backlog : backlog.withRetainedWalBytes(retained);
   }
 
   static String lsn(long value) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
@@ -89,6 +90,10 @@ class CdcSourceIT {
                 "SELECT count(*) FROM outbox WHERE attempts = 1 AND last_error = 'broker said no'"
                     + " AND next_attempt_at > now()"))
         .isEqualTo(1);
+    Backlog backlog = source.backlog().orElseThrow();
+    assertThat(backlog.pending()).isEqualTo(2);
+    assertThat(backlog.retrying()).isEqualTo(1);
+    assertThat(backlog.lastError()).isEqualTo("broker said no");
 
     // Within the backoff, k's later event is held back.
     Claim held = source.claim(0, 100, Duration.ofMillis(300));
@@ -120,6 +125,10 @@ class CdcSourceIT {
         .atMost(Duration.ofSeconds(20))
         .untilAsserted(() -> assertThat(fx.confirmedLsn()).isGreaterThanOrEqualTo(written));
     assertThat(source.retainedWalBytes()).isBetween(0L, 64L * 1024 * 1024);
+    Backlog backlog = source.backlog().orElseThrow();
+    assertThat(backlog.pending()).isZero();
+    assertThat(backlog.retainedWalBytes()).isPresent();
+    assertThat(backlog.retainedWalBytes().getAsLong()).isNotNegative();
   }
 
   @Test

@@ -63,6 +63,17 @@ class ChangeStreamTest {
   }
 
   @Test
+  void nothingIsCommittedPastAnEventDroppedAtClose() throws Exception {
+    stream.offer("r1", event(1, "a"), null);
+    List<ChangeStream.Item> items = stream.take(0, 10, Duration.ZERO);
+    stream.close();
+    assertThat(stream.offer("r2", event(2, "b"), null)).as("dropped").isFalse();
+    stream.pass("hb-after-r2");
+    stream.settled(0, items, List.of(new Settlement.Published(items.get(0).event())));
+    assertThat(stream.takeCommittable()).isEqualTo("r1");
+  }
+
+  @Test
   void retryingKeyIsHeldBackWhileOtherKeysFlow() throws Exception {
     stream.offer("r1", event(1, "k"), null);
     List<ChangeStream.Item> first = stream.take(0, 10, Duration.ZERO);

@@ -26,9 +26,9 @@ import picocli.CommandLine.Spec;
     description = {
       "The quickstart: services, a demo database, the relay, a sample app and a consumer.",
       "Starts the local services (scripts/services.sh up), creates the database outbox_demo, runs",
-      "the relay (polling -> Kafka, or --sink rabbitmq) while a sample order service writes orders",
-      "and outbox events in the same transactions and a consumer reads them back; ends with a",
-      "summary.",
+      "the relay (polling -> Kafka; or --source cdc, --sink rabbitmq) while a sample order service",
+      "writes orders and outbox events in the same transactions and a consumer reads them back;",
+      "ends with a summary (a cdc run drops its replication slot at the end).",
       "Exit 0 when every committed event arrived."
     })
 final class DemoCommand implements Callable<Integer> {
@@ -69,6 +69,15 @@ final class DemoCommand implements Callable<Integer> {
   String sink;
 
   @Option(
+      names = "--source",
+      paramLabel = "TYPE",
+      description = {
+        "polling or cdc (default: the source.type of the configuration). cdc streams the outbox",
+        "from PostgreSQL's WAL (needs wal_level = logical, which scripts/services.sh sets)."
+      })
+  String source;
+
+  @Option(
       names = "--no-services",
       description = "Do not run scripts/services.sh up: the services already run.")
   boolean noServices;
@@ -79,6 +88,10 @@ final class DemoCommand implements Callable<Integer> {
     if (sink != null && !sink.equals("kafka") && !sink.equals("rabbitmq")) {
       throw new ParameterException(
           spec.commandLine(), "--sink must be kafka or rabbitmq, not '" + sink + "'");
+    }
+    if (source != null && !source.equals("polling") && !source.equals("cdc")) {
+      throw new ParameterException(
+          spec.commandLine(), "--source must be polling or cdc, not '" + source + "'");
     }
     if (seconds < 1 || rate < 1 || writers < 1) {
       throw new ParameterException(
@@ -103,6 +116,14 @@ final class DemoCommand implements Callable<Integer> {
             .append("\".routing.destination = \"")
             .append(topicPrefix)
             .append(".${aggregate_type}\"\n");
+        if (source != null) {
+          overrides
+              .append("outbox-relay.pipelines.\"")
+              .append(name)
+              .append("\".source.type = \"")
+              .append(source)
+              .append("\"\n");
+        }
         if (sink != null) {
           overrides
               .append("outbox-relay.pipelines.\"")

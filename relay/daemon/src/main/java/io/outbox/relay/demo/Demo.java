@@ -76,7 +76,29 @@ public final class Demo {
         progress.interrupt();
         progress.join();
         return summary(orders, pipeline, consumer);
+      } finally {
+        if (p.sourceType().equals("cdc")) {
+          dropReplicationSlots(db);
+        }
       }
+    }
+  }
+
+  /**
+   * A CDC run leaves a replication slot in the demo database, which would keep PostgreSQL from
+   * recycling WAL for as long as it exists: the demo drops it when done (and before re-creating the
+   * database).
+   */
+  private void dropReplicationSlots(DatabaseSettings db) throws SQLException {
+    String database = db.url().replaceFirst("^.*/([^/?]+)(\\?.*)?$", "$1");
+    String admin = db.url().replaceFirst("/[^/?]+(\\?.*)?$", "/postgres$1");
+    try (Connection c = DriverManager.getConnection(admin, db.user(), db.password());
+        var ps =
+            c.prepareStatement(
+                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+                    + " WHERE database = ? AND NOT active")) {
+      ps.setString(1, database);
+      ps.execute();
     }
   }
 
@@ -110,6 +132,7 @@ public final class Demo {
     String password = db.password();
     String database = url.replaceFirst("^.*/([^/?]+)(\\?.*)?$", "$1");
     String admin = url.replaceFirst("/[^/?]+(\\?.*)?$", "/postgres$1");
+    dropReplicationSlots(db); // a database with a slot cannot be dropped
     try (Connection c = DriverManager.getConnection(admin, user, password);
         var st = c.createStatement()) {
       st.execute("DROP DATABASE IF EXISTS \"" + database.replace("\"", "\"\"") + "\" WITH (FORCE)");

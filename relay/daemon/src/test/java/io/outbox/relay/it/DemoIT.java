@@ -41,6 +41,22 @@ class DemoIT {
     assertThat(runDemo(dir, "--sink", "rabbitmq")).isZero();
   }
 
+  @Test
+  void demoThroughCdcDeliversEveryCommittedEventAndLeavesNoSlot(@TempDir Path dir)
+      throws Exception {
+    assertThat(runDemo(dir, "--source", "cdc")).isZero();
+    try (Connection c =
+            DriverManager.getConnection(
+                Services.jdbcUrl("postgres"), Services.pgUser(), Services.pgPassword());
+        Statement st = c.createStatement();
+        java.sql.ResultSet rs =
+            st.executeQuery(
+                "SELECT count(*) FROM pg_replication_slots WHERE database = '" + database + "'")) {
+      rs.next();
+      assertThat(rs.getInt(1)).as("replication slots left behind").isZero();
+    }
+  }
+
   private int runDemo(Path dir, String... extra) throws Exception {
     Path config = dir.resolve("demo.conf");
     Files.writeString(
