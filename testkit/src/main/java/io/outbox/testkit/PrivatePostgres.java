@@ -38,6 +38,7 @@ public final class PrivatePostgres implements AutoCloseable {
   private final int port;
   private final TestCertificates certificates;
   private final String adminPassword;
+  private final Thread reaper = new Thread(this::stopNow, "private-postgres-reaper");
   private boolean closed;
 
   private PrivatePostgres(
@@ -75,6 +76,7 @@ public final class PrivatePostgres implements AutoCloseable {
     }
     int port = LocalPorts.free(HOST, 1)[0];
     PrivatePostgres pg = new PrivatePostgres(dir, bin, port, certificates, adminPassword);
+    Runtime.getRuntime().addShutdownHook(pg.reaper);
     try {
       pg.run(
           "initdb",
@@ -167,14 +169,28 @@ public final class PrivatePostgres implements AutoCloseable {
       return;
     }
     closed = true;
-    if (Files.exists(dir.resolve("data/postmaster.pid"))) {
-      try {
-        run("pg_ctl", "-D", dir.resolve("data").toString(), "-m", "fast", "-w", "stop");
-      } catch (IOException | RuntimeException e) {
-        // Deleting the directory below still frees the disk; the port is freed with the process.
-      }
+    stop("fast");
+    try {
+      Runtime.getRuntime().removeShutdownHook(reaper);
+    } catch (IllegalStateException e) {
+      // The JVM is shutting down: the hook runs anyway.
     }
     Directories.deleteRecursively(dir);
+  }
+
+  /** When the test JVM ends without {@link #close()}: no cluster outlives it. */
+  private void stopNow() {
+    stop("immediate");
+  }
+
+  private void stop(String mode) {
+    if (Files.exists(dir.resolve("data/postmaster.pid"))) {
+      try {
+        run("pg_ctl", "-D", dir.resolve("data").toString(), "-m", mode, "-w", "stop");
+      } catch (IOException | RuntimeException e) {
+        // Deleting the directory still frees the disk; the port is freed with the process.
+      }
+    }
   }
 
   @Override
