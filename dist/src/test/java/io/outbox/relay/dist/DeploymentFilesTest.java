@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -21,14 +20,12 @@ import org.junit.jupiter.api.Test;
  * (Validation by the real tools, docker-compose and promtool, is in DeploymentFilesIT.)
  */
 class DeploymentFilesTest {
-  private static final String ALERTS = "config/prometheus/alerts.yml";
-  private static final String DASHBOARD = "config/grafana/dashboards/outbox-relay.json";
   private static final Pattern RUNBOOK = Pattern.compile("docs/operations\\.md#([a-z0-9_-]+)");
 
   @Test
   void alertRulesCoverTheOperationalRisks() {
     List<String> names = new ArrayList<>();
-    for (JsonNode rule : alertRules()) {
+    for (JsonNode rule : RepositoryFiles.alertRules()) {
       String name = rule.path("alert").asText();
       names.add(name);
       assertThat(rule.path("expr").asText()).as("%s: expr", name).isNotBlank();
@@ -55,7 +52,7 @@ class DeploymentFilesTest {
   @Test
   void alertRulesLinkExistingPlaybookSections() {
     Set<String> anchors = RepositoryFiles.anchors("docs/operations.md");
-    for (JsonNode rule : alertRules()) {
+    for (JsonNode rule : RepositoryFiles.alertRules()) {
       Matcher m = RUNBOOK.matcher(rule.path("annotations").path("description").asText());
       while (m.find()) {
         assertThat(anchors)
@@ -70,7 +67,7 @@ class DeploymentFilesTest {
     Set<String> documented = RepositoryFiles.documentedMetrics();
     assertThat(documented).as("metric names in docs/metrics.md").hasSizeGreaterThan(10);
     documented.add("up"); // Prometheus' own, per scraped target
-    Map<String, Set<String>> used = usedMetrics();
+    Map<String, Set<String>> used = RepositoryFiles.usedMetrics();
     assertThat(used.keySet())
         .as("metrics the alerts and the dashboard use")
         .contains("outbox_relay_pending_events", "outbox_relay_oldest_pending_age_seconds");
@@ -83,7 +80,7 @@ class DeploymentFilesTest {
 
   @Test
   void dashboardIsAProvisionableGrafanaDashboard() {
-    JsonNode dashboard = RepositoryFiles.json(DASHBOARD);
+    JsonNode dashboard = RepositoryFiles.json(RepositoryFiles.DASHBOARD);
     assertThat(dashboard.path("uid").asText()).isEqualTo("outbox-relay");
     Set<String> variables = new HashSet<>();
     dashboard.path("templating").path("list").forEach(v -> variables.add(v.path("name").asText()));
@@ -192,32 +189,5 @@ class DeploymentFilesTest {
         .map(parts -> parts[parts.length - 2])
         .filter(source -> !source.equals("."))
         .forEach(source -> assertThat(RepositoryFiles.path(source)).as("COPY " + source).exists());
-  }
-
-  private static List<JsonNode> alertRules() {
-    List<JsonNode> rules = new ArrayList<>();
-    RepositoryFiles.yaml(ALERTS).path("groups").forEach(g -> g.path("rules").forEach(rules::add));
-    assertThat(rules).as("rules in " + ALERTS).isNotEmpty();
-    return rules;
-  }
-
-  /** Series name → where it is used, for every PromQL expression of the alerts and dashboard. */
-  private static Map<String, Set<String>> usedMetrics() {
-    Map<String, Set<String>> used = new TreeMap<>();
-    for (JsonNode rule : alertRules()) {
-      for (String name : RepositoryFiles.metricsIn(rule.path("expr").asText())) {
-        used.computeIfAbsent(name, n -> new TreeSet<>())
-            .add("alert " + rule.path("alert").asText());
-      }
-    }
-    for (JsonNode panel : RepositoryFiles.json(DASHBOARD).path("panels")) {
-      for (JsonNode target : panel.path("targets")) {
-        for (String name : RepositoryFiles.metricsIn(target.path("expr").asText())) {
-          used.computeIfAbsent(name, n -> new TreeSet<>())
-              .add("panel " + panel.path("title").asText());
-        }
-      }
-    }
-    return used;
   }
 }

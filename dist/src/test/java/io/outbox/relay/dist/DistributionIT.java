@@ -2,6 +2,7 @@ package io.outbox.relay.dist;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.outbox.relay.dist.UnpackedDistribution.Result;
 import io.outbox.schema.OutboxMessage;
@@ -15,10 +16,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -96,6 +99,39 @@ class DistributionIT {
     Result noJava = dist.run(Map.of("JAVA_HOME", "/nonexistent/jdk"), "--version");
     assertThat(noJava.exitCode()).as(noJava.toString()).isEqualTo(1);
     assertThat(noJava.err()).contains("JAVA_HOME", "/nonexistent/jdk");
+  }
+
+  @Test
+  void runsAsAnUnprivilegedUserFromARootOwnedInstallation() throws IOException {
+    // As in the Docker image: files owned by root, the process run as uid 10001 (no home, no
+    // write access to the installation).
+    assumeTrue(
+        "root".equals(System.getProperty("user.name")),
+        "needs root to run a command as another user (CI runs as root)");
+    Files.setPosixFilePermissions(unpackDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+    List<String> asUser =
+        List.of("setpriv", "--reuid=10001", "--regid=10001", "--clear-groups", "--");
+    Result version =
+        UnpackedDistribution.exec(
+            dist.home(), Map.of(), concat(asUser, dist.launcher().toString(), "--version"));
+    assertThat(version.exitCode()).as(version.toString()).isZero();
+    Result check =
+        UnpackedDistribution.exec(
+            dist.home(),
+            Map.of(),
+            concat(
+                asUser,
+                dist.launcher().toString(),
+                "check-config",
+                "--config",
+                "config/relay.conf"));
+    assertThat(check.exitCode()).as(check.toString()).isZero();
+  }
+
+  private static List<String> concat(List<String> prefix, String... rest) {
+    List<String> all = new ArrayList<>(prefix);
+    all.addAll(List.of(rest));
+    return all;
   }
 
   @Test

@@ -1,5 +1,7 @@
 package io.outbox.relay.dist;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -7,8 +9,12 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -21,6 +27,12 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * tests read them: parsed YAML and JSON, metric names used in PromQL, headings of Markdown pages.
  */
 final class RepositoryFiles {
+  /** The Prometheus alert rules. */
+  static final String ALERTS = "config/prometheus/alerts.yml";
+
+  /** The Grafana dashboard. */
+  static final String DASHBOARD = "config/grafana/dashboards/outbox-relay.json";
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** A metric name in PromQL: our own, the JVM/process binders' and Prometheus' {@code up}. */
@@ -113,5 +125,33 @@ final class RepositoryFiles {
       }
     }
     return anchors;
+  }
+
+  /** The rules of every group of the alert rules file. */
+  static List<JsonNode> alertRules() {
+    List<JsonNode> rules = new ArrayList<>();
+    yaml(ALERTS).path("groups").forEach(g -> g.path("rules").forEach(rules::add));
+    assertThat(rules).as("rules in " + ALERTS).isNotEmpty();
+    return rules;
+  }
+
+  /** Series name → where it is used, for every PromQL expression of the alerts and dashboard. */
+  static Map<String, Set<String>> usedMetrics() {
+    Map<String, Set<String>> used = new TreeMap<>();
+    for (JsonNode rule : alertRules()) {
+      for (String name : metricsIn(rule.path("expr").asText())) {
+        used.computeIfAbsent(name, n -> new TreeSet<>())
+            .add("alert " + rule.path("alert").asText());
+      }
+    }
+    for (JsonNode panel : json(DASHBOARD).path("panels")) {
+      for (JsonNode target : panel.path("targets")) {
+        for (String name : metricsIn(target.path("expr").asText())) {
+          used.computeIfAbsent(name, n -> new TreeSet<>())
+              .add("panel " + panel.path("title").asText());
+        }
+      }
+    }
+    return used;
   }
 }
