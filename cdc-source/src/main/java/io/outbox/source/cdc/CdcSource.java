@@ -6,10 +6,8 @@ import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.LeadershipLostException;
-import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
-import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxTables;
@@ -149,7 +147,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, maxWait);
       if (items.isEmpty()) {
         checkActive(s);
-        return EmptyClaim.INSTANCE;
+        return Claim.empty();
       }
       handedOut = true;
       return new CdcClaim(this, s.stream(), lane, items, this::ended);
@@ -349,25 +347,5 @@ final class CdcSource implements Source, CdcClaim.Writer {
     if (roleListener != null) {
       roleListener.roleChanged(role);
     }
-  }
-
-  /** The claim returned when nothing was available. */
-  private enum EmptyClaim implements Claim {
-    INSTANCE;
-
-    @Override
-    public List<OutboxEvent> events() {
-      return List.of();
-    }
-
-    @Override
-    public void settle(List<Settlement> settlements) {
-      if (!settlements.isEmpty()) {
-        throw new IllegalArgumentException("settlements for an empty claim: " + settlements);
-      }
-    }
-
-    @Override
-    public void release() {}
   }
 }

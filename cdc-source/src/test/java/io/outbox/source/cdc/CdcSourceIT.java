@@ -154,6 +154,48 @@ class CdcSourceIT {
   }
 
   @Test
+  void reCreatedSlotWithStoredOffsetsIsALoudError(TestInfo info) throws Exception {
+    fixture(info);
+    CdcSource first = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    first.activate();
+    fx.commit(List.of(event("a", 1)));
+    CdcFixture.claimAll(first, 1, 1, Duration.ofSeconds(30)).forEach(CdcFixture::publishAll);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> fx.count("SELECT count(*) FROM outbox_relay_offsets") > 0);
+    first.close(Duration.ofSeconds(10));
+    fx.execute("SELECT pg_drop_replication_slot('" + fx.slot() + "')");
+    fx.execute("CREATE TABLE filler AS SELECT generate_series(1, 1000) AS n");
+    fx.execute("SELECT pg_create_logical_replication_slot('" + fx.slot() + "', 'pgoutput')");
+
+    CdcSource second = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    assertThatThrownBy(second::activate)
+        .isInstanceOf(SourceException.class)
+        .hasMessageContaining("replication slot " + fx.slot() + " was re-created")
+        .hasMessageContaining("on-slot-loss = recreate");
+  }
+
+  @Test
+  void reconcileSweepPublishesRowsTheStreamMissed(TestInfo info) throws Exception {
+    fixture(info);
+    CdcSource source = fx.source(1, Map.of("reconcile-after", "1s"), new CopyOnWriteArrayList<>());
+    source.activate();
+    String publication = CdcSettings.derivedName(fx.db.name(), CdcFixture.PIPELINE);
+    // Rows committed while the table is out of the publication never reach the stream.
+    fx.execute("ALTER PUBLICATION " + publication + " DROP TABLE outbox");
+    List<UUID> missed = fx.commit(List.of(event("m", 1), event("m", 2)));
+    fx.execute("ALTER PUBLICATION " + publication + " ADD TABLE outbox");
+    UUID streamed = fx.commit(List.of(event("m", 3))).get(0);
+
+    List<Claim> claims = CdcFixture.claimAll(source, 1, 3, Duration.ofSeconds(30));
+    List<UUID> order =
+        claims.stream().flatMap(c -> c.events().stream()).map(OutboxEvent::eventId).toList();
+    assertThat(order).containsExactly(missed.get(0), missed.get(1), streamed);
+    claims.forEach(CdcFixture::publishAll);
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL")).isZero();
+  }
+
+  @Test
   void missingPublicationIsNamedWhenTheRelayMayNotCreateIt(TestInfo info) throws Exception {
     fixture(info);
     CdcSource source =

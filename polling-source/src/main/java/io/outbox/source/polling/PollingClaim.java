@@ -8,9 +8,7 @@ import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxVerdicts;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -143,21 +141,10 @@ final class PollingClaim implements Claim {
   }
 
   private Batches sort(List<Settlement> settlements) {
-    Set<Long> ids = new HashSet<>();
-    for (OutboxEvent e : events) {
-      ids.add(e.id());
-    }
-    Set<Long> seen = new HashSet<>();
+    Settlement.requireOnePerEvent(events, settlements);
     Batches b = new Batches(owner.verdicts().batch());
     for (Settlement s : settlements) {
       long id = s.event().id();
-      if (!ids.contains(id)) {
-        throw new IllegalArgumentException(
-            "settlement for " + s.event() + " which is not part of this claim; claim released");
-      }
-      if (!seen.add(id)) {
-        throw new IllegalArgumentException("two settlements for " + s.event() + "; claim released");
-      }
       if (s instanceof Settlement.Published) {
         b.verdicts.published(id);
       } else if (s instanceof Settlement.Retry r) {

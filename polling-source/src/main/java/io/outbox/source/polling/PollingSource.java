@@ -4,18 +4,15 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.LeadershipLostException;
-import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
-import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -183,7 +180,7 @@ final class PollingSource implements Source {
         long untilPoll = idleSince[lane] + poll - System.nanoTime();
         wakeUps.awaitChange(idleGeneration[lane], Math.max(0, Math.min(untilPoll, left)));
       }
-      return EmptyClaim.INSTANCE;
+      return Claim.empty();
     } finally {
       if (!handedOut) {
         ended(lane);
@@ -296,27 +293,5 @@ final class PollingSource implements Source {
     synchronized (outstanding) {
       outstanding.notifyAll();
     }
-  }
-
-  /**
-   * The claim returned when nothing was available: holds nothing, may be ended any number of times.
-   */
-  private enum EmptyClaim implements Claim {
-    INSTANCE;
-
-    @Override
-    public List<OutboxEvent> events() {
-      return List.of();
-    }
-
-    @Override
-    public void settle(List<Settlement> settlements) {
-      if (!settlements.isEmpty()) {
-        throw new IllegalArgumentException("settlements for an empty claim: " + settlements);
-      }
-    }
-
-    @Override
-    public void release() {}
   }
 }

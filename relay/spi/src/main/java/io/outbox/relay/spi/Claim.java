@@ -25,4 +25,12 @@ public interface Claim {
 
   /** Ends the claim without recording anything: the events will be claimed again. */
   void release();
+
+  /**
+   * The claim a source returns when nothing was available: it holds no event, and may be ended any
+   * number of times.
+   */
+  static Claim empty() {
+    return EmptyClaim.INSTANCE;
+  }
 }

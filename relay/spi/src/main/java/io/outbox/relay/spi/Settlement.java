@@ -1,12 +1,38 @@
 package io.outbox.relay.spi;
 
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /** The pipeline's decision about one claimed event, made durable by {@link Claim#settle}. */
 public sealed interface Settlement {
 
   OutboxEvent event();
+
+  /**
+   * Checks that every settlement is for one of {@code events}, at most one per event (a claim's own
+   * check before it records anything).
+   *
+   * @throws IllegalArgumentException naming the first settlement that is not
+   */
+  static void requireOnePerEvent(List<OutboxEvent> events, List<Settlement> settlements) {
+    Set<Long> ids = new HashSet<>();
+    for (OutboxEvent e : events) {
+      ids.add(e.id());
+    }
+    Set<Long> seen = new HashSet<>();
+    for (Settlement s : settlements) {
+      if (!ids.contains(s.event().id())) {
+        throw new IllegalArgumentException(
+            "settlement for " + s.event() + " which is not part of this claim; claim released");
+      }
+      if (!seen.add(s.event().id())) {
+        throw new IllegalArgumentException("two settlements for " + s.event() + "; claim released");
+      }
+    }
+  }
 
   /** The broker acknowledged it: mark or delete the row. */
   record Published(OutboxEvent event) implements Settlement {
