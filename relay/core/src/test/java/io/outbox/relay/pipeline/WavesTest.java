@@ -27,4 +27,9 @@ class WavesTest {
     var events = List.of(event(1, "a"), event(2, "a"));
     assertThat(Waves.of(events, new String[] {null, null})).containsExactly(List.of(0, 1));
   }
+
+  @Test
+  void anEmptyBatchHasNoWave() {
+    assertThat(Waves.of(List.of(), new String[0])).isEmpty();
+  }
 }

@@ -3,6 +3,7 @@ package io.outbox.sink.kafka;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -33,7 +34,7 @@ final class KafkaRecords {
     headers.add(EVENT_TYPE, utf8(event.eventType()));
     headers.add(AGGREGATE_TYPE, utf8(event.aggregateType()));
     headers.add(AGGREGATE_ID, utf8(event.aggregateId()));
-    headers.add(CREATED_AT, utf8(event.createdAt().toString())); // ISO-8601
+    headers.add(CREATED_AT, createdAt(event.createdAt())); // ISO-8601
     // Then the pipeline's extra headers and the row's own, each sorted by name; a name already
     // present keeps its first value.
     addAbsent(headers, routed.extraHeaders());
@@ -52,6 +53,26 @@ final class KafkaRecords {
       }
     }
   }
+
+  /**
+   * {@code at} in ISO-8601 ({@link Instant#toString}), UTF-8. The events of one transaction share
+   * their created_at and come one after the other, and {@code Instant.toString} is the costliest
+   * part of building a record: the last one rendered is kept (an immutable pair, so lanes sharing
+   * it race harmlessly; header values are never modified once added).
+   */
+  static byte[] createdAt(Instant at) {
+    CreatedAt last = lastCreatedAt;
+    if (!last.instant().equals(at)) {
+      last = new CreatedAt(at, utf8(at.toString()));
+      lastCreatedAt = last;
+    }
+    return last.iso();
+  }
+
+  private static volatile CreatedAt lastCreatedAt =
+      new CreatedAt(Instant.EPOCH, utf8(Instant.EPOCH.toString()));
+
+  private record CreatedAt(Instant instant, byte[] iso) {}
 
   /** The record's key, value and header bytes: what counts against Kafka's size limits. */
   static int size(ProducerRecord<String, byte[]> record) {

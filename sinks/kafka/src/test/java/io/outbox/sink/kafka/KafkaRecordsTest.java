@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -68,5 +69,15 @@ class KafkaRecordsTest {
       headerBytes += h.key().length() + h.value().length;
     }
     assertThat(KafkaRecords.size(record)).isEqualTo(2 + 100 + headerBytes);
+  }
+
+  @Test
+  void createdAtIsTheInstantsIsoTextEvenWhenItChanges() {
+    Instant a = Instant.parse("2026-11-30T06:32:41.148123Z");
+    Instant b = Instant.parse("2026-11-30T06:32:41Z");
+    for (Instant at : new Instant[] {a, a, b, a, b, b}) {
+      assertThat(new String(KafkaRecords.createdAt(at), StandardCharsets.UTF_8))
+          .isEqualTo(at.toString());
+    }
   }
 }
