@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
 /**
  * Decides which settings are secrets and hides them: values of keys such as {@code password},
  * {@code *-password}, {@code secret}, {@code token} or {@code sasl.jaas.config}, the password in a
- * URI's user info ({@code amqp://user:******@host}) and {@code password=} parameters of URLs.
+ * URI's user info ({@code amqp://user:******@host}) and {@code password=}-like parameters of URLs
+ * ({@code sslpassword=}, {@code token=}, ...).
  */
 public final class SecretMasker {
 
@@ -27,9 +28,9 @@ public final class SecretMasker {
   // scheme://user:password@host -> keeps scheme and user, hides the password
   private static final Pattern URI_USER_INFO =
       Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^/\\s:@]*):([^@/\\s]*)@");
-  // ...?user=app&password=secret -> hides the parameter's value
+  // ...?user=app&password=secret (also sslpassword=, client_secret=, token=) -> hides the value
   private static final Pattern PASSWORD_PARAMETER =
-      Pattern.compile("(?i)([?&;](?:password|passwd|pwd)=)[^&;\\s]*");
+      Pattern.compile("(?i)([?&;][a-z0-9_.-]*(?:password|passwd|pwd|secret|token)=)[^&;\\s]*");
 
   private SecretMasker() {}
 

@@ -34,6 +34,11 @@ class SecretMaskerTest {
         .isEqualTo("amqp://user:******@host:5672/%2f");
     assertThat(SecretMasker.maskEmbedded("jdbc:postgresql://db/app?user=a&password=p&ssl=true"))
         .isEqualTo("jdbc:postgresql://db/app?user=a&password=******&ssl=true");
+    assertThat(
+            SecretMasker.maskEmbedded(
+                "jdbc:postgresql://db/app?sslmode=verify-full&sslpassword=k3y&x=1;token=t"))
+        .isEqualTo(
+            "jdbc:postgresql://db/app?sslmode=verify-full&sslpassword=******&x=1;token=******");
     assertThat(SecretMasker.maskEmbedded("amqp://host:5672")).isEqualTo("amqp://host:5672");
     assertThat(SecretMasker.maskEmbedded("outbox.${aggregate_type}"))
         .isEqualTo("outbox.${aggregate_type}");
