@@ -25,6 +25,7 @@ final class MigrationPlaceholders {
     values.put("outbox_event_id_key", quote(fit(outbox, "_event_id_key")));
     values.put("pending_index", quote(fit(outbox, "_pending_idx")));
     values.put("retrying_index", quote(fit(outbox, "_retrying_idx")));
+    values.put("published_index", quote(fit(outbox, "_published_idx")));
     values.put("dead_letter_table", tables.qualifiedDeadLetterTable());
     values.put("dead_letter_pkey", quote(fit(dead, "_pkey")));
     values.put("dead_letter_reason_check", quote(fit(dead, "_reason_check")));

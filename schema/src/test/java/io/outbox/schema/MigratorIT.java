@@ -45,11 +45,11 @@ class MigratorIT {
     }
     MigrationResult second = migrate(tables);
 
-    assertThat(first.applied()).isEqualTo(2);
-    assertThat(first.version()).isEqualTo("2");
+    assertThat(first.applied()).isEqualTo(3);
+    assertThat(first.version()).isEqualTo("3");
     assertThat(second.applied()).isZero();
-    assertThat(second.version()).isEqualTo("2");
-    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 2");
+    assertThat(second.version()).isEqualTo("3");
+    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 3");
     try (Connection c = db.connect()) {
       assertThat(Catalog.snapshot(c)).isEqualTo(before);
       assertThat(Catalog.count(c, "SELECT count(*) FROM public.outbox_relay_schema_history"))
@@ -69,7 +69,7 @@ class MigratorIT {
 
     MigrationResult result = migrate(tables);
 
-    assertThat(result.applied()).isEqualTo(2);
+    assertThat(result.applied()).isEqualTo(3);
     try (Connection c = db.connect()) {
       assertThat(Catalog.tables(c))
           .containsExactly(
@@ -86,6 +86,7 @@ class MigratorIT {
               "events_outbox_event_id_key",
               "events_outbox_pending_idx",
               "events_outbox_pkey",
+              "events_outbox_published_idx",
               "events_outbox_relay_offsets_pkey",
               "events_outbox_relay_schema_history_pk",
               "events_outbox_relay_schema_history_s_idx",
@@ -119,8 +120,30 @@ class MigratorIT {
                   + " WHERE ((published_at IS NULL) AND (next_attempt_at IS NOT NULL))",
               "outbox_event_id_key: CREATE UNIQUE INDEX outbox_event_id_key ON public.outbox"
                   + " USING btree (event_id)",
+              "outbox_published_idx: CREATE INDEX outbox_published_idx ON public.outbox"
+                  + " USING btree (published_at) WHERE (published_at IS NOT NULL)",
               "outbox_dead_letter_event_id_idx: CREATE INDEX outbox_dead_letter_event_id_idx"
                   + " ON public.outbox_dead_letter USING btree (event_id)");
+    }
+  }
+
+  @Test
+  void theOutboxGetsQueueTableAutovacuumSettings() throws SQLException {
+    migrate(OutboxTables.of("billing.outbox"));
+
+    try (Connection c = db.connect()) {
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT unnest(reloptions) FROM pg_class"
+                      + " WHERE oid = 'billing.outbox'::regclass ORDER BY 1"))
+          .containsExactly(
+              "autovacuum_analyze_scale_factor=0.01",
+              "autovacuum_analyze_threshold=1000",
+              "autovacuum_vacuum_insert_scale_factor=0.01",
+              "autovacuum_vacuum_insert_threshold=1000",
+              "autovacuum_vacuum_scale_factor=0.01",
+              "autovacuum_vacuum_threshold=1000");
     }
   }
 
@@ -130,9 +153,9 @@ class MigratorIT {
     OutboxTables payments = OutboxTables.of("payments_outbox");
     OutboxTables billing = OutboxTables.of("billing.events_outbox", "billing.events_dead");
 
-    assertThat(migrate(orders).applied()).isEqualTo(2);
-    assertThat(migrate(payments).applied()).isEqualTo(2);
-    assertThat(migrate(billing).applied()).isEqualTo(2);
+    assertThat(migrate(orders).applied()).isEqualTo(3);
+    assertThat(migrate(payments).applied()).isEqualTo(3);
+    assertThat(migrate(billing).applied()).isEqualTo(3);
     assertThat(migrate(payments).applied()).isZero();
 
     try (Connection c = db.connect()) {
@@ -175,7 +198,7 @@ class MigratorIT {
     // The application's schema is not empty, and has a history table of its own.
     MigrationResult relay = new Migrator(OutboxTables.of("outbox")).migrate(dataSource);
 
-    assertThat(relay.applied()).isEqualTo(2);
+    assertThat(relay.applied()).isEqualTo(3);
     assertThat(app.migrate().migrationsExecuted).isZero();
     app.validate();
     try (Connection c = db.connect()) {
@@ -188,7 +211,7 @@ class MigratorIT {
                   c,
                   "SELECT coalesce(version, '-') || ' ' || type || ' ' || success"
                       + " FROM public.outbox_relay_schema_history ORDER BY installed_rank"))
-          .containsExactly("0 BASELINE true", "1 SQL true", "2 SQL true");
+          .containsExactly("0 BASELINE true", "1 SQL true", "2 SQL true", "3 SQL true");
       assertThat(Catalog.tables(c)).contains("public.orders", "public.outbox");
     }
   }
@@ -201,8 +224,8 @@ class MigratorIT {
     OutboxTables mixed = OutboxTables.of("Billing.OrderEvents", "Billing.OrderEvents_Dead");
     OutboxTables longOne = OutboxTables.of("billing." + table);
 
-    assertThat(migrate(mixed).applied()).isEqualTo(2);
-    assertThat(migrate(longOne).applied()).isEqualTo(2);
+    assertThat(migrate(mixed).applied()).isEqualTo(3);
+    assertThat(migrate(longOne).applied()).isEqualTo(3);
     assertThat(migrate(longOne).applied()).isZero();
 
     try (Connection c = db.connect()) {

@@ -9,6 +9,8 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.RetentionJob;
+import io.outbox.schema.RetentionPolicy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -22,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * Reads the outbox by polling: each claim is a transaction that takes its lane's advisory lock and
  * locks the lane's next claimable rows ({@code FOR UPDATE}, under the lane's advisory lock);
  * notifications from the insert trigger wake idle lanes, the poll interval is the fallback. One
- * instance per pipeline is active at a time ({@link LeaderLock}).
+ * instance per pipeline is active at a time ({@link LeaderLock}); it also runs the pipeline's
+ * retention ({@link RetentionJob}) while active.
  */
 final class PollingSource implements Source {
 
@@ -48,6 +51,7 @@ final class PollingSource implements Source {
   private volatile ClaimTransactions claims;
   private volatile HikariDataSource pool;
   private NotificationListener listener; // guarded by lifecycle
+  private RetentionJob retention; // guarded by lifecycle
   private volatile boolean closed;
   private final LongAdder claimQueries = new LongAdder();
 
@@ -126,6 +130,16 @@ final class PollingSource implements Source {
                   connections, sql.listen, tables.notifyChannel(), wakeUps, pipeline);
           listener.start();
         }
+        if (retention == null && database.retention().enabled()) {
+          // Runs only while this instance holds the leader lock; its own session, autocommit.
+          retention =
+              RetentionJob.start(
+                  tables.outboxTables(),
+                  pipeline,
+                  policy(database.retention()),
+                  () -> connections.dedicated("retention"),
+                  leader::held);
+        }
       }
     } catch (RuntimeException | InterruptedException e) {
       leader.release();
@@ -188,6 +202,10 @@ final class PollingSource implements Source {
     }
   }
 
+  private static RetentionPolicy policy(DatabaseSettings.Retention r) {
+    return new RetentionPolicy(r.published(), r.deadLetters(), r.batchSize(), r.interval());
+  }
+
   private void checkLeadership() {
     if (!leader.held()) {
       throw new LeadershipLostException(
@@ -203,6 +221,7 @@ final class PollingSource implements Source {
   public void close(Duration timeout) {
     long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
     NotificationListener stopping;
+    RetentionJob stoppingRetention;
     synchronized (lifecycle) {
       if (closed) {
         return;
@@ -210,6 +229,11 @@ final class PollingSource implements Source {
       closed = true;
       stopping = listener;
       listener = null;
+      stoppingRetention = retention;
+      retention = null;
+    }
+    if (stoppingRetention != null) {
+      stoppingRetention.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
     }
     wakeUps.wakeAll();
     awaitClaimsEnded(deadline);

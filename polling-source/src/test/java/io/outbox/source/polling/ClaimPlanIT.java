@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.schema.OutboxVerdicts;
+import io.outbox.schema.Retention;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -111,6 +112,25 @@ class ClaimPlanIT {
           .contains("Index Scan using outbox_pkey")
           .doesNotContain("Seq Scan on outbox");
     }
+  }
+
+  @Test
+  void retentionFindsOldPublishedRowsThroughItsPartialIndex() throws Exception {
+    Retention retention = Retention.of(TABLES.outboxTables());
+    // Every published row is older than 1 ms: a full batch of 1,000 to delete.
+    Binder binder =
+        ps -> {
+          ps.setLong(1, 1);
+          ps.setInt(2, 1000);
+        };
+    explain(retention.deletePublishedSql(), binder);
+    String plan = explain(retention.deletePublishedSql(), binder);
+    log.info("retention delete of 1000 published rows:\n{}", plan);
+    assertThat(plan)
+        .contains("Index Scan using outbox_published_idx on outbox")
+        .contains("Index Scan using outbox_pkey on outbox")
+        .contains("LockRows")
+        .doesNotContain("Seq Scan on outbox");
   }
 
   /** Binds the statement's parameters. */

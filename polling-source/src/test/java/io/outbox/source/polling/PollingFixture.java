@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.DatabaseSettings.Retention;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
@@ -62,6 +63,15 @@ final class PollingFixture implements AutoCloseable {
   }
 
   PollingSource source(int lanes, OnPublish onPublish, Map<String, ?> overrides, List<Role> roles) {
+    return source(lanes, onPublish, overrides, roles, Retention.OFF);
+  }
+
+  PollingSource source(
+      int lanes,
+      OnPublish onPublish,
+      Map<String, ?> overrides,
+      List<Role> roles,
+      Retention retention) {
     DatabaseSettings database =
         new DatabaseSettings(
             db.url(),
@@ -71,7 +81,8 @@ final class PollingFixture implements AutoCloseable {
             "outbox",
             "outbox_dead_letter",
             onPublish,
-            PIPELINE);
+            PIPELINE,
+            retention);
     PollingSource source =
         (PollingSource)
             new PollingSourceProvider()

@@ -10,6 +10,7 @@ import io.outbox.relay.config.PipelineSettings.Backoff;
 import io.outbox.relay.config.PipelineSettings.RetrySettings;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.DatabaseSettings.Retention;
 import io.outbox.relay.spi.EventTemplate;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -28,6 +29,8 @@ final class PipelineBinder {
       Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
   private static final Map<String, OnPublish> ON_PUBLISH = new LinkedHashMap<>();
+
+  private static final Duration MIN_RETENTION_INTERVAL = Duration.ofSeconds(1);
 
   static {
     ON_PUBLISH.put("mark", OnPublish.MARK);
@@ -113,11 +116,30 @@ final class PipelineBinder {
       r.problem("dead-letter-table", "must differ from table, both are \"" + table + "\"");
     }
     OnPublish onPublish = r.oneOf("on-publish", ON_PUBLISH);
+    Retention retention = retention(r);
     if (problems.reported() > before) {
       return null;
     }
     return new DatabaseSettings(
-        url, user, password, properties, table, deadLetterTable, onPublish, pipeline);
+        url, user, password, properties, table, deadLetterTable, onPublish, pipeline, retention);
+  }
+
+  private static Retention retention(SettingsReader r) {
+    Duration published = r.durationOrOff("retention.published", Duration.ofSeconds(1));
+    Duration deadLetters = r.durationOrOff("retention.dead-letters", Duration.ofSeconds(1));
+    Integer batchSize = r.intIn("retention.batch-size", 1, 100_000);
+    Duration interval = r.positiveDuration("retention.interval");
+    if (interval != null && interval.compareTo(MIN_RETENTION_INTERVAL) < 0) {
+      r.problem(
+          "retention.interval",
+          "must be at least 1s, not "
+              + r.describe("retention.interval", r.raw("retention.interval")));
+      return null;
+    }
+    if (published == null || deadLetters == null || batchSize == null || interval == null) {
+      return null;
+    }
+    return new Retention(published, deadLetters, batchSize, interval);
   }
 
   private static String table(SettingsReader r, String key) {

@@ -164,6 +164,39 @@ final class SettingsReader {
     return d;
   }
 
+  /**
+   * A duration of at least {@code min} for something that can be switched off: {@code off}, {@code
+   * false} or {@code 0} give {@link Duration#ZERO}.
+   */
+  Duration durationOrOff(String key, Duration min) {
+    ConfigValue v = raw(key);
+    String forms = "a duration such as 12h or 7d, or off";
+    if (!present(key, v, forms)) {
+      return null;
+    }
+    Object unwrapped = v.unwrapped();
+    if (Boolean.FALSE.equals(unwrapped)
+        || unwrapped instanceof String text && "off".equalsIgnoreCase(text.strip())) {
+      return Duration.ZERO;
+    }
+    Duration d;
+    try {
+      d = config.getDuration(key);
+    } catch (ConfigException e) {
+      problem(key, describe(key, v) + " is not " + forms);
+      return null;
+    }
+    if (d.isZero()) {
+      return d;
+    }
+    if (d.compareTo(min) < 0) {
+      String least = min.toMillis() % 1000 == 0 ? min.toSeconds() + "s" : min.toMillis() + "ms";
+      problem(key, "must be off (or 0) or at least " + least + ", not " + describe(key, v));
+      return null;
+    }
+    return d;
+  }
+
   /** One of {@code choices}, written in lower case. */
   <T> T oneOf(String key, Map<String, T> choices) {
     String s = optionalString(key);

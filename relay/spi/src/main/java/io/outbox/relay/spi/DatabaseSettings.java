@@ -1,5 +1,6 @@
 package io.outbox.relay.spi;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 
@@ -14,6 +15,7 @@ import java.util.Objects;
  * @param deadLetterTable the dead-letter table, possibly schema-qualified
  * @param onPublish what happens to a row once its event is published
  * @param pipeline the pipeline name, written into the dead-letter table's {@code pipeline} column
+ * @param retention how long published rows and dead letters are kept ({@code retention.*})
  */
 public record DatabaseSettings(
     String url,
@@ -23,7 +25,8 @@ public record DatabaseSettings(
     String table,
     String deadLetterTable,
     OnPublish onPublish,
-    String pipeline) {
+    String pipeline,
+    Retention retention) {
 
   /** What happens to an outbox row once its event is published. */
   public enum OnPublish {
@@ -33,12 +36,64 @@ public record DatabaseSettings(
     DELETE
   }
 
+  /**
+   * Retention: published rows ({@code on-publish = mark}) and dead letters older than their age are
+   * deleted by the active instance in the background, in small batches. A zero age keeps that kind
+   * forever.
+   *
+   * @param published {@code retention.published}: age by {@code published_at}, or zero for off
+   * @param deadLetters {@code retention.dead-letters}: age by {@code dead_lettered_at}, or zero
+   * @param batchSize {@code retention.batch-size}: the most rows one delete statement removes
+   * @param interval {@code retention.interval}: the pause between two rounds of deletes
+   */
+  public record Retention(
+      Duration published, Duration deadLetters, int batchSize, Duration interval) {
+
+    /** Keeps everything. */
+    public static final Retention OFF =
+        new Retention(Duration.ZERO, Duration.ZERO, 1000, Duration.ofMinutes(1));
+
+    public Retention {
+      Objects.requireNonNull(published, "published");
+      Objects.requireNonNull(deadLetters, "deadLetters");
+      Objects.requireNonNull(interval, "interval");
+    }
+
+    /** Whether anything is ever deleted. */
+    public boolean enabled() {
+      return !published.isZero() || !deadLetters.isZero();
+    }
+  }
+
+  /** Settings without retention ({@link Retention#OFF}). */
+  public DatabaseSettings(
+      String url,
+      String user,
+      String password,
+      Map<String, String> properties,
+      String table,
+      String deadLetterTable,
+      OnPublish onPublish,
+      String pipeline) {
+    this(
+        url,
+        user,
+        password,
+        properties,
+        table,
+        deadLetterTable,
+        onPublish,
+        pipeline,
+        Retention.OFF);
+  }
+
   public DatabaseSettings {
     Objects.requireNonNull(url, "url");
     Objects.requireNonNull(table, "table");
     Objects.requireNonNull(deadLetterTable, "deadLetterTable");
     Objects.requireNonNull(onPublish, "onPublish");
     properties = properties == null ? Map.of() : Map.copyOf(properties);
+    retention = retention == null ? Retention.OFF : retention;
   }
 
   /** Masks the password. */
@@ -56,6 +111,8 @@ public record DatabaseSettings(
         + deadLetterTable
         + ", onPublish="
         + onPublish
+        + ", retention="
+        + retention
         + "]";
   }
 }
