@@ -195,13 +195,14 @@ class OutboxTablesTest {
             names.add(value);
           }
         });
-    assertThat(names).hasSize(9);
+    assertThat(names).hasSize(10);
   }
 
   @Test
   void everyPlaceholderOfTheMigrationsHasAValue() throws IOException {
     String sql = "";
-    for (String migration : new String[] {"V1__outbox_tables.sql", "V2__cdc_offsets.sql"}) {
+    for (String migration :
+        new String[] {"V1__outbox_tables.sql", "V2__cdc_offsets.sql", "V3__retention.sql"}) {
       try (InputStream in =
           getClass().getResourceAsStream("/db/outbox-relay/migration/" + migration)) {
         assertThat(in).as(migration).isNotNull();
