@@ -11,10 +11,12 @@ import java.util.Objects;
  * letters per call, each its own short statement.
  *
  * <p>The statements find their rows through an index in age order ({@code published_at} of
- * published rows, a partial index that pending rows never enter; {@code dead_lettered_at}), compare
- * ages against the database clock, and skip rows another transaction has locked ({@code SKIP
- * LOCKED}), so a delete never waits for a claim and a claim never waits for more than one batch.
- * Pending rows are never touched: the claim's rows have {@code published_at IS NULL}.
+ * published rows, a partial index that pending rows never enter; {@code dead_lettered_at}) and
+ * compare ages against the database clock. Pending rows are never touched: the claim's rows have
+ * {@code published_at IS NULL}. Published rows another transaction has locked are skipped ({@code
+ * SKIP LOCKED}), so a delete never waits. Dead letters are locked by nobody but an operator's
+ * {@code dead-letters replay | purge}, so their delete goes without {@code FOR UPDATE}: it needs
+ * only {@code SELECT, DELETE} on the dead-letter table, no {@code UPDATE}.
  */
 public final class Retention {
 
@@ -40,7 +42,7 @@ public final class Retention {
             + " WHERE id IN (SELECT id FROM "
             + dead
             + " WHERE dead_lettered_at < now() - ? * interval '1 millisecond' AND pipeline = ?"
-            + " ORDER BY dead_lettered_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+            + " ORDER BY dead_lettered_at LIMIT ?)";
   }
 
   /** Retention of these tables. */

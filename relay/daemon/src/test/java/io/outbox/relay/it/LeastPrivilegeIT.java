@@ -55,7 +55,7 @@ class LeastPrivilegeIT {
       st.execute("REVOKE ALL ON DATABASE " + fx.db.name() + " FROM PUBLIC");
       st.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
       st.execute("GRANT SELECT, UPDATE, DELETE ON outbox TO " + relayRole);
-      st.execute("GRANT INSERT ON outbox_dead_letter TO " + relayRole);
+      st.execute("GRANT SELECT, INSERT, DELETE ON outbox_dead_letter TO " + relayRole);
       // The application: "Writing events".
       st.execute("GRANT INSERT ON outbox TO " + writerRole);
     }
