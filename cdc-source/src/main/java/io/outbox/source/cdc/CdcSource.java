@@ -12,6 +12,8 @@ import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
+import io.outbox.schema.RetentionJob;
+import io.outbox.schema.RetentionPolicy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -49,6 +51,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private volatile StreamSession session;
   private volatile HikariDataSource pool;
   private volatile boolean closed;
+  private RetentionJob retention; // guarded by lifecycle
 
   CdcSource(PluginContext context, DatabaseSettings database, CdcSettings settings) {
     this.pipeline = database.pipeline() != null ? database.pipeline() : context.pipeline();
@@ -123,6 +126,27 @@ final class CdcSource implements Source, CdcClaim.Writer {
         pipeline,
         settings.slotName());
     report(Role.ACTIVE);
+    startRetention();
+  }
+
+  /**
+   * Starts the pipeline's retention once, on first activation; it deletes only while this instance
+   * holds the leader lock, on its own session.
+   */
+  private void startRetention() {
+    DatabaseSettings.Retention r = database.retention();
+    synchronized (lifecycle) {
+      if (retention != null || closed || !r.enabled()) {
+        return;
+      }
+      retention =
+          RetentionJob.start(
+              tables,
+              pipeline,
+              new RetentionPolicy(r.published(), r.deadLetters(), r.batchSize(), r.interval()),
+              () -> connections.dedicated("retention"),
+              leader::stillHeld);
+    }
   }
 
   @Override
@@ -276,6 +300,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   public void close(Duration timeout) {
     long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
     StreamSession s;
+    RetentionJob stoppingRetention;
     synchronized (lifecycle) {
       if (closed) {
         return;
@@ -283,6 +308,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
       closed = true;
       s = session;
       session = null;
+      stoppingRetention = retention;
+      retention = null;
+    }
+    if (stoppingRetention != null) {
+      stoppingRetention.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
     }
     if (s != null) {
       s.stream().close();

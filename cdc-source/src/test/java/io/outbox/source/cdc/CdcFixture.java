@@ -67,6 +67,15 @@ final class CdcFixture implements AutoCloseable {
   }
 
   CdcSource source(int lanes, OnPublish onPublish, Map<String, ?> overrides, List<Role> roles) {
+    return source(lanes, onPublish, overrides, roles, DatabaseSettings.Retention.OFF);
+  }
+
+  CdcSource source(
+      int lanes,
+      OnPublish onPublish,
+      Map<String, ?> overrides,
+      List<Role> roles,
+      DatabaseSettings.Retention retention) {
     DatabaseSettings database =
         new DatabaseSettings(
             db.url(),
@@ -76,7 +85,8 @@ final class CdcFixture implements AutoCloseable {
             "outbox",
             "outbox_dead_letter",
             onPublish,
-            PIPELINE);
+            PIPELINE,
+            retention);
     PluginContext context =
         new PluginContext(
             PIPELINE, settings(overrides), PATH, lanes, 100, Clock.systemUTC(), roles::add);
