@@ -165,6 +165,9 @@ final class StreamSession {
       DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
       throws InterruptedException {
     this.committer = committer;
+    if (log.isDebugEnabled()) {
+      log.debug("pipeline {}: {} change record(s) from the engine", pipeline, records.size());
+    }
     Instant horizon =
         settings.reconcileAfter().isZero() ? null : clock.instant().plus(settings.reconcileAfter());
     for (RecordChangeEvent<SourceRecord> r : records) {
