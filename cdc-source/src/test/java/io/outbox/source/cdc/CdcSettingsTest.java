@@ -1,0 +1,92 @@
+package io.outbox.source.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.typesafe.config.ConfigFactory;
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.SettingsProblem;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class CdcSettingsTest {
+
+  private static PluginContext context(Map<String, ?> overrides) {
+    return new PluginContext(
+        "orders",
+        ConfigFactory.parseMap(overrides)
+            .withFallback(
+                ConfigFactory.defaultReference()
+                    .getConfig("outbox-relay.pipeline-defaults.source.cdc")),
+        "outbox-relay.pipelines.orders.source.cdc",
+        4,
+        500,
+        Clock.systemUTC(),
+        role -> {});
+  }
+
+  @Test
+  void defaultsAreValidAndNamesComeFromDatabaseAndPipeline() {
+    CdcSettings s = CdcSettings.from(context(Map.of()), "shop");
+    assertThat(s.slotName()).isEqualTo("outbox_relay_shop_orders");
+    assertThat(s.publicationName()).isEqualTo("outbox_relay_shop_orders");
+    assertThat(s.onSlotLoss()).isEqualTo(CdcSettings.OnSlotLoss.FAIL);
+    assertThat(s.reconcileAfter()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(s.createPublication()).isTrue();
+    assertThat(s.debezium()).isEmpty();
+  }
+
+  @Test
+  void configuredNamesAndRawDebeziumPropertiesAreKept() {
+    CdcSettings s =
+        CdcSettings.from(
+            context(
+                Map.of(
+                    "slot-name", "orders_slot",
+                    "on-slot-loss", "recreate",
+                    "debezium", Map.of("slot.stream.params", "a=1"))),
+            "shop");
+    assertThat(s.slotName()).isEqualTo("orders_slot");
+    assertThat(s.onSlotLoss()).isEqualTo(CdcSettings.OnSlotLoss.RECREATE);
+    assertThat(s.debezium()).containsEntry("slot.stream.params", "a=1");
+  }
+
+  @Test
+  void everyProblemIsListedWithItsKeyPathAndValue() {
+    List<SettingsProblem> problems =
+        CdcSettings.validate(
+            context(
+                Map.of(
+                    "slot-name", "Orders-Slot",
+                    "on-slot-loss", "ignore",
+                    "reconcile-after", "10ms",
+                    "lane-buffer", 0,
+                    "heartbeat-interval", "soon")));
+    assertThat(problems)
+        .extracting(SettingsProblem::toString)
+        .anySatisfy(p -> assertThat(p).contains("source.cdc.slot-name").contains("Orders-Slot"))
+        .anySatisfy(
+            p -> assertThat(p).contains("source.cdc.on-slot-loss").contains("fail | recreate"))
+        .anySatisfy(
+            p -> assertThat(p).contains("source.cdc.reconcile-after").contains("0 to disable"))
+        .anySatisfy(p -> assertThat(p).contains("source.cdc.lane-buffer").contains("at least 1"))
+        .anySatisfy(p -> assertThat(p).contains("source.cdc.heartbeat-interval").contains("soon"))
+        .hasSize(5);
+    assertThatThrownBy(() -> CdcSettings.from(context(Map.of("lane-buffer", 0)), "shop"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("lane-buffer");
+  }
+
+  @Test
+  void longDerivedNamesStayDistinctWithin63Characters() {
+    String a = CdcSettings.derivedName("d".repeat(60), "orders");
+    String b = CdcSettings.derivedName("d".repeat(60), "payments");
+    assertThat(a).hasSize(63).matches("[a-z0-9_]+");
+    assertThat(b).hasSize(63).isNotEqualTo(a);
+    assertThat(CdcSettings.derivedName("Shop-DB", "Orders.EU"))
+        .isEqualTo("outbox_relay_shop_db_orders_eu");
+  }
+}
