@@ -107,8 +107,12 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--writers",
       paramLabel = "N",
-      defaultValue = "4",
-      description = "Concurrent writer transactions (default: ${DEFAULT-VALUE}).")
+      defaultValue = "16",
+      description = {
+        "Concurrent writer transactions of the insert baseline and the latency run, one",
+        "connection each (default: ${DEFAULT-VALUE}: with one event per transaction each",
+        "writer waits for its commit's WAL flush, so a few writers cannot reach 1,000/s)."
+      })
   int writers;
 
   @Option(

@@ -153,7 +153,8 @@ final class BenchRun {
                 plan.writers(),
                 plan.rate(),
                 plan.duration(),
-                relay));
+                relay,
+                report.notes));
         if (!setup.onPublish().equals("mark")) {
           report.notes.add("commit-to-ack needs published_at: run with --on-publish mark");
         }

@@ -24,7 +24,8 @@ final class LatencyRun {
 
   /**
    * Runs writers at {@code rate} events/s for {@code duration} and returns commit-to-receive and
-   * (with {@code mark}) commit-to-mark distributions.
+   * (with {@code mark}) commit-to-mark distributions; adds to {@code notes} when the writers fell
+   * short of the rate.
    */
   static List<Results.Latency> run(
       BenchDatabase db,
@@ -35,7 +36,8 @@ final class LatencyRun {
       int writers,
       int rate,
       Duration duration,
-      ChildJvm relay)
+      ChildJvm relay,
+      List<String> notes)
       throws Exception {
     try (Receiver receiver = Receiver.start(sink, brokers)) {
       Writers.run(db, workload, writers, rate, WARM_UP);
@@ -54,6 +56,12 @@ final class LatencyRun {
         }
       }
       double achieved = commits.size() / (o.nanos() / 1e9);
+      if (achieved < 0.9 * rate) {
+        notes.add(
+            String.format(
+                "latency run: the writers reached %.0f of the %d events/s requested; add --writers",
+                achieved, rate));
+      }
       String how =
           rate
               + " events/s requested ("
