@@ -5,8 +5,8 @@ import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigValue;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.SettingsReader;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -136,9 +136,9 @@ public record CdcSettings(
 
   /** Every problem of {@code source.cdc}, each with its full key path and the bad value. */
   public static List<SettingsProblem> validate(PluginContext context) {
-    Reader r = new Reader(context);
-    r.name("slot-name");
-    r.name("publication-name");
+    SettingsReader r = new SettingsReader(context);
+    name(r, "slot-name");
+    name(r, "publication-name");
     r.bool("create-publication");
     r.bool("create-slot");
     r.oneOf("on-slot-loss", "fail", "recreate");
@@ -158,112 +158,17 @@ public record CdcSettings(
     } catch (ConfigException e) {
       r.problem("debezium", "must be an object of Debezium properties, got " + r.raw("debezium"));
     }
-    if (context.lanes() < 1) {
-      r.problems.add(
-          new SettingsProblem(
-              context.path() + ".lanes", "must be at least 1, got " + context.lanes()));
-    }
-    return List.copyOf(r.problems);
+    r.lanes();
+    return r.problems();
   }
 
-  /** Collects problems instead of stopping at the first. */
-  private static final class Reader {
-    private final PluginContext context;
-    private final Config config;
-    private final List<SettingsProblem> problems = new ArrayList<>();
-
-    Reader(PluginContext context) {
-      this.context = context;
-      this.config = context.settings();
-    }
-
-    void name(String key) {
-      String value = string(key);
-      if (value != null && !value.isEmpty() && !NAME.matcher(value).matches()) {
-        problem(
-            key,
-            "must be 1 to 63 lower-case letters, digits or _ (or empty for the default), got "
-                + raw(key));
-      }
-    }
-
-    void oneOf(String key, String... allowed) {
-      String value = string(key);
-      if (value != null && !List.of(allowed).contains(value)) {
-        problem(key, "must be one of " + String.join(" | ", allowed) + ", got " + raw(key));
-      }
-    }
-
-    private String string(String key) {
-      try {
-        return config.getString(key);
-      } catch (ConfigException.Missing e) {
-        problem(key, "must be set");
-      } catch (ConfigException e) {
-        problem(key, "must be a string, got " + raw(key));
-      }
-      return null;
-    }
-
-    void positive(String key) {
-      try {
-        int v = config.getInt(key);
-        if (v < 1) {
-          problem(key, "must be at least 1, got " + raw(key));
-        }
-      } catch (ConfigException.Missing e) {
-        problem(key, "must be set to a number");
-      } catch (ConfigException e) {
-        problem(key, "must be a whole number, got " + raw(key));
-      }
-    }
-
-    void duration(String key, Duration min, boolean zeroAllowed) {
-      Duration d;
-      try {
-        d = config.getDuration(key);
-      } catch (ConfigException.Missing e) {
-        problem(key, "must be set to a duration such as 1s");
-        return;
-      } catch (ConfigException e) {
-        problem(key, "must be a duration such as 1s or 500ms, got " + raw(key));
-        return;
-      }
-      if (zeroAllowed && d.isZero()) {
-        return;
-      }
-      if (d.compareTo(min) < 0) {
-        problem(
-            key,
-            "must be at least "
-                + min.toMillis()
-                + "ms"
-                + (zeroAllowed ? " (or 0 to disable)" : "")
-                + ", got "
-                + raw(key));
-      }
-    }
-
-    void bool(String key) {
-      try {
-        config.getBoolean(key);
-      } catch (ConfigException.Missing e) {
-        problem(key, "must be set to true or false");
-      } catch (ConfigException e) {
-        problem(key, "must be true or false, got " + raw(key));
-      }
-    }
-
-    String raw(String key) {
-      try {
-        return config.getValue(key).render();
-      } catch (ConfigException e) {
-        return "null";
-      }
-    }
-
-    void problem(String key, String message) {
-      problems.add(new SettingsProblem(context.pathOf(key), message));
+  private static void name(SettingsReader r, String key) {
+    String value = r.string(key);
+    if (value != null && !value.isEmpty() && !NAME.matcher(value).matches()) {
+      r.problem(
+          key,
+          "must be 1 to 63 lower-case letters, digits or _ (or empty for the default), got "
+              + r.raw(key));
     }
   }
 }

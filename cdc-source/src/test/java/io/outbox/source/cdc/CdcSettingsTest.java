@@ -71,7 +71,7 @@ class CdcSettingsTest {
         .anySatisfy(
             p -> assertThat(p).contains("source.cdc.on-slot-loss").contains("fail | recreate"))
         .anySatisfy(
-            p -> assertThat(p).contains("source.cdc.reconcile-after").contains("0 to disable"))
+            p -> assertThat(p).contains("source.cdc.reconcile-after").contains("0 for none"))
         .anySatisfy(p -> assertThat(p).contains("source.cdc.lane-buffer").contains("at least 1"))
         .anySatisfy(p -> assertThat(p).contains("source.cdc.heartbeat-interval").contains("soon"))
         .hasSize(5);

@@ -1,11 +1,10 @@
 package io.outbox.source.polling;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.SettingsReader;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -67,7 +66,7 @@ public record PollingSettings(
 
   /** Every problem of {@code source.polling}, each with its full key path and the bad value. */
   public static List<SettingsProblem> validate(PluginContext context) {
-    Reader r = new Reader(context);
+    SettingsReader r = new SettingsReader(context);
     r.duration("poll-interval", MIN_INTERVAL, false);
     r.bool("listen");
     r.duration("standby-check-interval", MIN_INTERVAL, false);
@@ -76,71 +75,7 @@ public record PollingSettings(
     r.duration("connection-timeout", MIN_CONNECTION_TIMEOUT, false);
     r.duration("claim-idle-timeout", Duration.ofMillis(1), true);
     r.duration("server-keepalive", Duration.ofSeconds(1), true);
-    if (context.lanes() < 1) {
-      r.problems.add(
-          new SettingsProblem(
-              context.path() + ".lanes", "must be at least 1, got " + context.lanes()));
-    }
-    return List.copyOf(r.problems);
-  }
-
-  /** Collects problems instead of stopping at the first. */
-  private static final class Reader {
-    private final PluginContext context;
-    private final Config config;
-    private final List<SettingsProblem> problems = new ArrayList<>();
-
-    Reader(PluginContext context) {
-      this.context = context;
-      this.config = context.settings();
-    }
-
-    void duration(String key, Duration min, boolean zeroAllowed) {
-      Duration d;
-      try {
-        d = config.getDuration(key);
-      } catch (ConfigException.Missing e) {
-        problem(key, "must be set to a duration such as 1s");
-        return;
-      } catch (ConfigException e) {
-        problem(key, "must be a duration such as 1s or 500ms, got " + raw(key));
-        return;
-      }
-      if (zeroAllowed && d.isZero()) {
-        return;
-      }
-      if (d.compareTo(min) < 0) {
-        problem(
-            key,
-            "must be at least "
-                + min.toMillis()
-                + "ms"
-                + (zeroAllowed ? " (or 0 for none)" : "")
-                + ", got "
-                + raw(key));
-      }
-    }
-
-    void bool(String key) {
-      try {
-        config.getBoolean(key);
-      } catch (ConfigException.Missing e) {
-        problem(key, "must be set to true or false");
-      } catch (ConfigException e) {
-        problem(key, "must be true or false, got " + raw(key));
-      }
-    }
-
-    private String raw(String key) {
-      try {
-        return config.getValue(key).render();
-      } catch (ConfigException e) {
-        return "null";
-      }
-    }
-
-    private void problem(String key, String message) {
-      problems.add(new SettingsProblem(context.pathOf(key), message));
-    }
+    r.lanes();
+    return r.problems();
   }
 }

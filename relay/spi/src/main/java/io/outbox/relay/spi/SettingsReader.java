@@ -1,0 +1,134 @@
+package io.outbox.relay.spi;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Checks a plug-in's settings subtree key by key and collects every problem, each with its full key
+ * path and the bad value as written, instead of stopping at the first: what {@link
+ * SourceProvider#validate} and {@link SinkProvider#validate} return.
+ */
+public final class SettingsReader {
+
+  private final PluginContext context;
+  private final Config config;
+  private final List<SettingsProblem> problems = new ArrayList<>();
+
+  /** A reader of {@code context}'s settings. */
+  public SettingsReader(PluginContext context) {
+    this.context = context;
+    this.config = context.settings();
+  }
+
+  /**
+   * A duration of at least {@code min} (or exactly zero when {@code zeroAllowed}).
+   *
+   * @return whether the value is valid
+   */
+  public boolean duration(String key, Duration min, boolean zeroAllowed) {
+    Duration d;
+    try {
+      d = config.getDuration(key);
+    } catch (ConfigException.Missing e) {
+      problem(key, "must be set to a duration such as 1s");
+      return false;
+    } catch (ConfigException e) {
+      problem(key, "must be a duration such as 1s or 500ms, got " + raw(key));
+      return false;
+    }
+    if (zeroAllowed && d.isZero()) {
+      return true;
+    }
+    if (d.compareTo(min) < 0) {
+      problem(
+          key,
+          "must be at least "
+              + min.toMillis()
+              + "ms"
+              + (zeroAllowed ? " (or 0 for none)" : "")
+              + ", got "
+              + raw(key));
+      return false;
+    }
+    return true;
+  }
+
+  /** {@code true} or {@code false}. */
+  public void bool(String key) {
+    try {
+      config.getBoolean(key);
+    } catch (ConfigException.Missing e) {
+      problem(key, "must be set to true or false");
+    } catch (ConfigException e) {
+      problem(key, "must be true or false, got " + raw(key));
+    }
+  }
+
+  /** A whole number of at least 1. */
+  public void positive(String key) {
+    try {
+      if (config.getInt(key) < 1) {
+        problem(key, "must be at least 1, got " + raw(key));
+      }
+    } catch (ConfigException.Missing e) {
+      problem(key, "must be set to a number");
+    } catch (ConfigException e) {
+      problem(key, "must be a whole number, got " + raw(key));
+    }
+  }
+
+  /**
+   * A string.
+   *
+   * @return the value, or {@code null} when it is missing or not a string (a problem was added)
+   */
+  public String string(String key) {
+    try {
+      return config.getString(key);
+    } catch (ConfigException.Missing e) {
+      problem(key, "must be set");
+    } catch (ConfigException e) {
+      problem(key, "must be a string, got " + raw(key));
+    }
+    return null;
+  }
+
+  /** One of {@code allowed}, as written. */
+  public void oneOf(String key, String... allowed) {
+    String value = string(key);
+    if (value != null && !List.of(allowed).contains(value)) {
+      problem(key, "must be one of " + String.join(" | ", allowed) + ", got " + raw(key));
+    }
+  }
+
+  /** The pipeline runs at least one lane. */
+  public void lanes() {
+    if (context.lanes() < 1) {
+      problems.add(
+          new SettingsProblem(
+              context.path() + ".lanes", "must be at least 1, got " + context.lanes()));
+    }
+  }
+
+  /** The value of {@code key} as written in HOCON, or {@code null}. */
+  public String raw(String key) {
+    try {
+      return config.getValue(key).render();
+    } catch (ConfigException e) {
+      return "null";
+    }
+  }
+
+  /** Adds a problem of {@code key} (below the plug-in's subtree). */
+  public void problem(String key, String message) {
+    problems.add(new SettingsProblem(context.pathOf(key), message));
+  }
+
+  /** Every problem found so far. */
+  public List<SettingsProblem> problems() {
+    return List.copyOf(problems);
+  }
+}
