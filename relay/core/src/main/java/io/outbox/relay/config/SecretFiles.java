@@ -1,6 +1,8 @@
 package io.outbox.relay.config;
 
 import com.typesafe.config.ConfigObject;
+import com.typesafe.config.ConfigOrigin;
+import com.typesafe.config.ConfigOriginFactory;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
@@ -68,7 +70,15 @@ final class SecretFiles {
         }
         String content = read(keyPath, value, problems);
         if (content != null) {
-          copy.put(secretKey, ConfigValueFactory.fromAnyRef(content).withOrigin(value.origin()));
+          // Not the file's own origin: a value read from a secret file is not plain text there.
+          ConfigOrigin origin =
+              ConfigOriginFactory.newSimple(
+                  "secret file "
+                      + value.unwrapped()
+                      + " ("
+                      + ConfigProblem.describe(value.origin())
+                      + ")");
+          copy.put(secretKey, ConfigValueFactory.fromAnyRef(content).withOrigin(origin));
         }
       } else if (!copy.containsKey(key)) {
         copy.put(key, value);

@@ -141,7 +141,10 @@ class SecretCanaryIT {
 
     RelayProcess check = daemon("check-config", hocon, CANARY, "check-config");
     assertThat(check.awaitExit(Duration.ofSeconds(60))).contains(0);
-    assertThat(check.log()).contains("password = \"******\"");
+    assertThat(check.log())
+        .contains("password = \"******\"")
+        .as("secrets from the environment and files are not plain text in the file")
+        .doesNotContain("plain text");
 
     RelayProcess migrate = daemon("migrate", hocon, CANARY, "migrate");
     assertThat(migrate.awaitExit(Duration.ofSeconds(60))).contains(0);
@@ -171,6 +174,22 @@ class SecretCanaryIT {
             CANARY,
             "check-config");
     assertThat(invalid.awaitExit(Duration.ofSeconds(60))).contains(2);
+
+    RelayProcess literal =
+        daemon(
+            "check-config-literal",
+            config(
+                passwordFile,
+                prefix,
+                "pipelines.rabbit.sink.rabbitmq.password = \"" + CANARY + "\""),
+            CANARY,
+            "check-config");
+    assertThat(literal.awaitExit(Duration.ofSeconds(60))).contains(0);
+    assertThat(literal.log())
+        .contains(
+            "WARN  [main] io.outbox.relay.cli.ConfigFileOption -"
+                + " outbox-relay.pipelines.rabbit.sink.rabbitmq.password holds a secret written in"
+                + " plain text at ");
 
     for (RelayProcess p : runs) {
       assertThat(p.log()).as("output of %s", p).isNotBlank().doesNotContain(CANARY);
