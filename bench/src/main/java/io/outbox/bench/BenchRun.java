@@ -78,6 +78,11 @@ final class BenchRun {
                     plan.workload(),
                     plan.relay().lanes() != null ? plan.relay().lanes() : 4,
                     1000));
+        if (kafka && plan.rate() > 0) {
+          step("raw kafka latency: %d records/s for %ds", plan.rate(), plan.duration().toSeconds());
+          report.latency.add(
+              RawKafka.latency(plan.brokers(), plan.workload(), plan.rate(), plan.duration()));
+        }
       }
       if (plan.baselines().contains("debezium")) {
         if (kafka) {

@@ -1,5 +1,6 @@
 package io.outbox.bench;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -7,6 +8,8 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
@@ -57,5 +60,59 @@ final class RawKafka {
           acked.get(),
           nanos);
     }
+  }
+
+  /**
+   * The broker side of latency: the bare producer sends one record every {@code 1/rate} s for
+   * {@code duration} and notes each send-to-ack time, in microseconds.
+   */
+  static Results.Latency latency(Brokers brokers, Workload workload, int rate, Duration duration)
+      throws Exception {
+    // Acks complete on the producer's one network thread: the histogram has a single writer.
+    Histogram micros = new Histogram(3);
+    AtomicReference<Exception> failure = new AtomicReference<>();
+    Instant now = Instant.now();
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(brokers.producerProperties("bench-raw-latency"))) {
+      producer
+          .send(brokers.record(UUID.randomUUID().toString(), "warm-up", new byte[0], now))
+          .get(60, TimeUnit.SECONDS);
+      long start = System.nanoTime();
+      long end = start + duration.toNanos();
+      for (long k = 0; ; k++) {
+        long due = start + (long) (k * 1e9 / rate);
+        if (due >= end) {
+          break;
+        }
+        long wait = due - System.nanoTime();
+        if (wait > 0) {
+          LockSupport.parkNanos(wait);
+        }
+        long sent = System.nanoTime();
+        producer.send(
+            brokers.record(
+                UUID.randomUUID().toString(), workload.key(k), workload.payloadBytes(k), now),
+            (meta, e) -> {
+              if (e != null) {
+                failure.compareAndSet(null, e);
+              } else {
+                micros.recordValue((System.nanoTime() - sent) / 1000);
+              }
+            });
+      }
+      producer.flush();
+    }
+    if (failure.get() != null) {
+      throw new IllegalStateException("raw producer: a send failed", failure.get());
+    }
+    return Results.Latency.of(
+        "raw kafka send-to-ack",
+        "the bare KafkaProducer (same settings) sending one record every 1/"
+            + rate
+            + " s for "
+            + duration.toSeconds()
+            + " s: from send() to the ack callback (the broker side of commit-to-ack)",
+        micros,
+        0);
   }
 }
