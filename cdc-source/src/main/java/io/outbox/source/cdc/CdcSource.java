@@ -6,6 +6,7 @@ import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.OutstandingClaims;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
@@ -20,7 +21,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,7 +45,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final CdcLeaderLock leader;
   private final PluginContext.RoleListener roleListener;
   private final Clock clock;
-  private final AtomicIntegerArray outstanding;
+  private final OutstandingClaims outstanding;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
   private volatile StreamSession session;
@@ -66,7 +66,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
             connections, settings.slotName(), settings.standbyCheckInterval(), pipeline);
     this.roleListener = context.roles();
     this.clock = context.clock() != null ? context.clock() : Clock.systemUTC();
-    this.outstanding = new AtomicIntegerArray(lanes);
+    this.outstanding = new OutstandingClaims(lanes, pipeline);
   }
 
   @Override
@@ -161,10 +161,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     if (s == null) {
       throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
     }
-    if (!outstanding.compareAndSet(lane, 0, 1)) {
-      throw new IllegalStateException(
-          "pipeline " + pipeline + " lane " + lane + " already has a claim outstanding");
-    }
+    outstanding.begin(lane);
     boolean handedOut = false;
     try {
       checkActive(s);
@@ -331,40 +328,15 @@ final class CdcSource implements Source, CdcClaim.Writer {
     }
   }
 
-  /** Lets claims in flight settle (their positions then commit) until the deadline. */
+  /** Lets claims in flight settle, until the deadline. */
   private void awaitClaimsEnded(long deadline) {
-    synchronized (outstanding) {
-      while (anyOutstanding()) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          log.warn(
-              "pipeline {}: closing with claims still open; they are streamed again", pipeline);
-          return;
-        }
-        try {
-          outstanding.wait(Math.max(1, left / 1_000_000));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
+    if (!outstanding.awaitNone(deadline)) {
+      log.warn("pipeline {}: closing with claims still open; they are streamed again", pipeline);
     }
-  }
-
-  private boolean anyOutstanding() {
-    for (int i = 0; i < lanes; i++) {
-      if (outstanding.get(i) != 0) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private void ended(int lane) {
-    outstanding.set(lane, 0);
-    synchronized (outstanding) {
-      outstanding.notifyAll();
-    }
+    outstanding.end(lane);
   }
 
   private void report(Role role) {

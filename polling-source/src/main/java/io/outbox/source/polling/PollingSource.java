@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.OutstandingClaims;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
@@ -15,7 +16,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +41,7 @@ final class PollingSource implements Source {
   private final WakeUps wakeUps = new WakeUps();
   private final LeaderLock leader;
   private final PluginContext.RoleListener roleListener;
-  private final AtomicIntegerArray outstanding; // 1 while the lane has a claim
+  private final OutstandingClaims outstanding;
   // Per lane, touched only by the lane's claim() (one at a time, ordered by `outstanding`): the
   // wake-up generation and time of the lane's last query that found nothing.
   private final long[] idleGeneration;
@@ -63,7 +63,7 @@ final class PollingSource implements Source {
     this.tables = TableNames.of(database.table(), database.deadLetterTable());
     this.connections = new Connections(database, settings, pipeline);
     this.roleListener = context.roles();
-    this.outstanding = new AtomicIntegerArray(lanes);
+    this.outstanding = new OutstandingClaims(lanes, pipeline);
     this.idleGeneration = new long[lanes];
     this.idleSince = new long[lanes];
     Arrays.fill(idleGeneration, NOT_IDLE);
@@ -160,10 +160,7 @@ final class PollingSource implements Source {
     if (transactions == null) {
       throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
     }
-    if (!outstanding.compareAndSet(lane, 0, 1)) {
-      throw new IllegalStateException(
-          "pipeline " + pipeline + " lane " + lane + " already has a claim outstanding");
-    }
+    outstanding.begin(lane);
     boolean handedOut = false;
     try {
       long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
@@ -252,32 +249,11 @@ final class PollingSource implements Source {
     }
   }
 
-  /** Lets claims in flight settle before the pool is closed, until the deadline. */
+  /** Lets claims in flight settle, until the deadline. */
   private void awaitClaimsEnded(long deadline) {
-    synchronized (outstanding) {
-      while (anyOutstanding()) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          log.warn("pipeline {}: closing with claims still open; they roll back", pipeline);
-          return;
-        }
-        try {
-          outstanding.wait(Math.max(1, left / 1_000_000));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
+    if (!outstanding.awaitNone(deadline)) {
+      log.warn("pipeline {}: closing with claims still open; they roll back", pipeline);
     }
-  }
-
-  private boolean anyOutstanding() {
-    for (int i = 0; i < lanes; i++) {
-      if (outstanding.get(i) != 0) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private void report(Role role) {
@@ -313,9 +289,6 @@ final class PollingSource implements Source {
 
   /** Called exactly once when a claim of {@code lane} ended. */
   private void ended(int lane) {
-    outstanding.set(lane, 0);
-    synchronized (outstanding) {
-      outstanding.notifyAll();
-    }
+    outstanding.end(lane);
   }
 }

@@ -23,8 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -60,51 +58,9 @@ class PollingToRabbitIT {
     String queue = rx.bindQueue(rx.exchange("order"), "order.*");
     relay = rx.start("lanes = 4, batch-size = 200");
 
-    int writers = 8;
-    int keysPerWriter = 25; // every key is written by one thread only: its ids follow commit order
-    Set<UUID> committed = ConcurrentHashMap.newKeySet();
-    Set<UUID> rolledBack = ConcurrentHashMap.newKeySet();
-    List<Thread> threads = new ArrayList<>();
-    List<Throwable> failures = new ArrayList<>();
-    for (int w = 0; w < writers; w++) {
-      int writer = w;
-      Thread t =
-          new Thread(
-              () -> {
-                ThreadLocalRandom random = ThreadLocalRandom.current();
-                int seq = 0;
-                try (Connection c = fx.db.connect()) {
-                  c.setAutoCommit(false);
-                  while (committed.size() < COMMITTED_EVENTS) {
-                    List<OutboxMessage> tx = new ArrayList<>();
-                    int size = 1 + random.nextInt(8);
-                    for (int i = 0; i < size; i++) {
-                      String key = "w" + writer + "-k" + random.nextInt(keysPerWriter);
-                      tx.add(event(key, seq++));
-                    }
-                    List<UUID> ids = fx.writer.writeAll(c, tx);
-                    if (random.nextInt(10) == 0) {
-                      c.rollback();
-                      rolledBack.addAll(ids);
-                    } else {
-                      c.commit();
-                      committed.addAll(ids);
-                    }
-                  }
-                } catch (Exception e) {
-                  synchronized (failures) {
-                    failures.add(e);
-                  }
-                }
-              },
-              "writer-" + w);
-      threads.add(t);
-      t.start();
-    }
-    for (Thread t : threads) {
-      t.join();
-    }
-    assertThat(failures).isEmpty();
+    OutboxLoad.Concurrent written = OutboxLoad.concurrent(fx, 8, 25, COMMITTED_EVENTS);
+    Set<UUID> committed = written.committed();
+    Set<UUID> rolledBack = written.rolledBack();
     assertThat(committed.size()).isGreaterThanOrEqualTo(COMMITTED_EVENTS);
     assertThat(rolledBack).isNotEmpty();
 
