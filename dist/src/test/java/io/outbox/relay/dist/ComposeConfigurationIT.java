@@ -62,10 +62,12 @@ class ComposeConfigurationIT {
       env.put("APP_DB_PASSWORD", db.password());
       env.put("KAFKA_BOOTSTRAP_SERVERS", Services.kafkaBootstrap());
       env.put("RABBITMQ_URI", rabbitUri(vhost));
+      env.put("RABBITMQ_PASSWORD", rabbitPassword());
       env.put("OUTBOX_RELAY_HTTP_PORT", Integer.toString(port));
 
       Result check = dist.run(env, "check-config", "--config", config.toString());
       assertThat(check.exitCode()).as(check.toString()).isZero();
+      assertThat(check.err()).as("warnings of check-config").doesNotContain("plain text");
       Result migrate = dist.run(env, "migrate", "--config", config.toString());
       assertThat(migrate.exitCode()).as(migrate.toString()).isZero();
 
@@ -180,6 +182,11 @@ class ComposeConfigurationIT {
   private static String rabbitUri(String vhost) {
     String uri = Services.rabbitUri();
     return uri.substring(0, uri.lastIndexOf('/') + 1) + vhost;
+  }
+
+  private static String rabbitPassword() {
+    String userInfo = URI.create(Services.rabbitUri()).getUserInfo();
+    return userInfo == null || !userInfo.contains(":") ? "guest" : userInfo.split(":", 2)[1];
   }
 
   private static String rabbitUser() {
