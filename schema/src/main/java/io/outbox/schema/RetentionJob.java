@@ -23,6 +23,7 @@ import org.slf4j.LoggerFactory;
 public final class RetentionJob implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(RetentionJob.class);
+  private static final Duration REPORT_EVERY = Duration.ofHours(1);
 
   /** Opens a connection for the job; it is used in auto-commit mode and closed by the job. */
   @FunctionalInterface
@@ -44,6 +45,9 @@ public final class RetentionJob implements AutoCloseable {
   private volatile boolean stopping;
   private Connection connection; // only the job's thread touches it
   private boolean failing; // only the job's thread touches it
+  private long unreportedPublished; // only the job's thread touches it
+  private long unreportedDead; // only the job's thread touches it
+  private long lastReport; // System.nanoTime() of the last info line, 0 before it
 
   /** A job that is not started: {@link #start} starts one; tests call {@link #round()}. */
   RetentionJob(
@@ -112,13 +116,7 @@ public final class RetentionJob implements AutoCloseable {
         log.info("pipeline {}: retention works again", pipeline);
         failing = false;
       }
-      if (round.published() > 0 || round.deadLetters() > 0) {
-        log.info(
-            "pipeline {}: retention deleted {} published row(s) and {} dead letter(s)",
-            pipeline,
-            round.published(),
-            round.deadLetters());
-      }
+      report(round);
     } catch (SQLException | RuntimeException e) {
       closeConnection();
       if (!failing) {
@@ -129,6 +127,34 @@ public final class RetentionJob implements AutoCloseable {
             e.getMessage());
         failing = true;
       }
+    }
+  }
+
+  /**
+   * Every round at debug level; at info level the first deletes and then one summary an hour at
+   * most, so that a pipeline that deletes a few rows every minute logs 24 lines a day, not 1,440.
+   */
+  private void report(Round round) {
+    log.debug(
+        "pipeline {}: retention round deleted {} published row(s) and {} dead letter(s)",
+        pipeline,
+        round.published(),
+        round.deadLetters());
+    unreportedPublished += round.published();
+    unreportedDead += round.deadLetters();
+    long now = System.nanoTime();
+    boolean first = lastReport == 0;
+    if (unreportedPublished + unreportedDead > 0
+        && (first || now - lastReport >= REPORT_EVERY.toNanos())) {
+      log.info(
+          "pipeline {}: retention deleted {} published row(s) and {} dead letter(s) {}",
+          pipeline,
+          unreportedPublished,
+          unreportedDead,
+          first ? "since it started" : "since its last report");
+      unreportedPublished = 0;
+      unreportedDead = 0;
+      lastReport = now == 0 ? 1 : now;
     }
   }
 
