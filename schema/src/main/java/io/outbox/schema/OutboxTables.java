@@ -147,6 +147,20 @@ public record OutboxTables(
     return schema + "." + offsetsTable();
   }
 
+  /**
+   * The session advisory lock that makes one relay instance the pipeline's active publisher: a
+   * stable 64-bit hash of the pipeline and the outbox (the same on every instance and JVM). {@code
+   * status} looks for it in {@code pg_locks}.
+   */
+  public long leaderLockKey(String pipeline) {
+    byte[] digest = sha256("outbox-relay:leader:" + pipeline + ":" + displayTable());
+    long key = 0;
+    for (int i = 0; i < 8; i++) {
+      key = (key << 8) | (digest[i] & 0xff);
+    }
+    return key;
+  }
+
   /** The bare name of the trigger function that sends the notification, in {@link #schema()}. */
   String notifyFunction() {
     return fit("outbox_relay_notify_" + table, "");
@@ -224,10 +238,12 @@ public record OutboxTables(
   }
 
   private static String hash(String value) {
+    return HexFormat.of().formatHex(sha256(value)).substring(0, HASH_CHARS);
+  }
+
+  private static byte[] sha256(String value) {
     try {
-      byte[] digest =
-          MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
-      return HexFormat.of().formatHex(digest).substring(0, HASH_CHARS);
+      return MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is required by every Java platform", e);
     }

@@ -1,6 +1,7 @@
 package io.outbox.source.polling;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.LeadershipLostException;
@@ -16,6 +17,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +42,7 @@ final class PollingSource implements Source {
   private final Connections connections;
   private final WakeUps wakeUps = new WakeUps();
   private final LeaderLock leader;
+  private final BacklogReader backlog;
   private final PluginContext.RoleListener roleListener;
   private final OutstandingClaims outstanding;
   // Per lane, touched only by the lane's claim() (one at a time, ordered by `outstanding`): the
@@ -76,6 +79,12 @@ final class PollingSource implements Source {
             this::report,
             pipeline,
             tables.displayTable());
+    this.backlog = new BacklogReader(connections, tables, pipeline);
+  }
+
+  @Override
+  public Optional<Backlog> backlog() {
+    return backlog.read();
   }
 
   @Override
@@ -238,6 +247,7 @@ final class PollingSource implements Source {
       stopping.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
     }
     leader.close();
+    backlog.close();
     HikariDataSource p = pool;
     if (p != null) {
       p.close(); // aborts claims still open: their transactions roll back, nothing is lost

@@ -59,17 +59,14 @@ final class TableNames {
     return tables.notifyChannel();
   }
 
-  /**
-   * The session advisory lock that makes one instance the pipeline's active publisher: a stable
-   * 64-bit hash of the pipeline and the outbox (the same on every instance and JVM).
-   */
+  /** The pipeline's leader lock key ({@link OutboxTables#leaderLockKey}). */
   long leaderLockKey(String pipeline) {
-    byte[] digest = sha256("outbox-relay:leader:" + pipeline + ":" + displayTable());
-    long key = 0;
-    for (int i = 0; i < 8; i++) {
-      key = (key << 8) | (digest[i] & 0xff);
-    }
-    return key;
+    return tables.leaderLockKey(pipeline);
+  }
+
+  /** The tables as the schema module names them (for {@code OutboxStatus}). */
+  OutboxTables tables() {
+    return tables;
   }
 
   /**

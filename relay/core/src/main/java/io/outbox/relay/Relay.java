@@ -1,6 +1,15 @@
 package io.outbox.relay;
 
 import com.typesafe.config.Config;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.Plugins;
 import io.outbox.relay.config.RelaySettings;
@@ -14,12 +23,14 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The running daemon: one {@link Pipeline} per configured pipeline, with the source and sink
- * plug-ins found through {@link Plugins} by their {@code type}.
+ * plug-ins found through {@link Plugins} by their {@code type}, their meters in one Prometheus
+ * registry, and a thread that refreshes the pipelines' backlog figures.
  */
 public final class Relay implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Relay.class);
@@ -28,13 +39,40 @@ public final class Relay implements AutoCloseable {
 
   private final RelaySettings settings;
   private final List<Pipeline> pipelines;
+  private final PrometheusMeterRegistry registry;
+  private final JvmGcMetrics gcMetrics;
   private final Thread reporter;
+  private final Thread backlogReader;
 
-  private Relay(RelaySettings settings, List<Pipeline> pipelines) {
+  private Relay(
+      RelaySettings settings,
+      List<Pipeline> pipelines,
+      PrometheusMeterRegistry registry,
+      JvmGcMetrics gcMetrics) {
     this.settings = settings;
     this.pipelines = Collections.unmodifiableList(pipelines);
+    this.registry = registry;
+    this.gcMetrics = gcMetrics;
     this.reporter = new Thread(this::report, "outbox-relay-report");
     reporter.setDaemon(true);
+    this.backlogReader = new Thread(this::readBacklogs, "outbox-relay-backlog");
+    backlogReader.setDaemon(true);
+  }
+
+  /** Refreshes every pipeline's backlog figures every {@code http.backlog-interval}. */
+  private void readBacklogs() {
+    try {
+      while (true) {
+        for (Pipeline p : pipelines) {
+          p.refreshBacklog();
+        }
+        Thread.sleep(settings.http().backlogInterval().toMillis());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      log.error("backlog reader stopped: the backlog gauges are no longer refreshed", e);
+    }
   }
 
   /** Logs, once a minute, what each active pipeline did since the last report. */
@@ -69,42 +107,70 @@ public final class Relay implements AutoCloseable {
   /** Creates every pipeline's source and sink and starts the pipelines. */
   public static Relay start(RelaySettings settings) {
     Plugins plugins = Plugins.load(Thread.currentThread().getContextClassLoader());
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     List<Pipeline> pipelines = new ArrayList<>();
     try {
       for (PipelineSettings p : settings.pipelines().values()) {
-        pipelines.add(create(p, plugins));
+        pipelines.add(create(p, plugins, registry));
       }
     } catch (RuntimeException e) {
       for (Pipeline p : pipelines) {
         p.stop(Duration.ofSeconds(5));
       }
+      registry.close();
       throw e;
     }
+    JvmGcMetrics gc = bindProcessMetrics(registry);
     pipelines.forEach(Pipeline::start);
-    Relay relay = new Relay(settings, pipelines);
+    Relay relay = new Relay(settings, pipelines, registry, gc);
     relay.reporter.start();
+    relay.backlogReader.start();
     return relay;
   }
 
-  private static Pipeline create(PipelineSettings p, Plugins plugins) {
+  private static JvmGcMetrics bindProcessMetrics(PrometheusMeterRegistry registry) {
+    new ClassLoaderMetrics().bindTo(registry);
+    new JvmMemoryMetrics().bindTo(registry);
+    new JvmThreadMetrics().bindTo(registry);
+    new ProcessorMetrics().bindTo(registry);
+    new UptimeMetrics().bindTo(registry);
+    new FileDescriptorMetrics().bindTo(registry);
+    JvmGcMetrics gc = new JvmGcMetrics();
+    gc.bindTo(registry);
+    return gc;
+  }
+
+  private static Pipeline create(
+      PipelineSettings p, Plugins plugins, PrometheusMeterRegistry registry) {
+    // The source reports its role before the pipeline exists: forward once it does.
+    AtomicReference<Pipeline> created = new AtomicReference<>();
+    PluginContext.RoleListener roles =
+        role -> {
+          log.debug("pipeline {}: source reports role {}", p.name(), role);
+          Pipeline pipeline = created.get();
+          if (pipeline != null) {
+            pipeline.roleReported(role);
+          }
+        };
     // The config validation has already checked that both types are installed.
     Source source =
         plugins
             .source(p.sourceType())
             .orElseThrow(() -> unknown("source", p.sourceType()))
-            .create(context(p, "source", p.sourceType(), p.sourceSettings()), p.database());
+            .create(context(p, "source", p.sourceType(), p.sourceSettings(), roles), p.database());
     Sink sink;
     try {
       sink =
           plugins
               .sink(p.sinkType())
               .orElseThrow(() -> unknown("sink", p.sinkType()))
-              .create(context(p, "sink", p.sinkType(), p.sinkSettings()));
+              .create(context(p, "sink", p.sinkType(), p.sinkSettings(), roles));
     } catch (RuntimeException e) {
       source.close(Duration.ofSeconds(5));
       throw e;
     }
-    Pipeline pipeline = new Pipeline(p, source, sink);
+    Pipeline pipeline = new Pipeline(p, source, sink, registry, Clock.systemUTC());
+    created.set(pipeline);
     try {
       checkStaticDestinations(pipeline, sink);
     } catch (RuntimeException e) {
@@ -115,7 +181,11 @@ public final class Relay implements AutoCloseable {
   }
 
   private static PluginContext context(
-      PipelineSettings p, String kind, String type, Config settings) {
+      PipelineSettings p,
+      String kind,
+      String type,
+      Config settings,
+      PluginContext.RoleListener roles) {
     return new PluginContext(
         p.name(),
         settings,
@@ -123,7 +193,7 @@ public final class Relay implements AutoCloseable {
         p.lanes(),
         p.batchSize(),
         Clock.systemUTC(),
-        role -> log.info("pipeline {}: role {}", p.name(), role.name().toLowerCase()));
+        roles);
   }
 
   /** Fails fast when the broker says a destination every event of the pipeline uses is missing. */
@@ -146,6 +216,11 @@ public final class Relay implements AutoCloseable {
     return pipelines;
   }
 
+  /** Every meter of the relay: the pipelines' and the process's. */
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
   /** Stops every pipeline in parallel within the configured {@code shutdown-timeout}. */
   @Override
   public void close() {
@@ -155,19 +230,21 @@ public final class Relay implements AutoCloseable {
   /** Stops every pipeline in parallel within {@code timeout}. */
   public void close(Duration timeout) {
     reporter.interrupt();
+    backlogReader.interrupt();
     List<Thread> stoppers = new ArrayList<>();
     for (Pipeline p : pipelines) {
       Thread t = new Thread(() -> p.stop(timeout), "outbox-relay-stop-" + p.name());
       stoppers.add(t);
       t.start();
     }
-    for (Thread t : stoppers) {
-      try {
+    try {
+      for (Thread t : stoppers) {
         t.join(timeout.toMillis() + 1000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
       }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      gcMetrics.close();
     }
   }
 }

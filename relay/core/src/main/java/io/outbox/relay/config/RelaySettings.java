@@ -25,6 +25,13 @@ public record RelaySettings(
    *
    * @param host interface to bind
    * @param port TCP port; 0 picks a free one
+   * @param backlogInterval how often the backlog gauges of {@code /metrics} are read from the
+   *     database
    */
-  public record HttpSettings(String host, int port) {}
+  public record HttpSettings(String host, int port, Duration backlogInterval) {
+    public HttpSettings {
+      Objects.requireNonNull(host, "host");
+      Objects.requireNonNull(backlogInterval, "backlogInterval");
+    }
+  }
 }

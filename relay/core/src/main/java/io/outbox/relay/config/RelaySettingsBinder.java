@@ -47,6 +47,7 @@ final class RelaySettingsBinder {
     SettingsReader r = new SettingsReader(relay, ROOT, problems);
     String host = r.requiredString("http.host", "the interface the HTTP endpoints bind to");
     Integer port = r.intIn("http.port", 0, 65_535);
+    Duration backlogInterval = r.positiveDuration("http.backlog-interval");
     Duration shutdownTimeout = r.positiveDuration("shutdown-timeout");
 
     ConfigObject defaults =
@@ -75,7 +76,8 @@ final class RelaySettingsBinder {
     }
     return new LoadedConfig(
         source,
-        new RelaySettings(new HttpSettings(host, port), shutdownTimeout, pipelines),
+        new RelaySettings(
+            new HttpSettings(host, port, backlogInterval), shutdownTimeout, pipelines),
         effective);
   }
 

@@ -5,19 +5,18 @@ import com.sun.net.httpserver.HttpServer;
 import io.outbox.relay.Relay;
 import io.outbox.relay.config.RelaySettings.HttpSettings;
 import io.outbox.relay.pipeline.Pipeline;
-import io.outbox.relay.pipeline.PipelineStats;
-import io.outbox.relay.spi.PluginContext.Role;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.concurrent.Executors;
-import java.util.function.ToLongFunction;
 
 /**
- * The daemon's HTTP endpoints: {@code /health/live}, {@code /health/ready} (503 while a pipeline's
- * sink is unavailable) and {@code /metrics} (Prometheus text format, per-pipeline counters).
+ * The daemon's HTTP endpoints: {@code /health/live}, {@code /health/ready} (503 unless every
+ * pipeline's source is connected and its sink available) and {@code /metrics} (the relay's
+ * Micrometer registry in the Prometheus text format; names in {@code docs/metrics.md}).
  */
 public final class HttpEndpoints implements AutoCloseable {
   private final HttpServer server;
@@ -71,83 +70,21 @@ public final class HttpEndpoints implements AutoCloseable {
     StringBuilder body = new StringBuilder();
     boolean ready = true;
     for (Pipeline p : relay.pipelines()) {
-      boolean ok = p.sinkAvailable();
-      ready &= ok;
+      boolean source = p.sourceConnected();
+      boolean sink = p.sinkAvailable();
+      ready &= source && sink;
       body.append(p.name())
           .append(": ")
-          .append(p.role().name().toLowerCase())
-          .append(ok ? ", sink available" : ", sink unavailable")
+          .append(p.role().name().toLowerCase(Locale.ROOT))
+          .append(source ? ", source connected" : ", source disconnected")
+          .append(sink ? ", sink available" : ", sink unavailable")
           .append('\n');
     }
-    respond(ex, ready ? 200 : 503, "text/plain", body.toString());
+    respond(ex, ready ? 200 : 503, "text/plain; charset=utf-8", body.toString());
   }
 
   private void metrics(HttpExchange ex) throws IOException {
-    StringBuilder out = new StringBuilder();
-    counter(
-        out,
-        "outbox_relay_events_published_total",
-        "Events acknowledged by the broker.",
-        PipelineStats::published);
-    counter(
-        out,
-        "outbox_relay_events_retried_total",
-        "Retryable failures (attempts counted).",
-        PipelineStats::retried);
-    counter(
-        out,
-        "outbox_relay_events_dead_lettered_total",
-        "Events moved to the dead-letter table.",
-        PipelineStats::deadLettered);
-    counter(
-        out,
-        "outbox_relay_events_released_total",
-        "Events released unjudged (outage, shutdown, held behind their key).",
-        PipelineStats::released);
-    counter(out, "outbox_relay_batches_total", "Batches settled.", PipelineStats::batches);
-    counter(
-        out,
-        "outbox_relay_sink_unavailable_total",
-        "Times a batch found the sink unavailable.",
-        PipelineStats::sinkUnavailable);
-    gauge(
-        out,
-        "outbox_relay_active",
-        "1 when this instance publishes for the pipeline, 0 on standby.",
-        p -> p.role() == Role.ACTIVE ? 1 : 0);
-    gauge(
-        out,
-        "outbox_relay_sink_available",
-        "0 while the pipeline is paused by a sink outage.",
-        p -> p.sinkAvailable() ? 1 : 0);
-    respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", out.toString());
-  }
-
-  private void counter(
-      StringBuilder out, String name, String help, ToLongFunction<PipelineStats> value) {
-    out.append("# HELP ").append(name).append(' ').append(help).append('\n');
-    out.append("# TYPE ").append(name).append(" counter\n");
-    for (Pipeline p : relay.pipelines()) {
-      out.append(name)
-          .append("{pipeline=\"")
-          .append(p.name())
-          .append("\"} ")
-          .append(value.applyAsLong(p.stats()))
-          .append('\n');
-    }
-  }
-
-  private void gauge(StringBuilder out, String name, String help, ToLongFunction<Pipeline> value) {
-    out.append("# HELP ").append(name).append(' ').append(help).append('\n');
-    out.append("# TYPE ").append(name).append(" gauge\n");
-    for (Pipeline p : relay.pipelines()) {
-      out.append(name)
-          .append("{pipeline=\"")
-          .append(p.name())
-          .append("\"} ")
-          .append(value.applyAsLong(p))
-          .append('\n');
-    }
+    respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", relay.registry().scrape());
   }
 
   private void respond(HttpExchange ex, int status, String type, String body) throws IOException {

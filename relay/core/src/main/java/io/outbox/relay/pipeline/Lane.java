@@ -88,9 +88,11 @@ final class Lane implements Runnable {
               claim.events().size(),
               (System.nanoTime() - claimStarted) / 1_000_000);
         }
+        pipeline.sourceAnswered();
         if (claim.events().isEmpty()) {
           claim.release();
         } else {
+          stats.batchSize.record(claim.events().size());
           process(claim);
         }
         failures = 0;
@@ -98,6 +100,7 @@ final class Lane implements Runnable {
         pipeline.leadershipLost(e.getMessage());
         return;
       } catch (SourceException e) {
+        pipeline.sourceFailed();
         failures++;
         Duration pause = errorBackoff.delayAfter(failures);
         log.warn(
@@ -131,6 +134,7 @@ final class Lane implements Runnable {
       destinations[i] = router.route(events.get(i));
       if (destinations[i] == null) {
         verdicts[i] = Verdict.permanent("no destination: " + router + " resolved to a blank name");
+        stats.failed(verdicts[i]);
       }
     }
     Set<AggregateKey> held = new HashSet<>();
@@ -152,15 +156,17 @@ final class Lane implements Runnable {
       if (routed.isEmpty()) {
         continue;
       }
+      stats.attempts.increment(routed.size());
       List<Verdict> answered = await(sink.publish(routed).toCompletableFuture(), routed.size());
       if (answered == null) {
         claim.release(); // abandoned at shutdown: the events will be claimed again
-        stats.released.add(events.size());
+        stats.released.increment(events.size());
         return;
       }
       for (int j = 0; j < answered.size(); j++) {
         int i = positions.get(j);
         verdicts[i] = answered.get(j);
+        stats.failed(verdicts[i]);
         Verdict.Outcome outcome = verdicts[i].outcome();
         if (outcome == Verdict.Outcome.RETRYABLE || outcome == Verdict.Outcome.SINK_UNAVAILABLE) {
           held.add(events.get(i).key());
@@ -168,10 +174,11 @@ final class Lane implements Runnable {
       }
     }
     long published = System.nanoTime();
+    long ackedAtMillis = pipeline.clock().millis();
     SettlementPlanner.Plan plan = planner.plan(events, Arrays.asList(verdicts));
     publishDeadLetters(plan.settlements());
     claim.settle(plan.settlements());
-    record(plan);
+    record(plan, ackedAtMillis);
     if (log.isDebugEnabled()) {
       log.debug(
           "pipeline {} lane {}: {} events published in {} ms, settled in {} ms",
@@ -238,13 +245,14 @@ final class Lane implements Runnable {
     }
   }
 
-  private void record(SettlementPlanner.Plan plan) {
-    stats.batches.increment();
+  private void record(SettlementPlanner.Plan plan, long ackedAtMillis) {
     int published = 0;
     int released = 0;
     for (Settlement s : plan.settlements()) {
       if (s instanceof Settlement.Published) {
         published++;
+        long latency = ackedAtMillis - s.event().createdAt().toEpochMilli();
+        stats.commitToAck.record(Math.max(0, latency), TimeUnit.MILLISECONDS);
       } else if (s instanceof Settlement.Retry r) {
         stats.retried.increment();
         log.info(
@@ -255,7 +263,7 @@ final class Lane implements Runnable {
             r.delay().toMillis(),
             r.error());
       } else if (s instanceof Settlement.DeadLetter d) {
-        stats.deadLettered.increment();
+        stats.deadLettered(d.reason());
         log.warn(
             "pipeline {}: event {} dead-lettered ({}, {} attempts): {}",
             pipeline.name(),
@@ -267,8 +275,8 @@ final class Lane implements Runnable {
         released++;
       }
     }
-    stats.published.add(published);
-    stats.released.add(released);
+    stats.published.increment(published);
+    stats.released.increment(released);
     for (OutboxEvent e : plan.outOfOrder()) {
       log.warn(
           "pipeline {}: event {} was acknowledged although an earlier event of its key failed"
@@ -276,9 +284,8 @@ final class Lane implements Runnable {
           pipeline.name(),
           e.eventId());
     }
-    if (plan.sinkUnavailable()) {
-      stats.sinkUnavailable.increment();
-      gate.reportUnavailable(plan.unavailableError());
+    if (plan.sinkUnavailable() && gate.reportUnavailable(plan.unavailableError())) {
+      stats.outages.increment();
     }
   }
 

@@ -1,14 +1,21 @@
 package io.outbox.relay.pipeline;
 
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.outbox.relay.config.PipelineSettings;
+import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
@@ -25,7 +32,9 @@ public final class Pipeline {
   private final PipelineSettings settings;
   private final Source source;
   private final Sink sink;
-  private final PipelineStats stats = new PipelineStats();
+  private final PipelineStats stats;
+  private final BacklogMonitor backlog;
+  private final Clock clock;
   private final RetryPolicy errorBackoff;
   private final SinkGate gate;
   private final SettlementPlanner planner;
@@ -38,11 +47,25 @@ public final class Pipeline {
   private volatile long abandonAtNanos = Long.MAX_VALUE;
   private volatile boolean demoted;
   private volatile Role role = Role.STANDBY;
+  private volatile boolean sourceConnected;
 
+  /** A pipeline whose meters go nowhere (tests, tools). */
   public Pipeline(PipelineSettings settings, Source source, Sink sink) {
+    this(settings, source, sink, new SimpleMeterRegistry(), Clock.systemUTC());
+  }
+
+  /**
+   * @param registry where the pipeline's meters are registered, tagged {@code pipeline=<name>}
+   * @param clock the clock of the commit-to-ack latency and the backlog read time
+   */
+  public Pipeline(
+      PipelineSettings settings, Source source, Sink sink, MeterRegistry registry, Clock clock) {
     this.settings = settings;
     this.source = source;
     this.sink = sink;
+    this.clock = clock;
+    this.stats = new PipelineStats(settings.name(), registry);
+    this.backlog = new BacklogMonitor(settings.name(), source, registry, clock, () -> stopping);
     this.router = Router.compile(settings.destinationTemplate());
     this.deadLetterRouter =
         settings.deadLetterDestination() == null
@@ -56,6 +79,26 @@ public final class Pipeline {
             new RetryPolicy(
                 settings.retry().backoff(), () -> ThreadLocalRandom.current().nextDouble()));
     this.gate = new SinkGate(settings.name(), sink, errorBackoff, PROBE_TIMEOUT);
+    registerGauges(registry);
+  }
+
+  private void registerGauges(MeterRegistry registry) {
+    Tags tags = Tags.of("pipeline", settings.name());
+    Gauge.builder("outbox.relay.active", this, p -> p.role == Role.ACTIVE ? 1 : 0)
+        .description("1 while this instance publishes for the pipeline, 0 on standby.")
+        .tags(tags)
+        .strongReference(true)
+        .register(registry);
+    Gauge.builder("outbox.relay.sink.unavailable", this, p -> p.gate.isOpen() ? 0 : 1)
+        .description("1 while the pipeline is paused by an unreachable broker.")
+        .tags(tags)
+        .strongReference(true)
+        .register(registry);
+    Gauge.builder("outbox.relay.source.connected", this, p -> p.sourceConnected ? 1 : 0)
+        .description("1 when the source's last database call succeeded.")
+        .tags(tags)
+        .strongReference(true)
+        .register(registry);
   }
 
   public String name() {
@@ -87,6 +130,47 @@ public final class Pipeline {
     return destinations;
   }
 
+  /**
+   * Whether the source's last database call (activation, claim, backlog read) succeeded; false
+   * until the first one did.
+   */
+  public boolean sourceConnected() {
+    return sourceConnected;
+  }
+
+  /** The source's backlog figures of the last successful {@link #refreshBacklog()}, if any. */
+  public Optional<Backlog> backlog() {
+    return backlog.last();
+  }
+
+  /**
+   * Reads fresh backlog figures from the source (the relay calls it every {@code
+   * http.backlog-interval}); a failure marks the source disconnected until it answers again.
+   */
+  public void refreshBacklog() {
+    if (stopping) {
+      return;
+    }
+    backlog.refresh().ifPresent(answered -> sourceConnected = answered);
+  }
+
+  /** What the source reported about its role; a standby that reports is connected. */
+  public void roleReported(Role reported) {
+    sourceConnected = true;
+  }
+
+  void sourceAnswered() {
+    sourceConnected = true;
+  }
+
+  void sourceFailed() {
+    sourceConnected = false;
+  }
+
+  Clock clock() {
+    return clock;
+  }
+
   /** Whether the sink is considered reachable (false while paused by an outage). */
   public boolean sinkAvailable() {
     return gate.isOpen();
@@ -107,6 +191,7 @@ public final class Pipeline {
       try {
         log.info("pipeline {}: waiting to become the active instance", name());
         source.activate();
+        sourceConnected = true;
         failures = 0;
       } catch (InterruptedException e) {
         return;
@@ -116,6 +201,7 @@ public final class Pipeline {
           return;
         }
         failures++;
+        sourceConnected = false;
         Duration pause = errorBackoff.delayAfter(failures);
         log.warn(
             "pipeline {}: cannot start reading, retrying in {} ms: {}",

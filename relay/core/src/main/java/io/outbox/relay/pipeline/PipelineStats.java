@@ -1,39 +1,173 @@
 package io.outbox.relay.pipeline;
 
-import java.util.concurrent.atomic.LongAdder;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.outbox.relay.spi.Settlement.DeadLetterReason;
+import io.outbox.relay.spi.Verdict;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
 
-/** Running counters of one pipeline, cheap to update from every lane. */
+/**
+ * What one pipeline did, as Micrometer meters tagged with the pipeline's name (names and meaning in
+ * {@code docs/metrics.md}); cheap to update from every lane.
+ */
 public final class PipelineStats {
-  final LongAdder published = new LongAdder();
-  final LongAdder retried = new LongAdder();
-  final LongAdder deadLettered = new LongAdder();
-  final LongAdder released = new LongAdder();
-  final LongAdder batches = new LongAdder();
-  final LongAdder sinkUnavailable = new LongAdder();
+  private static final Duration[] LATENCY_BUCKETS = {
+    Duration.ofMillis(5),
+    Duration.ofMillis(10),
+    Duration.ofMillis(25),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofMillis(2500),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(10),
+    Duration.ofSeconds(30),
+    Duration.ofSeconds(60),
+    Duration.ofSeconds(300)
+  };
+  private static final double[] BATCH_BUCKETS = {1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000};
+
+  final Counter published;
+  final Counter attempts;
+  final Counter retried;
+  final Counter released;
+  final Counter outages;
+  private final Map<Verdict.Outcome, Counter> failures = new EnumMap<>(Verdict.Outcome.class);
+  private final Map<DeadLetterReason, Counter> deadLettered = new EnumMap<>(DeadLetterReason.class);
+  final Timer commitToAck;
+  final DistributionSummary batchSize;
+
+  /**
+   * @param pipeline the pipeline's name, the {@code pipeline} tag of every meter
+   * @param registry where the meters are registered
+   */
+  public PipelineStats(String pipeline, MeterRegistry registry) {
+    Tags tags = Tags.of("pipeline", pipeline);
+    published =
+        counter(registry, "outbox.relay.events.published", tags, "Events the broker acknowledged.");
+    attempts =
+        counter(
+            registry,
+            "outbox.relay.publish.attempts",
+            tags,
+            "Events handed to the sink, every send counted.");
+    retried =
+        counter(
+            registry,
+            "outbox.relay.events.retried",
+            tags,
+            "Failed attempts recorded with a retry scheduled.");
+    released =
+        counter(
+            registry,
+            "outbox.relay.events.released",
+            tags,
+            "Events released unjudged (outage, shutdown, held behind their key).");
+    outages =
+        counter(
+            registry,
+            "outbox.relay.sink.outages",
+            tags,
+            "Times the pipeline paused because its sink became unavailable.");
+    failure(registry, tags, Verdict.Outcome.SINK_UNAVAILABLE, "sink_unavailable");
+    failure(registry, tags, Verdict.Outcome.RETRYABLE, "retryable");
+    failure(registry, tags, Verdict.Outcome.PERMANENT, "permanent");
+    for (DeadLetterReason reason : DeadLetterReason.values()) {
+      deadLettered.put(
+          reason,
+          counter(
+              registry,
+              "outbox.relay.events.dead.lettered",
+              tags.and("reason", reason.columnValue()),
+              "Events moved to the dead-letter table."));
+    }
+    commitToAck =
+        Timer.builder("outbox.relay.commit.to.ack")
+            .description("From the row's created_at to the broker's acknowledgement.")
+            .tags(tags)
+            .serviceLevelObjectives(LATENCY_BUCKETS)
+            .register(registry);
+    batchSize =
+        DistributionSummary.builder("outbox.relay.batch.size")
+            .baseUnit("events")
+            .description("Events per claimed batch.")
+            .tags(tags)
+            .serviceLevelObjectives(BATCH_BUCKETS)
+            .register(registry);
+  }
+
+  private static Counter counter(MeterRegistry registry, String name, Tags tags, String help) {
+    return Counter.builder(name).description(help).tags(tags).register(registry);
+  }
+
+  private void failure(MeterRegistry registry, Tags tags, Verdict.Outcome outcome, String label) {
+    failures.put(
+        outcome,
+        counter(
+            registry,
+            "outbox.relay.publish.failures",
+            tags.and("class", label),
+            "Events the sink answered with a failure, by failure class."));
+  }
+
+  /** Counts a failed verdict under its class; a published one counts nothing here. */
+  void failed(Verdict verdict) {
+    Counter c = failures.get(verdict.outcome());
+    if (c != null) {
+      c.increment();
+    }
+  }
+
+  void deadLettered(DeadLetterReason reason) {
+    deadLettered.get(reason).increment();
+  }
 
   public long published() {
-    return published.sum();
+    return (long) published.count();
   }
 
   public long retried() {
-    return retried.sum();
+    return (long) retried.count();
   }
 
   public long deadLettered() {
-    return deadLettered.sum();
+    long sum = 0;
+    for (Counter c : deadLettered.values()) {
+      sum += (long) c.count();
+    }
+    return sum;
   }
 
   public long released() {
-    return released.sum();
+    return (long) released.count();
   }
 
+  /** Batches claimed (and judged or released). */
   public long batches() {
-    return batches.sum();
+    return batchSize.count();
   }
 
-  /** How many times the sink was found unavailable. */
+  /** How many times the sink was found unavailable (outages that paused the pipeline). */
   public long sinkUnavailable() {
-    return sinkUnavailable.sum();
+    return (long) outages.count();
+  }
+
+  /** Events handed to the sink. */
+  public long attempts() {
+    return (long) attempts.count();
+  }
+
+  /** Events answered with {@code outcome} (a failure class). */
+  public long failures(Verdict.Outcome outcome) {
+    Counter c = failures.get(outcome);
+    return c == null ? 0 : (long) c.count();
   }
 
   @Override

@@ -42,18 +42,23 @@ final class SinkGate {
     }
   }
 
-  /** Closes the gate and starts probing, unless that is already under way. */
-  void reportUnavailable(String error) {
+  /**
+   * Closes the gate and starts probing, unless that is already under way.
+   *
+   * @return whether this call closed the gate (a new outage)
+   */
+  boolean reportUnavailable(String error) {
     lock.lock();
     try {
       if (!open || closed) {
-        return;
+        return false;
       }
       open = false;
       log.warn("pipeline {}: sink unavailable, pausing publishing: {}", pipeline, error);
       prober = new Thread(this::probeUntilAvailable, "outbox-relay-" + pipeline + "-sink-probe");
       prober.setDaemon(true);
       prober.start();
+      return true;
     } finally {
       lock.unlock();
     }

@@ -19,7 +19,8 @@ class RelayConfigLoaderTest {
   void buildsEveryPipelineFromReferenceDefaults() {
     RelaySettings s = new ConfigFiles(dir).load(ORDERS).settings();
 
-    assertThat(s.http()).isEqualTo(new RelaySettings.HttpSettings("127.0.0.1", 9400));
+    assertThat(s.http())
+        .isEqualTo(new RelaySettings.HttpSettings("127.0.0.1", 9400, Duration.ofSeconds(10)));
     assertThat(s.shutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
     PipelineSettings p = s.pipelines().get("orders");
     assertThat(p.name()).isEqualTo("orders");

@@ -48,6 +48,17 @@ public final class Main implements Callable<Integer> {
       description = "Print the stack trace of unexpected errors.")
   boolean verbose;
 
+  @Option(
+      names = "--log-format",
+      scope = ScopeType.INHERIT,
+      paramLabel = "plain|json",
+      description =
+          "Log lines as plain text (default) or as JSON objects, one per line; overrides the"
+              + " environment variable OUTBOX_LOG_FORMAT.")
+  void logFormat(LogFormat format) {
+    format.apply();
+  }
+
   public static void main(String[] args) {
     System.exit(execute(args));
   }
@@ -60,6 +71,12 @@ public final class Main implements Callable<Integer> {
   /** Runs the command line writing to {@code out} and {@code err}; returns the exit code. */
   public static int execute(PrintWriter out, PrintWriter err, String... args) {
     try {
+      try {
+        LogFormat.fromEnvironment(System.getenv(LogFormat.ENV)).apply();
+      } catch (IllegalArgumentException e) {
+        err.println(e.getMessage());
+        return USAGE;
+      }
       return commandLine(out, err).execute(args);
     } finally {
       out.flush();
@@ -74,6 +91,7 @@ public final class Main implements Callable<Integer> {
     return commandLine
         .setOut(out)
         .setErr(err)
+        .setCaseInsensitiveEnumValuesAllowed(true)
         .setParameterExceptionHandler(new UsageErrorReporter())
         .setExecutionExceptionHandler(new ErrorReporter());
   }

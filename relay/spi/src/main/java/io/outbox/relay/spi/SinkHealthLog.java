@@ -5,8 +5,9 @@ import org.slf4j.Logger;
 
 /**
  * What every sink logs about its batches: one warning per batch with failures (counts, the first
- * error, the first event ids; never payloads), and one line each time the broker becomes
- * unreachable or reachable again.
+ * error, the first event ids; never payloads), and, at debug level, one line each time the broker
+ * becomes unreachable or reachable again (the pipeline logs the outage and the recovery itself, one
+ * line each, whatever the sink).
  */
 public final class SinkHealthLog {
   /** Most event ids named in one log line about a failed batch. */
@@ -56,10 +57,10 @@ public final class SinkHealthLog {
     int published = verdicts.size() - unavailable - retryable - permanent;
     if (unavailable > 0 && reachable) {
       reachable = false;
-      log.warn("{} unavailable for pipeline {}: {}", broker, pipeline, firstError);
+      log.debug("{} unavailable for pipeline {}: {}", broker, pipeline, firstError);
     } else if (unavailable == 0 && published > 0 && !reachable) {
       reachable = true;
-      log.info("{} reachable again for pipeline {}", broker, pipeline);
+      log.debug("{} reachable again for pipeline {}", broker, pipeline);
     }
     if (named > 0) {
       log.warn(
@@ -81,7 +82,7 @@ public final class SinkHealthLog {
   public void probeAnswered() {
     if (!reachable) {
       reachable = true;
-      log.info("{} reachable again for pipeline {} (probe)", broker, pipeline);
+      log.debug("{} reachable again for pipeline {} (probe)", broker, pipeline);
     }
   }
 }

@@ -1,0 +1,145 @@
+package io.outbox.schema;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+
+/**
+ * Reads the state of one pipeline's outbox from the database: its backlog (pending rows, the oldest
+ * one's age, retries, dead letters, the last error) and which relay instances serve it. The one
+ * place of this SQL, used by the sources for {@code /metrics} and by the {@code status} command.
+ *
+ * <p>Every figure comes from an index of the migration (the pending and retrying partial indexes,
+ * the dead-letter table's {@code dead_lettered_at} index) or a small table scan of the dead-letter
+ * table, so that reading it every few seconds stays cheap with a million published rows kept.
+ */
+public final class OutboxStatus {
+
+  /**
+   * The backlog of an outbox.
+   *
+   * @param pending rows with {@code published_at IS NULL}
+   * @param oldestPendingAge now minus {@code created_at} of the oldest due pending row, by the
+   *     database clock; zero when none is due
+   * @param retrying pending rows with {@code next_attempt_at} set (they failed at least once)
+   * @param deadLetters rows of the pipeline in the dead-letter table
+   * @param lastError the {@code last_error} of the retrying row retried last, else of the
+   *     pipeline's newest dead letter; {@code null} when there is neither
+   */
+  public record Backlog(
+      long pending, Duration oldestPendingAge, long retrying, long deadLetters, String lastError) {}
+
+  /**
+   * The relay instances of a pipeline, as the database sees them.
+   *
+   * @param active whether a session holds the pipeline's leader lock
+   * @param connected sessions named {@code outbox-relay <pipeline> leader} (the active one and the
+   *     standbys)
+   */
+  public record Instances(boolean active, int connected) {
+    /** Instances connected but not holding the lock. */
+    public int standbys() {
+      return Math.max(0, connected - (active ? 1 : 0));
+    }
+
+    /**
+     * {@code active}, {@code standby} (connected, none holding the lock) or {@code not running}.
+     */
+    public String role() {
+      return active ? "active" : connected > 0 ? "standby" : "not running";
+    }
+  }
+
+  private final OutboxTables tables;
+  private final String backlogSql;
+
+  public OutboxStatus(OutboxTables tables) {
+    this.tables = tables;
+    String outbox = tables.qualifiedTable();
+    String deadLetters = tables.qualifiedDeadLetterTable();
+    String retrying = " WHERE published_at IS NULL AND next_attempt_at IS NOT NULL";
+    this.backlogSql =
+        "SELECT (SELECT count(*) FROM "
+            + outbox
+            + " WHERE published_at IS NULL),\n"
+            // The lowest pending id that is due: a walk of the pending index from its start.
+            + "       (SELECT greatest(0, extract(epoch FROM now() - o.created_at)) FROM "
+            + outbox
+            + " o WHERE o.published_at IS NULL AND o.available_at <= now()"
+            + " ORDER BY o.id LIMIT 1),\n"
+            + "       (SELECT count(*) FROM "
+            + outbox
+            + retrying
+            + "),\n"
+            + "       (SELECT count(*) FROM "
+            + deadLetters
+            + " WHERE pipeline = ?),\n"
+            + "       coalesce((SELECT last_error FROM "
+            + outbox
+            + retrying
+            + " AND last_error IS NOT NULL ORDER BY next_attempt_at DESC LIMIT 1),\n"
+            + "                (SELECT last_error FROM "
+            + deadLetters
+            + " WHERE pipeline = ? ORDER BY dead_lettered_at DESC LIMIT 1))";
+  }
+
+  /** The statement behind {@link #backlog}, for {@code EXPLAIN}; binds the pipeline twice. */
+  public String backlogSql() {
+    return backlogSql;
+  }
+
+  /**
+   * Reads the backlog in one statement.
+   *
+   * @param pipeline the pipeline name, as written in the dead-letter table's {@code pipeline}
+   */
+  public Backlog backlog(Connection connection, String pipeline) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(backlogSql)) {
+      ps.setString(1, pipeline);
+      ps.setString(2, pipeline);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        double oldestSeconds = rs.getDouble(2); // NULL (nothing due) reads as 0
+        return new Backlog(
+            rs.getLong(1),
+            Duration.ofNanos(Math.round(oldestSeconds * 1e9)),
+            rs.getLong(3),
+            rs.getLong(4),
+            rs.getString(5));
+      }
+    }
+  }
+
+  /**
+   * Which relay instances serve {@code pipeline}: the holder of its leader lock ({@code pg_locks})
+   * and the sessions named after it ({@code pg_stat_activity}).
+   */
+  public Instances instances(Connection connection, String pipeline) throws SQLException {
+    long key = tables.leaderLockKey(pipeline);
+    // A bigint advisory lock shows in pg_locks as classid = high 32 bits, objid = low 32 bits,
+    // objsubid = 1.
+    String sql =
+        "SELECT EXISTS (SELECT 1 FROM pg_locks l"
+            + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+            + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            + " AND l.classid = ?::bigint::oid AND l.objid = ?::bigint::oid),"
+            + " (SELECT count(*) FROM pg_stat_activity"
+            + " WHERE datname = current_database() AND application_name = left(?, 63))";
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+      ps.setLong(1, key >>> 32);
+      ps.setLong(2, key & 0xffff_ffffL);
+      ps.setString(3, leaderSessionName(pipeline));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new Instances(rs.getBoolean(1), rs.getInt(2));
+      }
+    }
+  }
+
+  /** The {@code application_name} of the session an instance holds (or tries) the lock on. */
+  public static String leaderSessionName(String pipeline) {
+    return "outbox-relay " + pipeline + " leader";
+  }
+}
