@@ -8,7 +8,6 @@ import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -34,37 +33,18 @@ record DeadLetterListing(String pipeline, String table, List<DeadLetter> rows, i
     if (rows.isEmpty()) {
       return pipeline + ": no dead letters match in " + table + "\n";
     }
-    List<String[]> lines = new ArrayList<>();
-    lines.add(HEADINGS);
+    TextTable lines = new TextTable(HEADINGS);
     for (DeadLetter d : rows) {
-      lines.add(
-          new String[] {
-            d.eventId().toString(),
-            cell(d.eventType(), MAX_CELL),
-            cell(d.aggregateType() + "/" + d.aggregateId(), MAX_CELL),
-            d.reason(),
-            Integer.toString(d.attempts()),
-            seconds(d.deadLetteredAt()),
-            cell(d.lastError() == null ? "" : d.lastError(), MAX_ERROR)
-          });
+      lines.row(
+          d.eventId().toString(),
+          TextTable.cut(d.eventType(), MAX_CELL),
+          TextTable.cut(d.aggregateType() + "/" + d.aggregateId(), MAX_CELL),
+          d.reason(),
+          Integer.toString(d.attempts()),
+          seconds(d.deadLetteredAt()),
+          TextTable.cut(d.lastError() == null ? "" : d.lastError(), MAX_ERROR));
     }
-    int[] widths = new int[HEADINGS.length];
-    for (String[] line : lines) {
-      for (int i = 0; i < line.length; i++) {
-        widths[i] = Math.max(widths[i], line[i].length());
-      }
-    }
-    StringBuilder out = new StringBuilder();
-    for (String[] line : lines) {
-      StringBuilder row = new StringBuilder();
-      for (int i = 0; i < line.length; i++) {
-        row.append(i == 0 ? "" : "  ").append(line[i]);
-        if (i < line.length - 1) {
-          row.append(" ".repeat(widths[i] - line[i].length()));
-        }
-      }
-      out.append(row.toString().stripTrailing()).append('\n');
-    }
+    StringBuilder out = new StringBuilder(lines.toString());
     out.append(pipeline).append(": ");
     if (rows.size() < total) {
       out.append("showing ")
@@ -115,12 +95,6 @@ record DeadLetterListing(String pipeline, String table, List<DeadLetter> rows, i
       throw new UncheckedIOException("cannot write JSON to a string", e);
     }
     return text + "\n";
-  }
-
-  /** One line, control characters as spaces, cut to {@code max} characters. */
-  private static String cell(String value, int max) {
-    String line = value.replaceAll("\\p{Cntrl}", " ");
-    return line.length() <= max ? line : line.substring(0, max - 1) + "…";
   }
 
   private static String seconds(Instant t) {

@@ -28,6 +28,7 @@ import picocli.CommandLine.Spec;
       RunCommand.class,
       MigrateCommand.class,
       CheckConfigCommand.class,
+      StatusCommand.class,
       DeadLettersCommand.class,
       DemoCommand.class,
       HelpCommand.class

@@ -1,0 +1,128 @@
+package io.outbox.relay.cli;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.outbox.schema.OutboxStatus;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * One pipeline's line of {@code status}: its figures as the database shows them, or why they could
+ * not be read.
+ *
+ * @param pipeline the pipeline name
+ * @param table the outbox table, as the user writes it
+ * @param instances the relay instances serving it, or {@code null} when unreadable
+ * @param backlog the backlog figures, or {@code null} when unreadable
+ * @param error why the figures could not be read, or {@code null}
+ */
+record PipelineStatus(
+    String pipeline,
+    String table,
+    OutboxStatus.Instances instances,
+    OutboxStatus.Backlog backlog,
+    String error) {
+
+  private static final JsonFactory JSON = new JsonFactory();
+  private static final int MAX_ERROR = 100;
+
+  static PipelineStatus read(
+      String pipeline, String table, OutboxStatus.Instances instances, OutboxStatus.Backlog b) {
+    return new PipelineStatus(pipeline, table, instances, b, null);
+  }
+
+  static PipelineStatus failed(String pipeline, String table, String error) {
+    return new PipelineStatus(pipeline, table, null, null, error);
+  }
+
+  /** {@code active}, {@code active (+1 standby)}, {@code standby (2)} or {@code not running}. */
+  String roleText() {
+    if (instances.active()) {
+      int standbys = instances.standbys();
+      return standbys == 0 ? "active" : "active (+" + standbys + " standby)";
+    }
+    return instances.connected() > 0 ? "standby (" + instances.connected() + ")" : "not running";
+  }
+
+  /** The table of every pipeline, with a line per pipeline whose figures could not be read. */
+  static String text(List<PipelineStatus> all) {
+    TextTable table =
+        new TextTable(
+            "PIPELINE", "ROLE", "PENDING", "OLDEST", "RETRYING", "DEAD LETTERS", "LAST ERROR");
+    for (PipelineStatus s : all) {
+      if (s.error != null) {
+        table.row(s.pipeline, "?", "?", "?", "?", "?", TextTable.cut(s.error, MAX_ERROR));
+        continue;
+      }
+      OutboxStatus.Backlog b = s.backlog;
+      table.row(
+          s.pipeline,
+          s.roleText(),
+          Long.toString(b.pending()),
+          age(b.oldestPendingAge()),
+          Long.toString(b.retrying()),
+          Long.toString(b.deadLetters()),
+          b.lastError() == null ? "-" : TextTable.cut(b.lastError(), MAX_ERROR));
+    }
+    return table.toString();
+  }
+
+  /** A short age: {@code 45s}, {@code 3m05s}, {@code 2h07m}, {@code 3d04h}; {@code -} for none. */
+  static String age(Duration d) {
+    long s = d.toSeconds();
+    if (d.isZero()) {
+      return "-";
+    }
+    if (s < 60) {
+      return s + "s";
+    }
+    if (s < 3600) {
+      return String.format("%dm%02ds", s / 60, s % 60);
+    }
+    if (s < 86_400) {
+      return String.format("%dh%02dm", s / 3600, s % 3600 / 60);
+    }
+    return String.format("%dd%02dh", s / 86_400, s % 86_400 / 3600);
+  }
+
+  /**
+   * {@code {"pipelines": [...]}}: per pipeline {@code pipeline, table, role, standbys, pending,
+   * oldest_pending_age_seconds, retrying, dead_letters, last_error}, or {@code pipeline, table,
+   * error}.
+   */
+  static String json(List<PipelineStatus> all) {
+    StringWriter text = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(text)) {
+      g.useDefaultPrettyPrinter();
+      g.writeStartObject();
+      g.writeArrayFieldStart("pipelines");
+      for (PipelineStatus s : all) {
+        g.writeStartObject();
+        g.writeStringField("pipeline", s.pipeline);
+        g.writeStringField("table", s.table);
+        if (s.error != null) {
+          g.writeStringField("error", s.error);
+        } else {
+          OutboxStatus.Backlog b = s.backlog;
+          g.writeStringField("role", s.instances.role());
+          g.writeNumberField("standbys", s.instances.standbys());
+          g.writeNumberField("pending", b.pending());
+          g.writeNumberField(
+              "oldest_pending_age_seconds", b.oldestPendingAge().toMillis() / 1000.0);
+          g.writeNumberField("retrying", b.retrying());
+          g.writeNumberField("dead_letters", b.deadLetters());
+          g.writeStringField("last_error", b.lastError());
+        }
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write JSON to a string", e);
+    }
+    return text + "\n";
+  }
+}
