@@ -1,0 +1,55 @@
+package io.outbox.relay.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.schema.OutboxStatus;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class PipelineStatusTest {
+
+  @Test
+  void agesAreShortAndHuman() {
+    assertThat(PipelineStatus.age(Duration.ZERO)).isEqualTo("-");
+    assertThat(PipelineStatus.age(Duration.ofMillis(400))).isEqualTo("0s");
+    assertThat(PipelineStatus.age(Duration.ofSeconds(59))).isEqualTo("59s");
+    assertThat(PipelineStatus.age(Duration.ofSeconds(185))).isEqualTo("3m05s");
+    assertThat(PipelineStatus.age(Duration.ofMinutes(127))).isEqualTo("2h07m");
+    assertThat(PipelineStatus.age(Duration.ofHours(76))).isEqualTo("3d04h");
+  }
+
+  @Test
+  void roleNamesTheStandbys() {
+    assertThat(status(new OutboxStatus.Instances(true, 1)).roleText()).isEqualTo("active");
+    assertThat(status(new OutboxStatus.Instances(true, 3)).roleText())
+        .isEqualTo("active (+2 standby)");
+    assertThat(status(new OutboxStatus.Instances(false, 2)).roleText()).isEqualTo("standby (2)");
+    assertThat(status(new OutboxStatus.Instances(false, 0)).roleText()).isEqualTo("not running");
+    assertThat(new OutboxStatus.Instances(false, 0).role()).isEqualTo("not running");
+  }
+
+  @Test
+  void anUnreadablePipelineShowsItsErrorInTheTableAndTheJson() {
+    List<PipelineStatus> all =
+        List.of(
+            status(new OutboxStatus.Instances(true, 1)),
+            PipelineStatus.failed("gone", "public.outbox", "cannot connect: refused"));
+    assertThat(PipelineStatus.text(all).lines())
+        .containsExactly(
+            "PIPELINE  ROLE    PENDING  OLDEST  RETRYING  DEAD LETTERS  LAST ERROR",
+            "orders    active  7        3m05s   1         2             boom",
+            "gone      ?       ?        ?       ?         ?             cannot connect: refused");
+    assertThat(PipelineStatus.json(all))
+        .contains("\"error\" : \"cannot connect: refused\"")
+        .contains("\"oldest_pending_age_seconds\" : 185.0");
+  }
+
+  private static PipelineStatus status(OutboxStatus.Instances instances) {
+    return PipelineStatus.read(
+        "orders",
+        "public.outbox",
+        instances,
+        new OutboxStatus.Backlog(7, Duration.ofSeconds(185), 1, 2, "boom"));
+  }
+}
