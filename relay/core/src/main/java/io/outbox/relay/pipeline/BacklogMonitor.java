@@ -6,7 +6,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.Source;
-import io.outbox.relay.spi.SourceException;
 import java.time.Clock;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
@@ -72,7 +71,9 @@ final class BacklogMonitor {
     Optional<Backlog> read;
     try {
       read = source.backlog();
-    } catch (SourceException e) {
+    } catch (RuntimeException e) {
+      // SourceException: the database failed; anything else is a source's bug, reported alike
+      // rather than ending the relay's backlog thread.
       if (stopping.getAsBoolean()) {
         return Optional.empty();
       }
