@@ -24,6 +24,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.BeforeAll;
@@ -173,9 +176,21 @@ class DistributionIT {
             .until(() -> unpublished(db) == 0);
 
         assertThat(relay.get("/health/live").statusCode()).isEqualTo(200);
-        HttpResponse<String> metrics = relay.get("/metrics");
-        assertThat(metrics.statusCode()).isEqualTo(200);
-        assertThat(metrics.body()).contains("pipeline=\"orders\"");
+        // Every metric the alert rules and the dashboard read is exported: not the CDC source's
+        // (this pipeline polls), nor Prometheus' own `up`.
+        Set<String> expected =
+            RepositoryFiles.usedMetrics().keySet().stream()
+                .filter(name -> !name.equals("up") && !name.startsWith("outbox_relay_cdc_"))
+                .collect(Collectors.toCollection(TreeSet::new));
+        await("every metric the alerts and the dashboard read, on /metrics")
+            .atMost(Duration.ofSeconds(60))
+            .pollInterval(Duration.ofSeconds(1))
+            .untilAsserted(
+                () -> {
+                  HttpResponse<String> metrics = relay.get("/metrics");
+                  assertThat(metrics.statusCode()).isEqualTo(200);
+                  assertThat(exportedSeries(metrics.body())).containsAll(expected);
+                });
       } finally {
         relay.stop();
       }
@@ -187,7 +202,7 @@ class DistributionIT {
   private static String config(TestDatabase db, String topicPrefix, int port) {
     return """
         outbox-relay {
-          http { host = "127.0.0.1", port = %d }
+          http { host = "127.0.0.1", port = %d, backlog-interval = 1s }
           shutdown-timeout = 15s
           pipelines.orders {
             database { url = "%s", user = "%s", password = "%s" }
@@ -199,6 +214,15 @@ class DistributionIT {
         """
         .formatted(
             port, db.url(), db.user(), db.password(), Services.kafkaBootstrap(), topicPrefix);
+  }
+
+  /** The series names of a Prometheus text exposition ({@code name{labels} value}). */
+  private static Set<String> exportedSeries(String exposition) {
+    return exposition
+        .lines()
+        .filter(line -> !line.isBlank() && !line.startsWith("#"))
+        .map(line -> line.split("[{ ]", 2)[0])
+        .collect(Collectors.toCollection(TreeSet::new));
   }
 
   private static long unpublished(TestDatabase db) throws Exception {
