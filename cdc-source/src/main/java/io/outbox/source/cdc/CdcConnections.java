@@ -87,7 +87,7 @@ final class CdcConnections {
     config.setPoolName("outbox-relay-" + pipeline + "-cdc");
     config.setJdbcUrl(database.url());
     config.setDriverClassName(Driver.class.getName());
-    Properties properties = properties("settle");
+    Properties properties = properties("outbox-relay " + pipeline + " cdc settle");
     properties.remove("user");
     properties.remove("password");
     config.setDataSourceProperties(properties);
@@ -111,16 +111,21 @@ final class CdcConnections {
    * @param role what the session is for, shown in {@code pg_stat_activity.application_name}
    */
   Connection dedicated(String role) throws SQLException {
-    Connection connection = driver.connect(database.url(), properties(role));
+    return dedicatedNamed("outbox-relay " + pipeline + " cdc " + role);
+  }
+
+  /** A new session in autocommit mode, shown as {@code applicationName}. */
+  Connection dedicatedNamed(String applicationName) throws SQLException {
+    Connection connection = driver.connect(database.url(), properties(applicationName));
     if (connection == null) {
       throw new SQLException("not a PostgreSQL JDBC URL: " + where());
     }
     return connection;
   }
 
-  private Properties properties(String role) {
+  private Properties properties(String applicationName) {
     Properties properties = new Properties();
-    properties.setProperty("ApplicationName", "outbox-relay " + pipeline + " cdc " + role);
+    properties.setProperty("ApplicationName", applicationName);
     properties.setProperty("tcpKeepAlive", "true");
     long seconds = Math.max(1, (settings.connectionTimeout().toMillis() + 999) / 1000);
     properties.setProperty("connectTimeout", Long.toString(seconds));

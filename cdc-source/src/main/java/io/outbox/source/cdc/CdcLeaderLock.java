@@ -1,6 +1,7 @@
 package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.OutboxStatus;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -28,14 +29,19 @@ final class CdcLeaderLock {
   private long lastCheck; // guarded by this
   private volatile boolean held;
 
-  CdcLeaderLock(CdcConnections connections, String slot, Duration checkInterval, String pipeline) {
+  /**
+   * @param key the pipeline's leader lock ({@code OutboxTables.leaderLockKey}), the same one the
+   *     polling source takes: whatever the source, one instance per pipeline publishes, and {@code
+   *     status} finds it
+   */
+  CdcLeaderLock(CdcConnections connections, long key, Duration checkInterval, String pipeline) {
     this.connections = connections;
-    this.key = key("outbox-relay:cdc-leader:" + slot);
+    this.key = key;
     this.checkInterval = checkInterval;
     this.pipeline = pipeline;
   }
 
-  /** A stable 64-bit hash of the slot name: the same on every instance and JVM. */
+  /** A stable 64-bit hash of {@code value}: the same on every instance and JVM. */
   static long key(String value) {
     try {
       byte[] d =
@@ -76,7 +82,8 @@ final class CdcLeaderLock {
   private synchronized boolean tryOnce() {
     try {
       if (session == null) {
-        session = connections.dedicated("leader");
+        // Named as status expects the leader sessions to be named (standbys are counted by it).
+        session = connections.dedicatedNamed(OutboxStatus.leaderSessionName(pipeline));
       }
       try (PreparedStatement ps = session.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
         ps.setLong(1, key);

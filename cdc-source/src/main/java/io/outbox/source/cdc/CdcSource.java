@@ -63,7 +63,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.connections = new CdcConnections(database, settings, pipeline);
     this.leader =
         new CdcLeaderLock(
-            connections, settings.slotName(), settings.standbyCheckInterval(), pipeline);
+            connections, tables.leaderLockKey(pipeline), settings.standbyCheckInterval(), pipeline);
     this.roleListener = context.roles();
     this.clock = context.clock() != null ? context.clock() : Clock.systemUTC();
     this.outstanding = new OutstandingClaims(lanes, pipeline);

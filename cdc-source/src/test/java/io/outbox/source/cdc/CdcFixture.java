@@ -13,6 +13,7 @@ import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.schema.Migrator;
 import io.outbox.schema.OutboxMessage;
+import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.TestDatabase;
@@ -93,6 +94,14 @@ final class CdcFixture implements AutoCloseable {
     CdcSource source = (CdcSource) new CdcSourceProvider().create(context, database);
     sources.add(source);
     return source;
+  }
+
+  /** What {@code status} reads of this fixture's pipeline: its leader and connected instances. */
+  OutboxStatus.Instances instances() throws SQLException {
+    try (Connection c = db.connect()) {
+      return new OutboxStatus(OutboxTables.of("outbox", "outbox_dead_letter"))
+          .instances(c, PIPELINE);
+    }
   }
 
   /** The slot name the sources of this fixture use by default. */

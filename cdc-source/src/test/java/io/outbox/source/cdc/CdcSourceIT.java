@@ -45,6 +45,7 @@ class CdcSourceIT {
     CdcSource source = fx.source(1, Map.of(), roles);
     source.activate();
     assertThat(roles).containsExactly(Role.ACTIVE);
+    assertThat(fx.instances().role()).as("the role status shows").isEqualTo("active");
     assertThat(fx.count("SELECT count(*) FROM pg_publication_tables WHERE tablename = 'outbox'"))
         .isEqualTo(1);
 
