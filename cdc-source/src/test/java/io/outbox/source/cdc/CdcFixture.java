@@ -77,11 +77,37 @@ final class CdcFixture implements AutoCloseable {
       Map<String, ?> overrides,
       List<Role> roles,
       DatabaseSettings.Retention retention) {
+    return source(
+        db.url(), db.user(), db.password(), lanes, onPublish, overrides, roles, retention);
+  }
+
+  /** A source of this fixture's pipeline on another database or as another user. */
+  CdcSource source(String url, String user, String password, Map<String, ?> overrides) {
+    return source(
+        url,
+        user,
+        password,
+        1,
+        OnPublish.MARK,
+        overrides,
+        new CopyOnWriteArrayList<>(),
+        DatabaseSettings.Retention.OFF);
+  }
+
+  private CdcSource source(
+      String url,
+      String user,
+      String password,
+      int lanes,
+      OnPublish onPublish,
+      Map<String, ?> overrides,
+      List<Role> roles,
+      DatabaseSettings.Retention retention) {
     DatabaseSettings database =
         new DatabaseSettings(
-            db.url(),
-            db.user(),
-            db.password(),
+            url,
+            user,
+            password,
             Map.of(),
             "outbox",
             "outbox_dead_letter",

@@ -1,0 +1,79 @@
+package io.outbox.source.cdc;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outbox.relay.spi.SourceException;
+import io.outbox.testkit.PrivatePostgres;
+import io.outbox.testkit.Services;
+import io.outbox.testkit.TestCertificates;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the CDC source says before it streams, when the database cannot serve it: {@code wal_level}
+ * not logical (a private cluster left at initdb's default, {@code replica}) and a role without the
+ * REPLICATION privilege. The missing publication is in {@link CdcSourceIT}.
+ */
+class CdcPreflightIT {
+
+  private CdcFixture fx;
+
+  @AfterEach
+  void tearDown() {
+    if (fx != null) {
+      fx.close();
+    }
+  }
+
+  @Test
+  void walLevelNotLogicalIsNamedWithTheFix() throws Exception {
+    fx = new CdcFixture("cdc_preflight_wal");
+    Path dir = Files.createTempDirectory("cdc-preflight-certs-");
+    String password = "pw-" + UUID.randomUUID();
+    try (PrivatePostgres pg =
+        PrivatePostgres.start(
+            TestCertificates.create(dir, "cdc-preflight", TestCertificates.LOOPBACK), password)) {
+      CdcSource source = fx.source(pg.url("postgres"), PrivatePostgres.ADMIN, password, Map.of());
+      assertThatThrownBy(source::activate)
+          .isInstanceOf(SourceException.class)
+          .hasMessageContaining("wal_level is 'replica'")
+          .hasMessageContaining("needs wal_level = logical")
+          .hasMessageNotContaining(password);
+    }
+  }
+
+  @Test
+  void aRoleWithoutReplicationIsNamedWithTheFix() throws Exception {
+    fx = new CdcFixture("cdc_preflight_role");
+    String role = "cdc_norepl_" + UUID.randomUUID().toString().substring(0, 8);
+    try (Connection c = fx.db.connect();
+        Statement st = c.createStatement()) {
+      st.execute("CREATE ROLE " + role + " LOGIN NOREPLICATION PASSWORD 'not-a-secret'");
+      st.execute("GRANT SELECT ON outbox TO " + role);
+    }
+    try {
+      CdcSource source = fx.source(fx.db.url(), role, "not-a-secret", Map.of());
+      assertThatThrownBy(source::activate)
+          .isInstanceOf(SourceException.class)
+          .hasMessageContaining("the database user " + role)
+          .hasMessageContaining("lacks the REPLICATION privilege")
+          .hasMessageContaining("ALTER ROLE");
+    } finally {
+      fx.close();
+      // The database and its grants are gone now; the role is cluster-wide.
+      try (Connection c =
+              DriverManager.getConnection(
+                  Services.jdbcUrl("postgres"), Services.pgUser(), Services.pgPassword());
+          Statement st = c.createStatement()) {
+        st.execute("DROP ROLE IF EXISTS " + role);
+      }
+    }
+  }
+}
