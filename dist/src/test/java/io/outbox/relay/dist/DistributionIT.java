@@ -32,6 +32,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The distribution archive as a user gets it: unpacked with {@code tar}, its {@code
@@ -137,15 +139,18 @@ class DistributionIT {
     return all;
   }
 
-  @Test
-  void migratesAndRelaysEventsWhenCalledThroughASymlink(@TempDir Path work) throws Exception {
+  /** With either source: the archive's lib/ must hold what each needs at run time. */
+  @ParameterizedTest
+  @ValueSource(strings = {"polling", "cdc"})
+  void migratesAndRelaysEventsWhenCalledThroughASymlink(String source, @TempDir Path work)
+      throws Exception {
     Path link = work.resolve("outbox-relay");
     Files.createSymbolicLink(link, dist.launcher());
     String topicPrefix = KafkaTestSupport.uniqueTopic("dist");
     int port = RunningRelay.freePort();
     try (TestDatabase db = TestDatabase.create("dist_it")) {
       Path config = work.resolve("relay.conf");
-      Files.writeString(config, config(db, topicPrefix, port), StandardCharsets.UTF_8);
+      Files.writeString(config, config(db, source, topicPrefix, port), StandardCharsets.UTF_8);
 
       Result migrate =
           UnpackedDistribution.exec(
@@ -199,21 +204,29 @@ class DistributionIT {
     }
   }
 
-  private static String config(TestDatabase db, String topicPrefix, int port) {
+  private static String config(TestDatabase db, String source, String topicPrefix, int port) {
+    // A CDC slot named after the test database: TestDatabase drops it with the database.
     return """
         outbox-relay {
           http { host = "127.0.0.1", port = %d, backlog-interval = 1s }
           shutdown-timeout = 15s
           pipelines.orders {
             database { url = "%s", user = "%s", password = "%s" }
-            source.polling.poll-interval = 250ms
+            source { type = %s, polling.poll-interval = 250ms, cdc.slot-name = "%s" }
             sink.kafka.bootstrap-servers = "%s"
             routing.destination = "%s.${aggregate_type}"
           }
         }
         """
         .formatted(
-            port, db.url(), db.user(), db.password(), Services.kafkaBootstrap(), topicPrefix);
+            port,
+            db.url(),
+            db.user(),
+            db.password(),
+            source,
+            db.name(),
+            Services.kafkaBootstrap(),
+            topicPrefix);
   }
 
   /** The series names of a Prometheus text exposition ({@code name{labels} value}). */
