@@ -62,11 +62,15 @@ final class ClaimTransactions implements PollingClaim.Owner {
    * One claim transaction.
    *
    * @param stillLeader checked once rows are locked; when false they are given back
+   * @param inFlight {@code null} for the lane's claim, which first takes the lane's advisory lock;
+   *     for a claim made ahead, the ids of the lane's claim in flight, which are left out. That
+   *     claim's transaction holds the lane's lock meanwhile; another instance that takes the lane
+   *     later waits for this claim's row locks like for any other.
    * @return the claim, or {@code null} when there was nothing to claim, another instance holds the
    *     lane, or leadership was lost
    * @throws SourceException when the database fails
    */
-  PollingClaim open(int lane, int maxEvents, BooleanSupplier stillLeader) {
+  PollingClaim open(int lane, int maxEvents, BooleanSupplier stillLeader, Long[] inFlight) {
     Connection c;
     try {
       c = pool.getConnection();
@@ -75,11 +79,15 @@ final class ClaimTransactions implements PollingClaim.Owner {
     }
     try {
       List<OutboxEvent> events = List.of();
-      if (tryLaneLock(c, lane)) {
-        try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
+      if (inFlight != null || tryLaneLock(c, lane)) {
+        try (PreparedStatement ps =
+            c.prepareStatement(inFlight == null ? sql.claim : sql.claimAhead)) {
           int i = 1;
           if (lanes > 1) {
             ps.setInt(i++, lane);
+          }
+          if (inFlight != null) {
+            ps.setArray(i++, c.createArrayOf("bigint", inFlight));
           }
           ps.setInt(i, maxEvents);
           try (ResultSet rs = ps.executeQuery()) {

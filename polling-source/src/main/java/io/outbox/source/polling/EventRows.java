@@ -7,14 +7,16 @@ import static io.outbox.source.polling.OutboxSql.CREATED_AT;
 import static io.outbox.source.polling.OutboxSql.DESTINATION;
 import static io.outbox.source.polling.OutboxSql.EVENT_ID;
 import static io.outbox.source.polling.OutboxSql.EVENT_TYPE;
-import static io.outbox.source.polling.OutboxSql.HEADER_KEYS;
-import static io.outbox.source.polling.OutboxSql.HEADER_VALUES;
+import static io.outbox.source.polling.OutboxSql.HEADERS;
 import static io.outbox.source.polling.OutboxSql.ID;
 import static io.outbox.source.polling.OutboxSql.PAYLOAD;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
-import java.sql.Array;
+import java.io.IOException;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
@@ -28,6 +30,7 @@ import java.util.UUID;
 final class EventRows {
 
   private static final byte[] NO_BYTES = new byte[0];
+  private static final JsonFactory JSON = new JsonFactory();
 
   private EventRows() {}
 
@@ -44,7 +47,7 @@ final class EventRows {
               rs.getString(DESTINATION),
               payload(rs),
               format,
-              headers(rs.getArray(HEADER_KEYS), rs.getArray(HEADER_VALUES)),
+              headers(rs.getString(HEADERS)),
               rs.getObject(CREATED_AT, OffsetDateTime.class).toInstant(),
               rs.getInt(ATTEMPTS)));
     }
@@ -60,16 +63,40 @@ final class EventRows {
     return bytes == null ? NO_BYTES : bytes;
   }
 
-  private static Map<String, String> headers(Array keys, Array values) throws SQLException {
-    if (keys == null || values == null) {
+  /**
+   * The header map of a JSON object as jsonb prints it: string values unquoted, other values as
+   * their JSON text (as {@code jsonb_each_text} gives them), {@code null} values left out.
+   *
+   * @param json the object's text, or {@code null} when the column holds no object
+   * @throws SQLException when the text is not JSON (the database printed it, so it cannot be)
+   */
+  static Map<String, String> headers(String json) throws SQLException {
+    if (json == null || json.equals("{}")) {
       return Map.of();
     }
-    String[] k = (String[]) keys.getArray();
-    String[] v = (String[]) values.getArray();
-    Map<String, String> headers = new HashMap<>(k.length * 2);
-    for (int i = 0; i < k.length && i < v.length; i++) {
-      headers.put(k[i], v[i]);
+    try (JsonParser p = JSON.createParser(json)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        return Map.of();
+      }
+      Map<String, String> headers = new HashMap<>();
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String name = p.currentName();
+        JsonToken value = p.nextToken();
+        switch (value) {
+          case VALUE_NULL -> {}
+          case VALUE_STRING -> headers.put(name, p.getText());
+          case START_OBJECT, START_ARRAY -> {
+            int start = (int) p.currentTokenLocation().getCharOffset();
+            p.skipChildren();
+            int end = (int) p.currentLocation().getCharOffset();
+            headers.put(name, json.substring(start, end));
+          }
+          default -> headers.put(name, p.getText()); // numbers and booleans as written
+        }
+      }
+      return headers;
+    } catch (IOException e) {
+      throw new SQLException("unreadable headers column: " + e.getMessage(), e);
     }
-    return headers;
   }
 }

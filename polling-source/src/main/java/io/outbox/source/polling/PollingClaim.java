@@ -60,6 +60,20 @@ final class PollingClaim implements Claim {
     return events;
   }
 
+  /** The lane that claimed it. */
+  int lane() {
+    return lane;
+  }
+
+  /** The ids of its rows. */
+  Long[] ids() {
+    Long[] ids = new Long[events.size()];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = events.get(i).id();
+    }
+    return ids;
+  }
+
   /**
    * {@inheritDoc}
    *

@@ -182,7 +182,7 @@ final class PollingSource implements Source {
         // short the caller's maxWait: idle load is one query per lane per poll interval.
         if (generation != idleGeneration[lane] || now - idleSince[lane] >= poll) {
           claimQueries.increment();
-          PollingClaim claim = transactions.open(lane, maxEvents, leader::held);
+          PollingClaim claim = transactions.open(lane, maxEvents, leader::held, null);
           if (claim == null) {
             checkLeadership(); // rows found just as the leader lock was lost were given back
           } else {
@@ -201,6 +201,47 @@ final class PollingSource implements Source {
         wakeUps.awaitChange(idleGeneration[lane], Math.max(0, Math.min(untilPoll, left)));
       }
       return Claim.empty();
+    } finally {
+      if (!handedOut) {
+        ended(lane);
+      }
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One query, no waiting: the lane's next rows without those of {@code inFlight}, in a
+   * transaction of its own that does not take the lane's advisory lock ({@code inFlight}'s holds
+   * it).
+   */
+  @Override
+  public Claim claimAhead(int lane, int maxEvents, Claim inFlight) {
+    if (maxEvents < 1) {
+      throw new IllegalArgumentException("maxEvents must be at least 1, got " + maxEvents);
+    }
+    if (!(inFlight instanceof PollingClaim current) || current.lane() != lane) {
+      throw new IllegalArgumentException(
+          "pipeline " + pipeline + ": claimAhead needs lane " + lane + "'s claim in flight");
+    }
+    ClaimTransactions transactions = claims;
+    if (transactions == null) {
+      throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
+    }
+    if (closed) {
+      return Claim.empty();
+    }
+    checkLeadership();
+    outstanding.beginAhead(lane);
+    boolean handedOut = false;
+    try {
+      claimQueries.increment();
+      PollingClaim claim = transactions.open(lane, maxEvents, leader::held, current.ids());
+      if (claim == null) {
+        return Claim.empty();
+      }
+      handedOut = true;
+      return claim;
     } finally {
       if (!handedOut) {
         ended(lane);

@@ -67,6 +67,32 @@ class ClaimIT {
   }
 
   @Test
+  void headersReadAsTheDatabaseTakesThemApart() throws Exception {
+    String headers =
+        "{\"a\": {\"b\": [1, 2.50]}, \"c\": null, \"d\": true, \"e\": 12.50,"
+            + " \"s\": \"x\\\"y\u00e9\", \"arr\": [\"p\", {\"q\": null}], \"t\": \"\"}";
+    long id = insert(fx.sql(), "order", "1", "{}", headers, 0);
+    Map<String, String> expected = new HashMap<>();
+    try (var st = fx.sql().createStatement();
+        var rs =
+            st.executeQuery(
+                "SELECT key, value FROM outbox, jsonb_each_text(headers)"
+                    + " WHERE value IS NOT NULL AND id = "
+                    + id)) {
+      while (rs.next()) {
+        expected.put(rs.getString(1), rs.getString(2));
+      }
+    }
+    PollingSource source = fx.activeSource(1, OnPublish.MARK);
+
+    Claim claim = source.claim(0, 10, Duration.ZERO);
+
+    assertThat(expected).hasSize(6);
+    assertThat(claim.events().get(0).headers()).isEqualTo(expected);
+    claim.release();
+  }
+
+  @Test
   void claimsAtMostMaxEvents() throws Exception {
     for (int i = 0; i < 5; i++) {
       fx.insert("order", Integer.toString(i));
@@ -156,6 +182,62 @@ class ClaimIT {
     Claim again = source.claim(lane, 10, Duration.ZERO);
     assertThat(ids(again)).containsExactly(id);
     again.release();
+  }
+
+  @Test
+  void aClaimMadeAheadTakesTheLanesNextRowsWithoutWaitingForTheClaimInFlight() throws Exception {
+    List<Long> inserted = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      inserted.add(fx.insert("order", "k" + (i % 2))); // later rows of the same keys too
+    }
+    PollingSource source = fx.activeSource(1, OnPublish.MARK);
+
+    Claim inFlight = source.claim(0, 2, Duration.ZERO);
+    assertThat(ids(inFlight)).containsExactlyElementsOf(inserted.subList(0, 2));
+    // Not blocked by the locks of the claim in flight: returns the rows after it, at once.
+    long started = System.nanoTime();
+    Claim ahead = source.claimAhead(0, 2, inFlight);
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
+    assertThat(ids(ahead)).containsExactlyElementsOf(inserted.subList(2, 4));
+    // One claim ahead at a time, and a plain claim of the lane still has to wait its turn.
+    assertThatThrownBy(() -> source.claimAhead(0, 2, inFlight))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("already has a claim made ahead");
+    assertThatThrownBy(() -> source.claim(0, 2, Duration.ZERO))
+        .isInstanceOf(IllegalStateException.class);
+
+    inFlight.settle(
+        inFlight.events().stream().map(e -> (Settlement) new Settlement.Published(e)).toList());
+    // The claim ahead is now the lane's claim in flight; the next one goes after it.
+    Claim third = source.claimAhead(0, 10, ahead);
+    assertThat(ids(third)).containsExactly(inserted.get(4));
+    third.release();
+    ahead.release();
+    assertThat(ids(source.claim(0, 10, Duration.ZERO)))
+        .containsExactlyElementsOf(inserted.subList(2, 5));
+  }
+
+  @Test
+  void aClaimMadeAheadHoldsBackAKeyWaitingForARetry() throws Exception {
+    long first = fx.insert("order", "a");
+    long retrying = fx.insert("order", "b");
+    long heldBack = fx.insert("order", "b");
+    long other = fx.insert("order", "c");
+    PollingSource source = fx.activeSource(1, OnPublish.MARK);
+
+    Claim inFlight = source.claim(0, 1, Duration.ZERO);
+    assertThat(ids(inFlight)).containsExactly(first);
+    try (Connection c = fx.db.connect()) {
+      c.createStatement()
+          .execute(
+              "UPDATE outbox SET attempts = 1, next_attempt_at = now() + interval '1 hour'"
+                  + " WHERE id = "
+                  + retrying);
+    }
+    Claim ahead = source.claimAhead(0, 10, inFlight);
+    assertThat(ids(ahead)).containsExactly(other).doesNotContain(heldBack);
+    ahead.release();
+    inFlight.release();
   }
 
   @Test

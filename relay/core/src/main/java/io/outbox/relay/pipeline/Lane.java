@@ -26,8 +26,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One lane of a pipeline: claims a batch of its keys, publishes it, waits for every verdict and
- * settles it, then the next. At most one batch per lane is in flight, so a key's events never
+ * settles it, then the next. At most one batch per lane is being published, so a key's events never
  * overtake each other; lanes run in parallel.
+ *
+ * <p>Pipelining within the lane, when the source supports it ({@link Source#claimAhead}): while a
+ * batch is being published the lane claims the next one, and once every event of the batch was
+ * published or dead-lettered it publishes the next batch at once and writes the previous batch's
+ * settlement meanwhile. A batch with any other verdict (a retry, an outage, an event held back) is
+ * settled first and the batch claimed ahead is released unpublished, so a failing event still holds
+ * back its key's later events.
  */
 final class Lane implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Lane.class);
@@ -44,6 +51,14 @@ final class Lane implements Runnable {
   private final PipelineStats stats;
   private final int batchSize;
   private final Router deadLetterRouter;
+
+  // Touched by the lane's thread only.
+  private Claim ahead; // claimed ahead of the batch being published; publishable next
+  private Unsettled unsettled; // published, settlement not yet written
+
+  /** A batch whose verdicts are all in and whose settlement is still to be written. */
+  private record Unsettled(
+      Claim claim, SettlementPlanner.Plan plan, long ackedAtMillis, long publishNanos) {}
 
   Lane(
       int index,
@@ -72,29 +87,43 @@ final class Lane implements Runnable {
 
   @Override
   public void run() {
+    try {
+      loop();
+    } finally {
+      finishLeftovers();
+    }
+  }
+
+  private void loop() {
     int failures = 0;
     while (pipeline.keepClaiming()) {
       try {
-        if (!gate.awaitOpen(CLAIM_WAIT)) {
-          continue;
+        Claim claim = ahead;
+        ahead = null;
+        if (claim == null) {
+          settleUnsettled(); // nothing to overlap it with
+          if (!gate.awaitOpen(CLAIM_WAIT)) {
+            continue;
+          }
+          long claimStarted = System.nanoTime();
+          claim = source.claim(index, batchSize, CLAIM_WAIT);
+          if (log.isDebugEnabled() && !claim.events().isEmpty()) {
+            log.debug(
+                "pipeline {} lane {}: claimed {} events in {} ms",
+                pipeline.name(),
+                index,
+                claim.events().size(),
+                (System.nanoTime() - claimStarted) / 1_000_000);
+          }
+          pipeline.sourceAnswered();
+          if (claim.events().isEmpty()) {
+            claim.release();
+            failures = 0;
+            continue;
+          }
         }
-        long claimStarted = System.nanoTime();
-        Claim claim = source.claim(index, batchSize, CLAIM_WAIT);
-        if (log.isDebugEnabled() && !claim.events().isEmpty()) {
-          log.debug(
-              "pipeline {} lane {}: claimed {} events in {} ms",
-              pipeline.name(),
-              index,
-              claim.events().size(),
-              (System.nanoTime() - claimStarted) / 1_000_000);
-        }
-        pipeline.sourceAnswered();
-        if (claim.events().isEmpty()) {
-          claim.release();
-        } else {
-          stats.batchSize.record(claim.events().size());
-          process(claim);
-        }
+        stats.batchSize.record(claim.events().size());
+        process(claim);
         failures = 0;
       } catch (LeadershipLostException e) {
         pipeline.leadershipLost(e.getMessage());
@@ -125,68 +154,207 @@ final class Lane implements Runnable {
     }
   }
 
+  /**
+   * Publishes the claim; its settlement is written before this returns, unless a batch claimed
+   * ahead is left in {@link #ahead}: then it is left in {@link #unsettled}, to be written while
+   * that batch is being published. Whatever happens, the claim and any batch claimed ahead end.
+   */
   private void process(Claim claim) throws InterruptedException {
-    long started = System.nanoTime();
-    List<OutboxEvent> events = claim.events();
-    Verdict[] verdicts = new Verdict[events.size()];
-    String[] destinations = new String[events.size()];
-    for (int i = 0; i < events.size(); i++) {
-      destinations[i] = router.route(events.get(i));
-      if (destinations[i] == null) {
-        verdicts[i] = Verdict.permanent("no destination: " + router + " resolved to a blank name");
-        stats.failed(verdicts[i]);
+    boolean handedOver = false;
+    try {
+      long started = System.nanoTime();
+      List<OutboxEvent> events = claim.events();
+      Verdict[] verdicts = new Verdict[events.size()];
+      String[] destinations = new String[events.size()];
+      for (int i = 0; i < events.size(); i++) {
+        destinations[i] = router.route(events.get(i));
+        if (destinations[i] == null) {
+          verdicts[i] =
+              Verdict.permanent("no destination: " + router + " resolved to a blank name");
+          stats.failed(verdicts[i]);
+        }
+      }
+      Set<AggregateKey> held = new HashSet<>();
+      boolean overlapped = false;
+      for (List<Integer> wave : Waves.of(events, destinations)) {
+        List<RoutedEvent> routed = new ArrayList<>(wave.size());
+        List<Integer> positions = new ArrayList<>(wave.size());
+        for (int i : wave) {
+          if (verdicts[i] != null) {
+            continue;
+          }
+          if (held.contains(events.get(i).key())) {
+            // An earlier event of the key failed: this one waits (released, no attempt counted).
+            verdicts[i] = Verdict.unavailable("held back behind a failed event of its key");
+            continue;
+          }
+          routed.add(new RoutedEvent(events.get(i), destinations[i]));
+          positions.add(i);
+        }
+        if (routed.isEmpty()) {
+          continue;
+        }
+        stats.attempts.increment(routed.size());
+        CompletableFuture<List<Verdict>> future = sink.publish(routed).toCompletableFuture();
+        if (!overlapped) {
+          overlapped = true;
+          overlap(claim);
+        }
+        List<Verdict> answered = await(future, routed.size());
+        if (answered == null) {
+          handedOver = true;
+          claim.release(); // abandoned at shutdown: the events will be claimed again
+          stats.released.increment(events.size());
+          return;
+        }
+        for (int j = 0; j < answered.size(); j++) {
+          int i = positions.get(j);
+          verdicts[i] = answered.get(j);
+          stats.failed(verdicts[i]);
+          Verdict.Outcome outcome = verdicts[i].outcome();
+          if (outcome == Verdict.Outcome.RETRYABLE || outcome == Verdict.Outcome.SINK_UNAVAILABLE) {
+            held.add(events.get(i).key());
+          }
+        }
+      }
+      settleUnsettled(); // when no wave was published
+      long published = System.nanoTime();
+      Unsettled done =
+          new Unsettled(
+              claim,
+              planner.plan(events, Arrays.asList(verdicts)),
+              pipeline.clock().millis(),
+              published - started);
+      handedOver = true;
+      if (ahead != null && !(allFinal(done.plan()) && pipeline.keepClaiming())) {
+        releaseAhead();
+      }
+      if (ahead != null) {
+        unsettled = done;
+      } else {
+        settle(done);
+      }
+    } finally {
+      if (!handedOver) {
+        releaseQuietly(claim);
+        releaseAhead();
       }
     }
-    Set<AggregateKey> held = new HashSet<>();
-    for (List<Integer> wave : Waves.of(events, destinations)) {
-      List<RoutedEvent> routed = new ArrayList<>(wave.size());
-      List<Integer> positions = new ArrayList<>(wave.size());
-      for (int i : wave) {
-        if (verdicts[i] != null) {
-          continue;
-        }
-        if (held.contains(events.get(i).key())) {
-          // An earlier event of the key failed: this one waits (released, no attempt counted).
-          verdicts[i] = Verdict.unavailable("held back behind a failed event of its key");
-          continue;
-        }
-        routed.add(new RoutedEvent(events.get(i), destinations[i]));
-        positions.add(i);
-      }
-      if (routed.isEmpty()) {
-        continue;
-      }
-      stats.attempts.increment(routed.size());
-      List<Verdict> answered = await(sink.publish(routed).toCompletableFuture(), routed.size());
-      if (answered == null) {
-        claim.release(); // abandoned at shutdown: the events will be claimed again
-        stats.released.increment(events.size());
+  }
+
+  /**
+   * Runs while the claim's first publish is on its way: writes the previous batch's settlement and
+   * claims the lane's next batch ahead.
+   */
+  private void overlap(Claim claim) throws InterruptedException {
+    settleUnsettled();
+    if (!pipeline.keepClaiming()) {
+      return;
+    }
+    try {
+      long claimStarted = System.nanoTime();
+      Claim next = source.claimAhead(index, batchSize, claim);
+      if (next.events().isEmpty()) {
+        next.release();
         return;
       }
-      for (int j = 0; j < answered.size(); j++) {
-        int i = positions.get(j);
-        verdicts[i] = answered.get(j);
-        stats.failed(verdicts[i]);
-        Verdict.Outcome outcome = verdicts[i].outcome();
-        if (outcome == Verdict.Outcome.RETRYABLE || outcome == Verdict.Outcome.SINK_UNAVAILABLE) {
-          held.add(events.get(i).key());
-        }
+      ahead = next;
+      if (log.isDebugEnabled()) {
+        log.debug(
+            "pipeline {} lane {}: claimed {} events ahead in {} ms",
+            pipeline.name(),
+            index,
+            next.events().size(),
+            (System.nanoTime() - claimStarted) / 1_000_000);
+      }
+    } catch (SourceException e) {
+      // Not fatal here: the lane's next claim meets the failure (or the lost leadership) again.
+      log.debug(
+          "pipeline {} lane {}: claiming ahead failed: {}", pipeline.name(), index, oneLine(e));
+    }
+  }
+
+  /** Whether every event of the plan was published or dead-lettered: nothing holds its key. */
+  private static boolean allFinal(SettlementPlanner.Plan plan) {
+    for (Settlement s : plan.settlements()) {
+      if (!(s instanceof Settlement.Published) && !(s instanceof Settlement.DeadLetter)) {
+        return false;
       }
     }
-    long published = System.nanoTime();
-    long ackedAtMillis = pipeline.clock().millis();
-    SettlementPlanner.Plan plan = planner.plan(events, Arrays.asList(verdicts));
-    publishDeadLetters(plan.settlements());
-    claim.settle(plan.settlements());
-    record(plan, ackedAtMillis);
+    return plan.outOfOrder().isEmpty();
+  }
+
+  private void settleUnsettled() throws InterruptedException {
+    Unsettled u = unsettled;
+    if (u != null) {
+      unsettled = null;
+      settle(u);
+    }
+  }
+
+  /** Writes the batch's settlement; the claim ends whatever happens. */
+  private void settle(Unsettled u) throws InterruptedException {
+    long started = System.nanoTime();
+    InterruptedException interrupted = null;
+    try {
+      publishDeadLetters(u.plan().settlements());
+    } catch (InterruptedException e) {
+      interrupted = e; // the copies are best effort; the table's record is not
+    }
+    u.claim().settle(u.plan().settlements());
+    record(u.plan(), u.ackedAtMillis());
+    if (interrupted != null) {
+      throw interrupted;
+    }
     if (log.isDebugEnabled()) {
       log.debug(
           "pipeline {} lane {}: {} events published in {} ms, settled in {} ms",
           pipeline.name(),
           index,
-          events.size(),
-          (published - started) / 1_000_000,
-          (System.nanoTime() - published) / 1_000_000);
+          u.claim().events().size(),
+          u.publishNanos() / 1_000_000,
+          (System.nanoTime() - started) / 1_000_000);
+    }
+  }
+
+  private void releaseAhead() {
+    Claim a = ahead;
+    ahead = null;
+    if (a != null) {
+      releaseQuietly(a);
+    }
+  }
+
+  private void releaseQuietly(Claim claim) {
+    try {
+      claim.release();
+    } catch (RuntimeException e) {
+      log.debug("pipeline {} lane {}: release failed: {}", pipeline.name(), index, oneLine(e));
+    }
+  }
+
+  /**
+   * When the lane ends: a published batch still gets its settlement written (its events were
+   * acknowledged), a batch claimed ahead is released.
+   */
+  private void finishLeftovers() {
+    releaseAhead();
+    Unsettled u = unsettled;
+    unsettled = null;
+    if (u != null) {
+      try {
+        settle(u);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (RuntimeException e) {
+        log.warn(
+            "pipeline {} lane {}: recording {} published events failed, they will be claimed"
+                + " again: {}",
+            pipeline.name(),
+            index,
+            u.claim().events().size(),
+            oneLine(e));
+      }
     }
   }
 

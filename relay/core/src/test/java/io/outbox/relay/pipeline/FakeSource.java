@@ -23,6 +23,9 @@ final class FakeSource implements Source {
   private final Set<Long> inFlight = new HashSet<>();
   final List<Settlement> settled = new CopyOnWriteArrayList<>();
   volatile boolean closed;
+  volatile boolean claimsAhead = true;
+  final java.util.concurrent.atomic.AtomicInteger claimedAhead =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   FakeSource(int lanes, List<OutboxEvent> events) {
     this.lanes = lanes;
@@ -38,6 +41,26 @@ final class FakeSource implements Source {
 
   @Override
   public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
+    List<OutboxEvent> batch = take(lane, maxEvents);
+    if (batch.isEmpty()) {
+      Thread.sleep(Math.min(20, maxWait.toMillis()));
+    }
+    return new FakeClaim(batch);
+  }
+
+  @Override
+  public Claim claimAhead(int lane, int maxEvents, Claim inFlight) {
+    if (!claimsAhead) {
+      return Claim.empty();
+    }
+    List<OutboxEvent> batch = take(lane, maxEvents);
+    if (!batch.isEmpty()) {
+      claimedAhead.incrementAndGet();
+    }
+    return new FakeClaim(batch);
+  }
+
+  private List<OutboxEvent> take(int lane, int maxEvents) {
     List<OutboxEvent> batch = new ArrayList<>();
     synchronized (this) {
       Set<AggregateKey> held = new HashSet<>();
@@ -60,10 +83,7 @@ final class FakeSource implements Source {
       }
       batch.forEach(e -> inFlight.add(e.id()));
     }
-    if (batch.isEmpty()) {
-      Thread.sleep(Math.min(20, maxWait.toMillis()));
-    }
-    return new FakeClaim(batch);
+    return batch;
   }
 
   @Override

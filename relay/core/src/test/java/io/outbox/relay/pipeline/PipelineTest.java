@@ -75,6 +75,22 @@ class PipelineTest {
     assertThat(sink.published).hasSize(500);
     assertThat(sink.published).allMatch(e -> e.destination().equals("outbox.order"));
     assertKeyOrder(sink.published);
+    // Batches were claimed ahead and published while the previous one was being settled.
+    assertThat(source.claimedAhead.get()).isPositive();
+  }
+
+  @Test
+  void aSourceThatCannotClaimAheadIsServedOneBatchAtATime() {
+    FakeSource source = new FakeSource(3, events(200, 7));
+    source.claimsAhead = false;
+    FakeSink sink = new FakeSink();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(sink.published).hasSize(200);
+    assertKeyOrder(sink.published);
+    assertThat(source.claimedAhead.get()).isZero();
   }
 
   @Test
@@ -137,6 +153,8 @@ class PipelineTest {
         .filteredOn(s -> s instanceof Settlement.Published)
         .noneMatch(s -> s.event().aggregateId().equals("k1") && s.event().id() > 4);
     assertThat(sink.published).hasSize(59);
+    assertKeyOrder(sink.published);
+    assertThat(source.claimedAhead.get()).isPositive();
   }
 
   @Test

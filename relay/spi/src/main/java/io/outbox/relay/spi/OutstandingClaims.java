@@ -3,8 +3,9 @@ package io.outbox.relay.spi;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
- * A source's record of which lanes have a claim outstanding: enforces "at most one claim per lane"
- * (see {@link Source}) and lets {@code close} wait for claims in flight to end.
+ * A source's record of which lanes have a claim outstanding: enforces "at most one claim per lane,
+ * plus one claimed ahead of it" (see {@link Source}) and lets {@code close} wait for claims in
+ * flight to end.
  */
 public final class OutstandingClaims {
 
@@ -29,9 +30,30 @@ public final class OutstandingClaims {
     }
   }
 
-  /** Marks the lane's claim as ended; call exactly once per {@link #begin}. */
+  /**
+   * Marks a claim made ahead of the lane's outstanding one ({@link Source#claimAhead}) as begun.
+   *
+   * @throws IllegalStateException when the lane has no claim outstanding, or already one ahead
+   */
+  public void beginAhead(int lane) {
+    if (!outstanding.compareAndSet(lane, 1, 2)) {
+      throw new IllegalStateException(
+          "pipeline "
+              + pipeline
+              + " lane "
+              + lane
+              + (outstanding.get(lane) == 0
+                  ? " has no claim outstanding to claim ahead of"
+                  : " already has a claim made ahead"));
+    }
+  }
+
+  /**
+   * Marks one of the lane's claims as ended; call exactly once per {@link #begin}/{@link
+   * #beginAhead}.
+   */
   public void end(int lane) {
-    outstanding.set(lane, 0);
+    outstanding.updateAndGet(lane, n -> Math.max(0, n - 1));
     synchronized (outstanding) {
       outstanding.notifyAll();
     }

@@ -8,9 +8,11 @@ import java.util.Optional;
  *
  * <p>The pipeline runs a fixed number of lanes; every key belongs to exactly one lane ({@link
  * AggregateKey#lane(int)} or an equivalent stable partition chosen by the source), and each lane
- * has at most one {@link Claim} outstanding. A source guarantees that a claim never holds an event
- * whose key has an earlier event that is still outstanding or waiting for a retry, so that the
- * first delivery of a key's events follows {@code id} order.
+ * has at most one {@link Claim} outstanding, plus at most one claimed ahead ({@link #claimAhead}).
+ * A source guarantees that a claim never holds an event whose key has an earlier event that is
+ * still outstanding or waiting for a retry, so that the first delivery of a key's events follows
+ * {@code id} order; a claim made ahead is the one exception, and the pipeline publishes it only
+ * once the claim it was made behind has a final verdict for every event.
  *
  * <p>Lifecycle: {@link #activate()} blocks while another instance is active for the pipeline
  * (standby), then the pipeline calls {@link #claim} from its lane threads until it stops; {@link
@@ -38,6 +40,29 @@ public interface Source extends AutoCloseable {
    * @throws SourceException when the database fails; the pipeline retries with backoff
    */
   Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException;
+
+  /**
+   * Claims the lane's next batch while {@code inFlight}, the lane's outstanding claim, is still
+   * being published: the events that the lane's next {@link #claim} would return once {@code
+   * inFlight} were settled with every event published, without waiting for any to appear. Unlike a
+   * {@link #claim}, it may hold later events of {@code inFlight}'s keys: the pipeline publishes it
+   * only after every event of {@code inFlight} was published or dead-lettered, and otherwise
+   * releases it unpublished. This lets a lane publish its next batch while the previous one is
+   * being settled.
+   *
+   * <p>The default claims nothing ({@link Claim#empty()}): the lane then claims, publishes and
+   * settles strictly one batch after the other.
+   *
+   * @param lane the lane of {@code inFlight}
+   * @param maxEvents the most events to return
+   * @param inFlight the lane's outstanding claim, not yet ended
+   * @return a claim, empty when nothing is available right now
+   * @throws LeadershipLostException when another instance took over
+   * @throws SourceException when the database fails
+   */
+  default Claim claimAhead(int lane, int maxEvents, Claim inFlight) {
+    return Claim.empty();
+  }
 
   /**
    * Reads what is waiting in the pipeline's outbox (pending rows, oldest age, retries, dead
