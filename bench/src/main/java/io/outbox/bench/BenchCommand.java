@@ -128,7 +128,7 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--lanes",
       paramLabel = "N",
-      description = "The relay's lanes (default: the relay's default, 4).")
+      description = "The relay's lanes (default: the relay's default, 2).")
   Integer lanes;
 
   @Option(

@@ -47,7 +47,7 @@ class RelayConfigLoaderTest {
     assertThat(p.reconnect())
         .isEqualTo(
             new PipelineSettings.Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), 2.0, 0.2));
-    assertThat(p.lanes()).isEqualTo(4);
+    assertThat(p.lanes()).isEqualTo(2);
     assertThat(p.batchSize()).isEqualTo(500);
     assertThat(p.deadLetterDestination()).isNull();
   }
@@ -67,7 +67,7 @@ class RelayConfigLoaderTest {
                   }
                   pipelines {
                     zeta { table = "zeta.outbox", on-publish = delete }
-                    alpha { lanes = 2, retry.max-attempts = 3, batch-size = 10000 }
+                    alpha { lanes = 3, retry.max-attempts = 3, batch-size = 10000 }
                   }
                 }
                 """)
@@ -77,7 +77,7 @@ class RelayConfigLoaderTest {
     assertThat(s.pipelines().get("zeta").lanes()).isEqualTo(8);
     assertThat(s.pipelines().get("zeta").database().table()).isEqualTo("zeta.outbox");
     assertThat(s.pipelines().get("zeta").database().onPublish()).isEqualTo(OnPublish.DELETE);
-    assertThat(s.pipelines().get("alpha").lanes()).isEqualTo(2);
+    assertThat(s.pipelines().get("alpha").lanes()).isEqualTo(3);
     assertThat(s.pipelines().get("alpha").retry().maxAttempts()).isEqualTo(3);
     assertThat(s.pipelines().get("alpha").batchSize()).isEqualTo(10000);
     assertThat(s.pipelines().get("alpha").database().url()).isEqualTo("jdbc:postgresql://db/app");
@@ -168,6 +168,6 @@ class RelayConfigLoaderTest {
     assertThat(loaded.source()).isEqualTo("test");
     assertThat(loaded.settings().pipelines()).containsKey("orders");
     assertThat(loaded.effective().hasPath("pipeline-defaults")).isFalse();
-    assertThat(loaded.effective().getInt("pipelines.orders.lanes")).isEqualTo(4);
+    assertThat(loaded.effective().getInt("pipelines.orders.lanes")).isEqualTo(2);
   }
 }
