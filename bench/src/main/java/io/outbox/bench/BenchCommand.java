@@ -168,6 +168,16 @@ public final class BenchCommand implements Callable<Integer> {
   String jvmOptions;
 
   @Option(
+      names = "--relay-config",
+      paramLabel = "HOCON",
+      defaultValue = "",
+      description =
+          "More settings of the relay's pipeline, in HOCON, added to the generated relay.conf,"
+              + " e.g. \"database.properties.options = \\\"-c synchronous_commit=off\\\"\""
+              + " (default: none).")
+  String relayConfig;
+
+  @Option(
       names = "--relay-classpath",
       paramLabel = "PATH",
       defaultValue = "${sys:outbox.bench.relay-classpath:-}",
@@ -245,7 +255,8 @@ public final class BenchCommand implements Callable<Integer> {
                 lanes,
                 batchSize,
                 classpath,
-                jvmOptions.isBlank() ? List.of() : Arrays.asList(jvmOptions.trim().split("\\s+"))),
+                jvmOptions.isBlank() ? List.of() : Arrays.asList(jvmOptions.trim().split("\\s+")),
+                relayConfig),
             new Brokers(kafkaBootstrap, rabbitUri, "bench-" + run + ".", partitions),
             baselines,
             rate,

@@ -195,11 +195,12 @@ final class BenchRun {
     s.put("source", plan.relay().source());
     s.put("sink", plan.relay().sink());
     s.put("on-publish", plan.relay().onPublish());
-    s.put("lanes", plan.relay().lanes() != null ? plan.relay().lanes() : "default (4)");
+    s.put("lanes", plan.relay().lanes() != null ? plan.relay().lanes() : "default (2)");
     s.put(
         "batch-size",
         plan.relay().batchSize() != null ? plan.relay().batchSize() : "default (500)");
     s.put("relay jvm options", String.join(" ", plan.relay().jvmOptions()));
+    s.put("relay config", plan.relay().extraConfig());
     s.put("kafka partitions", plan.brokers().partitions());
     s.put("kafka producer", plan.brokers().producerSettingsForReport());
     s.put("kafka-clients", version(org.apache.kafka.clients.producer.KafkaProducer.class));

@@ -25,7 +25,8 @@ final class RelayUnderTest {
       Integer lanes,
       Integer batchSize,
       String classpath,
-      List<String> jvmOptions) {}
+      List<String> jvmOptions,
+      String extraConfig) {}
 
   /** Writes the configuration of the run to {@code dir/relay.conf}. */
   static Path writeConfig(Path dir, Setup setup, BenchDatabase db, Brokers brokers)
@@ -68,6 +69,9 @@ final class RelayUnderTest {
     }
     if (setup.batchSize() != null) {
       conf.append("    batch-size = ").append(setup.batchSize()).append('\n');
+    }
+    if (!setup.extraConfig().isBlank()) {
+      conf.append("    ").append(setup.extraConfig().strip()).append('\n');
     }
     conf.append("  }\n}\n");
     Path file = dir.resolve("relay.conf");
