@@ -62,7 +62,8 @@ final class Connections {
     properties.remove("user");
     properties.remove("password");
     config.setDataSourceProperties(properties);
-    config.setMaximumPoolSize(lanes + 2);
+    // Per lane, its claim in flight and the one made ahead of it; two spare.
+    config.setMaximumPoolSize(2 * lanes + 2);
     config.setMinimumIdle(1);
     config.setAutoCommit(false);
     config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
