@@ -148,6 +148,8 @@ final class BenchRun {
     try (ChildJvm relay = drain.relay()) {
       if (plan.rate() > 0) {
         step("latency: %d events/s for %ds", plan.rate(), plan.duration().toSeconds());
+        ProcSample before = relay.sample();
+        long latencyStarted = System.nanoTime();
         report.latency.addAll(
             LatencyRun.run(
                 db,
@@ -162,6 +164,20 @@ final class BenchRun {
                 report.notes));
         if (!setup.onPublish().equals("mark")) {
           report.notes.add("commit-to-ack needs published_at: run with --on-publish mark");
+        }
+        ProcSample after = relay.sample();
+        if (before != null && after != null) {
+          // The relay's CPU while it kept up with the rate (the run's warm-up included).
+          double seconds = (System.nanoTime() - latencyStarted) / 1e9;
+          double cpu = after.cpuSeconds() - before.cpuSeconds();
+          report.settings.put(
+              "relay CPU during the latency run",
+              String.format(
+                  java.util.Locale.ROOT,
+                  "%.2f cores (%.1f CPU s over %.1f s)",
+                  cpu / seconds,
+                  cpu,
+                  seconds));
         }
       }
       ProcSample end = relay.sample();
