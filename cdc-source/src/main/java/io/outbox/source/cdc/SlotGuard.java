@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import java.io.IOException;
 import java.sql.Connection;
@@ -11,7 +12,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
 import org.slf4j.Logger;
@@ -313,50 +313,15 @@ final class SlotGuard {
    * the backlog gauges.
    */
   Backlog backlog(Connection c) throws SQLException {
-    long pending;
-    long oldestMillis;
-    long retrying;
-    String lastError = null;
-    try (Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT count(*), coalesce((extract(epoch FROM now() - min(created_at) FILTER ("
-                    + " WHERE available_at <= now()"
-                    + " AND (next_attempt_at IS NULL OR next_attempt_at <= now()))) * 1000)::bigint,"
-                    + " 0), count(*) FILTER (WHERE attempts > 0),"
-                    + " (array_agg(last_error ORDER BY next_attempt_at DESC NULLS LAST)"
-                    + " FILTER (WHERE last_error IS NOT NULL))[1]"
-                    + " FROM "
-                    + tables.qualifiedTable()
-                    + " WHERE published_at IS NULL")) {
-      rs.next();
-      pending = rs.getLong(1);
-      oldestMillis = Math.max(0, rs.getLong(2));
-      retrying = rs.getLong(3);
-      lastError = rs.getString(4);
-    }
-    long deadLetters;
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT count(*), (array_agg(last_error ORDER BY dead_lettered_at DESC))[1] FROM "
-                + tables.qualifiedDeadLetterTable()
-                + " WHERE pipeline = ?")) {
-      ps.setString(1, pipeline);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        deadLetters = rs.getLong(1);
-        if (lastError == null) {
-          lastError = rs.getString(2);
-        }
-      }
-    }
+    // The same figures as the polling source's and `status`: one statement, index walks only.
+    OutboxStatus.Backlog b = new OutboxStatus(tables).backlog(c, pipeline);
     Backlog backlog =
         new Backlog(
-            pending,
-            Duration.ofMillis(oldestMillis),
-            retrying,
-            deadLetters,
-            lastError == null ? null : lastError.replaceAll("[\\r\\n]+", " "),
+            b.pending(),
+            b.oldestPendingAge(),
+            b.retrying(),
+            b.deadLetters(),
+            b.lastError() == null ? null : b.lastError().replaceAll("[\\r\\n]+", " "),
             OptionalLong.empty());
     long retained = retainedWalBytes(c);
     return retained < 0 ? backlog : backlog.withRetainedWalBytes(retained);

@@ -159,16 +159,7 @@ final class PollingSource implements Source {
 
   @Override
   public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
-    if (lane < 0 || lane >= lanes) {
-      throw new IllegalArgumentException("lane must be in [0, " + lanes + "), got " + lane);
-    }
-    if (maxEvents < 1) {
-      throw new IllegalArgumentException("maxEvents must be at least 1, got " + maxEvents);
-    }
-    ClaimTransactions transactions = claims;
-    if (transactions == null) {
-      throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
-    }
+    ClaimTransactions transactions = claimTransactions(lane, maxEvents);
     outstanding.begin(lane);
     boolean handedOut = false;
     try {
@@ -217,16 +208,10 @@ final class PollingSource implements Source {
    */
   @Override
   public Claim claimAhead(int lane, int maxEvents, Claim inFlight) {
-    if (maxEvents < 1) {
-      throw new IllegalArgumentException("maxEvents must be at least 1, got " + maxEvents);
-    }
+    ClaimTransactions transactions = claimTransactions(lane, maxEvents);
     if (!(inFlight instanceof PollingClaim current) || current.lane() != lane) {
       throw new IllegalArgumentException(
           "pipeline " + pipeline + ": claimAhead needs lane " + lane + "'s claim in flight");
-    }
-    ClaimTransactions transactions = claims;
-    if (transactions == null) {
-      throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
     }
     if (closed) {
       return Claim.empty();
@@ -247,6 +232,21 @@ final class PollingSource implements Source {
         ended(lane);
       }
     }
+  }
+
+  /** Checks a claim's arguments; the claim transactions of the current activation. */
+  private ClaimTransactions claimTransactions(int lane, int maxEvents) {
+    if (lane < 0 || lane >= lanes) {
+      throw new IllegalArgumentException("lane must be in [0, " + lanes + "), got " + lane);
+    }
+    if (maxEvents < 1) {
+      throw new IllegalArgumentException("maxEvents must be at least 1, got " + maxEvents);
+    }
+    ClaimTransactions transactions = claims;
+    if (transactions == null) {
+      throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
+    }
+    return transactions;
   }
 
   private static RetentionPolicy policy(DatabaseSettings.Retention r) {

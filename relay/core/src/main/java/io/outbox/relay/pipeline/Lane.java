@@ -107,14 +107,7 @@ final class Lane implements Runnable {
           }
           long claimStarted = System.nanoTime();
           claim = source.claim(index, batchSize, CLAIM_WAIT);
-          if (log.isDebugEnabled() && !claim.events().isEmpty()) {
-            log.debug(
-                "pipeline {} lane {}: claimed {} events in {} ms",
-                pipeline.name(),
-                index,
-                claim.events().size(),
-                (System.nanoTime() - claimStarted) / 1_000_000);
-          }
+          logClaimed(claim, "", claimStarted);
           pipeline.sourceAnswered();
           if (claim.events().isEmpty()) {
             claim.release();
@@ -262,18 +255,24 @@ final class Lane implements Runnable {
         return;
       }
       ahead = next;
-      if (log.isDebugEnabled()) {
-        log.debug(
-            "pipeline {} lane {}: claimed {} events ahead in {} ms",
-            pipeline.name(),
-            index,
-            next.events().size(),
-            (System.nanoTime() - claimStarted) / 1_000_000);
-      }
+      logClaimed(next, " ahead", claimStarted);
     } catch (SourceException e) {
       // Not fatal here: the lane's next claim meets the failure (or the lost leadership) again.
       log.debug(
           "pipeline {} lane {}: claiming ahead failed: {}", pipeline.name(), index, oneLine(e));
+    }
+  }
+
+  /** The per-batch timing line (DEBUG) of a claim that returned events. */
+  private void logClaimed(Claim claim, String how, long startedNanos) {
+    if (log.isDebugEnabled() && !claim.events().isEmpty()) {
+      log.debug(
+          "pipeline {} lane {}: claimed {} events{} in {} ms",
+          pipeline.name(),
+          index,
+          claim.events().size(),
+          how,
+          (System.nanoTime() - startedNanos) / 1_000_000);
     }
   }
 
