@@ -151,12 +151,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
 
   @Override
   public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
-    if (lane < 0 || lane >= lanes) {
-      throw new IllegalArgumentException("lane must be in [0, " + lanes + "), got " + lane);
-    }
-    if (maxEvents < 1) {
-      throw new IllegalArgumentException("maxEvents must be at least 1, got " + maxEvents);
-    }
+    outstanding.checkArguments(lane, maxEvents);
     StreamSession s = session;
     if (s == null) {
       throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");

@@ -236,12 +236,7 @@ final class PollingSource implements Source {
 
   /** Checks a claim's arguments; the claim transactions of the current activation. */
   private ClaimTransactions claimTransactions(int lane, int maxEvents) {
-    if (lane < 0 || lane >= lanes) {
-      throw new IllegalArgumentException("lane must be in [0, " + lanes + "), got " + lane);
-    }
-    if (maxEvents < 1) {
-      throw new IllegalArgumentException("maxEvents must be at least 1, got " + maxEvents);
-    }
+    outstanding.checkArguments(lane, maxEvents);
     ClaimTransactions transactions = claims;
     if (transactions == null) {
       throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");

@@ -19,6 +19,22 @@ public final class OutstandingClaims {
   }
 
   /**
+   * Checks the arguments of a claim ({@link Source#claim}, {@link Source#claimAhead}).
+   *
+   * @throws IllegalArgumentException when the lane is not in {@code [0, lanes)} or {@code
+   *     maxEvents} is below 1
+   */
+  public void checkArguments(int lane, int maxEvents) {
+    if (lane < 0 || lane >= outstanding.length()) {
+      throw new IllegalArgumentException(
+          "lane must be in [0, " + outstanding.length() + "), got " + lane);
+    }
+    if (maxEvents < 1) {
+      throw new IllegalArgumentException("maxEvents must be at least 1, got " + maxEvents);
+    }
+  }
+
+  /**
    * Marks the lane's claim as begun.
    *
    * @throws IllegalStateException when the lane already has one
