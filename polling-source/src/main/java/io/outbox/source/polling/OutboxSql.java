@@ -1,6 +1,7 @@
 package io.outbox.source.polling;
 
 import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.schema.LeaderLease;
 
 /**
  * Every statement the polling source runs, built once from the quoted table names, the payload
@@ -15,10 +16,15 @@ final class OutboxSql {
           + " FROM pg_attribute a"
           + " WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped";
 
-  static final String TRY_LEADER_LOCK = "SELECT pg_try_advisory_lock(?)";
+  /**
+   * Opens a claim: the fence lock, shared (false while an instance takes over), and the lane's lock
+   * (per-lane mutual exclusion across instances); both are released when the claim's transaction
+   * ends.
+   */
+  static final String TRY_FENCE_AND_LANE_LOCK = LeaderLease.claimFenceSql();
 
-  /** Per-lane mutual exclusion across instances, released when the claim's transaction ends. */
-  static final String TRY_LANE_LOCK = "SELECT pg_try_advisory_xact_lock(?, ?)";
+  /** Opens a claim made ahead: the fence lock alone (the lane's in-flight claim holds its lock). */
+  static final String TRY_FENCE_LOCK = LeaderLease.fenceOnlySql();
 
   // Column positions in the claim's result.
   static final int ID = 1;
@@ -66,6 +72,10 @@ final class OutboxSql {
     // reads as no headers rather than failing every claim of the lane.
     String headers =
         "CASE WHEN jsonb_typeof(o.headers::jsonb) = 'object' THEN o.headers::jsonb::text END";
+    // Rows are returned only while this instance's epoch is the pipeline's: a fenced instance
+    // claims nothing. Bound after the lane: the pipeline, the epoch.
+    lanePredicate +=
+        "   AND " + LeaderLease.epochPredicate(tables.outboxTables().qualifiedLeaderTable()) + "\n";
     this.claim = claim(outbox, payloadColumn, headers, lanePredicate, "");
     this.claimAhead =
         claim(

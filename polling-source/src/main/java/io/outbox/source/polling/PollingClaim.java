@@ -40,6 +40,9 @@ final class PollingClaim implements Claim {
 
     /** Called exactly once, when the claim of {@code lane} ended. */
     void ended(int lane);
+
+    /** Whether this instance still holds the lease its claims were made under. */
+    boolean leading();
   }
 
   private final Owner owner;
@@ -126,6 +129,11 @@ final class PollingClaim implements Claim {
       }
       owner.ended(lane);
     }
+  }
+
+  @Override
+  public boolean owned() {
+    return owner.leading();
   }
 
   @Override

@@ -61,6 +61,7 @@ final class PipelineBinder {
     String deadLetterDestination = template(r, "dead-letter.destination", false);
     RetrySettings retry = retry(r);
     Backoff reconnect = backoff(r, "sink.reconnect-backoff", "initial", "max");
+    Duration stallTimeout = r.positiveDuration("stall-timeout");
 
     int lanesOrOne = lanes == null ? 1 : lanes;
     int batchOrOne = batchSize == null ? 1 : batchSize;
@@ -91,7 +92,8 @@ final class PipelineBinder {
         reconnect,
         lanes,
         batchSize,
-        deadLetterDestination);
+        deadLetterDestination,
+        stallTimeout);
   }
 
   private DatabaseSettings database(SettingsReader r, String pipeline) {

@@ -24,6 +24,19 @@ final class FakeSource implements Source {
   final List<Settlement> settled = new CopyOnWriteArrayList<>();
   volatile boolean closed;
   volatile boolean claimsAhead = true;
+
+  /** What {@link Claim#owned()} answers: false makes every claim unpublishable. */
+  volatile boolean owned = true;
+
+  /** Thrown by the next claim, when set. */
+  volatile Error claimError;
+
+  /** Whether {@link #yieldLeadership} gives the role up (and claims then stop being owned). */
+  volatile boolean yields;
+
+  final List<String> yieldedBecause = new CopyOnWriteArrayList<>();
+  final java.util.concurrent.atomic.AtomicInteger activations =
+      new java.util.concurrent.atomic.AtomicInteger();
   final java.util.concurrent.atomic.AtomicInteger claimedAhead =
       new java.util.concurrent.atomic.AtomicInteger();
 
@@ -37,10 +50,28 @@ final class FakeSource implements Source {
   }
 
   @Override
-  public void activate() {}
+  public void activate() throws InterruptedException {
+    activations.incrementAndGet();
+    if (!owned) {
+      Thread.sleep(50); // a standby's wait, shortened
+    }
+  }
+
+  @Override
+  public boolean yieldLeadership(Duration pause, String why) {
+    yieldedBecause.add(why);
+    if (yields) {
+      owned = false;
+    }
+    return yields;
+  }
 
   @Override
   public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
+    Error error = claimError;
+    if (error != null) {
+      throw error;
+    }
     List<OutboxEvent> batch = take(lane, maxEvents);
     if (batch.isEmpty()) {
       Thread.sleep(Math.min(20, maxWait.toMillis()));
@@ -101,6 +132,11 @@ final class FakeSource implements Source {
     @Override
     public List<OutboxEvent> events() {
       return events;
+    }
+
+    @Override
+    public boolean owned() {
+      return owned;
     }
 
     @Override

@@ -27,6 +27,17 @@ public interface Claim {
   void release();
 
   /**
+   * Whether this instance may still publish the claim's events: {@code false} once the source knows
+   * that its active role is lost, or that its lease ran out (a process that was frozen wakes up to
+   * {@code false}), so another instance may already publish the same keys. The pipeline checks it
+   * right before it hands events to the sink, and releases a claim no longer owned unpublished.
+   * Cheap (no I/O). The default is {@code true}.
+   */
+  default boolean owned() {
+    return true;
+  }
+
+  /**
    * The claim a source returns when nothing was available: it holds no event, and may be ended any
    * number of times.
    */
