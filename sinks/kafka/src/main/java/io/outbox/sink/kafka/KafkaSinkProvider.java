@@ -4,6 +4,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.SinkProvider;
+import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 
@@ -42,6 +43,15 @@ public final class KafkaSinkProvider implements SinkProvider {
   }
 
   static KafkaSink create(PluginContext context, KafkaClients.Factory factory) {
+    return create(context, factory, null);
+  }
+
+  /**
+   * @param broker answers the topic checks instead of the sink's admin client (tests), or {@code
+   *     null}
+   */
+  static KafkaSink create(
+      PluginContext context, KafkaClients.Factory factory, TopicCheck.Broker broker) {
     KafkaSinkSettings settings = KafkaSinkSettings.from(context);
     Map<String, Object> producerConfig =
         ProducerProperties.producerConfig(settings, context.pipeline());
@@ -49,6 +59,9 @@ public final class KafkaSinkProvider implements SinkProvider {
         ProducerProperties.adminConfig(producerConfig, settings.probeTimeout());
     KafkaClients clients =
         new KafkaClients(context.pipeline(), producerConfig, adminConfig, factory);
-    return new KafkaSink(context.pipeline(), settings, clients, context.lanes());
+    TopicCheck topics =
+        new TopicCheck(
+            broker != null ? broker : clients, settings.probeTimeout(), Clock.systemUTC());
+    return new KafkaSink(context.pipeline(), settings, clients, topics, context.lanes());
   }
 }

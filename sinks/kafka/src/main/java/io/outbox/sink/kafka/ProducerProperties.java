@@ -251,7 +251,10 @@ final class ProducerProperties {
     config.putAll(settings.producer());
     long send = settings.sendTimeout().toMillis();
     config.putIfAbsent(DELIVERY_TIMEOUT, String.valueOf(send));
-    config.putIfAbsent(MAX_BLOCK, String.valueOf(send));
+    // Metadata waits end before the batch's send-timeout, leaving time to ask the broker whether a
+    // topic the producer could not find is really missing (TopicCheck, bounded by probe-timeout).
+    long check = Math.min(settings.probeTimeout().toMillis(), send / 2);
+    config.putIfAbsent(MAX_BLOCK, String.valueOf(Math.max(1, send - check)));
     long linger = Long.parseLong(config.get(LINGER).toString().strip());
     long delivery = Long.parseLong(config.get(DELIVERY_TIMEOUT).toString().strip());
     // The client requires delivery.timeout.ms >= linger.ms + request.timeout.ms.
