@@ -1,6 +1,7 @@
 package io.outbox.sink.kafka;
 
 import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.SecretKeys;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.SinkProvider;
@@ -18,12 +19,28 @@ public final class KafkaSinkProvider implements SinkProvider {
   /** The {@code sink.type} this provider serves. */
   public static final String TYPE = "kafka";
 
+  private static final String PRODUCER = "producer.";
+
   /** Called by {@link java.util.ServiceLoader}. */
   public KafkaSinkProvider() {}
 
   @Override
   public String type() {
     return TYPE;
+  }
+
+  /**
+   * Under {@code producer}, what the Kafka client declares as type {@code PASSWORD} ({@code
+   * ssl.keystore.key}, {@code ssl.key.password}, {@code sasl.jaas.config}, ...), except the public
+   * certificates it also declares so; properties the client does not declare are left to the
+   * relay's fallback by name. The sink's own keys hold no secret.
+   */
+  @Override
+  public SecretKeys secretKeys() {
+    return key ->
+        key.startsWith(PRODUCER)
+            ? ProducerProperties.secret(key.substring(PRODUCER.length()))
+            : SecretKeys.Answer.NOT_SECRET;
   }
 
   @Override
