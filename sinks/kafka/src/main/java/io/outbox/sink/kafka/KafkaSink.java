@@ -244,25 +244,10 @@ final class KafkaSink implements Sink {
               .thenAccept(a -> settle(FailureClassifier.confirmed(exception, topic, a)));
           return f;
         }
-        f = FailureClassifier.confirmed(exception, topic, awaitAnswer(topic));
+        f = FailureClassifier.confirmed(exception, topic, topics.await(topic, deadline));
       }
       settle(f);
       return f;
-    }
-
-    private TopicCheck.Answer awaitAnswer(String topic) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        return new TopicCheck.Answer(TopicCheck.Kind.NO_ANSWER, "send-timeout expired");
-      }
-      try {
-        return topics.answer(topic).get(left, TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return new TopicCheck.Answer(TopicCheck.Kind.NO_ANSWER, "interrupted");
-      } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-        return new TopicCheck.Answer(TopicCheck.Kind.NO_ANSWER, "send-timeout expired");
-      }
     }
 
     private void settle(Failure f) {

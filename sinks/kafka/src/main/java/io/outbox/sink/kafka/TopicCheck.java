@@ -7,6 +7,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.RetriableException;
 
@@ -92,6 +94,25 @@ final class TopicCheck {
                     ? cached
                     : new Cached<>(ask(t, now), now + TOPIC_TTL.toMillis()))
         .value();
+  }
+
+  /**
+   * {@link #answer} waited for until {@code deadlineNanos} ({@link System#nanoTime()}), the batch's
+   * send-timeout; NO_ANSWER when it passed first.
+   */
+  Answer await(String topic, long deadlineNanos) {
+    long left = deadlineNanos - System.nanoTime();
+    if (left <= 0) {
+      return new Answer(Kind.NO_ANSWER, "send-timeout expired before the topic check");
+    }
+    try {
+      return answer(topic).get(left, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new Answer(Kind.NO_ANSWER, "interrupted");
+    } catch (TimeoutException | ExecutionException e) {
+      return new Answer(Kind.NO_ANSWER, "send-timeout expired during the topic check");
+    }
   }
 
   private CompletableFuture<Answer> ask(String topic, long startMillis) {

@@ -68,6 +68,16 @@ class TopicCheckTest {
   }
 
   @Test
+  void waitingEndsAtTheBatchDeadlineWithNoAnswer() {
+    broker.silent = true;
+    long start = System.nanoTime();
+    Answer a = check.await("t", start + Duration.ofMillis(200).toNanos());
+    assertThat(a.kind()).isEqualTo(Kind.NO_ANSWER);
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+    assertThat(check.await("t", System.nanoTime() - 1).kind()).isEqualTo(Kind.NO_ANSWER);
+  }
+
+  @Test
   void aRefusedQuestionIsAmbiguous() throws Exception {
     broker.topicFailures.put("t", new TopicAuthorizationException("no Describe on t"));
     assertThat(answer("t").kind()).isEqualTo(Kind.AMBIGUOUS);
