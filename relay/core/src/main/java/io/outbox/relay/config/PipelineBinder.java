@@ -39,10 +39,12 @@ final class PipelineBinder {
 
   private final Problems problems;
   private final PluginCheck plugins;
+  private final SecretMasker secrets;
 
   PipelineBinder(Problems problems, Plugins plugins) {
     this.problems = problems;
     this.plugins = new PluginCheck(plugins, problems);
+    this.secrets = plugins.secrets();
   }
 
   /**
@@ -52,7 +54,7 @@ final class PipelineBinder {
   PipelineSettings bind(String name, Config merged, ConfigOrigin origin) {
     String path = "outbox-relay.pipelines." + ConfigUtil.joinPath(name);
     int before = problems.reported();
-    SettingsReader r = new SettingsReader(merged, path, problems, origin);
+    SettingsReader r = new SettingsReader(merged, path, problems, origin, secrets);
 
     DatabaseSettings database = database(r, name);
     Integer lanes = r.intIn("lanes", 1, 1024);
