@@ -204,7 +204,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   }
 
   @Override
-  public void write(OutboxVerdicts.Batch batch) throws SQLException {
+  public OutboxVerdicts.Written write(OutboxVerdicts.Batch batch) throws SQLException {
     HikariDataSource p = pool;
     if (p == null) {
       throw new SQLException("source closed");
@@ -226,6 +226,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
             tables.displayTable(),
             written);
       }
+      return written;
     }
   }
 
