@@ -9,6 +9,8 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Settlement.DeadLetterReason;
+import io.outbox.schema.OutboxStatus;
+import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
 import java.time.Duration;
 import java.util.List;
@@ -145,6 +147,13 @@ class DeadLetterMoveIT {
     assertThat(((Number) row.get("due_in")).doubleValue()).isBetween(30.0, 60.0);
     assertThat(row.get("last_error")).isEqualTo(settled.deadLettersKept().get(0).error());
     assertThat(fx.value("SELECT count(*) FROM outbox_dead_letter")).isEqualTo(0L);
+    // `status` and the backlog figures show it.
+    OutboxStatus.Backlog backlog =
+        new OutboxStatus(OutboxTables.of("outbox", "outbox_dead_letter"))
+            .backlog(fx.sql(), PollingFixture.PIPELINE);
+    assertThat(backlog.deadLetterMoveFailed()).isEqualTo(1);
+    assertThat(backlog.retrying()).isEqualTo(1);
+    assertThat(backlog.lastError()).startsWith(OutboxVerdicts.MOVE_FAILED);
     return poison;
   }
 }
