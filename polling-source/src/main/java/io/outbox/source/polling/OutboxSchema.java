@@ -2,14 +2,15 @@ package io.outbox.source.polling;
 
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.DeadLetterTableCheck;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Checks, at activation, that the outbox and dead-letter tables exist with the columns the source
@@ -34,22 +35,24 @@ final class OutboxSchema {
           "next_attempt_at",
           "last_error");
 
-  private static final List<String> DEAD_LETTER_EXTRA =
-      List.of("dead_lettered_at", "reason", "pipeline");
-
   private OutboxSchema() {}
 
   /**
+   * @param deletesDeadLetters whether retention deletes dead letters (see {@link
+   *     DeadLetterTableCheck})
    * @return the payload column's format
    * @throws SourceException naming the table, the column and what is wrong
    */
-  static PayloadFormat inspect(Connection connection, TableNames tables) throws SQLException {
+  static PayloadFormat inspect(Connection connection, TableNames tables, boolean deletesDeadLetters)
+      throws SQLException {
     Map<String, String> outbox = columns(connection, tables.qualifiedTable());
-    Map<String, String> dead = columns(connection, tables.qualifiedDeadLetterTable());
     requireColumns(tables.displayTable(), outbox, OUTBOX_COLUMNS);
-    List<String> deadColumns = new ArrayList<>(OUTBOX_COLUMNS);
-    deadColumns.addAll(DEAD_LETTER_EXTRA);
-    requireColumns(tables.displayDeadLetterTable(), dead, deadColumns);
+    Optional<String> deadLetterProblem =
+        DeadLetterTableCheck.problem(connection, tables.outboxTables(), deletesDeadLetters);
+    if (deadLetterProblem.isPresent()) {
+      throw new SourceException(deadLetterProblem.get());
+    }
+    Map<String, String> dead = columns(connection, tables.qualifiedDeadLetterTable());
     String type = outbox.get("payload");
     PayloadFormat format = formatOf(type);
     if (format == null) {

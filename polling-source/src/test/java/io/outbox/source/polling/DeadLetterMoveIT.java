@@ -2,6 +2,7 @@ package io.outbox.source.polling;
 
 import static io.outbox.source.polling.PollingFixture.ids;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
@@ -9,6 +10,7 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Settlement.DeadLetterReason;
+import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
@@ -98,6 +100,18 @@ class DeadLetterMoveIT {
     assertThat(fx.value("SELECT count(*) FROM outbox WHERE id = ?", poison)).isEqualTo(0L);
     assertThat(fx.value("SELECT attempts FROM outbox_dead_letter WHERE id = ?", poison))
         .isEqualTo(2);
+  }
+
+  @Test
+  void activationRefusesADeadLetterTableTheMoveCannotWrite() throws Exception {
+    fx.execute("ALTER TABLE outbox_dead_letter ADD COLUMN tenant text NOT NULL");
+    PollingSource source = fx.source(1);
+
+    assertThatThrownBy(source::activate)
+        .isInstanceOf(SourceException.class)
+        .hasMessage(
+            "column public.outbox_dead_letter.tenant is NOT NULL without a default, and the"
+                + " dead-letter move does not write it; give it a default or drop NOT NULL");
   }
 
   /**
