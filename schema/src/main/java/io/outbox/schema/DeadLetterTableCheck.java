@@ -17,11 +17,13 @@ import java.util.Optional;
  * instead of failing every settlement that holds a dead letter. Shared by every source.
  *
  * <p>It checks, in this order: the table exists; it has every column the move writes; every other
- * column that is {@code NOT NULL} has a default; the session's role may {@code INSERT} (and, when
- * retention deletes dead letters, {@code SELECT} and {@code DELETE}); and PostgreSQL accepts the
- * move statement itself ({@code EXPLAIN}: types, casts, the privileges on the outbox it deletes
- * from). A {@code CHECK} constraint or a trigger cannot be judged without rows: a move they refuse
- * at run time keeps its events in the outbox as retries ({@link OutboxVerdicts}).
+ * column that is {@code NOT NULL} has a default; no column the move copies is {@code NOT NULL} here
+ * but nullable in the outbox (a row with a NULL there, which the pipeline dead-letters, could never
+ * be moved); the session's role may {@code INSERT} (and, when retention deletes dead letters,
+ * {@code SELECT} and {@code DELETE}); and PostgreSQL accepts the move statement itself ({@code
+ * EXPLAIN}: types, casts, the privileges on the outbox it deletes from). A {@code CHECK} constraint
+ * or a trigger cannot be judged without rows: a move they refuse at run time keeps its events in
+ * the outbox as retries ({@link OutboxVerdicts}).
  */
 public final class DeadLetterTableCheck {
 
@@ -46,9 +48,24 @@ public final class DeadLetterTableCheck {
           "reason",
           "pipeline");
 
+  /** The columns the move copies from the outbox row. */
+  static final List<String> COPIED =
+      List.of(
+          "id",
+          "event_id",
+          "aggregate_type",
+          "aggregate_id",
+          "event_type",
+          "destination",
+          "payload",
+          "headers",
+          "created_at",
+          "available_at",
+          "next_attempt_at");
+
   private static final String COLUMNS =
-      "SELECT a.attname, a.attnotnull AND NOT a.atthasdef AND a.attidentity = ''"
-          + " AND a.attgenerated = ''"
+      "SELECT a.attname, a.attnotnull,"
+          + " a.attnotnull AND NOT a.atthasdef AND a.attidentity = '' AND a.attgenerated = ''"
           + " FROM pg_attribute a"
           + " WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped"
           + " ORDER BY a.attnum";
@@ -71,7 +88,7 @@ public final class DeadLetterTableCheck {
   public static Optional<String> problem(
       Connection connection, OutboxTables tables, boolean deletesDeadLetters) throws SQLException {
     String table = tables.displayDeadLetterTable();
-    Map<String, Boolean> columns = columns(connection, tables.qualifiedDeadLetterTable());
+    Map<String, Nullity> columns = columns(connection, tables.qualifiedDeadLetterTable());
     if (columns.isEmpty()) {
       return Optional.of(
           "dead-letter table "
@@ -92,8 +109,8 @@ public final class DeadLetterTableCheck {
               + missing
               + " the dead-letter move writes; run `migrate`");
     }
-    for (Map.Entry<String, Boolean> c : columns.entrySet()) {
-      if (c.getValue() && !WRITTEN.contains(c.getKey())) {
+    for (Map.Entry<String, Nullity> c : columns.entrySet()) {
+      if (c.getValue().needsValue() && !WRITTEN.contains(c.getKey())) {
         return Optional.of(
             "column "
                 + table
@@ -101,6 +118,31 @@ public final class DeadLetterTableCheck {
                 + c.getKey()
                 + " is NOT NULL without a default, and the dead-letter move does not write it;"
                 + " give it a default or drop NOT NULL");
+      }
+    }
+    Map<String, Nullity> outbox = columns(connection, tables.qualifiedTable());
+    for (String c : COPIED) {
+      Nullity from = outbox.get(c);
+      if (from != null && !from.notNull() && columns.get(c).notNull()) {
+        return Optional.of(
+            "column "
+                + tables.displayTable()
+                + "."
+                + c
+                + " allows NULL but "
+                + table
+                + "."
+                + c
+                + " is NOT NULL: a row with a NULL "
+                + c
+                + " could never be dead-lettered; make "
+                + tables.displayTable()
+                + "."
+                + c
+                + " NOT NULL or drop NOT NULL from "
+                + table
+                + "."
+                + c);
       }
     }
     List<String> needed = new ArrayList<>(List.of("INSERT"));
@@ -116,14 +158,20 @@ public final class DeadLetterTableCheck {
     return explain(connection, tables);
   }
 
-  private static Map<String, Boolean> columns(Connection connection, String qualified)
+  /**
+   * @param notNull the column is {@code NOT NULL}
+   * @param needsValue {@code NOT NULL} without a default (nor identity, nor generated)
+   */
+  private record Nullity(boolean notNull, boolean needsValue) {}
+
+  private static Map<String, Nullity> columns(Connection connection, String qualified)
       throws SQLException {
-    Map<String, Boolean> columns = new LinkedHashMap<>();
+    Map<String, Nullity> columns = new LinkedHashMap<>();
     try (PreparedStatement ps = connection.prepareStatement(COLUMNS)) {
       ps.setString(1, qualified);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          columns.put(rs.getString(1), rs.getBoolean(2));
+          columns.put(rs.getString(1), new Nullity(rs.getBoolean(2), rs.getBoolean(3)));
         }
       }
     }

@@ -77,6 +77,19 @@ class DeadLetterTableCheckIT {
   }
 
   @Test
+  void aNullableOutboxColumnCopiedIntoANotNullDeadLetterColumnIsNamed() throws SQLException {
+    sql("ALTER TABLE outbox ALTER COLUMN aggregate_id DROP NOT NULL");
+    assertThat(problem(false))
+        .hasValue(
+            "column public.outbox.aggregate_id allows NULL but public.outbox_dead_letter.aggregate_id"
+                + " is NOT NULL: a row with a NULL aggregate_id could never be dead-lettered; make"
+                + " public.outbox.aggregate_id NOT NULL or drop NOT NULL from"
+                + " public.outbox_dead_letter.aggregate_id");
+    sql("ALTER TABLE outbox_dead_letter ALTER COLUMN aggregate_id DROP NOT NULL");
+    assertThat(problem(false)).isEmpty();
+  }
+
+  @Test
   void aColumnOfAnIncompatibleTypeIsNamed() throws SQLException {
     sql(
         "ALTER TABLE outbox_dead_letter ALTER COLUMN headers DROP DEFAULT, ALTER COLUMN headers TYPE integer USING 0");

@@ -161,6 +161,11 @@ final class Lane implements Runnable {
       Verdict[] verdicts = new Verdict[events.size()];
       String[] destinations = new String[events.size()];
       for (int i = 0; i < events.size(); i++) {
+        if (events.get(i).defect() != null) { // a row the source could not read: never published
+          verdicts[i] = Verdict.permanent(events.get(i).defect());
+          stats.failed(verdicts[i]);
+          continue;
+        }
         destinations[i] = router.route(events.get(i));
         if (destinations[i] == null) {
           verdicts[i] =

@@ -130,6 +130,29 @@ class PipelineTest {
   }
 
   @Test
+  void aRowTheSourceCouldNotReadIsDeadLetteredWithoutBeingPublished() {
+    List<OutboxEvent> events = events(50, 5);
+    events.set(9, Events.defective(10, "aggregate_id is NULL"));
+    FakeSource source = new FakeSource(3, events);
+    FakeSink sink = new FakeSink();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(source.settled)
+        .filteredOn(s -> s instanceof Settlement.DeadLetter)
+        .singleElement()
+        .isInstanceOfSatisfying(
+            Settlement.DeadLetter.class,
+            d -> {
+              assertThat(d.event().id()).isEqualTo(10);
+              assertThat(d.reason()).isEqualTo(Settlement.DeadLetterReason.PERMANENT);
+              assertThat(d.error()).isEqualTo("aggregate_id is NULL");
+            });
+    assertThat(sink.published).hasSize(49).noneMatch(r -> r.event().id() == 10);
+  }
+
+  @Test
   void aDeadLetterTheTableRefusesIsCountedKeptAndMovedOnceTheTableTakesIt() {
     FakeSource source = new FakeSource(3, events(42, 5)); // 42 is the last of its key
     source.deadLetterMoveFailure = "dead-letter move failed: permission denied";
