@@ -130,7 +130,7 @@ final class OutboxSchema {
    * Refuses a column whose type the claim cannot read row by row: it would fail every claim of a
    * lane. The payload column is checked on its own ({@link #formatOf}).
    */
-  static void requireTypes(String table, Map<String, String> columns) {
+  private static void requireTypes(String table, Map<String, String> columns) {
     for (String column : OUTBOX_COLUMNS) {
       List<String> accepted = ACCEPTED_TYPES.get(column);
       String type = columns.get(column);
