@@ -95,7 +95,7 @@ final class PollingSource implements Source {
         }
         PayloadFormat format;
         try (Connection c = pool.getConnection()) {
-          format = OutboxSchema.inspect(c, tables);
+          format = OutboxSchema.inspect(c, tables, !database.retention().deadLetters().isZero());
           c.rollback();
         } catch (SQLException e) {
           throw new SourceException(

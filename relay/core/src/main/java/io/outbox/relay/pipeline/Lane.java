@@ -5,6 +5,7 @@ import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
@@ -191,6 +192,11 @@ final class Lane implements Runnable {
       Verdict[] verdicts = new Verdict[events.size()];
       String[] destinations = new String[events.size()];
       for (int i = 0; i < events.size(); i++) {
+        if (events.get(i).defect() != null) { // a row the source could not read: never published
+          verdicts[i] = Verdict.permanent(events.get(i).defect());
+          stats.failed(verdicts[i]);
+          continue;
+        }
         destinations[i] = router.route(events.get(i));
         if (destinations[i] == null) {
           verdicts[i] =
@@ -347,9 +353,9 @@ final class Lane implements Runnable {
     } catch (InterruptedException e) {
       interrupted = e; // the copies are best effort; the table's record is not
     }
-    u.claim().settle(u.plan().settlements());
+    Settled settled = u.claim().settle(u.plan().settlements());
     progressed();
-    record(u.plan(), u.ackedAtMillis());
+    record(u.plan(), settled, u.ackedAtMillis());
     if (interrupted != null) {
       throw interrupted;
     }
@@ -464,10 +470,25 @@ final class Lane implements Runnable {
     }
   }
 
-  private void record(SettlementPlanner.Plan plan, long ackedAtMillis) {
+  private void record(SettlementPlanner.Plan plan, Settled settled, long ackedAtMillis) {
     int published = 0;
     int released = 0;
+    Set<Long> kept = new HashSet<>();
+    for (Settlement.Retry r : settled.deadLettersKept()) {
+      kept.add(r.event().id());
+      stats.deadLetterMoveFailures.increment();
+      log.warn(
+          "pipeline {}: event {} could not be moved to the dead-letter table, kept in the outbox"
+              + " as a retry in {} ms: {}",
+          pipeline.name(),
+          r.event().eventId(),
+          r.delay().toMillis(),
+          r.error());
+    }
     for (Settlement s : plan.settlements()) {
+      if (kept.contains(s.event().id())) {
+        continue;
+      }
       if (s instanceof Settlement.Published) {
         published++;
         long latency = ackedAtMillis - s.event().createdAt().toEpochMilli();

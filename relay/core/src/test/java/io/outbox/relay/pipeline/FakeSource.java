@@ -3,6 +3,7 @@ package io.outbox.relay.pipeline;
 import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Source;
 import java.time.Duration;
@@ -37,6 +38,12 @@ final class FakeSource implements Source {
   final List<String> yieldedBecause = new CopyOnWriteArrayList<>();
   final java.util.concurrent.atomic.AtomicInteger activations =
       new java.util.concurrent.atomic.AtomicInteger();
+
+  /**
+   * When set, dead letters are not moved but kept as retries with this error, as a failing move.
+   */
+  volatile String deadLetterMoveFailure;
+
   final java.util.concurrent.atomic.AtomicInteger claimedAhead =
       new java.util.concurrent.atomic.AtomicInteger();
 
@@ -140,7 +147,28 @@ final class FakeSource implements Source {
     }
 
     @Override
-    public void settle(List<Settlement> settlements) {
+    public Settled settle(List<Settlement> settlements) {
+      String moveFailure = deadLetterMoveFailure;
+      List<Settlement.Retry> kept = new ArrayList<>();
+      if (moveFailure != null) {
+        List<Settlement> recorded = new ArrayList<>();
+        for (Settlement s : settlements) {
+          if (s instanceof Settlement.DeadLetter d) {
+            Settlement.Retry r =
+                new Settlement.Retry(d.event(), d.attempts(), Duration.ofMillis(50), moveFailure);
+            kept.add(r);
+            recorded.add(r);
+          } else {
+            recorded.add(s);
+          }
+        }
+        settlements = recorded;
+      }
+      record(settlements);
+      return new Settled(kept);
+    }
+
+    private void record(List<Settlement> settlements) {
       synchronized (FakeSource.this) {
         for (Settlement s : settlements) {
           long id = s.event().id();

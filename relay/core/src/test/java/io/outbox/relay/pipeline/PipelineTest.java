@@ -137,6 +137,57 @@ class PipelineTest {
   }
 
   @Test
+  void aRowTheSourceCouldNotReadIsDeadLetteredWithoutBeingPublished() {
+    List<OutboxEvent> events = events(50, 5);
+    events.set(9, Events.defective(10, "aggregate_id is NULL"));
+    FakeSource source = new FakeSource(3, events);
+    FakeSink sink = new FakeSink();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(source.settled)
+        .filteredOn(s -> s instanceof Settlement.DeadLetter)
+        .singleElement()
+        .isInstanceOfSatisfying(
+            Settlement.DeadLetter.class,
+            d -> {
+              assertThat(d.event().id()).isEqualTo(10);
+              assertThat(d.reason()).isEqualTo(Settlement.DeadLetterReason.PERMANENT);
+              assertThat(d.error()).isEqualTo("aggregate_id is NULL");
+            });
+    assertThat(sink.published).hasSize(49).noneMatch(r -> r.event().id() == 10);
+  }
+
+  @Test
+  void aDeadLetterTheTableRefusesIsCountedKeptAndMovedOnceTheTableTakesIt() {
+    FakeSource source = new FakeSource(3, events(42, 5)); // 42 is the last of its key
+    source.deadLetterMoveFailure = "dead-letter move failed: permission denied";
+    FakeSink sink = new FakeSink();
+    sink.verdicts =
+        e -> e.event().id() == 42 ? Verdict.permanent("record too large") : Verdict.published();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    // Event 42 stays in the outbox as a retry, tried again when due; every other event is
+    // published once: the batches it was in were recorded, not published again.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              assertThat(pipeline.stats().deadLetterMoveFailures()).isGreaterThanOrEqualTo(2);
+              assertThat(source.pendingCount()).isEqualTo(1);
+            });
+    assertThat(pipeline.stats().deadLettered()).isZero();
+    assertThat(sink.published).hasSize(41);
+    assertThat(sink.published.stream().map(e -> e.event().id()).distinct()).hasSize(41);
+
+    source.deadLetterMoveFailure = null;
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(pipeline.stats().deadLettered()).isEqualTo(1);
+  }
+
+  @Test
   void retriesHoldBackTheKeyThenDeadLetterAfterMaxAttempts() {
     FakeSource source = new FakeSource(3, events(60, 3));
     FakeSink sink = new FakeSink();
