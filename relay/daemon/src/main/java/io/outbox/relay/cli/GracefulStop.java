@@ -17,6 +17,7 @@ final class GracefulStop implements Runnable {
 
   private final Duration timeout;
   private final IntConsumer halt;
+  private final IntConsumer exit;
   private final CountDownLatch startUpOver = new CountDownLatch(1);
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile Runnable stop;
@@ -25,10 +26,13 @@ final class GracefulStop implements Runnable {
   /**
    * @param timeout the {@code shutdown-timeout} the stop keeps to (for the log)
    * @param halt ends the JVM with an exit code ({@code Runtime.getRuntime()::halt})
+   * @param exit starts the JVM's shutdown (and so this hook) with an exit code ({@code
+   *     System::exit})
    */
-  GracefulStop(Duration timeout, IntConsumer halt) {
+  GracefulStop(Duration timeout, IntConsumer halt, IntConsumer exit) {
     this.timeout = timeout;
     this.halt = halt;
+    this.exit = exit;
   }
 
   /** Start-up succeeded: a signal now runs {@code stop}, then exits 0. */
@@ -51,8 +55,9 @@ final class GracefulStop implements Runnable {
    */
   void fatal(int code) {
     exitCode = code;
-    Thread exit = new Thread(() -> System.exit(code), "outbox-relay-fatal-exit");
-    exit.start();
+    // Not on the caller's thread: it is a pipeline thread that the stop itself waits for.
+    Thread exiting = new Thread(() -> exit.accept(code), "outbox-relay-fatal-exit");
+    exiting.start();
   }
 
   /** Blocks until a stop has finished (the JVM ends right after). */

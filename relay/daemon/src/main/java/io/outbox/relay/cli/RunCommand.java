@@ -34,7 +34,8 @@ final class RunCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     RelaySettings settings = config.load().settings();
-    GracefulStop stop = new GracefulStop(settings.shutdownTimeout(), Runtime.getRuntime()::halt);
+    GracefulStop stop =
+        new GracefulStop(settings.shutdownTimeout(), Runtime.getRuntime()::halt, System::exit);
     // Before anything starts: a signal during start-up waits for it, then stops cleanly.
     Thread hook = new Thread(stop, "outbox-relay-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 class GracefulStopTest {
   private final List<Integer> halts = new CopyOnWriteArrayList<>();
   private final AtomicInteger stops = new AtomicInteger();
-  private final GracefulStop stop = new GracefulStop(Duration.ofSeconds(5), halts::add);
+  private final List<Integer> exits = new CopyOnWriteArrayList<>();
+  private final GracefulStop stop = new GracefulStop(Duration.ofSeconds(5), halts::add, exits::add);
 
   @Test
   void stopsWhatStartedThenExitsZero() {
@@ -38,6 +39,18 @@ class GracefulStopTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> !hook.isAlive());
     assertThat(stops).hasValue(1);
     assertThat(halts).containsExactly(0);
+  }
+
+  @Test
+  void aFatalPipelineFailureStopsEverythingThenExitsWithItsStatus() {
+    stop.started(stops::incrementAndGet);
+
+    stop.fatal(70);
+    await().atMost(Duration.ofSeconds(5)).until(() -> exits.contains(70));
+    stop.run(); // the shutdown hook that exit starts
+
+    assertThat(stops).hasValue(1);
+    assertThat(halts).containsExactly(70);
   }
 
   @Test
