@@ -18,16 +18,18 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A TCP proxy on {@code 127.0.0.1:<free port>} in front of one target, that injects network faults
  * into the connections through it: per {@link Direction} a {@link Mode} ({@link Mode#PASS}, {@link
- * Mode#RESET}, {@link Mode#BLACKHOLE}, {@link Mode#latency latency}), switchable at any time and
- * applied to the open connections and to new ones alike.
+ * Mode#RESET}, {@link Mode#BLACKHOLE}, {@link Mode#STALL}, {@link Mode#latency latency}),
+ * switchable at any time and applied to the open connections and to new ones alike.
  *
- * <p>A black hole is what a firewall that drops packets looks like to the applications at both
- * ends: connections are still accepted, writes still succeed, and nothing arrives. The proxy stops
- * forwarding in that direction and holds the bytes back (it stops reading, so TCP flow control
- * keeps them in the senders' socket buffers, as retransmission queues would); once the direction
- * passes again they arrive in order, as after a healed partition. What the proxy cannot imitate is
- * the kernel level: both kernels still acknowledge every segment, so TCP keepalive or
- * retransmission timeouts never fire through it; only timeouts of the applications do.
+ * <p>A {@link Mode#BLACKHOLE black hole} is what a firewall that drops packets looks like to the
+ * applications at both ends: connections are still accepted, writes still succeed, and nothing
+ * arrives, ever: the bytes are read and thrown away, so a connection that sent or awaited bytes
+ * meanwhile stays broken after the direction passes again, as one whose peer vanished (the end of a
+ * stream, a FIN, waits until then, as a dropped FIN would). A {@link Mode#STALL stall} is a
+ * partition that heals in time: nothing is forwarded, and once the direction passes again the held
+ * bytes arrive in order. What the proxy cannot imitate is the kernel level: both kernels still
+ * acknowledge every segment, so TCP keepalive or retransmission timeouts never fire through it;
+ * only timeouts of the applications do.
  *
  * <p>Threads: one named daemon acceptor, and two named daemon pumps per connection.
  */
@@ -53,6 +55,7 @@ public final class FaultProxy implements AutoCloseable {
       PASS,
       RESET,
       BLACKHOLE,
+      STALL,
       LATENCY
     }
 
@@ -65,8 +68,17 @@ public final class FaultProxy implements AutoCloseable {
      */
     public static final Mode RESET = new Mode(Kind.RESET, Duration.ZERO);
 
-    /** Nothing is forwarded, nothing is refused: bytes wait until the direction passes again. */
+    /**
+     * Nothing is refused and nothing arrives: the bytes are dropped (new connections are accepted
+     * too). The end of a stream is held back until the direction passes again.
+     */
     public static final Mode BLACKHOLE = new Mode(Kind.BLACKHOLE, Duration.ZERO);
+
+    /**
+     * Nothing is refused and nothing is forwarded yet: the proxy stops reading, so the bytes wait
+     * in the sockets' buffers and arrive, in order, once the direction passes again.
+     */
+    public static final Mode STALL = new Mode(Kind.STALL, Duration.ZERO);
 
     public Mode {
       Objects.requireNonNull(kind, "kind");
@@ -146,7 +158,7 @@ public final class FaultProxy implements AutoCloseable {
     Objects.requireNonNull(mode, "mode");
     synchronized (this) {
       modes.put(Objects.requireNonNull(direction, "direction"), mode);
-      notifyAll(); // pumps held by a black hole look again
+      notifyAll(); // pumps held by a stall or a black hole look again
     }
     if (mode.kind() == Mode.Kind.RESET) {
       open.forEach(ProxiedConnection::reset);
@@ -206,14 +218,15 @@ public final class FaultProxy implements AutoCloseable {
   }
 
   /**
-   * Blocks while {@code direction} is a black hole, then returns its mode; {@code null} once the
-   * proxy or {@code connection} closed.
+   * Blocks while {@code direction}'s mode is one of {@code holding}, then returns the mode; {@code
+   * null} once the proxy or {@code connection} closed.
    */
-  synchronized Mode awaitForwarding(Direction direction, ProxiedConnection connection)
+  synchronized Mode awaitModeOtherThan(
+      Direction direction, ProxiedConnection connection, Set<Mode.Kind> holding)
       throws InterruptedException {
     while (!closed && !connection.closed()) {
       Mode mode = modes.get(direction);
-      if (mode.kind() != Mode.Kind.BLACKHOLE) {
+      if (!holding.contains(mode.kind())) {
         return mode;
       }
       wait(100);

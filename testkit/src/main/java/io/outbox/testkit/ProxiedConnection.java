@@ -6,16 +6,21 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One client connection through a {@link FaultProxy} and its connection to the target, with a pump
- * thread per direction that forwards, holds back, delays or resets as that direction's mode says.
+ * thread per direction that forwards, drops, holds back, delays or resets as that direction's mode
+ * says.
  */
 final class ProxiedConnection {
   private static final int CHUNK = 16 * 1024;
+  private static final Set<Mode.Kind> STALLED = EnumSet.of(Mode.Kind.STALL);
+  private static final Set<Mode.Kind> SILENT = EnumSet.of(Mode.Kind.STALL, Mode.Kind.BLACKHOLE);
 
   private final FaultProxy proxy;
   private final Socket client;
@@ -89,16 +94,21 @@ final class ProxiedConnection {
     try {
       InputStream in = from.getInputStream();
       OutputStream out = to.getOutputStream();
-      while (proxy.awaitForwarding(direction, this) != null) {
+      while (proxy.awaitModeOtherThan(direction, this, STALLED) != null) {
         int n = in.read(chunk);
         if (n < 0) {
-          to.shutdownOutput(); // pass the FIN on; the other direction may still flow
+          if (proxy.awaitModeOtherThan(direction, this, SILENT) != null) {
+            to.shutdownOutput(); // pass the FIN on; the other direction may still flow
+          }
           break;
         }
-        // A chunk read just before the direction turned into a black hole waits there too.
-        Mode mode = proxy.awaitForwarding(direction, this);
+        // A chunk read just before the direction stalled waits too.
+        Mode mode = proxy.awaitModeOtherThan(direction, this, STALLED);
         if (mode == null) {
           break;
+        }
+        if (mode.kind() == Mode.Kind.BLACKHOLE) {
+          continue; // dropped
         }
         if (mode.kind() == Mode.Kind.RESET) {
           reset();

@@ -54,11 +54,11 @@ class FaultProxyTest {
   }
 
   @Test
-  void blackholeForwardsNothingUntilItPassesAgainThenDeliversInOrder() throws IOException {
+  void blackholeDropsEverythingWhileItLastsAndAcceptsNewConnections() throws IOException {
     try (Pair open = connect()) {
       proxy.set(Mode.BLACKHOLE);
-      open.send(open.client, "held-");
-      open.send(open.server, "back");
+      open.send(open.client, "lost-");
+      open.send(open.server, "gone");
       assertQuiet(open.server);
       assertQuiet(open.client);
 
@@ -69,13 +69,32 @@ class FaultProxyTest {
       try (second) {
         second.send(second.client, "x");
         assertQuiet(second.server);
+        second.client.shutdownOutput();
+        assertQuiet(second.server); // the FIN waits too
 
         proxy.set(Mode.PASS);
         open.send(open.client, "after");
-        assertThat(open.receive(open.server, 10)).isEqualTo("held-after");
+        assertThat(open.receive(open.server, 5)).isEqualTo("after");
+        open.send(open.server, "back");
         assertThat(open.receive(open.client, 4)).isEqualTo("back");
-        assertThat(second.receive(second.server, 1)).isEqualTo("x");
+        assertThat(second.server.getInputStream().read()).as("the held FIN").isEqualTo(-1);
       }
+    }
+  }
+
+  @Test
+  void stallForwardsNothingUntilItPassesAgainThenDeliversInOrder() throws IOException {
+    try (Pair open = connect()) {
+      proxy.set(Mode.STALL);
+      open.send(open.client, "held-");
+      open.send(open.server, "back");
+      assertQuiet(open.server);
+      assertQuiet(open.client);
+
+      proxy.set(Mode.PASS);
+      open.send(open.client, "after");
+      assertThat(open.receive(open.server, 10)).isEqualTo("held-after");
+      assertThat(open.receive(open.client, 4)).isEqualTo("back");
     }
   }
 
