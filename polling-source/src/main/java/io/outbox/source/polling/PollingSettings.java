@@ -28,6 +28,10 @@ import java.util.List;
  * @param serverKeepalive {@code server-keepalive}: TCP keepalive idle time the server uses for the
  *     source's sessions, so that a vanished relay's locks are freed; {@link Duration#ZERO} keeps
  *     the server's setting
+ * @param socketTimeout {@code socket-timeout}: the longest the driver waits for the server's answer
+ *     on any session of the source (pgjdbc's {@code socketTimeout}) before it gives the connection
+ *     up; longer than {@code statementTimeout}, so a slow statement is cancelled by the server
+ *     first
  */
 public record PollingSettings(
     Duration pollInterval,
@@ -37,10 +41,12 @@ public record PollingSettings(
     Duration statementTimeout,
     Duration connectionTimeout,
     Duration claimIdleTimeout,
-    Duration serverKeepalive) {
+    Duration serverKeepalive,
+    Duration socketTimeout) {
 
   private static final Duration MIN_INTERVAL = Duration.ofMillis(10);
   private static final Duration MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
+  private static final Duration SOCKET_TIMEOUT_MARGIN = Duration.ofSeconds(1);
 
   /**
    * Reads valid settings (see {@link #validate}).
@@ -61,7 +67,8 @@ public record PollingSettings(
         c.getDuration("statement-timeout"),
         c.getDuration("connection-timeout"),
         c.getDuration("claim-idle-timeout"),
-        c.getDuration("server-keepalive"));
+        c.getDuration("server-keepalive"),
+        c.getDuration("socket-timeout"));
   }
 
   /** Every problem of {@code source.polling}, each with its full key path and the bad value. */
@@ -71,11 +78,34 @@ public record PollingSettings(
     r.bool("listen");
     r.duration("standby-check-interval", MIN_INTERVAL, false);
     r.duration("leadership-check-interval", MIN_INTERVAL, false);
-    r.duration("statement-timeout", Duration.ofMillis(1), true);
+    boolean statementTimeout = r.duration("statement-timeout", Duration.ofMillis(1), true);
     r.duration("connection-timeout", MIN_CONNECTION_TIMEOUT, false);
     r.duration("claim-idle-timeout", Duration.ofMillis(1), true);
     r.duration("server-keepalive", Duration.ofSeconds(1), true);
+    if (r.duration("socket-timeout", Duration.ofSeconds(1), false) && statementTimeout) {
+      checkSocketTimeout(r, context.settings());
+    }
     r.lanes();
     return r.problems();
+  }
+
+  /**
+   * The driver must not give a connection up while the server may still cancel the statement and
+   * answer with an error (which leaves the connection usable).
+   */
+  private static void checkSocketTimeout(SettingsReader r, Config c) {
+    Duration statement = c.getDuration("statement-timeout");
+    Duration socket = c.getDuration("socket-timeout");
+    if (!statement.isZero() && socket.compareTo(statement.plus(SOCKET_TIMEOUT_MARGIN)) < 0) {
+      r.problem(
+          "socket-timeout",
+          "must exceed statement-timeout (set to "
+              + r.raw("statement-timeout")
+              + ") by at least "
+              + SOCKET_TIMEOUT_MARGIN.toSeconds()
+              + "s, so that the server cancels a slow statement before the driver gives the"
+              + " connection up; got "
+              + r.raw("socket-timeout"));
+    }
   }
 }
