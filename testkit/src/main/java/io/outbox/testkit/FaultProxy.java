@@ -6,7 +6,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.SocketException;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
@@ -250,28 +249,23 @@ public final class FaultProxy implements AutoCloseable {
         ProxiedConnection.abort(client);
         continue;
       }
-      Socket server = new Socket();
-      try {
-        server.connect(new InetSocketAddress(targetHost, targetPort), 5_000);
-      } catch (IOException e) {
-        ProxiedConnection.abort(server);
-        ProxiedConnection.abort(client); // the client sees the refusal as a reset
-        continue;
-      }
-      try {
-        client.setTcpNoDelay(true);
-        server.setTcpNoDelay(true);
-      } catch (SocketException e) {
-        // latency only
-      }
       ProxiedConnection connection =
-          new ProxiedConnection(this, client, server, "fault-proxy-" + port() + "-" + number);
+          new ProxiedConnection(
+              this,
+              client,
+              new InetSocketAddress(targetHost, targetPort),
+              "fault-proxy-" + port() + "-" + number,
+              this::forget);
       open.add(connection);
-      connection.start(() -> open.remove(connection));
+      connection.start();
       if (resetting() || closed) {
         connection.reset(); // switched while this one was being connected
       }
     }
+  }
+
+  private void forget(ProxiedConnection connection) {
+    open.remove(connection);
   }
 
   private synchronized boolean resetting() {

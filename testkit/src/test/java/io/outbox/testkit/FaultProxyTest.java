@@ -62,23 +62,30 @@ class FaultProxyTest {
       assertQuiet(open.server);
       assertQuiet(open.client);
 
-      // New connections are accepted as usual, and nothing flows through them either.
-      Socket late = new Socket();
-      late.connect(new InetSocketAddress("127.0.0.1", proxy.port()), 2_000);
-      Pair second = new Pair(late, target.accept());
-      try (second) {
-        second.send(second.client, "x");
-        assertQuiet(second.server);
-        second.client.shutdownOutput();
-        assertQuiet(second.server); // the FIN waits too
+      // A new connection is accepted as usual; nothing flows, not even to the target.
+      try (Socket late = new Socket()) {
+        late.connect(new InetSocketAddress("127.0.0.1", proxy.port()), 2_000);
+        late.getOutputStream().write('x');
+        target.setSoTimeout(QUIET_MS);
+        assertThatThrownBy(target::accept).isInstanceOf(SocketTimeoutException.class);
 
         proxy.set(Mode.PASS);
         open.send(open.client, "after");
         assertThat(open.receive(open.server, 5)).isEqualTo("after");
         open.send(open.server, "back");
         assertThat(open.receive(open.client, 4)).isEqualTo("back");
-        assertThat(second.server.getInputStream().read()).as("the held FIN").isEqualTo(-1);
+        late.getOutputStream().write('y');
+        target.setSoTimeout(5_000);
+        try (Pair second = new Pair(late, target.accept())) {
+          assertThat(second.receive(second.server, 1)).isEqualTo("y");
+        }
       }
+
+      proxy.set(Mode.BLACKHOLE);
+      open.client.shutdownOutput();
+      assertQuiet(open.server); // the FIN waits too
+      proxy.set(Mode.PASS);
+      assertThat(open.server.getInputStream().read()).as("the held FIN").isEqualTo(-1);
     }
   }
 
