@@ -37,6 +37,47 @@ class CdcSettingsTest {
     assertThat(s.reconcileAfter()).isEqualTo(Duration.ofMinutes(5));
     assertThat(s.createPublication()).isTrue();
     assertThat(s.debezium()).isEmpty();
+    assertThat(s.socketTimeout()).isEqualTo(Duration.ofSeconds(30));
+  }
+
+  @Test
+  void everySessionAndTheEngineGetTheSocketTimeoutUnlessTheUserSetOne() {
+    CdcSettings s = CdcSettings.from(context(Map.of("socket-timeout", "7500ms")), "shop");
+    CdcConnections connections = new CdcConnections(database(Map.of()), s, "orders");
+    assertThat(connections.socketTimeoutSeconds()).isEqualTo("8");
+    assertThat(
+            EngineProperties.of(
+                    s, connections, io.outbox.schema.OutboxTables.of("outbox", "dl"), "orders", "r")
+                .getProperty("database.socketTimeout"))
+        .isEqualTo("8");
+
+    CdcConnections userSet =
+        new CdcConnections(database(Map.of("socketTimeout", "120")), s, "orders");
+    assertThat(userSet.socketTimeoutSeconds()).isEqualTo("120");
+    CdcSettings debeziumSet =
+        CdcSettings.from(
+            context(Map.of("debezium", Map.of("database.socketTimeout", "0"))), "shop");
+    assertThat(
+            EngineProperties.of(
+                    debeziumSet,
+                    new CdcConnections(database(Map.of()), debeziumSet, "orders"),
+                    io.outbox.schema.OutboxTables.of("outbox", "dl"),
+                    "orders",
+                    "r")
+                .getProperty("database.socketTimeout"))
+        .isEqualTo("0");
+  }
+
+  private static io.outbox.relay.spi.DatabaseSettings database(Map<String, String> properties) {
+    return new io.outbox.relay.spi.DatabaseSettings(
+        "jdbc:postgresql://db:5432/shop",
+        "app",
+        null,
+        properties,
+        "outbox",
+        "outbox_dead_letter",
+        io.outbox.relay.spi.DatabaseSettings.OnPublish.MARK,
+        "orders");
   }
 
   @Test
