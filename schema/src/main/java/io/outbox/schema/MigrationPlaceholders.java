@@ -33,6 +33,8 @@ final class MigrationPlaceholders {
     values.put("dead_letter_event_id_index", quote(fit(dead, "_event_id_idx")));
     values.put("offsets_table", quote(tables.schema()) + "." + quote(tables.offsetsTable()));
     values.put("offsets_pkey", quote(fit(tables.offsetsTable(), "_pkey")));
+    values.put("leader_table", quote(tables.schema()) + "." + quote(tables.leaderTable()));
+    values.put("leader_pkey", quote(fit(tables.leaderTable(), "_pkey")));
     values.put("notify_function", quote(tables.schema()) + "." + quote(tables.notifyFunction()));
     // The channel is lower-case letters, digits and '_' (see OutboxTables), safe in a literal.
     values.put("notify_channel", "'" + tables.notifyChannel() + "'");

@@ -27,9 +27,27 @@ public final class OutboxStatus {
    * @param deadLetters rows of the pipeline in the dead-letter table
    * @param lastError the {@code last_error} of the retrying row retried last, else of the
    *     pipeline's newest dead letter; {@code null} when there is neither
+   * @param deadLetterMoveFailed retrying rows that are there because the dead-letter table refused
+   *     them ({@code last_error} begins with {@link OutboxVerdicts#MOVE_FAILED})
    */
   public record Backlog(
-      long pending, Duration oldestPendingAge, long retrying, long deadLetters, String lastError) {}
+      long pending,
+      Duration oldestPendingAge,
+      long retrying,
+      long deadLetters,
+      String lastError,
+      long deadLetterMoveFailed) {
+
+    /** A backlog without dead letters the dead-letter table refused. */
+    public Backlog(
+        long pending,
+        Duration oldestPendingAge,
+        long retrying,
+        long deadLetters,
+        String lastError) {
+      this(pending, oldestPendingAge, retrying, deadLetters, lastError, 0);
+    }
+  }
 
   /**
    * The relay instances of a pipeline, as the database sees them.
@@ -82,7 +100,14 @@ public final class OutboxStatus {
             + " AND last_error IS NOT NULL ORDER BY next_attempt_at DESC LIMIT 1),\n"
             + "                (SELECT last_error FROM "
             + deadLetters
-            + " WHERE pipeline = ? ORDER BY dead_lettered_at DESC LIMIT 1))";
+            + " WHERE pipeline = ? ORDER BY dead_lettered_at DESC LIMIT 1)),\n"
+            // A constant prefix: a filter on the retrying index's few rows.
+            + "       (SELECT count(*) FROM "
+            + outbox
+            + retrying
+            + " AND last_error LIKE '"
+            + OutboxVerdicts.MOVE_FAILED
+            + "%')";
   }
 
   /** The statement behind {@link #backlog}, for {@code EXPLAIN}; binds the pipeline twice. */
@@ -107,7 +132,8 @@ public final class OutboxStatus {
             Duration.ofNanos(Math.round(oldestSeconds * 1e9)),
             rs.getLong(3),
             rs.getLong(4),
-            rs.getString(5));
+            rs.getString(5),
+            rs.getLong(6));
       }
     }
   }

@@ -148,6 +148,36 @@ public record OutboxTables(
   }
 
   /**
+   * The bare name of the leader lease table, {@code <table>_relay_leader}, in {@link #schema()}:
+   * one row per pipeline with the active instance's epoch and lease expiry ({@link LeaderLease}).
+   */
+  public String leaderTable() {
+    return fit(table, "_relay_leader");
+  }
+
+  /** The leader lease table for SQL, quoted: {@code "public"."outbox_relay_leader"}. */
+  public String qualifiedLeaderTable() {
+    return quote(schema) + "." + quote(leaderTable());
+  }
+
+  /**
+   * The transaction advisory lock {@code (key1, key2)} that fences claims: every claim transaction
+   * holds it shared; an instance taking over holds it exclusively while it raises the epoch, so it
+   * waits for (or ends) the claims of the instance before it. A two-int key, which never collides
+   * with the bigint leader lock.
+   */
+  public int[] fenceLockKey(String pipeline) {
+    byte[] digest = sha256("outbox-relay:fence:" + pipeline + ":" + displayTable());
+    int hi = 0;
+    int lo = 0;
+    for (int i = 0; i < 4; i++) {
+      hi = (hi << 8) | (digest[i] & 0xff);
+      lo = (lo << 8) | (digest[i + 4] & 0xff);
+    }
+    return new int[] {hi, lo};
+  }
+
+  /**
    * The session advisory lock that makes one relay instance the pipeline's active publisher: a
    * stable 64-bit hash of the pipeline and the outbox (the same on every instance and JVM). {@code
    * status} looks for it in {@code pg_locks}.

@@ -3,10 +3,18 @@ package io.outbox.schema;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The statements that make a batch of delivery verdicts durable on an outbox, shared by every
@@ -14,11 +22,23 @@ import java.util.Objects;
  * deleted, retries recorded ({@code attempts}, {@code last_error}, {@code next_attempt_at}), dead
  * letters moved to the dead-letter table in the same transaction. Set-based: at most one statement
  * per kind of verdict, never one per event. Values are always bind parameters.
+ *
+ * <p>The dead-letter move runs under a savepoint: when the dead-letter table refuses it (a missing
+ * grant, a constraint of a table made by hand, statement-timeout), only the move is undone, its
+ * events stay in the outbox as retries due after {@link #KEPT_RETRY_DELAY} with a {@code
+ * last_error} that says so ({@link Written#kept()}), and the rest of the batch is still recorded:
+ * one bad dead-letter table never makes a published batch be published again.
  */
 public final class OutboxVerdicts {
 
   /** Longest {@code last_error} stored, in characters. */
   public static final int MAX_ERROR_CHARS = 2000;
+
+  /** When a dead letter the move could not take is tried again. */
+  public static final Duration KEPT_RETRY_DELAY = Duration.ofMinutes(1);
+
+  /** How the {@code last_error} of a dead letter the move could not take begins. */
+  public static final String MOVE_FAILED = "dead-letter move failed: ";
 
   private final String table;
   private final String markPublished;
@@ -66,28 +86,69 @@ public final class OutboxVerdicts {
     return new Batch();
   }
 
+  /**
+   * The first line of the database's message: the driver adds {@code Detail:} lines, and a {@code
+   * Failing row contains (...)} detail would show the payload.
+   */
+  static String firstLine(String message) {
+    if (message == null || message.isBlank()) {
+      return "(no message)";
+    }
+    String line = message.strip();
+    int end = line.indexOf('\n');
+    return (end < 0 ? line : line.substring(0, end)).strip();
+  }
+
   /** {@code last_error} is text: no NUL characters, bounded length. */
   public static String clean(String error) {
     String s = error.replace('\0', ' ');
     return s.length() <= MAX_ERROR_CHARS ? s : s.substring(0, MAX_ERROR_CHARS - 3) + "...";
   }
 
-  /** What one {@link Batch#write} changed, per kind, to compare with what was asked. */
+  /**
+   * What one {@link Batch#write} changed, per kind, to compare with what was asked.
+   *
+   * @param kept the dead letters the move could not take, kept in the outbox as retries (empty when
+   *     the move succeeded)
+   */
   public record Written(
       int published,
       int publishedExpected,
       int retries,
       int retriesExpected,
       int deadLetters,
-      int deadLettersExpected) {
+      int deadLettersExpected,
+      List<Kept> kept) {
 
-    /** Whether every row asked for was found. */
+    public Written {
+      kept = List.copyOf(kept);
+    }
+
+    /** By row id, the {@code last_error} written for each dead letter kept. */
+    public Map<Long, String> keptErrors() {
+      Map<Long, String> errors = new HashMap<>();
+      kept.forEach(k -> errors.put(k.id(), k.error()));
+      return errors;
+    }
+
+    /** Whether every row asked for was found (a kept dead letter counts as found). */
     public boolean complete() {
       return published == publishedExpected
           && retries == retriesExpected
-          && deadLetters == deadLettersExpected;
+          && deadLetters + kept.size() == deadLettersExpected;
     }
   }
+
+  /**
+   * A dead letter the move could not take: it stays in the outbox with {@code attempts} as given,
+   * {@code next_attempt_at} = now + {@link #KEPT_RETRY_DELAY} and {@code last_error} = {@code
+   * error}.
+   *
+   * @param id the row's id
+   * @param attempts the attempts recorded
+   * @param error the {@code last_error} recorded, beginning with {@link #MOVE_FAILED}
+   */
+  public record Kept(long id, int attempts, String error) {}
 
   /** Verdicts collected for one write; not thread-safe. */
   public final class Batch {
@@ -160,17 +221,73 @@ public final class OutboxVerdicts {
           r = ps.executeUpdate();
         }
       }
+      List<Kept> kept = List.of();
       if (!deadIds.isEmpty()) {
-        try (PreparedStatement ps = connection.prepareStatement(deadLetter)) {
-          ps.setArray(1, array(connection, "bigint", deadIds));
-          ps.setArray(2, array(connection, "text", deadReasons));
-          ps.setArray(3, array(connection, "int", deadAttempts));
-          ps.setArray(4, array(connection, "text", deadErrors));
-          ps.setString(5, pipeline);
-          d = ps.executeUpdate();
+        Savepoint beforeMove = connection.setSavepoint();
+        try {
+          d = moveDeadLetters(connection, pipeline);
+          connection.releaseSavepoint(beforeMove);
+        } catch (SQLException moveFailed) {
+          // A connection that is gone fails here too, and the whole batch with it.
+          try {
+            connection.rollback(beforeMove);
+          } catch (SQLException gone) {
+            gone.addSuppressed(moveFailed);
+            throw gone;
+          }
+          kept = keep(connection, moveFailed);
         }
       }
-      return new Written(p, published.size(), r, retryIds.size(), d, deadIds.size());
+      return new Written(p, published.size(), r, retryIds.size(), d, deadIds.size(), kept);
+    }
+
+    private int moveDeadLetters(Connection connection, String pipeline) throws SQLException {
+      try (PreparedStatement ps = connection.prepareStatement(deadLetter)) {
+        ps.setArray(1, array(connection, "bigint", deadIds));
+        ps.setArray(2, array(connection, "text", deadReasons));
+        ps.setArray(3, array(connection, "int", deadAttempts));
+        ps.setArray(4, array(connection, "text", deadErrors));
+        ps.setString(5, pipeline);
+        return ps.executeUpdate();
+      }
+    }
+
+    /** Records the dead letters the move could not take as retries; returns those it found. */
+    private List<Kept> keep(Connection connection, SQLException moveFailed) throws SQLException {
+      String cause = firstLine(moveFailed.getMessage());
+      List<String> errors = new ArrayList<>(deadIds.size());
+      for (int i = 0; i < deadIds.size(); i++) {
+        errors.add(
+            clean(
+                MOVE_FAILED
+                    + cause
+                    + " (was to be dead-lettered as "
+                    + deadReasons.get(i)
+                    + ": "
+                    + deadErrors.get(i)
+                    + ")"));
+      }
+      Set<Long> found = new HashSet<>();
+      try (PreparedStatement ps = connection.prepareStatement(retry + " RETURNING o.id")) {
+        ps.setArray(1, array(connection, "bigint", deadIds));
+        ps.setArray(2, array(connection, "int", deadAttempts));
+        ps.setArray(3, array(connection, "text", errors));
+        Long[] delays = new Long[deadIds.size()];
+        Arrays.fill(delays, KEPT_RETRY_DELAY.toMillis());
+        ps.setArray(4, connection.createArrayOf("bigint", delays));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            found.add(rs.getLong(1));
+          }
+        }
+      }
+      List<Kept> kept = new ArrayList<>(found.size());
+      for (int i = 0; i < deadIds.size(); i++) {
+        if (found.contains(deadIds.get(i))) {
+          kept.add(new Kept(deadIds.get(i), deadAttempts.get(i), errors.get(i)));
+        }
+      }
+      return kept;
     }
 
     private Array array(Connection connection, String type, List<?> values) throws SQLException {

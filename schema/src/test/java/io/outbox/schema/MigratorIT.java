@@ -45,11 +45,11 @@ class MigratorIT {
     }
     MigrationResult second = migrate(tables);
 
-    assertThat(first.applied()).isEqualTo(3);
-    assertThat(first.version()).isEqualTo("3");
+    assertThat(first.applied()).isEqualTo(4);
+    assertThat(first.version()).isEqualTo("4");
     assertThat(second.applied()).isZero();
-    assertThat(second.version()).isEqualTo("3");
-    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 3");
+    assertThat(second.version()).isEqualTo("4");
+    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 4");
     try (Connection c = db.connect()) {
       assertThat(Catalog.snapshot(c)).isEqualTo(before);
       assertThat(Catalog.count(c, "SELECT count(*) FROM public.outbox_relay_schema_history"))
@@ -58,6 +58,7 @@ class MigratorIT {
           .containsExactly(
               "public.outbox",
               "public.outbox_dead_letter",
+              "public.outbox_relay_leader",
               "public.outbox_relay_offsets",
               "public.outbox_relay_schema_history");
     }
@@ -69,12 +70,13 @@ class MigratorIT {
 
     MigrationResult result = migrate(tables);
 
-    assertThat(result.applied()).isEqualTo(3);
+    assertThat(result.applied()).isEqualTo(4);
     try (Connection c = db.connect()) {
       assertThat(Catalog.tables(c))
           .containsExactly(
               "billing.events_dead",
               "billing.events_outbox",
+              "billing.events_outbox_relay_leader",
               "billing.events_outbox_relay_offsets",
               "billing.events_outbox_relay_schema_history");
       assertThat(Catalog.indexes(c, "billing"))
@@ -87,6 +89,7 @@ class MigratorIT {
               "events_outbox_pending_idx",
               "events_outbox_pkey",
               "events_outbox_published_idx",
+              "events_outbox_relay_leader_pkey",
               "events_outbox_relay_offsets_pkey",
               "events_outbox_relay_schema_history_pk",
               "events_outbox_relay_schema_history_s_idx",
@@ -153,9 +156,9 @@ class MigratorIT {
     OutboxTables payments = OutboxTables.of("payments_outbox");
     OutboxTables billing = OutboxTables.of("billing.events_outbox", "billing.events_dead");
 
-    assertThat(migrate(orders).applied()).isEqualTo(3);
-    assertThat(migrate(payments).applied()).isEqualTo(3);
-    assertThat(migrate(billing).applied()).isEqualTo(3);
+    assertThat(migrate(orders).applied()).isEqualTo(4);
+    assertThat(migrate(payments).applied()).isEqualTo(4);
+    assertThat(migrate(billing).applied()).isEqualTo(4);
     assertThat(migrate(payments).applied()).isZero();
 
     try (Connection c = db.connect()) {
@@ -163,14 +166,17 @@ class MigratorIT {
           .containsExactly(
               "billing.events_dead",
               "billing.events_outbox",
+              "billing.events_outbox_relay_leader",
               "billing.events_outbox_relay_offsets",
               "billing.events_outbox_relay_schema_history",
               "public.orders_outbox",
               "public.orders_outbox_dead_letter",
+              "public.orders_outbox_relay_leader",
               "public.orders_outbox_relay_offsets",
               "public.orders_outbox_relay_schema_history",
               "public.payments_outbox",
               "public.payments_outbox_dead_letter",
+              "public.payments_outbox_relay_leader",
               "public.payments_outbox_relay_offsets",
               "public.payments_outbox_relay_schema_history");
       assertThat(
@@ -198,7 +204,7 @@ class MigratorIT {
     // The application's schema is not empty, and has a history table of its own.
     MigrationResult relay = new Migrator(OutboxTables.of("outbox")).migrate(dataSource);
 
-    assertThat(relay.applied()).isEqualTo(3);
+    assertThat(relay.applied()).isEqualTo(4);
     assertThat(app.migrate().migrationsExecuted).isZero();
     app.validate();
     try (Connection c = db.connect()) {
@@ -211,7 +217,8 @@ class MigratorIT {
                   c,
                   "SELECT coalesce(version, '-') || ' ' || type || ' ' || success"
                       + " FROM public.outbox_relay_schema_history ORDER BY installed_rank"))
-          .containsExactly("0 BASELINE true", "1 SQL true", "2 SQL true", "3 SQL true");
+          .containsExactly(
+              "0 BASELINE true", "1 SQL true", "2 SQL true", "3 SQL true", "4 SQL true");
       assertThat(Catalog.tables(c)).contains("public.orders", "public.outbox");
     }
   }
@@ -224,8 +231,8 @@ class MigratorIT {
     OutboxTables mixed = OutboxTables.of("Billing.OrderEvents", "Billing.OrderEvents_Dead");
     OutboxTables longOne = OutboxTables.of("billing." + table);
 
-    assertThat(migrate(mixed).applied()).isEqualTo(3);
-    assertThat(migrate(longOne).applied()).isEqualTo(3);
+    assertThat(migrate(mixed).applied()).isEqualTo(4);
+    assertThat(migrate(longOne).applied()).isEqualTo(4);
     assertThat(migrate(longOne).applied()).isZero();
 
     try (Connection c = db.connect()) {

@@ -195,14 +195,19 @@ class OutboxTablesTest {
             names.add(value);
           }
         });
-    assertThat(names).hasSize(10);
+    assertThat(names).hasSize(11);
   }
 
   @Test
   void everyPlaceholderOfTheMigrationsHasAValue() throws IOException {
     String sql = "";
     for (String migration :
-        new String[] {"V1__outbox_tables.sql", "V2__cdc_offsets.sql", "V3__retention.sql"}) {
+        new String[] {
+          "V1__outbox_tables.sql",
+          "V2__cdc_offsets.sql",
+          "V3__retention.sql",
+          "V4__leader_lease.sql"
+        }) {
       try (InputStream in =
           getClass().getResourceAsStream("/db/outbox-relay/migration/" + migration)) {
         assertThat(in).as(migration).isNotNull();

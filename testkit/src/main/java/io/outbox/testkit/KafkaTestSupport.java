@@ -67,8 +67,13 @@ public final class KafkaTestSupport {
 
   /** Whether {@code topic} exists on the broker. */
   public static boolean topicExists(String topic) {
+    return topicExists(bootstrap(), topic);
+  }
+
+  /** Whether {@code topic} exists on the cluster at {@code bootstrap}. */
+  public static boolean topicExists(String bootstrap, String topic) {
     try (Admin admin =
-        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
       return admin
           .listTopics()
           .names()
@@ -78,7 +83,7 @@ public final class KafkaTestSupport {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while listing topics", e);
     } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("cannot list topics at " + bootstrap(), e);
+      throw new IllegalStateException("cannot list topics at " + bootstrap, e);
     }
   }
 

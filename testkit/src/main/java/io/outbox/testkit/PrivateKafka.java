@@ -43,6 +43,7 @@ public final class PrivateKafka implements AutoCloseable {
   private final int controllerPort;
   private final TestCertificates tls; // null: PLAINTEXT only
   private final Map<String, String> scramUsers;
+  private final Map<String, String> brokerSettings;
   private final int sslPort;
   private final int saslSslPort;
   private int proxiedPort; // 0: no proxied listener
@@ -52,13 +53,19 @@ public final class PrivateKafka implements AutoCloseable {
   private boolean closed;
 
   private PrivateKafka(
-      Path lib, Path dir, int[] ports, TestCertificates tls, Map<String, String> scramUsers) {
+      Path lib,
+      Path dir,
+      int[] ports,
+      TestCertificates tls,
+      Map<String, String> scramUsers,
+      Map<String, String> brokerSettings) {
     this.lib = lib;
     this.dir = dir;
     this.port = ports[0];
     this.controllerPort = ports[1];
     this.tls = tls;
     this.scramUsers = Map.copyOf(scramUsers);
+    this.brokerSettings = new java.util.TreeMap<>(brokerSettings);
     this.sslPort = tls == null ? 0 : ports[2];
     this.saslSslPort = tls == null ? 0 : ports[3];
   }
@@ -71,7 +78,15 @@ public final class PrivateKafka implements AutoCloseable {
    *     the tail of its log)
    */
   public static PrivateKafka start() {
-    return start(null, Map.of(), false);
+    return start(null, Map.of(), Map.of(), false);
+  }
+
+  /**
+   * Like {@link #start()}, with broker settings ({@code server.properties} lines) that replace this
+   * class's defaults or add to them, e.g. {@code auto.create.topics.enable=false}.
+   */
+  public static PrivateKafka startWith(Map<String, String> brokerSettings) {
+    return start(null, Map.of(), brokerSettings, false);
   }
 
   /**
@@ -82,7 +97,7 @@ public final class PrivateKafka implements AutoCloseable {
    * #bootstrap()}. The proxy closes with the broker.
    */
   public static PrivateKafka startBehindProxy() {
-    return start(null, Map.of(), true);
+    return start(null, Map.of(), Map.of(), true);
   }
 
   /**
@@ -93,11 +108,18 @@ public final class PrivateKafka implements AutoCloseable {
    */
   public static PrivateKafka startWithTls(
       TestCertificates certificates, Map<String, String> scramUsers) {
-    return start(java.util.Objects.requireNonNull(certificates, "certificates"), scramUsers, false);
+    return start(
+        java.util.Objects.requireNonNull(certificates, "certificates"),
+        scramUsers,
+        Map.of(),
+        false);
   }
 
   private static PrivateKafka start(
-      TestCertificates tls, Map<String, String> scramUsers, boolean proxied) {
+      TestCertificates tls,
+      Map<String, String> scramUsers,
+      Map<String, String> brokerSettings,
+      boolean proxied) {
     Path lib = libDir();
     Path dir;
     try {
@@ -106,7 +128,7 @@ public final class PrivateKafka implements AutoCloseable {
       throw new UncheckedIOException("cannot create a data directory for a private Kafka", e);
     }
     int[] ports = LocalPorts.free(HOST, (tls == null ? 2 : 4) + (proxied ? 1 : 0));
-    PrivateKafka kafka = new PrivateKafka(lib, dir, ports, tls, scramUsers);
+    PrivateKafka kafka = new PrivateKafka(lib, dir, ports, tls, scramUsers, brokerSettings);
     Runtime.getRuntime().addShutdownHook(kafka.reaper);
     try {
       if (proxied) {
@@ -187,6 +209,39 @@ public final class PrivateKafka implements AutoCloseable {
       waitFor(process, STOP_TIMEOUT);
     }
     process = null;
+  }
+
+  /**
+   * Freezes the broker (SIGSTOP): it keeps its connections and ports but answers nothing, like a
+   * broker in a long GC pause or a VM stall, until {@link #thaw()}.
+   */
+  public synchronized void freeze() {
+    signal("STOP");
+  }
+
+  /** Lets a {@link #freeze() frozen} broker run again (SIGCONT). */
+  public synchronized void thaw() {
+    signal("CONT");
+  }
+
+  private void signal(String name) {
+    if (process == null) {
+      throw new IllegalStateException(this + " is not running");
+    }
+    try {
+      Process kill =
+          new ProcessBuilder("kill", "-" + name, String.valueOf(process.pid()))
+              .redirectErrorStream(true)
+              .start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + name + " of " + this + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run kill -" + name + " for " + this, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while signalling " + this, e);
+    }
   }
 
   /** Kills the broker (SIGKILL) and waits until it is gone: no controlled shutdown, no flush. */
@@ -274,6 +329,7 @@ public final class PrivateKafka implements AutoCloseable {
             // old session expired (9 s by default): keep that wait short.
             "broker.heartbeat.interval.ms=500",
             "broker.session.timeout.ms=3000",
+            overrides(),
             "");
     String logback =
         """
@@ -291,6 +347,13 @@ public final class PrivateKafka implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the private Kafka's config into " + dir, e);
     }
+  }
+
+  /** The caller's settings, after the defaults: the last line of a key wins. */
+  private String overrides() {
+    StringBuilder sb = new StringBuilder();
+    brokerSettings.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
+    return sb.toString().strip();
   }
 
   private String listeners() {

@@ -7,13 +7,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
 /**
- * A RabbitMQ node of a test's own with only a TLS (amqps) listener, run from the machine's {@code
+ * A RabbitMQ node of a test's own with one listener, TLS (amqps) or plain (amqp, with extra {@code
+ * rabbitmq.conf} lines such as {@code max_message_size}), run from the machine's {@code
  * rabbitmq-server} as a child process with its own node name, ports, Erlang cookie and data
  * directory, so the shared broker is never touched. It has the default {@code guest/guest} user,
  * allowed from the loopback address. {@link #close()} stops it with {@code rabbitmqctl stop} and
@@ -28,16 +31,19 @@ public final class PrivateRabbit implements AutoCloseable {
 
   private final Path dir;
   private final String node;
-  private final int tlsPort;
+  private final int port;
+  private final boolean tls;
   private final Map<String, String> environment;
   private final Thread reaper = new Thread(this::destroyNow, "private-rabbit-reaper");
   private Process process;
   private boolean closed;
 
-  private PrivateRabbit(Path dir, String node, int tlsPort, Map<String, String> environment) {
+  private PrivateRabbit(
+      Path dir, String node, int port, boolean tls, Map<String, String> environment) {
     this.dir = dir;
     this.node = node;
-    this.tlsPort = tlsPort;
+    this.port = port;
+    this.tls = tls;
     this.environment = environment;
   }
 
@@ -49,6 +55,38 @@ public final class PrivateRabbit implements AutoCloseable {
    *     (with the tail of its output)
    */
   public static PrivateRabbit start(TestCertificates certificates) {
+    return start(
+        true,
+        port ->
+            List.of(
+                "listeners.tcp = none",
+                "listeners.ssl.default = " + HOST + ":" + port,
+                "ssl_options.cacertfile = " + certificates.caCertificate(),
+                "ssl_options.certfile = " + certificates.serverCertificate(),
+                "ssl_options.keyfile = " + certificates.serverKey(),
+                "ssl_options.verify = verify_none",
+                "ssl_options.fail_if_no_peer_cert = false"));
+  }
+
+  /**
+   * Starts a node with a plain AMQP listener on {@code 127.0.0.1} and {@code extraConfig} added to
+   * its {@code rabbitmq.conf} (e.g. {@code "max_message_size = 1048576"}), and waits until it
+   * accepts connections.
+   *
+   * @throws IllegalStateException when rabbitmq-server is missing or the node does not come up
+   */
+  public static PrivateRabbit startPlain(List<String> extraConfig) {
+    return start(
+        false,
+        port -> {
+          List<String> lines = new ArrayList<>();
+          lines.add("listeners.tcp.default = " + HOST + ":" + port);
+          lines.addAll(extraConfig);
+          return lines;
+        });
+  }
+
+  private static PrivateRabbit start(boolean tls, IntFunction<List<String>> listenerConfig) {
     if (!Files.isExecutable(BIN.resolve("rabbitmq-server"))) {
       throw new IllegalStateException(
           "no " + BIN.resolve("rabbitmq-server") + "; scripts/services.sh up installs RabbitMQ");
@@ -61,17 +99,7 @@ public final class PrivateRabbit implements AutoCloseable {
     }
     int[] ports = LocalPorts.free(HOST, 2);
     String node = "outbox-" + UUID.randomUUID().toString().substring(0, 8) + "@localhost";
-    String config =
-        String.join(
-            "\n",
-            "listeners.tcp = none",
-            "listeners.ssl.default = " + HOST + ":" + ports[0],
-            "ssl_options.cacertfile = " + certificates.caCertificate(),
-            "ssl_options.certfile = " + certificates.serverCertificate(),
-            "ssl_options.keyfile = " + certificates.serverKey(),
-            "ssl_options.verify = verify_none",
-            "ssl_options.fail_if_no_peer_cert = false",
-            "");
+    String config = String.join("\n", listenerConfig.apply(ports[0])) + "\n";
     try {
       Files.writeString(dir.resolve("rabbitmq.conf"), config, StandardCharsets.UTF_8);
       Files.createDirectories(dir.resolve("home"));
@@ -90,7 +118,7 @@ public final class PrivateRabbit implements AutoCloseable {
             Map.entry("RABBITMQ_LOG_BASE", dir.resolve("log").toString()),
             Map.entry("RABBITMQ_ENABLED_PLUGINS_FILE", dir.resolve("enabled_plugins").toString()),
             Map.entry("RABBITMQ_PID_FILE", dir.resolve("rabbit.pid").toString()));
-    PrivateRabbit rabbit = new PrivateRabbit(dir, node, ports[0], env);
+    PrivateRabbit rabbit = new PrivateRabbit(dir, node, ports[0], tls, env);
     Runtime.getRuntime().addShutdownHook(rabbit.reaper);
     try {
       rabbit.launch();
@@ -101,14 +129,14 @@ public final class PrivateRabbit implements AutoCloseable {
     return rabbit;
   }
 
-  /** The TLS listener's port on {@code 127.0.0.1}. */
-  public int tlsPort() {
-    return tlsPort;
+  /** The listener's port on {@code 127.0.0.1} (TLS or plain, as started). */
+  public int port() {
+    return port;
   }
 
-  /** {@code amqps://guest:guest@<host>:<port>/%2f}. */
+  /** {@code amqps://guest:guest@<host>:<port>/%2f}, or {@code amqp://...} for a plain node. */
   public String uri(String host) {
-    return "amqps://guest:guest@" + host + ":" + tlsPort + "/%2f";
+    return (tls ? "amqps" : "amqp") + "://guest:guest@" + host + ":" + port + "/%2f";
   }
 
   /** The node's output so far. */
@@ -152,7 +180,15 @@ public final class PrivateRabbit implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "PrivateRabbit[" + node + ", amqps on " + HOST + ":" + tlsPort + ", " + dir + "]";
+    return "PrivateRabbit["
+        + node
+        + (tls ? ", amqps on " : ", amqp on ")
+        + HOST
+        + ":"
+        + port
+        + ", "
+        + dir
+        + "]";
   }
 
   private synchronized void launch() {
@@ -165,13 +201,13 @@ public final class PrivateRabbit implements AutoCloseable {
       throw new UncheckedIOException("cannot start rabbitmq-server for " + this, e);
     }
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    while (!LocalPorts.accepts(HOST, tlsPort)) {
+    while (!LocalPorts.accepts(HOST, port)) {
       if (!process.isAlive()) {
         throw failure(
             "rabbitmq-server exited with code " + process.exitValue() + " while starting");
       }
       if (System.nanoTime() - deadline > 0) {
-        throw failure("no TLS listener within " + START_TIMEOUT.toSeconds() + " s");
+        throw failure("no listener within " + START_TIMEOUT.toSeconds() + " s");
       }
       try {
         Thread.sleep(200);

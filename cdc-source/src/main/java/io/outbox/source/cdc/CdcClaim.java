@@ -2,6 +2,7 @@ package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxVerdicts;
@@ -22,9 +23,10 @@ final class CdcClaim implements Claim {
     /**
      * Writes the verdicts in one transaction.
      *
+     * @return what was written (dead letters the move could not take are kept as retries)
      * @throws SQLException when the database fails; nothing was recorded
      */
-    void write(OutboxVerdicts.Batch verdicts) throws SQLException;
+    OutboxVerdicts.Written write(OutboxVerdicts.Batch verdicts) throws SQLException;
 
     OutboxVerdicts verdicts();
 
@@ -66,9 +68,10 @@ final class CdcClaim implements Claim {
    * IllegalArgumentException}.
    */
   @Override
-  public void settle(List<Settlement> settlements) {
+  public Settled settle(List<Settlement> settlements) {
     end();
     try {
+      Settled settled = Settled.AS_GIVEN;
       OutboxVerdicts.Batch batch;
       try {
         batch = verdicts(settlements);
@@ -78,7 +81,10 @@ final class CdcClaim implements Claim {
       }
       if (!batch.isEmpty()) {
         try {
-          writer.write(batch);
+          OutboxVerdicts.Written written = writer.write(batch);
+          settled =
+              Settled.deadLettersKept(
+                  settlements, written.keptErrors(), OutboxVerdicts.KEPT_RETRY_DELAY);
         } catch (SQLException e) {
           stream.released(lane, items);
           throw new SourceException(
@@ -95,7 +101,9 @@ final class CdcClaim implements Claim {
               e);
         }
       }
-      stream.settled(lane, items, settlements);
+      // A dead letter kept in the outbox is held back like any retry, and re-streamed when due.
+      stream.settled(lane, items, settled.applyTo(settlements));
+      return settled;
     } finally {
       ended.accept(lane);
     }

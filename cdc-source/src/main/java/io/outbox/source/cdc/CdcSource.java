@@ -11,6 +11,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.DeadLetterTableCheck;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
 import io.outbox.schema.RetentionJob;
@@ -85,6 +86,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
       SlotGuard.SlotState state;
       try (Connection c = connections.dedicated("check")) {
         state = new SlotGuard(settings, tables, pipeline, connections.where()).check(c);
+        Optional<String> deadLetters =
+            DeadLetterTableCheck.problem(c, tables, !database.retention().deadLetters().isZero());
+        if (deadLetters.isPresent()) {
+          throw new SourceException("pipeline " + pipeline + ": " + deadLetters.get());
+        }
       } catch (SQLException e) {
         throw new SourceException(
             "pipeline "
@@ -204,7 +210,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   }
 
   @Override
-  public void write(OutboxVerdicts.Batch batch) throws SQLException {
+  public OutboxVerdicts.Written write(OutboxVerdicts.Batch batch) throws SQLException {
     HikariDataSource p = pool;
     if (p == null) {
       throw new SQLException("source closed");
@@ -226,6 +232,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
             tables.displayTable(),
             written);
       }
+      return written;
     }
   }
 

@@ -9,7 +9,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.connect.data.Field;
@@ -87,22 +89,87 @@ final class ChangeEvents {
 
   private static Insert insert(Struct after) {
     Field payloadField = after.schema().field("payload");
-    PayloadFormat format = formatOf(payloadField.schema());
+    Object payload = after.get(payloadField);
+    Object created = after.get("created_at");
+    Object headers = after.get("headers");
+    String eventId = after.getString("event_id");
+    Integer attempts = after.getInt32("attempts");
     OutboxEvent event =
-        new OutboxEvent(
+        event(
             after.getInt64("id"),
-            UUID.fromString(after.getString("event_id")),
+            eventId == null ? null : UUID.fromString(eventId),
             after.getString("aggregate_type"),
             after.getString("aggregate_id"),
             after.getString("event_type"),
             after.getString("destination"),
-            payload(after.get(payloadField)),
-            format,
-            headers(after.get("headers")),
-            instant(after.get("created_at")),
-            after.getInt32("attempts"));
+            payload == null ? null : payload(payload),
+            formatOf(payloadField.schema()),
+            headers instanceof String text ? text : null,
+            created == null ? null : instant(created),
+            attempts == null ? 0 : attempts);
     Object available = after.get("available_at");
     return new Insert(event, available == null ? null : instant(available));
+  }
+
+  /**
+   * A row as an event, streamed or swept. A row that cannot be published as it is (a NULL in a
+   * column a table made by hand left nullable, headers that are not JSON) becomes an event with a
+   * {@link OutboxEvent#defect() defect} and placeholders, which the pipeline dead-letters, as the
+   * polling source reads it.
+   */
+  static OutboxEvent event(
+      long id,
+      UUID eventId,
+      String aggregateType,
+      String aggregateId,
+      String eventType,
+      String destination,
+      byte[] payload,
+      PayloadFormat format,
+      String headersText,
+      Instant createdAt,
+      int attempts) {
+    List<String> defects = new ArrayList<>(1);
+    if (eventId == null) {
+      defects.add("event_id is NULL");
+    }
+    String type = notNull(aggregateType, "aggregate_type", defects);
+    String key = notNull(aggregateId, "aggregate_id", defects);
+    String eventTypeOrEmpty = notNull(eventType, "event_type", defects);
+    if (payload == null) {
+      defects.add("payload is NULL");
+    }
+    Map<String, String> headers;
+    try {
+      headers = headers(headersText);
+    } catch (IllegalArgumentException e) {
+      defects.add(e.getMessage());
+      headers = Map.of();
+    }
+    if (createdAt == null) {
+      defects.add("created_at is NULL");
+    }
+    return new OutboxEvent(
+        id,
+        eventId == null ? new UUID(0, 0) : eventId,
+        type,
+        key,
+        eventTypeOrEmpty,
+        destination,
+        payload == null ? new byte[0] : payload,
+        format,
+        headers,
+        createdAt == null ? Instant.EPOCH : createdAt,
+        attempts,
+        defects.isEmpty() ? null : String.join("; ", defects));
+  }
+
+  private static String notNull(String value, String column, List<String> defects) {
+    if (value == null) {
+      defects.add(column + " is NULL");
+      return "";
+    }
+    return value;
   }
 
   static PayloadFormat formatOf(Schema schema) {
@@ -113,9 +180,6 @@ final class ChangeEvents {
   }
 
   private static byte[] payload(Object value) {
-    if (value == null) {
-      return new byte[0];
-    }
     byte[] bytes = bytes(value);
     return bytes != null ? bytes : value.toString().getBytes(StandardCharsets.UTF_8);
   }
@@ -138,7 +202,10 @@ final class ChangeEvents {
 
   /**
    * Headers as the polling source reads them: a JSON object's members, string values as they are,
-   * other values as their JSON text, nulls skipped; anything but an object reads as no headers.
+   * other values as their JSON text, nulls skipped; NULL and JSON that is not an object read as no
+   * headers.
+   *
+   * @throws IllegalArgumentException when the text is not JSON (a text column), without quoting it
    */
   static Map<String, String> headers(Object value) {
     if (!(value instanceof String text)) {
@@ -148,7 +215,7 @@ final class ChangeEvents {
     try {
       node = JSON.readTree(text);
     } catch (IOException e) {
-      return Map.of();
+      throw new IllegalArgumentException("headers are not a JSON object: not valid JSON");
     }
     if (node == null || !node.isObject()) {
       return Map.of();

@@ -142,19 +142,19 @@ final class ReconcileSweep {
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          byte[] body = rs.getBytes(7);
+          OffsetDateTime created = rs.getObject(9, OffsetDateTime.class);
           events.add(
-              new OutboxEvent(
+              ChangeEvents.event(
                   rs.getLong(1),
                   rs.getObject(2, UUID.class),
                   rs.getString(3),
                   rs.getString(4),
                   rs.getString(5),
                   rs.getString(6),
-                  body == null ? new byte[0] : body,
+                  rs.getBytes(7),
                   format,
-                  ChangeEvents.headers(rs.getString(8)),
-                  rs.getObject(9, OffsetDateTime.class).toInstant(),
+                  rs.getString(8),
+                  created == null ? null : created.toInstant(),
                   rs.getInt(10)));
         }
       }

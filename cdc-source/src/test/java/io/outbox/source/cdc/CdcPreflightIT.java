@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
 /**
  * What the CDC source says before it streams, when the database cannot serve it: {@code wal_level}
  * not logical (a private cluster left at initdb's default, {@code replica}) and a role without the
- * REPLICATION privilege. The missing publication is in {@link CdcSourceIT}.
+ * REPLICATION privilege, a dead-letter table the dead-letter move cannot write. The missing
+ * publication is in {@link CdcSourceIT}.
  */
 class CdcPreflightIT {
 
@@ -75,5 +76,20 @@ class CdcPreflightIT {
         st.execute("DROP ROLE IF EXISTS " + role);
       }
     }
+  }
+
+  @Test
+  void aDeadLetterTableTheMoveCannotWriteIsNamed() throws Exception {
+    fx = new CdcFixture("cdc_preflight_dead_letter");
+    fx.execute("ALTER TABLE outbox_dead_letter ADD COLUMN tenant text NOT NULL");
+    CdcSource source = fx.source(1, Map.of(), new java.util.concurrent.CopyOnWriteArrayList<>());
+
+    assertThatThrownBy(source::activate)
+        .isInstanceOf(SourceException.class)
+        .hasMessage(
+            "pipeline "
+                + CdcFixture.PIPELINE
+                + ": column public.outbox_dead_letter.tenant is NOT NULL without a default, and"
+                + " the dead-letter move does not write it; give it a default or drop NOT NULL");
   }
 }

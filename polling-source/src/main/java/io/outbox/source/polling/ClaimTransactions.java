@@ -4,6 +4,7 @@ import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.LeaderLease;
 import io.outbox.schema.OutboxVerdicts;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -35,6 +36,8 @@ final class ClaimTransactions implements PollingClaim.Owner {
   private final String pipeline;
   private final String safeUrl;
   private final IntConsumer ended;
+  private final LeaderLease lease;
+  private final long epoch;
 
   ClaimTransactions(
       DataSource pool,
@@ -45,7 +48,8 @@ final class ClaimTransactions implements PollingClaim.Owner {
       OnPublish onPublish,
       String pipeline,
       String safeUrl,
-      IntConsumer ended) {
+      IntConsumer ended,
+      LeaderLease lease) {
     this.pool = pool;
     this.sql = sql;
     this.verdicts = new OutboxVerdicts(tables.outboxTables());
@@ -56,6 +60,8 @@ final class ClaimTransactions implements PollingClaim.Owner {
     this.pipeline = pipeline;
     this.safeUrl = safeUrl;
     this.ended = ended;
+    this.lease = lease;
+    this.epoch = lease.epoch();
   }
 
   /**
@@ -79,13 +85,15 @@ final class ClaimTransactions implements PollingClaim.Owner {
     }
     try {
       List<OutboxEvent> events = List.of();
-      if (inFlight != null || tryLaneLock(c, lane)) {
+      if (tryLocks(c, lane, inFlight == null)) {
         try (PreparedStatement ps =
             c.prepareStatement(inFlight == null ? sql.claim : sql.claimAhead)) {
           int i = 1;
           if (lanes > 1) {
             ps.setInt(i++, lane);
           }
+          ps.setString(i++, pipeline);
+          ps.setLong(i++, epoch);
           if (inFlight != null) {
             ps.setArray(i++, c.createArrayOf("bigint", inFlight));
           }
@@ -110,14 +118,25 @@ final class ClaimTransactions implements PollingClaim.Owner {
     return null;
   }
 
-  /** {@code false} when another instance (one handing over, say) holds the lane. */
-  private boolean tryLaneLock(Connection c, int lane) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(OutboxSql.TRY_LANE_LOCK)) {
-      ps.setInt(1, laneLockKey);
-      ps.setInt(2, lane);
+  /**
+   * Takes the fence lock, shared, and for a lane's claim ({@code laneLock}) the lane's lock: {@code
+   * false} while an instance takes over the pipeline, or when another instance (one handing over)
+   * holds the lane. The claim made ahead needs no lane lock (the lane's claim in flight holds it),
+   * but it holds the fence: an instance taking over waits for it like for any claim, so it cannot
+   * read the rows of a key while this instance may still settle the key's earlier events.
+   */
+  private boolean tryLocks(Connection c, int lane, boolean laneLock) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            laneLock ? OutboxSql.TRY_FENCE_AND_LANE_LOCK : OutboxSql.TRY_FENCE_LOCK)) {
+      int i = lease.bindFence(ps, 1);
+      if (laneLock) {
+        ps.setInt(i++, laneLockKey);
+        ps.setInt(i, lane);
+      }
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return rs.getBoolean(1);
+        return rs.getBoolean(1) && (!laneLock || rs.getBoolean(2));
       }
     }
   }
@@ -168,6 +187,11 @@ final class ClaimTransactions implements PollingClaim.Owner {
     } catch (SQLException e) {
       log.debug("pipeline {}: closing a connection: {}", pipeline, e.getMessage());
     }
+  }
+
+  @Override
+  public boolean leading() {
+    return lease.held() && lease.epoch() == epoch;
   }
 
   @Override

@@ -2,9 +2,8 @@ package io.outbox.source.polling;
 
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.LeaderLease;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -15,36 +14,46 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * "One active instance per pipeline": a PostgreSQL session advisory lock held on a dedicated
- * session for as long as this instance is active, watched by a daemon thread. When the session is
- * lost the lock is gone (another instance may take it), so the instance must stop claiming.
+ * "One active instance per pipeline": a {@link LeaderLease} (a session advisory lock plus a lease
+ * row with an epoch) held on a dedicated session for as long as this instance is active, renewed by
+ * a daemon thread every {@code leadership-check-interval}. When the session is lost, the renewal
+ * fails, or the lease ran out (this process was frozen), the instance stops claiming; every claim
+ * checks the lease's epoch in SQL ({@link ClaimTransactions}).
  */
 final class LeaderLock {
 
   private static final Logger log = LoggerFactory.getLogger(LeaderLock.class);
 
   private final Connections connections;
-  private final long key;
   private final PollingSettings settings;
   private final WakeUps wakeUps;
   private final Consumer<Role> roles;
   private final String pipeline;
   private final String table;
   private final ScheduledExecutorService watchdog;
+  private final LeaderLease lease;
   private Connection session; // guarded by this
   private boolean watching; // guarded by this
   private volatile boolean held;
+  private volatile long standbyUntilNanos = System.nanoTime();
 
   LeaderLock(
       Connections connections,
-      long key,
+      TableNames tables,
       PollingSettings settings,
       WakeUps wakeUps,
       Consumer<Role> roles,
       String pipeline,
       String table) {
     this.connections = connections;
-    this.key = key;
+    this.lease =
+        new LeaderLease(
+            tables.outboxTables(),
+            pipeline,
+            LeaderLease.thisInstance(),
+            settings.leaseTimeout(),
+            settings.fenceWait(),
+            System::nanoTime);
     this.settings = settings;
     this.wakeUps = wakeUps;
     this.roles = roles;
@@ -59,9 +68,30 @@ final class LeaderLock {
             });
   }
 
-  /** Whether this instance holds the lock, as far as the last check knows. */
+  /**
+   * Whether this instance holds the lease, as far as the last renewal knows and unless it ran out
+   * since (a frozen process wakes up to {@code false}).
+   */
   boolean held() {
-    return held;
+    return held && lease.held();
+  }
+
+  /** The lease, for the claims' fence and epoch check. */
+  LeaderLease lease() {
+    return lease;
+  }
+
+  /**
+   * Gives leadership up (the pipeline's lanes made no progress) and tries again only after {@code
+   * pause}, so that a standby can take over.
+   */
+  void yieldFor(java.time.Duration pause) {
+    standbyUntilNanos = System.nanoTime() + pause.toNanos();
+    synchronized (this) {
+      lost();
+    }
+    roles.accept(Role.STANDBY);
+    wakeUps.wakeAll();
   }
 
   /**
@@ -76,7 +106,7 @@ final class LeaderLock {
       if (closed.getAsBoolean() || Thread.currentThread().isInterrupted()) {
         throw new InterruptedException("pipeline " + pipeline + ": source closed");
       }
-      if (tryOnce()) {
+      if (System.nanoTime() - standbyUntilNanos >= 0 && tryOnce()) {
         watch();
         log.info("pipeline {}: this instance is now the active one for {}", pipeline, table);
         return;
@@ -101,15 +131,11 @@ final class LeaderLock {
     try {
       if (session == null) {
         session = connections.dedicated("leader");
+        // A renewal or take-over that hangs on a dead network ends within a bound.
+        session.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
       }
-      try (PreparedStatement ps = session.prepareStatement(OutboxSql.TRY_LEADER_LOCK)) {
-        ps.setLong(1, key);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          held = rs.getBoolean(1);
-          return held;
-        }
-      }
+      held = lease.tryAcquire(session);
+      return held;
     } catch (SQLException e) {
       closeSession();
       throw new SourceException(
@@ -131,32 +157,47 @@ final class LeaderLock {
     }
   }
 
-  /** The watchdog: a lost session means a lost lock. */
+  /**
+   * The watchdog: renews the lease. A lost session, a failed renewal or a raised epoch means a lost
+   * lease.
+   */
   private void check() {
     synchronized (this) {
       if (!held) {
         return;
       }
       try {
-        int seconds = (int) Math.max(1, (settings.connectionTimeout().toMillis() + 999) / 1000);
-        if (session.isValid(seconds)) {
+        if (lease.renew(session) && lease.held()) {
           return;
         }
-        log.warn("pipeline {}: the session holding the leader lock is gone", pipeline);
+        log.warn(
+            "pipeline {}: lost the lease (another instance took over, or this one was paused past"
+                + " its lease-timeout of {} ms)",
+            pipeline,
+            settings.leaseTimeout().toMillis());
       } catch (SQLException | RuntimeException e) {
-        log.warn("pipeline {}: leader lock check failed: {}", pipeline, e.getMessage());
+        log.warn("pipeline {}: renewing the lease failed: {}", pipeline, e.getMessage());
       }
-      held = false;
-      closeSession();
+      lost();
     }
     roles.accept(Role.STANDBY);
     wakeUps.wakeAll(); // lanes waiting for rows notice at once
   }
 
+  /** Longest a renewal may wait for the database: half the lease, at least a second. */
+  private int networkTimeoutMillis() {
+    return (int) Math.max(1000, settings.leaseTimeout().toMillis() / 2);
+  }
+
+  private void lost() {
+    held = false;
+    lease.lost();
+    closeSession();
+  }
+
   /** Gives the lock up (by ending its session). */
   synchronized void release() {
-    held = false;
-    closeSession();
+    lost();
   }
 
   /** Releases the lock and stops the watchdog. */

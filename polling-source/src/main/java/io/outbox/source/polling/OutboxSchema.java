@@ -2,14 +2,15 @@ package io.outbox.source.polling;
 
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.DeadLetterTableCheck;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Checks, at activation, that the outbox and dead-letter tables exist with the columns the source
@@ -34,22 +35,48 @@ final class OutboxSchema {
           "next_attempt_at",
           "last_error");
 
-  private static final List<String> DEAD_LETTER_EXTRA =
-      List.of("dead_lettered_at", "reason", "pipeline");
+  private static final List<String> STRINGS = List.of("text", "character varying", "character");
+  private static final List<String> KEYS =
+      List.of("text", "character varying", "character", "uuid", "integer", "bigint");
+  private static final List<String> TIMES =
+      List.of("timestamp with time zone", "timestamp without time zone");
+
+  /** Per column, the types (without length) the claim and the settlements can read and write. */
+  private static final Map<String, List<String>> ACCEPTED_TYPES =
+      Map.ofEntries(
+          Map.entry("id", List.of("bigint", "integer")),
+          Map.entry("event_id", List.of("uuid")),
+          Map.entry("aggregate_type", KEYS),
+          Map.entry("aggregate_id", KEYS),
+          Map.entry("event_type", STRINGS),
+          Map.entry("destination", STRINGS),
+          Map.entry("headers", List.of("jsonb", "json", "text", "character varying")),
+          Map.entry("created_at", List.of("timestamp with time zone")),
+          Map.entry("available_at", TIMES),
+          Map.entry("published_at", TIMES),
+          Map.entry("attempts", List.of("integer", "smallint", "bigint")),
+          Map.entry("next_attempt_at", TIMES),
+          Map.entry("last_error", List.of("text", "character varying")));
 
   private OutboxSchema() {}
 
   /**
+   * @param deletesDeadLetters whether retention deletes dead letters (see {@link
+   *     DeadLetterTableCheck})
    * @return the payload column's format
    * @throws SourceException naming the table, the column and what is wrong
    */
-  static PayloadFormat inspect(Connection connection, TableNames tables) throws SQLException {
+  static PayloadFormat inspect(Connection connection, TableNames tables, boolean deletesDeadLetters)
+      throws SQLException {
     Map<String, String> outbox = columns(connection, tables.qualifiedTable());
-    Map<String, String> dead = columns(connection, tables.qualifiedDeadLetterTable());
     requireColumns(tables.displayTable(), outbox, OUTBOX_COLUMNS);
-    List<String> deadColumns = new ArrayList<>(OUTBOX_COLUMNS);
-    deadColumns.addAll(DEAD_LETTER_EXTRA);
-    requireColumns(tables.displayDeadLetterTable(), dead, deadColumns);
+    requireTypes(tables.displayTable(), outbox);
+    Optional<String> deadLetterProblem =
+        DeadLetterTableCheck.problem(connection, tables.outboxTables(), deletesDeadLetters);
+    if (deadLetterProblem.isPresent()) {
+      throw new SourceException(deadLetterProblem.get());
+    }
+    Map<String, String> dead = columns(connection, tables.qualifiedDeadLetterTable());
     String type = outbox.get("payload");
     PayloadFormat format = formatOf(type);
     if (format == null) {
@@ -97,6 +124,32 @@ final class OutboxSchema {
       }
     }
     return columns;
+  }
+
+  /**
+   * Refuses a column whose type the claim cannot read row by row: it would fail every claim of a
+   * lane. The payload column is checked on its own ({@link #formatOf}).
+   */
+  private static void requireTypes(String table, Map<String, String> columns) {
+    for (String column : OUTBOX_COLUMNS) {
+      List<String> accepted = ACCEPTED_TYPES.get(column);
+      String type = columns.get(column);
+      if (accepted == null || type == null) {
+        continue;
+      }
+      String base = type.replaceFirst("\\(.*\\)$", ""); // character varying(64)
+      if (!accepted.contains(base)) {
+        throw new SourceException(
+            "column "
+                + table
+                + "."
+                + column
+                + " has type "
+                + type
+                + "; the relay reads "
+                + String.join(", ", accepted));
+      }
+    }
   }
 
   private static void requireColumns(String table, Map<String, String> found, List<String> needed) {

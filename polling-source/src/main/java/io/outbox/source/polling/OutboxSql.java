@@ -1,6 +1,7 @@
 package io.outbox.source.polling;
 
 import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.schema.LeaderLease;
 
 /**
  * Every statement the polling source runs, built once from the quoted table names, the payload
@@ -15,10 +16,15 @@ final class OutboxSql {
           + " FROM pg_attribute a"
           + " WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped";
 
-  static final String TRY_LEADER_LOCK = "SELECT pg_try_advisory_lock(?)";
+  /**
+   * Opens a claim: the fence lock, shared (false while an instance takes over), and the lane's lock
+   * (per-lane mutual exclusion across instances); both are released when the claim's transaction
+   * ends.
+   */
+  static final String TRY_FENCE_AND_LANE_LOCK = LeaderLease.claimFenceSql();
 
-  /** Per-lane mutual exclusion across instances, released when the claim's transaction ends. */
-  static final String TRY_LANE_LOCK = "SELECT pg_try_advisory_xact_lock(?, ?)";
+  /** Opens a claim made ahead: the fence lock alone (the lane's in-flight claim holds its lock). */
+  static final String TRY_FENCE_LOCK = LeaderLease.fenceOnlySql();
 
   // Column positions in the claim's result.
   static final int ID = 1;
@@ -56,16 +62,23 @@ final class OutboxSql {
     String lanePredicate =
         lanes == 1
             ? ""
-            : "   AND ((hashtext(o.aggregate_type || chr(31) || o.aggregate_id) & 2147483647) % "
+            // coalesce: a NULL key (a table made by hand) still falls into a lane, which
+            // dead-letters it, instead of matching none and waiting forever.
+            : "   AND ((hashtext(coalesce(o.aggregate_type::text, '') || chr(31)"
+                + " || coalesce(o.aggregate_id::text, '')) & 2147483647) % "
                 + lanes
                 + ") = ?\n";
     // jsonb is read through its text form; json and text as stored; bytea byte for byte.
     String payloadColumn = payload == PayloadFormat.BINARY ? "o.payload" : "o.payload::text";
-    // Headers: a JSON object, as jsonb prints it, taken apart by EventRows (two jsonb_each_text
-    // sub-selects per row cost the database 40 % of the claim); anything else (a malformed row)
-    // reads as no headers rather than failing every claim of the lane.
-    String headers =
-        "CASE WHEN jsonb_typeof(o.headers::jsonb) = 'object' THEN o.headers::jsonb::text END";
+    // Headers as text, taken apart by EventRows (two jsonb_each_text sub-selects per row cost the
+    // database 40 % of the claim). A jsonb column prints as before; a text column is not cast to
+    // jsonb here, where one row of invalid JSON would fail every claim of the lane: EventRows
+    // turns it into a defect of that event.
+    String headers = "o.headers::text";
+    // Rows are returned only while this instance's epoch is the pipeline's: a fenced instance
+    // claims nothing. Bound after the lane: the pipeline, the epoch.
+    lanePredicate +=
+        "   AND " + LeaderLease.epochPredicate(tables.outboxTables().qualifiedLeaderTable()) + "\n";
     this.claim = claim(outbox, payloadColumn, headers, lanePredicate, "");
     this.claimAhead =
         claim(

@@ -3,6 +3,7 @@ package io.outbox.source.polling;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxVerdicts;
@@ -40,6 +41,9 @@ final class PollingClaim implements Claim {
 
     /** Called exactly once, when the claim of {@code lane} ended. */
     void ended(int lane);
+
+    /** Whether this instance still holds the lease its claims were made under. */
+    boolean leading();
   }
 
   private final Owner owner;
@@ -82,7 +86,7 @@ final class PollingClaim implements Claim {
    * IllegalArgumentException}.
    */
   @Override
-  public void settle(List<Settlement> settlements) {
+  public Settled settle(List<Settlement> settlements) {
     end();
     Batches batches;
     try {
@@ -107,6 +111,8 @@ final class PollingClaim implements Claim {
       }
       connection.commit();
       done = true;
+      return Settled.deadLettersKept(
+          settlements, written.keptErrors(), OutboxVerdicts.KEPT_RETRY_DELAY);
     } catch (SQLException e) {
       throw new SourceException(
           "pipeline "
@@ -126,6 +132,11 @@ final class PollingClaim implements Claim {
       }
       owner.ended(lane);
     }
+  }
+
+  @Override
+  public boolean owned() {
+    return owner.leading();
   }
 
   @Override

@@ -17,7 +17,9 @@ import java.util.List;
  * @param standbyCheckInterval {@code standby-check-interval}: how often a standby instance tries to
  *     become the active one
  * @param leadershipCheckInterval {@code leadership-check-interval}: how often the active instance
- *     checks that it still holds its leader lock
+ *     renews its lease (and so checks that it still holds its leader lock)
+ * @param leaseTimeout {@code lease-timeout}: how long a renewal of the active instance's lease is
+ *     valid; a standby takes over from an active instance that has not renewed it for this long
  * @param statementTimeout {@code statement-timeout}: the {@code statement_timeout} of every query
  *     of the source; {@link Duration#ZERO} for none
  * @param connectionTimeout {@code connection-timeout}: the longest wait for a new connection or a
@@ -38,6 +40,7 @@ public record PollingSettings(
     boolean listen,
     Duration standbyCheckInterval,
     Duration leadershipCheckInterval,
+    Duration leaseTimeout,
     Duration statementTimeout,
     Duration connectionTimeout,
     Duration claimIdleTimeout,
@@ -64,11 +67,20 @@ public record PollingSettings(
         c.getBoolean("listen"),
         c.getDuration("standby-check-interval"),
         c.getDuration("leadership-check-interval"),
+        c.getDuration("lease-timeout"),
         c.getDuration("statement-timeout"),
         c.getDuration("connection-timeout"),
         c.getDuration("claim-idle-timeout"),
         c.getDuration("server-keepalive"),
         c.getDuration("socket-timeout"));
+  }
+
+  /**
+   * How long an instance taking over waits for the claims of the instance before it to end, before
+   * it ends their sessions: a fifth of the lease.
+   */
+  public Duration fenceWait() {
+    return leaseTimeout.dividedBy(5);
   }
 
   /** Every problem of {@code source.polling}, each with its full key path and the bad value. */
@@ -77,7 +89,21 @@ public record PollingSettings(
     r.duration("poll-interval", MIN_INTERVAL, false);
     r.bool("listen");
     r.duration("standby-check-interval", MIN_INTERVAL, false);
-    r.duration("leadership-check-interval", MIN_INTERVAL, false);
+    boolean renewOk = r.duration("leadership-check-interval", MIN_INTERVAL, false);
+    boolean leaseOk = r.duration("lease-timeout", Duration.ofSeconds(1), false);
+    if (renewOk && leaseOk) {
+      Duration renew = context.settings().getDuration("leadership-check-interval");
+      Duration lease = context.settings().getDuration("lease-timeout");
+      if (renew.multipliedBy(3).compareTo(lease) > 0) {
+        r.problem(
+            "leadership-check-interval",
+            "must be at most a third of lease-timeout ("
+                + lease.toMillis()
+                + " ms) so that the lease is renewed in time, got "
+                + renew.toMillis()
+                + " ms");
+      }
+    }
     boolean statementTimeout = r.duration("statement-timeout", Duration.ofMillis(1), true);
     r.duration("connection-timeout", MIN_CONNECTION_TIMEOUT, false);
     r.duration("claim-idle-timeout", Duration.ofMillis(1), true);

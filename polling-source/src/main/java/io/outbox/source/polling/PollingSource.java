@@ -11,6 +11,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.RetentionJob;
 import io.outbox.schema.RetentionPolicy;
 import java.sql.Connection;
@@ -72,13 +73,7 @@ final class PollingSource implements Source {
     Arrays.fill(idleGeneration, NOT_IDLE);
     this.leader =
         new LeaderLock(
-            connections,
-            tables.leaderLockKey(pipeline),
-            settings,
-            wakeUps,
-            this::report,
-            pipeline,
-            tables.displayTable());
+            connections, tables, settings, wakeUps, this::report, pipeline, tables.displayTable());
     this.backlog = new BacklogReader(connections, tables, pipeline);
   }
 
@@ -100,7 +95,7 @@ final class PollingSource implements Source {
         }
         PayloadFormat format;
         try (Connection c = pool.getConnection()) {
-          format = OutboxSchema.inspect(c, tables);
+          format = OutboxSchema.inspect(c, tables, !database.retention().deadLetters().isZero());
           c.rollback();
         } catch (SQLException e) {
           throw new SourceException(
@@ -125,7 +120,8 @@ final class PollingSource implements Source {
                 database.onPublish(),
                 pipeline,
                 connections.safeUrl(),
-                this::ended);
+                this::ended,
+                leader.lease());
         log.info(
             "pipeline {}: polling {} ({} payload) on {}, {} lane(s)",
             pipeline,
@@ -232,6 +228,35 @@ final class PollingSource implements Source {
         ended(lane);
       }
     }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Declines when no other instance's leader session is connected (nobody to hand over to); when
+   * that cannot be read, yields anyway.
+   */
+  @Override
+  public boolean yieldLeadership(Duration pause, String why) {
+    if (!leader.held()) {
+      return false;
+    }
+    try (Connection c = connections.dedicated("yield")) {
+      c.setNetworkTimeout(Runnable::run, (int) Math.max(1000, pause.toMillis() / 2));
+      OutboxStatus.Instances instances = new OutboxStatus(tables.tables()).instances(c, pipeline);
+      if (instances.standbys() == 0) {
+        return false;
+      }
+    } catch (SQLException | RuntimeException e) {
+      log.debug("pipeline {}: cannot count the standbys, yielding: {}", pipeline, e.getMessage());
+    }
+    log.warn(
+        "pipeline {}: giving the active role up for {} ms so that a standby takes over: {}",
+        pipeline,
+        pause.toMillis(),
+        why);
+    leader.yieldFor(pause);
+    return true;
   }
 
   /** Checks a claim's arguments; the claim transactions of the current activation. */

@@ -2,9 +2,11 @@ package io.outbox.source.polling;
 
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.SecretKeys;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceProvider;
+import io.outbox.schema.DriverProperties;
 import java.util.List;
 
 /**
@@ -37,5 +39,22 @@ public final class PollingSourceProvider implements SourceProvider {
   @Override
   public Source create(PluginContext context, DatabaseSettings database) {
     return new PollingSource(context, database, PollingSettings.from(context));
+  }
+
+  /** No setting under {@code source.polling} holds a secret. */
+  @Override
+  public SecretKeys secretKeys() {
+    return key -> SecretKeys.Answer.NOT_SECRET;
+  }
+
+  /** The PostgreSQL driver's own secret properties ({@link DriverProperties}). */
+  @Override
+  public SecretKeys databaseSecretKeys() {
+    return name ->
+        DriverProperties.isSecret(name)
+            ? SecretKeys.Answer.SECRET
+            : DriverProperties.isKnown(name)
+                ? SecretKeys.Answer.NOT_SECRET
+                : SecretKeys.Answer.UNKNOWN;
   }
 }

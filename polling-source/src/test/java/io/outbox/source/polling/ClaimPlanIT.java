@@ -40,6 +40,10 @@ class ClaimPlanIT {
     fx.execute(
         "UPDATE outbox SET attempts = 1, next_attempt_at = now() + interval '1 hour'"
             + " WHERE published_at IS NULL AND id % 1000 = 0");
+    // The claim reads only while its epoch is the pipeline's current one.
+    fx.execute(
+        "INSERT INTO outbox_relay_leader (pipeline, epoch, holder, holder_pid, acquired_at,"
+            + " expires_at) VALUES ('plan', 7, 'test', pg_backend_pid(), now(), now())");
     fx.execute("VACUUM ANALYZE outbox");
   }
 
@@ -58,6 +62,8 @@ class ClaimPlanIT {
             if (lanes > 1) {
               ps.setInt(i++, 1);
             }
+            ps.setString(i++, "plan");
+            ps.setLong(i++, 7);
             ps.setInt(i, 500);
           };
       String cold = explain(sql.claim, binder);
@@ -70,6 +76,8 @@ class ClaimPlanIT {
           .contains("Index Cond: ((aggregate_type = o.aggregate_type)")
           .doesNotContain("Seq Scan on outbox")
           .doesNotContain("Anti Join")
+          // The epoch check runs once per claim, not per row.
+          .contains("InitPlan")
           .contains("rows=500 loops=1");
     }
   }

@@ -1,7 +1,10 @@
 package io.outbox.source.polling;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.sql.SQLException;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -28,5 +31,22 @@ class EventRowsTest {
                 "e", "12.50",
                 "s", "x\"y\u00e9",
                 "arr", "[\"p\", {\"q\": null}]"));
+  }
+
+  @Test
+  void jsonThatIsNotAnObjectIsNoHeaders() throws Exception {
+    assertThat(EventRows.headers("[1, {\"a\": 2}]")).isEmpty();
+    assertThat(EventRows.headers("\"text\"")).isEmpty();
+    assertThat(EventRows.headers("null")).isEmpty();
+  }
+
+  @Test
+  void textThatIsNotJsonIsRefusedWithoutQuotingIt() {
+    for (String bad : List.of("{\"a\": secret", "{\"a\": \"b\"} secret", "secret")) {
+      assertThatThrownBy(() -> EventRows.headers(bad))
+          .isInstanceOf(SQLException.class)
+          .hasMessageStartingWith("headers are not a JSON object: ")
+          .hasMessageNotContaining("secret");
+    }
   }
 }

@@ -33,6 +33,7 @@ class PollingSettingsTest {
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(10),
+                Duration.ofSeconds(10),
                 Duration.ofMinutes(5),
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(15)));
@@ -64,6 +65,25 @@ class PollingSettingsTest {
     assertThat(problems.get(0).message()).contains("soon");
     assertThat(problems)
         .anySatisfy(p -> assertThat(p.message()).contains("100ms").contains("250ms"));
+  }
+
+  @Test
+  void refusesALeaseThatIsNotRenewedAtLeastThreeTimes() {
+    List<SettingsProblem> problems =
+        PollingSettings.validate(
+            PollingFixture.context(
+                PollingFixture.settings(
+                    Map.of("leadership-check-interval", "4s", "lease-timeout", "10s")),
+                1,
+                new java.util.ArrayList<>()));
+
+    assertThat(problems)
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.path()).isEqualTo(PollingFixture.PATH + ".leadership-check-interval");
+              assertThat(p.message()).contains("10000 ms").contains("4000 ms");
+            });
   }
 
   @Test

@@ -106,6 +106,14 @@ public final class Relay implements AutoCloseable {
 
   /** Creates every pipeline's source and sink and starts the pipelines. */
   public static Relay start(RelaySettings settings) {
+    return start(settings, (pipeline, error) -> {});
+  }
+
+  /**
+   * Creates every pipeline's source and sink and starts the pipelines; {@code fatal} is told when a
+   * pipeline dies of an {@link Error} (the daemon exits non-zero on it).
+   */
+  public static Relay start(RelaySettings settings, Pipeline.FatalListener fatal) {
     Plugins plugins = Plugins.load(Thread.currentThread().getContextClassLoader());
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     List<Pipeline> pipelines = new ArrayList<>();
@@ -121,6 +129,7 @@ public final class Relay implements AutoCloseable {
       throw e;
     }
     JvmGcMetrics gc = bindProcessMetrics(registry);
+    pipelines.forEach(p -> p.onFatal(fatal));
     pipelines.forEach(Pipeline::start);
     Relay relay = new Relay(settings, pipelines, registry, gc);
     relay.reporter.start();

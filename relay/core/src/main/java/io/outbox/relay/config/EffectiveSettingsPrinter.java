@@ -35,15 +35,15 @@ public final class EffectiveSettingsPrinter {
     }
     sb.append(": defaults merged into every pipeline, secrets masked.\n");
     sb.append("outbox-relay {\n");
-    ConfigObject masked =
-        SecretMasker.mask(effective.root().withoutKey("pipelines"), "outbox-relay");
+    SecretMasker secrets = loaded.secrets();
+    ConfigObject masked = secrets.mask(effective.root().withoutKey("pipelines"), "outbox-relay");
     renderMembers(masked, 1, sb);
     sb.append(INDENT).append("pipelines {\n");
     for (PipelineSettings p : loaded.settings().pipelines().values()) {
       ConfigObject pipeline = effective.getObject("pipelines." + ConfigUtil.joinPath(p.name()));
       pipeline = onlySelected(pipeline, "source", p.sourceType());
       pipeline = onlySelected(pipeline, "sink", p.sinkType());
-      renderEntry(p.name(), SecretMasker.mask(pipeline, p.path()), 2, sb);
+      renderEntry(p.name(), secrets.mask(pipeline, p.path()), 2, sb);
     }
     sb.append(INDENT).append("}\n");
     sb.append("}\n");

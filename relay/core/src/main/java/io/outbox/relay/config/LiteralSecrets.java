@@ -27,7 +27,7 @@ public final class LiteralSecrets {
    */
   public static List<String> warnings(LoadedConfig loaded) {
     Map<String, String> byOrigin = new LinkedHashMap<>();
-    collect(loaded.effective().root(), "outbox-relay", byOrigin);
+    collect(loaded.effective().root(), "outbox-relay", loaded.secrets(), byOrigin);
     List<String> warnings = new ArrayList<>();
     byOrigin.forEach(
         (where, path) ->
@@ -40,19 +40,20 @@ public final class LiteralSecrets {
     return warnings;
   }
 
-  private static void collect(ConfigObject object, String path, Map<String, String> byOrigin) {
+  private static void collect(
+      ConfigObject object, String path, SecretMasker secrets, Map<String, String> byOrigin) {
     for (Map.Entry<String, ConfigValue> e : object.entrySet()) {
       String keyPath = path + "." + ConfigUtil.joinPath(e.getKey());
       ConfigValue value = e.getValue();
       if (value instanceof ConfigObject child) {
-        collect(child, keyPath, byOrigin);
-      } else if (isPlainTextSecret(keyPath, value)) {
+        collect(child, keyPath, secrets, byOrigin);
+      } else if (isPlainTextSecret(keyPath, value, secrets)) {
         byOrigin.putIfAbsent(ConfigProblem.describe(value.origin()), keyPath);
       }
     }
   }
 
-  private static boolean isPlainTextSecret(String path, ConfigValue value) {
+  private static boolean isPlainTextSecret(String path, ConfigValue value, SecretMasker secrets) {
     ConfigOrigin origin = value.origin();
     if (origin == null
         || origin.filename() == null
@@ -65,6 +66,6 @@ public final class LiteralSecrets {
     if (text.isEmpty()) {
       return false;
     }
-    return SecretMasker.isSecret(path) || !SecretMasker.maskEmbedded(text).equals(text);
+    return secrets.isSecret(path) || !SecretMasker.maskEmbedded(text).equals(text);
   }
 }

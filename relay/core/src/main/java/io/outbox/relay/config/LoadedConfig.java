@@ -11,10 +11,13 @@ import java.util.Objects;
  * @param effective the {@code outbox-relay} subtree as used: the user's values over every reference
  *     default, with {@code pipeline-defaults} merged into each pipeline (and removed); secrets are
  *     NOT masked here, see {@link EffectiveSettingsPrinter}
+ * @param secrets which of its keys hold secrets (the installed plug-ins' answers)
  */
-public record LoadedConfig(String source, RelaySettings settings, Config effective) {
+public record LoadedConfig(
+    String source, RelaySettings settings, Config effective, SecretMasker secrets) {
   public LoadedConfig {
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(effective, "effective");
+    Objects.requireNonNull(secrets, "secrets");
   }
 }

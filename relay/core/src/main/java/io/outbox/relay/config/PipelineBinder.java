@@ -39,10 +39,12 @@ final class PipelineBinder {
 
   private final Problems problems;
   private final PluginCheck plugins;
+  private final SecretMasker secrets;
 
   PipelineBinder(Problems problems, Plugins plugins) {
     this.problems = problems;
     this.plugins = new PluginCheck(plugins, problems);
+    this.secrets = plugins.secrets();
   }
 
   /**
@@ -52,7 +54,7 @@ final class PipelineBinder {
   PipelineSettings bind(String name, Config merged, ConfigOrigin origin) {
     String path = "outbox-relay.pipelines." + ConfigUtil.joinPath(name);
     int before = problems.reported();
-    SettingsReader r = new SettingsReader(merged, path, problems, origin);
+    SettingsReader r = new SettingsReader(merged, path, problems, origin, secrets);
 
     DatabaseSettings database = database(r, name);
     Integer lanes = r.intIn("lanes", 1, 1024);
@@ -61,6 +63,7 @@ final class PipelineBinder {
     String deadLetterDestination = template(r, "dead-letter.destination", false);
     RetrySettings retry = retry(r);
     Backoff reconnect = backoff(r, "sink.reconnect-backoff", "initial", "max");
+    Duration stallTimeout = r.positiveDuration("stall-timeout");
 
     int lanesOrOne = lanes == null ? 1 : lanes;
     int batchOrOne = batchSize == null ? 1 : batchSize;
@@ -91,7 +94,8 @@ final class PipelineBinder {
         reconnect,
         lanes,
         batchSize,
-        deadLetterDestination);
+        deadLetterDestination,
+        stallTimeout);
   }
 
   private DatabaseSettings database(SettingsReader r, String pipeline) {

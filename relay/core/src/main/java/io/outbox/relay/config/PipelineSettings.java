@@ -22,6 +22,8 @@ import java.util.Objects;
  * @param lanes {@code lanes}: batches in flight at once, one per lane
  * @param batchSize {@code batch-size}: most events per claim and publish
  * @param deadLetterDestination {@code dead-letter.destination}, or {@code null}
+ * @param stallTimeout {@code stall-timeout}: how long the active instance's lanes may make no
+ *     progress before it gives up the active role to a standby
  */
 public record PipelineSettings(
     String name,
@@ -36,9 +38,11 @@ public record PipelineSettings(
     Backoff reconnect,
     int lanes,
     int batchSize,
-    String deadLetterDestination) {
+    String deadLetterDestination,
+    Duration stallTimeout) {
 
   public PipelineSettings {
+    Objects.requireNonNull(stallTimeout, "stallTimeout");
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(database, "database");
     Objects.requireNonNull(sourceType, "sourceType");

@@ -18,10 +18,17 @@ public final class Plugins {
 
   private final Map<String, SourceProvider> sources;
   private final Map<String, SinkProvider> sinks;
+  private final SecretMasker secrets;
 
   private Plugins(Map<String, SourceProvider> sources, Map<String, SinkProvider> sinks) {
     this.sources = Collections.unmodifiableMap(sources);
     this.sinks = Collections.unmodifiableMap(sinks);
+    this.secrets = SecretMasker.of(this);
+  }
+
+  /** Which settings are secrets, as these plug-ins and the relay declare them. */
+  public SecretMasker secrets() {
+    return secrets;
   }
 
   /** The providers registered in {@code META-INF/services} visible to {@code classLoader}. */

@@ -91,7 +91,8 @@ public final class RelayConfigLoader {
       problems.add(ROOT, "must be an object", root.root().get(ROOT).origin());
       throw new ConfigProblemsException(source, problems.list());
     }
-    ConfigObject relay = SecretFiles.resolve(root.getObject(ROOT), ROOT, problems);
+    ConfigObject relay =
+        SecretFiles.resolve(root.getObject(ROOT), ROOT, problems, plugins.secrets());
     LoadedConfig loaded =
         new RelaySettingsBinder(plugins, reference.getObject(ROOT))
             .bind(relay.toConfig(), source, problems);

@@ -44,7 +44,7 @@ final class RelaySettingsBinder {
     UnknownKeyCheck keys = new UnknownKeyCheck(problems);
     keys.check(relay.root().withoutKey("pipelines"), reference.withoutKey("pipelines"), ROOT);
 
-    SettingsReader r = new SettingsReader(relay, ROOT, problems);
+    SettingsReader r = new SettingsReader(relay, ROOT, problems, plugins.secrets());
     String host = r.requiredString("http.host", "the interface the HTTP endpoints bind to");
     Integer port = r.intIn("http.port", 0, 65_535);
     Duration backlogInterval = r.positiveDuration("http.backlog-interval");
@@ -78,7 +78,8 @@ final class RelaySettingsBinder {
         source,
         new RelaySettings(
             new HttpSettings(host, port, backlogInterval), shutdownTimeout, pipelines),
-        effective);
+        effective,
+        plugins.secrets());
   }
 
   /** The pipeline objects in the order they were written; bad names and non-objects reported. */

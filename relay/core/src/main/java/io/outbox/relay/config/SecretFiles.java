@@ -37,7 +37,8 @@ final class SecretFiles {
    * {@code object} (found at {@code path}) with every secret file reference replaced by the file's
    * content; problems are added to {@code problems}.
    */
-  static ConfigObject resolve(ConfigObject object, String path, Problems problems) {
+  static ConfigObject resolve(
+      ConfigObject object, String path, Problems problems, SecretMasker secrets) {
     Map<String, ConfigValue> copy = new LinkedHashMap<>();
     boolean changed = false;
     for (Map.Entry<String, ConfigValue> e : object.entrySet()) {
@@ -45,10 +46,10 @@ final class SecretFiles {
       ConfigValue value = e.getValue();
       String keyPath = path + "." + ConfigUtil.joinPath(key);
       if (value instanceof ConfigObject child) {
-        ConfigObject resolved = resolve(child, keyPath, problems);
+        ConfigObject resolved = resolve(child, keyPath, problems, secrets);
         changed |= resolved != child;
         copy.put(key, resolved);
-      } else if (isReference(key, path)) {
+      } else if (isReference(key, path, secrets)) {
         changed = true;
         String secretKey = key.substring(0, key.length() - SUFFIX.length());
         ConfigValue inline = object.get(secretKey);
@@ -91,12 +92,12 @@ final class SecretFiles {
   }
 
   /** Whether {@code key} (in the object at {@code parent}) names a file holding a secret. */
-  static boolean isReference(String key, String parent) {
+  static boolean isReference(String key, String parent, SecretMasker secrets) {
     if (!key.endsWith(SUFFIX) || key.length() == SUFFIX.length()) {
       return false;
     }
     String secretKey = key.substring(0, key.length() - SUFFIX.length());
-    return SecretMasker.isSecret(parent + "." + ConfigUtil.joinPath(secretKey));
+    return secrets.isSecret(parent + "." + ConfigUtil.joinPath(secretKey));
   }
 
   private static boolean isSet(ConfigValue value) {

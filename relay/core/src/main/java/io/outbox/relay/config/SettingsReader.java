@@ -25,22 +25,30 @@ final class SettingsReader {
   private final String base;
   private final Problems problems;
   private final ConfigOrigin fallbackOrigin;
+  private final SecretMasker secrets;
 
   /**
    * @param config the subtree
    * @param base the full key path of the subtree, e.g. {@code outbox-relay.pipelines.orders}
    * @param problems where problems go
+   * @param secrets which values are masked in messages
    */
-  SettingsReader(Config config, String base, Problems problems) {
-    this(config, base, problems, null);
+  SettingsReader(Config config, String base, Problems problems, SecretMasker secrets) {
+    this(config, base, problems, null, secrets);
   }
 
   /**
    * @param fallbackOrigin where problems point when the value is missing or is a reference default
    *     (e.g. the pipeline's object in the user's file)
    */
-  SettingsReader(Config config, String base, Problems problems, ConfigOrigin fallbackOrigin) {
+  SettingsReader(
+      Config config,
+      String base,
+      Problems problems,
+      ConfigOrigin fallbackOrigin,
+      SecretMasker secrets) {
     this.config = config;
+    this.secrets = secrets;
     this.base = base;
     this.problems = problems;
     this.fallbackOrigin = fallbackOrigin;
@@ -297,8 +305,8 @@ final class SettingsReader {
       case OBJECT -> "an object";
       case LIST -> "a list";
       case NULL -> "null";
-      case STRING -> "\"" + SecretMasker.display(path(key), (String) v.unwrapped()) + "\"";
-      default -> SecretMasker.isSecret(path(key)) ? SecretMasker.MASK : v.unwrapped().toString();
+      case STRING -> "\"" + secrets.display(path(key), (String) v.unwrapped()) + "\"";
+      default -> secrets.isSecret(path(key)) ? SecretMasker.MASK : v.unwrapped().toString();
     };
   }
 }

@@ -15,8 +15,9 @@ import java.util.concurrent.Executors;
 
 /**
  * The daemon's HTTP endpoints: {@code /health/live}, {@code /health/ready} (503 unless every
- * pipeline's source is connected and its sink available) and {@code /metrics} (the relay's
- * Micrometer registry in the Prometheus text format; names in {@code docs/metrics.md}).
+ * pipeline's source is connected, its sink available and it has not died of an {@link Error}) and
+ * {@code /metrics} (the relay's Micrometer registry in the Prometheus text format; names in {@code
+ * docs/metrics.md}).
  */
 public final class HttpEndpoints implements AutoCloseable {
   private final HttpServer server;
@@ -72,13 +73,17 @@ public final class HttpEndpoints implements AutoCloseable {
     for (Pipeline p : relay.pipelines()) {
       boolean source = p.sourceConnected();
       boolean sink = p.sinkAvailable();
-      ready &= source && sink;
+      String failure = p.failure();
+      ready &= source && sink && failure == null;
       body.append(p.name())
           .append(": ")
-          .append(p.role().name().toLowerCase(Locale.ROOT))
+          .append(failure != null ? "failed" : p.role().name().toLowerCase(Locale.ROOT))
           .append(source ? ", source connected" : ", source disconnected")
-          .append(sink ? ", sink available" : ", sink unavailable")
-          .append('\n');
+          .append(sink ? ", sink available" : ", sink unavailable");
+      if (failure != null) {
+        body.append(", ").append(failure);
+      }
+      body.append('\n');
     }
     respond(ex, ready ? 200 : 503, "text/plain; charset=utf-8", body.toString());
   }

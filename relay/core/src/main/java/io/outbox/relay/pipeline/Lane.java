@@ -5,6 +5,7 @@ import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
@@ -52,6 +53,14 @@ final class Lane implements Runnable {
   private final int batchSize;
   private final Router deadLetterRouter;
 
+  /**
+   * When the lane last made progress (a claim answered, a batch settled), {@link System#nanoTime}.
+   */
+  private volatile long progressNanos = System.nanoTime();
+
+  /** Where the lane was last seen, for the stall report. */
+  private volatile String step = "starting";
+
   // Touched by the lane's thread only.
   private Claim ahead; // claimed ahead of the batch being published; publishable next
   private Unsettled unsettled; // published, settlement not yet written
@@ -89,9 +98,29 @@ final class Lane implements Runnable {
   public void run() {
     try {
       loop();
+    } catch (Error e) {
+      pipeline.fatal("lane " + index, e);
     } finally {
-      finishLeftovers();
+      try {
+        finishLeftovers();
+      } catch (Error e) {
+        pipeline.fatal("lane " + index, e);
+      }
     }
+  }
+
+  /** Nanoseconds since the lane last made progress, as of {@code now}. */
+  long stalledFor(long now) {
+    return now - progressNanos;
+  }
+
+  /** What the lane was doing when last seen. */
+  String step() {
+    return step;
+  }
+
+  private void progressed() {
+    progressNanos = System.nanoTime();
   }
 
   private void loop() {
@@ -102,13 +131,16 @@ final class Lane implements Runnable {
         ahead = null;
         if (claim == null) {
           settleUnsettled(); // nothing to overlap it with
+          step = "waiting for the sink to become available";
           if (!gate.awaitOpen(CLAIM_WAIT)) {
             continue;
           }
+          step = "claiming";
           long claimStarted = System.nanoTime();
           claim = source.claim(index, batchSize, CLAIM_WAIT);
           logClaimed(claim, "", claimStarted);
           pipeline.sourceAnswered();
+          progressed();
           if (claim.events().isEmpty()) {
             claim.release();
             failures = 0;
@@ -160,6 +192,11 @@ final class Lane implements Runnable {
       Verdict[] verdicts = new Verdict[events.size()];
       String[] destinations = new String[events.size()];
       for (int i = 0; i < events.size(); i++) {
+        if (events.get(i).defect() != null) { // a row the source could not read: never published
+          verdicts[i] = Verdict.permanent(events.get(i).defect());
+          stats.failed(verdicts[i]);
+          continue;
+        }
         destinations[i] = router.route(events.get(i));
         if (destinations[i] == null) {
           verdicts[i] =
@@ -187,13 +224,25 @@ final class Lane implements Runnable {
         if (routed.isEmpty()) {
           continue;
         }
+        if (!claim.owned()) {
+          // Checked right before the sink: a process that was frozen wakes up to a lost lease
+          // and must not publish what another instance may have published since.
+          throw new LeadershipLostException(
+              "pipeline "
+                  + pipeline.name()
+                  + " lane "
+                  + index
+                  + ": the active role was lost before publishing (lease ran out, or another"
+                  + " instance took over); the batch is released unpublished");
+        }
+        step = "publishing";
         stats.attempts.increment(routed.size());
         CompletableFuture<List<Verdict>> future = sink.publish(routed).toCompletableFuture();
         if (!overlapped) {
           overlapped = true;
           overlap(claim);
         }
-        List<Verdict> answered = await(future, routed.size());
+        List<Verdict> answered = await(future, routed.size(), claim);
         if (answered == null) {
           handedOver = true;
           claim.release(); // abandoned at shutdown: the events will be claimed again
@@ -296,6 +345,7 @@ final class Lane implements Runnable {
 
   /** Writes the batch's settlement; the claim ends whatever happens. */
   private void settle(Unsettled u) throws InterruptedException {
+    step = "settling";
     long started = System.nanoTime();
     InterruptedException interrupted = null;
     try {
@@ -303,8 +353,9 @@ final class Lane implements Runnable {
     } catch (InterruptedException e) {
       interrupted = e; // the copies are best effort; the table's record is not
     }
-    u.claim().settle(u.plan().settlements());
-    record(u.plan(), u.ackedAtMillis());
+    Settled settled = u.claim().settle(u.plan().settlements());
+    progressed();
+    record(u.plan(), settled, u.ackedAtMillis());
     if (interrupted != null) {
       throw interrupted;
     }
@@ -360,14 +411,18 @@ final class Lane implements Runnable {
     }
   }
 
-  /** Waits for the sink's verdicts; {@code null} when the pipeline's stop deadline passed. */
-  private List<Verdict> await(CompletableFuture<List<Verdict>> future, int size)
+  /**
+   * Waits for the sink's verdicts; {@code null} when the pipeline's stop deadline passed, or the
+   * claim is no longer owned (the active role was given up or lost meanwhile: the instance taking
+   * over claims these events again, so waiting longer only delays it).
+   */
+  private List<Verdict> await(CompletableFuture<List<Verdict>> future, int size, Claim claim)
       throws InterruptedException {
     while (true) {
       try {
         return future.get(100, TimeUnit.MILLISECONDS);
       } catch (TimeoutException e) {
-        if (pipeline.abandonInFlight()) {
+        if (pipeline.abandonInFlight() || (claim != null && !claim.owned())) {
           return null;
         }
       } catch (ExecutionException e) {
@@ -402,7 +457,7 @@ final class Lane implements Runnable {
     if (copies.isEmpty()) {
       return;
     }
-    List<Verdict> verdicts = await(sink.publish(copies).toCompletableFuture(), copies.size());
+    List<Verdict> verdicts = await(sink.publish(copies).toCompletableFuture(), copies.size(), null);
     for (int i = 0; verdicts != null && i < verdicts.size(); i++) {
       if (!verdicts.get(i).isPublished()) {
         log.warn(
@@ -415,10 +470,25 @@ final class Lane implements Runnable {
     }
   }
 
-  private void record(SettlementPlanner.Plan plan, long ackedAtMillis) {
+  private void record(SettlementPlanner.Plan plan, Settled settled, long ackedAtMillis) {
     int published = 0;
     int released = 0;
+    Set<Long> kept = new HashSet<>();
+    for (Settlement.Retry r : settled.deadLettersKept()) {
+      kept.add(r.event().id());
+      stats.deadLetterMoveFailures.increment();
+      log.warn(
+          "pipeline {}: event {} could not be moved to the dead-letter table, kept in the outbox"
+              + " as a retry in {} ms: {}",
+          pipeline.name(),
+          r.event().eventId(),
+          r.delay().toMillis(),
+          r.error());
+    }
     for (Settlement s : plan.settlements()) {
+      if (kept.contains(s.event().id())) {
+        continue;
+      }
       if (s instanceof Settlement.Published) {
         published++;
         long latency = ackedAtMillis - s.event().createdAt().toEpochMilli();

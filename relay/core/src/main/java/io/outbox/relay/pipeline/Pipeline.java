@@ -48,6 +48,14 @@ public final class Pipeline {
   private volatile boolean demoted;
   private volatile Role role = Role.STANDBY;
   private volatile boolean sourceConnected;
+  private volatile String failure;
+  private volatile FatalListener fatalListener = (pipeline, error) -> {};
+
+  /** Told when a pipeline meets an {@link Error} it cannot go on from. */
+  @FunctionalInterface
+  public interface FatalListener {
+    void failed(String pipeline, Throwable error);
+  }
 
   /** A pipeline whose meters go nowhere (tests, tools). */
   public Pipeline(PipelineSettings settings, Source source, Sink sink) {
@@ -176,6 +184,40 @@ public final class Pipeline {
     return gate.isOpen();
   }
 
+  /**
+   * Who is told of a fatal failure (an {@link Error} in a lane or the supervisor: out of memory, a
+   * missing class). The daemon exits non-zero on it, so that its supervisor restarts it.
+   */
+  public void onFatal(FatalListener listener) {
+    this.fatalListener = listener;
+  }
+
+  /** Why the pipeline died, or {@code null} while it is healthy; readiness reports it. */
+  public String failure() {
+    return failure;
+  }
+
+  /**
+   * An {@link Error} ended a lane or the supervisor: the pipeline stops claiming (its claims in
+   * flight roll back and are claimed again), readiness turns false, and the fatal listener decides
+   * the process's fate.
+   */
+  void fatal(String where, Throwable error) {
+    boolean first;
+    synchronized (monitor) {
+      first = failure == null;
+      if (first) {
+        failure = where + ": " + Lane.oneLine(error);
+      }
+      demoted = true;
+      monitor.notifyAll();
+    }
+    if (first) {
+      log.error("pipeline {}: fatal failure in {}; the pipeline stops", name(), where, error);
+      fatalListener.failed(name(), error);
+    }
+  }
+
   /** Starts the pipeline in the background. */
   public synchronized void start() {
     if (supervisor != null) {
@@ -186,8 +228,16 @@ public final class Pipeline {
   }
 
   private void supervise() {
+    try {
+      superviseUntilStopped();
+    } catch (Error e) {
+      fatal("supervisor", e);
+    }
+  }
+
+  private void superviseUntilStopped() {
     int failures = 0;
-    while (!stopping) {
+    while (!stopping && failure == null) {
       try {
         log.info("pipeline {}: waiting to become the active instance", name());
         source.activate();
@@ -229,6 +279,7 @@ public final class Pipeline {
         settings.lanes(),
         settings.batchSize());
     List<Thread> lanes = new ArrayList<>();
+    List<Lane> running = new ArrayList<>();
     for (int i = 0; i < settings.lanes(); i++) {
       Lane lane =
           new Lane(
@@ -245,8 +296,10 @@ public final class Pipeline {
               deadLetterRouter);
       Thread t = new Thread(lane, "outbox-relay-" + name() + "-lane-" + i);
       lanes.add(t);
+      running.add(lane);
       t.start();
     }
+    watchForStalls(lanes, running);
     for (Thread t : lanes) {
       joinUninterruptibly(t);
     }
@@ -257,6 +310,55 @@ public final class Pipeline {
     // The lanes are gone; a lost lead must not read as "stop" to the supervisor's retries
     // (sleepUnlessStopping), which would end it for good at its first failed activation.
     demoted = false;
+  }
+
+  /**
+   * While the lanes run: a lane that made no progress for {@code stall-timeout} (stuck in a
+   * database call, or paused by a sink this instance cannot reach) makes the pipeline offer the
+   * active role to a standby ({@link Source#yieldLeadership}).
+   */
+  private void watchForStalls(List<Thread> threads, List<Lane> lanes) {
+    long limit = settings.stallTimeout().toNanos();
+    boolean reported = false;
+    while (keepClaiming() && threads.stream().anyMatch(Thread::isAlive)) {
+      long now = System.nanoTime();
+      Lane stalled = null;
+      for (Lane lane : lanes) {
+        if (lane.stalledFor(now) >= limit) {
+          stalled = lane;
+          break;
+        }
+      }
+      if (stalled == null) {
+        reported = false;
+      } else if (!reported) {
+        String why =
+            "lane "
+                + lanes.indexOf(stalled)
+                + " made no progress for "
+                + settings.stallTimeout().toMillis()
+                + " ms ("
+                + stalled.step()
+                + ")";
+        if (source.yieldLeadership(settings.stallTimeout(), why)) {
+          leadershipLost("gave the active role up: " + why);
+          return;
+        }
+        log.warn("pipeline {}: {}; no standby to hand over to, carrying on", name(), why);
+        reported = true;
+      }
+      synchronized (monitor) {
+        if (!keepClaiming()) {
+          return;
+        }
+        try {
+          monitor.wait(Math.max(1, Math.min(1000, limit / 4_000_000)));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
   }
 
   /** Lanes keep claiming while this is true. */
@@ -270,10 +372,13 @@ public final class Pipeline {
   }
 
   void leadershipLost(String why) {
-    if (!demoted) {
-      log.warn("pipeline {}: lost the active role: {}", name(), why);
+    synchronized (monitor) {
+      if (!demoted) {
+        log.warn("pipeline {}: lost the active role: {}", name(), why);
+      }
+      demoted = true;
+      monitor.notifyAll();
     }
-    demoted = true;
   }
 
   /** Sleeps unless the pipeline stops first; returns false when stopping. */

@@ -39,6 +39,7 @@ public final class PipelineStats {
   final Counter retried;
   final Counter released;
   final Counter outages;
+  final Counter deadLetterMoveFailures;
   private final Map<Verdict.Outcome, Counter> failures = new EnumMap<>(Verdict.Outcome.class);
   private final Map<DeadLetterReason, Counter> deadLettered = new EnumMap<>(DeadLetterReason.class);
   final Timer commitToAck;
@@ -76,6 +77,12 @@ public final class PipelineStats {
             "outbox.relay.sink.outages",
             tags,
             "Times the pipeline paused because its sink became unavailable.");
+    deadLetterMoveFailures =
+        counter(
+            registry,
+            "outbox.relay.dead.letter.move.failures",
+            tags,
+            "Dead letters the dead-letter table refused, kept in the outbox as retries.");
     failure(registry, tags, Verdict.Outcome.SINK_UNAVAILABLE, "sink_unavailable");
     failure(registry, tags, Verdict.Outcome.RETRYABLE, "retryable");
     failure(registry, tags, Verdict.Outcome.PERMANENT, "permanent");
@@ -143,6 +150,11 @@ public final class PipelineStats {
       sum += (long) c.count();
     }
     return sum;
+  }
+
+  /** Dead letters the dead-letter table refused (kept in the outbox as retries). */
+  public long deadLetterMoveFailures() {
+    return (long) deadLetterMoveFailures.count();
   }
 
   public long released() {

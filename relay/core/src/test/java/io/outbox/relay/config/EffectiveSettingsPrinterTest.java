@@ -56,6 +56,33 @@ class EffectiveSettingsPrinterTest {
   }
 
   @Test
+  void masksWhatThePlugInDeclaresSecretAndShowsWhatItDeclaresPublic() {
+    LoadedConfig loaded =
+        new ConfigFiles(dir)
+            .load(
+                ORDERS
+                    + """
+                    outbox-relay.pipelines.orders.sink.fake.client {
+                      "ssl.keystore.key" = "-----BEGIN PRIVATE KEY----- canary-pem"
+                      sasl.jaas.config = "canary-jaas"
+                      "ssl.truststore.certificates" = "-----BEGIN CERTIFICATE----- public-ca"
+                      "sasl.oauthbearer.token.endpoint.url" = "https://idp.example/token"
+                    }
+                    """);
+
+    String printed = EffectiveSettingsPrinter.render(loaded);
+
+    assertThat(printed)
+        .doesNotContain("canary")
+        .contains("-----BEGIN CERTIFICATE----- public-ca")
+        .contains("https://idp.example/token");
+    Config client =
+        ConfigFactory.parseString(printed)
+            .getConfig("outbox-relay.pipelines.orders.sink.fake.client");
+    assertThat(client.getString("\"ssl.keystore.key\"")).isEqualTo("******");
+  }
+
+  @Test
   void leavesOutPluginsThatAreNotSelected() {
     LoadedConfig loaded = new ConfigFiles(dir).load(ORDERS);
 

@@ -43,6 +43,30 @@ class LiteralSecretsTest {
   }
 
   @Test
+  void warnsAboutWhatThePlugInDeclaresSecretButNotAboutACertificate() {
+    List<String> warnings =
+        LiteralSecrets.warnings(
+            new ConfigFiles(dir)
+                .load(
+                    ORDERS
+                        + """
+                        outbox-relay.pipelines.orders.sink.fake.client {
+                          "ssl.keystore.key" = "-----BEGIN PRIVATE KEY----- canary-pem"
+                          "sasl.jaas.config" = "canary-jaas"
+                          "ssl.truststore.certificates" = "-----BEGIN CERTIFICATE----- ca"
+                          "sasl.oauthbearer.token.endpoint.url" = "https://idp.example/token"
+                        }
+                        """));
+
+    assertThat(warnings).hasSize(2).noneMatch(w -> w.contains("canary"));
+    assertThat(String.join("\n", warnings))
+        .contains("sink.fake.client.\"ssl.keystore.key\" holds a secret")
+        .contains("sink.fake.client.\"sasl.jaas.config\" holds a secret")
+        .doesNotContain("certificates")
+        .doesNotContain("endpoint");
+  }
+
+  @Test
   void secretsFromTheEnvironmentOrAFileAreFine() throws Exception {
     Path secret = Files.writeString(dir.resolve("pw"), "from-file\n");
     LoadedConfig loaded =

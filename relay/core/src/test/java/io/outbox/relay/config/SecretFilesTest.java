@@ -135,11 +135,20 @@ class SecretFilesTest {
 
   @Test
   void onlySecretKeysTakeAFile() {
-    assertThat(SecretFiles.isReference("password-file", "a.database")).isTrue();
-    assertThat(SecretFiles.isReference("trust-store-password-file", "a.sink.rabbitmq")).isTrue();
-    assertThat(SecretFiles.isReference("sasl.jaas.config-file", "a.sink.kafka.producer")).isTrue();
-    assertThat(SecretFiles.isReference("trust-store-file", "a.sink.rabbitmq")).isFalse();
-    assertThat(SecretFiles.isReference("-file", "a")).isFalse();
+    SecretMasker words = SecretMasker.withoutPlugins();
+    assertThat(SecretFiles.isReference("password-file", "a.database", words)).isTrue();
+    assertThat(SecretFiles.isReference("trust-store-password-file", "a.sink.rabbitmq", words))
+        .isTrue();
+    assertThat(SecretFiles.isReference("sasl.jaas.config-file", "a.sink.kafka.producer", words))
+        .isTrue();
+    assertThat(SecretFiles.isReference("trust-store-file", "a.sink.rabbitmq", words)).isFalse();
+    assertThat(SecretFiles.isReference("-file", "a", words)).isFalse();
+    // What the plug-in declares secret, whatever its name.
+    SecretMasker plugins = FakePlugins.secrets();
+    String client = "outbox-relay.pipelines.orders.sink.fake.client";
+    assertThat(SecretFiles.isReference("ssl.keystore.key-file", client, plugins)).isTrue();
+    assertThat(SecretFiles.isReference("ssl.truststore.certificates-file", client, plugins))
+        .isFalse();
     assertThat(new ConfigFiles(dir).problems(ORDERS + DB + ".url-file = \"/x\"\n").get(0).path())
         .as("a non-secret key with -file is an unknown key")
         .isEqualTo(DB + ".url-file");

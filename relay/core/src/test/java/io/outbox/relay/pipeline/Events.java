@@ -28,4 +28,22 @@ final class Events {
         Instant.parse("2026-01-01T00:00:00Z"),
         attempts);
   }
+
+  /** A row the source could not read: placeholders and {@code defect}. */
+  static OutboxEvent defective(long id, String defect) {
+    OutboxEvent e = event(id, "");
+    return new OutboxEvent(
+        e.id(),
+        e.eventId(),
+        e.aggregateType(),
+        e.aggregateId(),
+        e.eventType(),
+        e.destination(),
+        new byte[0],
+        e.payloadFormat(),
+        Map.of(),
+        e.createdAt(),
+        0,
+        defect);
+  }
 }

@@ -3,6 +3,7 @@ package io.outbox.relay.pipeline;
 import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Source;
 import java.time.Duration;
@@ -24,6 +25,25 @@ final class FakeSource implements Source {
   final List<Settlement> settled = new CopyOnWriteArrayList<>();
   volatile boolean closed;
   volatile boolean claimsAhead = true;
+
+  /** What {@link Claim#owned()} answers: false makes every claim unpublishable. */
+  volatile boolean owned = true;
+
+  /** Thrown by the next claim, when set. */
+  volatile Error claimError;
+
+  /** Whether {@link #yieldLeadership} gives the role up (and claims then stop being owned). */
+  volatile boolean yields;
+
+  final List<String> yieldedBecause = new CopyOnWriteArrayList<>();
+  final java.util.concurrent.atomic.AtomicInteger activations =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /**
+   * When set, dead letters are not moved but kept as retries with this error, as a failing move.
+   */
+  volatile String deadLetterMoveFailure;
+
   final java.util.concurrent.atomic.AtomicInteger claimedAhead =
       new java.util.concurrent.atomic.AtomicInteger();
 
@@ -37,10 +57,28 @@ final class FakeSource implements Source {
   }
 
   @Override
-  public void activate() {}
+  public void activate() throws InterruptedException {
+    activations.incrementAndGet();
+    if (!owned) {
+      Thread.sleep(50); // a standby's wait, shortened
+    }
+  }
+
+  @Override
+  public boolean yieldLeadership(Duration pause, String why) {
+    yieldedBecause.add(why);
+    if (yields) {
+      owned = false;
+    }
+    return yields;
+  }
 
   @Override
   public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
+    Error error = claimError;
+    if (error != null) {
+      throw error;
+    }
     List<OutboxEvent> batch = take(lane, maxEvents);
     if (batch.isEmpty()) {
       Thread.sleep(Math.min(20, maxWait.toMillis()));
@@ -104,7 +142,33 @@ final class FakeSource implements Source {
     }
 
     @Override
-    public void settle(List<Settlement> settlements) {
+    public boolean owned() {
+      return owned;
+    }
+
+    @Override
+    public Settled settle(List<Settlement> settlements) {
+      String moveFailure = deadLetterMoveFailure;
+      List<Settlement.Retry> kept = new ArrayList<>();
+      if (moveFailure != null) {
+        List<Settlement> recorded = new ArrayList<>();
+        for (Settlement s : settlements) {
+          if (s instanceof Settlement.DeadLetter d) {
+            Settlement.Retry r =
+                new Settlement.Retry(d.event(), d.attempts(), Duration.ofMillis(50), moveFailure);
+            kept.add(r);
+            recorded.add(r);
+          } else {
+            recorded.add(s);
+          }
+        }
+        settlements = recorded;
+      }
+      record(settlements);
+      return new Settled(kept);
+    }
+
+    private void record(List<Settlement> settlements) {
       synchronized (FakeSource.this) {
         for (Settlement s : settlements) {
           long id = s.event().id();

@@ -11,6 +11,7 @@ import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Source;
@@ -37,6 +38,11 @@ class PipelineTest {
   }
 
   private static PipelineSettings settings(int maxAttempts, String deadLetterDestination) {
+    return settings(maxAttempts, deadLetterDestination, Duration.ofSeconds(30));
+  }
+
+  private static PipelineSettings settings(
+      int maxAttempts, String deadLetterDestination, Duration stallTimeout) {
     Backoff fast = new Backoff(Duration.ofMillis(20), Duration.ofMillis(100), 2.0, 0.0);
     return new PipelineSettings(
         "test",
@@ -59,7 +65,8 @@ class PipelineTest {
         fast,
         3,
         7,
-        deadLetterDestination);
+        deadLetterDestination,
+        stallTimeout);
   }
 
   private static List<OutboxEvent> events(int count, int keys) {
@@ -169,6 +176,57 @@ class PipelineTest {
   }
 
   @Test
+  void aRowTheSourceCouldNotReadIsDeadLetteredWithoutBeingPublished() {
+    List<OutboxEvent> events = events(50, 5);
+    events.set(9, Events.defective(10, "aggregate_id is NULL"));
+    FakeSource source = new FakeSource(3, events);
+    FakeSink sink = new FakeSink();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(source.settled)
+        .filteredOn(s -> s instanceof Settlement.DeadLetter)
+        .singleElement()
+        .isInstanceOfSatisfying(
+            Settlement.DeadLetter.class,
+            d -> {
+              assertThat(d.event().id()).isEqualTo(10);
+              assertThat(d.reason()).isEqualTo(Settlement.DeadLetterReason.PERMANENT);
+              assertThat(d.error()).isEqualTo("aggregate_id is NULL");
+            });
+    assertThat(sink.published).hasSize(49).noneMatch(r -> r.event().id() == 10);
+  }
+
+  @Test
+  void aDeadLetterTheTableRefusesIsCountedKeptAndMovedOnceTheTableTakesIt() {
+    FakeSource source = new FakeSource(3, events(42, 5)); // 42 is the last of its key
+    source.deadLetterMoveFailure = "dead-letter move failed: permission denied";
+    FakeSink sink = new FakeSink();
+    sink.verdicts =
+        e -> e.event().id() == 42 ? Verdict.permanent("record too large") : Verdict.published();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    // Event 42 stays in the outbox as a retry, tried again when due; every other event is
+    // published once: the batches it was in were recorded, not published again.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              assertThat(pipeline.stats().deadLetterMoveFailures()).isGreaterThanOrEqualTo(2);
+              assertThat(source.pendingCount()).isEqualTo(1);
+            });
+    assertThat(pipeline.stats().deadLettered()).isZero();
+    assertThat(sink.published).hasSize(41);
+    assertThat(sink.published.stream().map(e -> e.event().id()).distinct()).hasSize(41);
+
+    source.deadLetterMoveFailure = null;
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(pipeline.stats().deadLettered()).isEqualTo(1);
+  }
+
+  @Test
   void retriesHoldBackTheKeyThenDeadLetterAfterMaxAttempts() {
     FakeSource source = new FakeSource(3, events(60, 3));
     FakeSink sink = new FakeSink();
@@ -222,6 +280,70 @@ class PipelineTest {
     assertThat(source.settled.stream().filter(s -> s instanceof Settlement.Published).count())
         .isEqualTo(sink.published.size());
     assertThat(stopped.stats().published()).isEqualTo(sink.published.size());
+  }
+
+  @Test
+  void aClaimNoLongerOwnedIsReleasedUnpublished() {
+    FakeSource source = new FakeSource(3, events(50, 5));
+    source.owned = false; // this instance's lease ran out: another may publish these keys
+    FakeSink sink = new FakeSink();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> source.activations.get() >= 3);
+    assertThat(sink.published).isEmpty();
+    assertThat(source.settled).isEmpty();
+    assertThat(source.pendingCount()).isEqualTo(50);
+    source.owned = true;
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertKeyOrder(sink.published);
+  }
+
+  @Test
+  void aStalledLaneGivesTheActiveRoleUpAndAbandonsItsBatch() {
+    FakeSource source = new FakeSource(3, events(20, 5));
+    source.yields = true;
+    FakeSink sink = new FakeSink();
+    sink.delayMillis = 60_000; // a broker this instance cannot reach: the publish never answers
+    pipeline = new Pipeline(settings(3, null, Duration.ofMillis(500)), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> !source.yieldedBecause.isEmpty());
+    assertThat(source.yieldedBecause.get(0)).contains("made no progress").contains("publishing");
+    // The abandoned batch is released, not settled: the new active instance claims it again.
+    await().atMost(Duration.ofSeconds(5)).until(() -> pipeline.role() == Role.STANDBY);
+    assertThat(source.settled).isEmpty();
+    assertThat(source.pendingCount()).isEqualTo(20);
+  }
+
+  @Test
+  void aStalledLaneWithNoStandbyCarriesOn() {
+    FakeSource source = new FakeSource(3, events(20, 5));
+    FakeSink sink = new FakeSink();
+    sink.delayMillis = 1_500;
+    pipeline = new Pipeline(settings(3, null, Duration.ofMillis(500)), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(source.yieldedBecause).isNotEmpty();
+    assertThat(source.activations.get()).isEqualTo(1);
+  }
+
+  @Test
+  void anErrorInALaneStopsThePipelineAndIsReportedAsFatal() {
+    FakeSource source = new FakeSource(3, events(20, 5));
+    source.claimError = new OutOfMemoryError("test: heap exhausted");
+    FakeSink sink = new FakeSink();
+    List<String> fatal = new java.util.concurrent.CopyOnWriteArrayList<>();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.onFatal((name, error) -> fatal.add(name + ": " + error.getMessage()));
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> pipeline.failure() != null);
+    assertThat(pipeline.failure()).contains("OutOfMemoryError").contains("heap exhausted");
+    assertThat(fatal).containsExactly("test: test: heap exhausted");
+    await().atMost(Duration.ofSeconds(5)).until(() -> pipeline.role() == Role.STANDBY);
+    assertThat(source.activations.get()).isEqualTo(1); // not restarted: the process exits
   }
 
   private static void assertKeyOrder(List<RoutedEvent> published) {

@@ -20,6 +20,7 @@ final class GracefulStop implements Runnable {
   private final CountDownLatch startUpOver = new CountDownLatch(1);
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile Runnable stop;
+  private volatile int exitCode;
 
   /**
    * @param timeout the {@code shutdown-timeout} the stop keeps to (for the log)
@@ -44,6 +45,16 @@ final class GracefulStop implements Runnable {
     startUpOver.countDown();
   }
 
+  /**
+   * A pipeline died of an {@link Error}: stops everything like a signal would, then exits with
+   * {@code code} instead of 0, so that a supervisor (systemd, Kubernetes) restarts the process.
+   */
+  void fatal(int code) {
+    exitCode = code;
+    Thread exit = new Thread(() -> System.exit(code), "outbox-relay-fatal-exit");
+    exit.start();
+  }
+
   /** Blocks until a stop has finished (the JVM ends right after). */
   void awaitStopped() throws InterruptedException {
     stopped.await();
@@ -63,7 +74,7 @@ final class GracefulStop implements Runnable {
     System.out.flush();
     System.err.flush();
     // Decided here, never by the main thread: it wakes up from awaitStopped() concurrently.
-    halt.accept(0);
+    halt.accept(exitCode);
   }
 
   private static void awaitUninterruptibly(CountDownLatch latch) {

@@ -63,11 +63,20 @@ record PipelineStatus(
           s.roleText(),
           Long.toString(b.pending()),
           age(b.oldestPendingAge()),
-          Long.toString(b.retrying()),
+          retrying(b),
           Long.toString(b.deadLetters()),
           b.lastError() == null ? "-" : TextTable.cut(b.lastError(), MAX_ERROR));
     }
     return table.toString();
+  }
+
+  /**
+   * {@code 3}, or {@code 3 (1 dead-letter move failed)} when the dead-letter table refused some.
+   */
+  static String retrying(OutboxStatus.Backlog b) {
+    return b.deadLetterMoveFailed() == 0
+        ? Long.toString(b.retrying())
+        : b.retrying() + " (" + b.deadLetterMoveFailed() + " dead-letter move failed)";
   }
 
   /** A short age: {@code 45s}, {@code 3m05s}, {@code 2h07m}, {@code 3d04h}; {@code -} for none. */
@@ -90,8 +99,8 @@ record PipelineStatus(
 
   /**
    * {@code {"pipelines": [...]}}: per pipeline {@code pipeline, table, role, standbys, pending,
-   * oldest_pending_age_seconds, retrying, dead_letters, last_error}, or {@code pipeline, table,
-   * error}.
+   * oldest_pending_age_seconds, retrying, dead_letters, dead_letter_move_failed, last_error}, or
+   * {@code pipeline, table, error}.
    */
   static String json(List<PipelineStatus> all) {
     StringWriter text = new StringWriter();
@@ -114,6 +123,7 @@ record PipelineStatus(
               "oldest_pending_age_seconds", b.oldestPendingAge().toMillis() / 1000.0);
           g.writeNumberField("retrying", b.retrying());
           g.writeNumberField("dead_letters", b.deadLetters());
+          g.writeNumberField("dead_letter_move_failed", b.deadLetterMoveFailed());
           g.writeStringField("last_error", b.lastError());
         }
         g.writeEndObject();

@@ -24,6 +24,9 @@ import picocli.CommandLine.Mixin;
 final class RunCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
+  /** The exit status after a pipeline died of an {@link Error} (EX_SOFTWARE). */
+  static final int FATAL_EXIT = 70;
+
   @Mixin ConfigFileOption config;
 
   @Mixin HelpOption help;
@@ -39,7 +42,17 @@ final class RunCommand implements Callable<Integer> {
     HttpEndpoints http;
     try {
       try {
-        relay = Relay.start(settings);
+        relay =
+            Relay.start(
+                settings,
+                (pipeline, error) -> {
+                  log.error(
+                      "pipeline {} died of {}; outbox-relay exits with status {}",
+                      pipeline,
+                      error.getClass().getName(),
+                      FATAL_EXIT);
+                  stop.fatal(FATAL_EXIT);
+                });
       } catch (StartupException e) {
         throw new CommandFailedException(e.getMessage());
       }

@@ -45,6 +45,22 @@ class PipelineStatusTest {
         .contains("\"oldest_pending_age_seconds\" : 185.0");
   }
 
+  @Test
+  void deadLettersTheTableRefusedAreCountedBesideTheRetries() {
+    PipelineStatus s =
+        PipelineStatus.read(
+            "orders",
+            "public.outbox",
+            new OutboxStatus.Instances(true, 1),
+            new OutboxStatus.Backlog(
+                7, Duration.ofSeconds(185), 3, 2, "dead-letter move failed", 1));
+    assertThat(PipelineStatus.text(List.of(s)).lines())
+        .element(1)
+        .asString()
+        .contains("3 (1 dead-letter move failed)");
+    assertThat(PipelineStatus.json(List.of(s))).contains("\"dead_letter_move_failed\" : 1");
+  }
+
   private static PipelineStatus status(OutboxStatus.Instances instances) {
     return PipelineStatus.read(
         "orders",

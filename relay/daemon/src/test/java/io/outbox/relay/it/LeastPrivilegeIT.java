@@ -56,6 +56,7 @@ class LeastPrivilegeIT {
       st.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
       st.execute("GRANT SELECT, UPDATE, DELETE ON outbox TO " + relayRole);
       st.execute("GRANT SELECT, INSERT, DELETE ON outbox_dead_letter TO " + relayRole);
+      st.execute("GRANT SELECT, INSERT, UPDATE ON outbox_relay_leader TO " + relayRole);
       // The application: "Writing events".
       st.execute("GRANT INSERT ON outbox TO " + writerRole);
     }

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.awaitility.Awaitility;
@@ -29,10 +30,18 @@ final class RabbitFixture implements AutoCloseable {
   private final List<String> exchanges = new ArrayList<>();
   private final List<String> queues = new ArrayList<>();
 
+  private final String uri;
+
   RabbitFixture(String name) throws Exception {
+    this(name, Services.rabbitUri());
+  }
+
+  /** A fixture whose relay and admin connection use the broker at {@code uri}. */
+  RabbitFixture(String name, String uri) throws Exception {
     fx = new RelayFixture(name);
     exchangePrefix = fx.topicPrefix; // unique per test
-    factory.setUri(Services.rabbitUri());
+    this.uri = uri;
+    factory.setUri(uri);
     factory.setAutomaticRecoveryEnabled(false);
     admin = factory.newConnection("outbox-relay-it-admin");
   }
@@ -52,10 +61,16 @@ final class RabbitFixture implements AutoCloseable {
 
   /** Declares {@code exchange} (durable topic) and a queue bound to it with {@code bindingKey}. */
   String bindQueue(String exchange, String bindingKey) throws IOException, TimeoutException {
+    return bindQueue(exchange, bindingKey, null);
+  }
+
+  /** As {@link #bindQueue(String, String)}, the queue declared with {@code arguments}. */
+  String bindQueue(String exchange, String bindingKey, Map<String, Object> arguments)
+      throws IOException, TimeoutException {
     String queue = exchange + ".q." + queues.size();
     try (Channel ch = admin().createChannel()) {
       ch.exchangeDeclare(exchange, "topic", true);
-      ch.queueDeclare(queue, true, false, false, null);
+      ch.queueDeclare(queue, true, false, false, arguments);
       ch.queueBind(queue, exchange, bindingKey);
     }
     if (!exchanges.contains(exchange)) {
@@ -87,7 +102,7 @@ final class RabbitFixture implements AutoCloseable {
             fx.db.url(),
             fx.db.user(),
             fx.db.password(),
-            Services.rabbitUri(),
+            uri,
             exchange("order"),
             exchangePrefix,
             extra);
@@ -119,6 +134,13 @@ final class RabbitFixture implements AutoCloseable {
       throw new IOException(e);
     }
     return out;
+  }
+
+  /** How many messages {@code queue} holds now. */
+  long depth(String queue) throws IOException, TimeoutException {
+    try (Channel ch = admin().createChannel()) {
+      return ch.queueDeclarePassive(queue).getMessageCount();
+    }
   }
 
   /** Takes every message now in {@code queue}. */

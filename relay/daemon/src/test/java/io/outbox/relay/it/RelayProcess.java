@@ -140,6 +140,33 @@ final class RelayProcess {
     }
   }
 
+  /**
+   * SIGSTOP: the process freezes as in a long GC or VM pause; its sockets stay open and the kernel
+   * keeps answering for them, so its database sessions (and their locks) live on.
+   */
+  void freeze() {
+    signal("STOP");
+  }
+
+  /** SIGCONT: a frozen process wakes up where it stopped. */
+  void thaw() {
+    signal("CONT");
+  }
+
+  private void signal(String signal) {
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + signal + " " + pid() + " failed");
+      }
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("kill -" + signal + " " + pid() + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while signalling relay " + name, e);
+    }
+  }
+
   /** SIGKILL, and waits until the process is gone. */
   void kill9() {
     process.destroyForcibly();

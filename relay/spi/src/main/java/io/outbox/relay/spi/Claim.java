@@ -18,13 +18,29 @@ public interface Claim {
    * Makes the outcome of every event durable, atomically: published rows are marked or deleted,
    * retries recorded, dead letters moved, and the rest released.
    *
+   * <p>A dead letter the source cannot move (the dead-letter table refuses it) does not fail the
+   * others: it is recorded as a retry instead and returned in {@link Settled#deadLettersKept()}.
+   *
    * @param settlements one per event of {@link #events()}, in any order
+   * @return what was recorded differently from {@code settlements}; {@link Settled#AS_GIVEN} when
+   *     nothing
    * @throws SourceException when the database fails; the events are then claimed again later
    */
-  void settle(List<Settlement> settlements);
+  Settled settle(List<Settlement> settlements);
 
   /** Ends the claim without recording anything: the events will be claimed again. */
   void release();
+
+  /**
+   * Whether this instance may still publish the claim's events: {@code false} once the source knows
+   * that its active role is lost, or that its lease ran out (a process that was frozen wakes up to
+   * {@code false}), so another instance may already publish the same keys. The pipeline checks it
+   * right before it hands events to the sink, and releases a claim no longer owned unpublished.
+   * Cheap (no I/O). The default is {@code true}.
+   */
+  default boolean owned() {
+    return true;
+  }
 
   /**
    * The claim a source returns when nothing was available: it holds no event, and may be ended any

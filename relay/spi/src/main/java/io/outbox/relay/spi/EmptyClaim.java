@@ -12,10 +12,11 @@ enum EmptyClaim implements Claim {
   }
 
   @Override
-  public void settle(List<Settlement> settlements) {
+  public Settled settle(List<Settlement> settlements) {
     if (!settlements.isEmpty()) {
       throw new IllegalArgumentException("settlements for an empty claim: " + settlements);
     }
+    return Settled.AS_GIVEN;
   }
 
   @Override

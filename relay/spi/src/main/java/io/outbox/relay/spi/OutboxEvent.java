@@ -20,6 +20,10 @@ import java.util.UUID;
  * @param headers string headers added to the message
  * @param createdAt when the application wrote the row
  * @param attempts failed delivery attempts already attributed to this event
+ * @param defect why the row cannot be published as it is (a NULL key or payload, headers that are
+ *     not JSON), one line naming the column without its value; {@code null} for a good row. The
+ *     pipeline dead-letters an event with a defect as permanent without publishing it; its other
+ *     components then hold placeholders (empty strings, an empty payload, no headers)
  */
 public record OutboxEvent(
     long id,
@@ -32,7 +36,36 @@ public record OutboxEvent(
     PayloadFormat payloadFormat,
     Map<String, String> headers,
     Instant createdAt,
-    int attempts) {
+    int attempts,
+    String defect) {
+
+  /** A good row: no defect. */
+  public OutboxEvent(
+      long id,
+      UUID eventId,
+      String aggregateType,
+      String aggregateId,
+      String eventType,
+      String destination,
+      byte[] payload,
+      PayloadFormat payloadFormat,
+      Map<String, String> headers,
+      Instant createdAt,
+      int attempts) {
+    this(
+        id,
+        eventId,
+        aggregateType,
+        aggregateId,
+        eventType,
+        destination,
+        payload,
+        payloadFormat,
+        headers,
+        createdAt,
+        attempts,
+        null);
+  }
 
   public OutboxEvent {
     Objects.requireNonNull(eventId, "eventId");

@@ -17,4 +17,12 @@ public interface SinkProvider {
 
   /** Creates a sink from valid settings. May connect; must not block for long. */
   Sink create(PluginContext context);
+
+  /**
+   * Which settings under {@code sink.<type>} hold secrets, keys relative to that subtree; by
+   * default none is known and the relay decides by the key's name.
+   */
+  default SecretKeys secretKeys() {
+    return SecretKeys.unknown();
+  }
 }

@@ -78,6 +78,21 @@ public interface Source extends AutoCloseable {
     return Optional.empty();
   }
 
+  /**
+   * Gives up the active role because this instance's lanes made no progress for the pipeline's
+   * {@code stall-timeout} (a lane stuck in a database call, a broker this instance cannot reach),
+   * so that a standby takes over; this instance is a candidate again only after {@code pause}.
+   * Lanes then meet a {@link LeadershipLostException} and the pipeline goes back to {@link
+   * #activate()}. A source may decline when no standby is waiting (nobody could do better).
+   *
+   * @param pause how long this instance stays standby at least
+   * @param why what made the pipeline give up, for the log
+   * @return whether the active role was given up
+   */
+  default boolean yieldLeadership(Duration pause, String why) {
+    return false;
+  }
+
   /** Gives up the active role and releases connections, waiting at most {@code timeout}. */
   void close(Duration timeout);
 

@@ -16,4 +16,20 @@ public interface SourceProvider {
 
   /** Creates a source from valid settings. Must not block for long. */
   Source create(PluginContext context, DatabaseSettings database);
+
+  /**
+   * Which settings under {@code source.<type>} hold secrets, keys relative to that subtree; by
+   * default none is known and the relay decides by the key's name.
+   */
+  default SecretKeys secretKeys() {
+    return SecretKeys.unknown();
+  }
+
+  /**
+   * Which JDBC driver properties ({@code database.properties.<name>}, keys are the property names)
+   * hold secrets, as the driver this source connects with declares them; by default none is known.
+   */
+  default SecretKeys databaseSecretKeys() {
+    return SecretKeys.unknown();
+  }
 }

@@ -50,8 +50,14 @@ final class FailureClassifier {
    * @param verdict the event's verdict, with a one-line error naming the topic
    * @param scope how far the failure reaches
    * @param producerBroken whether the producer must be replaced before the next batch
+   * @param checkTopic whether the producer could not find the topic: the verdict is provisional
+   *     until the broker said whether the topic exists ({@link #confirmed})
    */
-  record Failure(Verdict verdict, Scope scope, boolean producerBroken) {}
+  record Failure(Verdict verdict, Scope scope, boolean producerBroken, boolean checkTopic) {
+    Failure(Verdict verdict, Scope scope, boolean producerBroken) {
+      this(verdict, scope, producerBroken, false);
+    }
+  }
 
   private FailureClassifier() {}
 
@@ -104,7 +110,12 @@ final class FailureClassifier {
       return timeout((TimeoutException) e, topic, recordBytes, where, what);
     }
     if (e instanceof UnknownTopicOrPartitionException) {
-      return permanent(Scope.TOPIC, where + "the topic does not exist: " + what);
+      // Also what a broker says while its metadata lags (a restart, a moved partition): not proof.
+      return new Failure(
+          Verdict.unavailable(where + "the broker does not know the topic or partition: " + what),
+          Scope.TOPIC,
+          false,
+          true);
     }
     if (e instanceof NotEnoughReplicasException
         || e instanceof NotEnoughReplicasAfterAppendException) {
@@ -145,21 +156,72 @@ final class FailureClassifier {
   private static Failure timeout(
       TimeoutException e, String topic, int recordBytes, String where, String what) {
     Throwable cause = e.getCause();
-    if (cause instanceof UnknownTopicOrPartitionException) {
-      // The broker answered the metadata request: the topic is missing and is not auto-created.
-      return permanent(
-          Scope.TOPIC,
-          where
-              + "the topic does not exist and the broker did not create it"
-              + " (auto.create.topics.enable=false?): "
-              + what);
-    }
     if (cause instanceof InvalidTopicException || cause instanceof AuthorizationException) {
       return classify(cause, topic, recordBytes);
     }
-    // Metadata not available within max.block.ms, buffer memory not freed, or the record expired
-    // unacknowledged after delivery.timeout.ms: Kafka is not answering.
-    return unavailable(where + "no answer from Kafka in time: " + what, false);
+    String unavailable = where + "no answer from Kafka in time: " + what;
+    if (cause instanceof UnknownTopicOrPartitionException
+        || String.valueOf(e.getMessage()).contains("not present in metadata")) {
+      // The producer found no metadata for the topic within max.block.ms: the topic may be
+      // missing, or the metadata late. Provisional until the broker said which.
+      return new Failure(Verdict.unavailable(unavailable), Scope.SINK, false, true);
+    }
+    // Buffer memory not freed, or the record expired unacknowledged after delivery.timeout.ms:
+    // Kafka is not answering.
+    return unavailable(unavailable, false);
+  }
+
+  /**
+   * The final failure of a provisional one ({@link Failure#checkTopic()}) once the broker answered
+   * about the topic: permanent only when the topic is known not to exist and the broker does not
+   * create topics; otherwise the sink is unavailable (no attempt is counted), for the topic when
+   * the broker answered, for the whole sink when it did not.
+   */
+  static Failure confirmed(Throwable error, String topic, TopicCheck.Answer answer) {
+    String where = "topic '" + topic + "': ";
+    String what = describe(unwrap(error));
+    String detail = answer.detail().isEmpty() ? "" : " (" + answer.detail() + ")";
+    return switch (answer.kind()) {
+      case ABSENT ->
+          permanent(
+              Scope.TOPIC,
+              where
+                  + "the topic does not exist and the broker does not auto-create topics"
+                  + " (auto.create.topics.enable=false): "
+                  + what);
+      case EXISTS ->
+          topicUnavailable(
+              where
+                  + "the topic exists but the producer got no usable metadata for it in time"
+                  + " (a partition without a leader?): "
+                  + what);
+      case AUTO_CREATED ->
+          topicUnavailable(
+              where
+                  + "the topic does not exist yet and the broker creates it on first use"
+                  + " (auto.create.topics.enable=true): "
+                  + what);
+      case AMBIGUOUS ->
+          topicUnavailable(
+              where
+                  + "the topic was not found, and the broker did not tell whether it exists and"
+                  + " may be created"
+                  + detail
+                  + ": "
+                  + what);
+      case NO_ANSWER ->
+          unavailable(
+              where
+                  + "no answer from Kafka in time, nor to whether the topic exists"
+                  + detail
+                  + ": "
+                  + what,
+              false);
+    };
+  }
+
+  private static Failure topicUnavailable(String error) {
+    return new Failure(Verdict.unavailable(error), Scope.TOPIC, false);
   }
 
   private static Failure permanent(Scope scope, String error) {

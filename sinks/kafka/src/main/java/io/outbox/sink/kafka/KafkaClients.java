@@ -2,13 +2,21 @@ package io.outbox.sink.kafka;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
@@ -16,9 +24,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The sink's Kafka clients: the shared producer, created on first use and replaced after a fatal
- * error, and an admin client used only to probe whether the cluster answers.
+ * error, and an admin client that probes whether the cluster answers and, before a missing topic is
+ * called permanent, whether it really is missing ({@link TopicCheck}).
  */
-final class KafkaClients {
+final class KafkaClients implements TopicCheck.Broker {
 
   /** Builds the clients; replaced in tests. */
   interface Factory {
@@ -42,6 +51,7 @@ final class KafkaClients {
       };
 
   private static final Logger log = LoggerFactory.getLogger(KafkaClients.class);
+  private static final String AUTO_CREATE_TOPICS = "auto.create.topics.enable";
 
   private final String pipeline;
   private final Map<String, Object> producerConfig;
@@ -153,6 +163,71 @@ final class KafkaClients {
             "Closing the Kafka admin client of pipeline {} failed: {}", pipeline, e.toString());
       }
     }
+  }
+
+  @Override
+  public CompletableFuture<Boolean> topicExists(String topic, Duration timeout) {
+    // A metadata request that never creates the topic, whatever the broker's auto-creation.
+    return admin()
+        .describeTopics(List.of(topic), new DescribeTopicsOptions().timeoutMs(millis(timeout)))
+        .allTopicNames()
+        .toCompletionStage()
+        .toCompletableFuture()
+        .handle(
+            (names, e) -> {
+              if (e == null) {
+                return true;
+              }
+              Throwable cause =
+                  e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+              if (cause instanceof UnknownTopicOrPartitionException) {
+                return false;
+              }
+              throw new CompletionException(cause);
+            });
+  }
+
+  @Override
+  public CompletableFuture<Boolean> autoCreatesTopics(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Admin a = admin();
+    return a.describeCluster(new DescribeClusterOptions().timeoutMs(millis(timeout)))
+        .nodes()
+        .toCompletionStage()
+        .toCompletableFuture()
+        .thenCompose(
+            nodes -> {
+              if (nodes.isEmpty()) {
+                throw new CompletionException(
+                    new IllegalStateException("the cluster named no broker"));
+              }
+              // A static broker setting, the same on every broker of a sanely run cluster.
+              ConfigResource broker =
+                  new ConfigResource(
+                      ConfigResource.Type.BROKER, String.valueOf(nodes.iterator().next().id()));
+              Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+              return a.describeConfigs(
+                      List.of(broker), new DescribeConfigsOptions().timeoutMs(millis(left)))
+                  .all()
+                  .toCompletionStage()
+                  .thenApply(
+                      configs -> {
+                        ConfigEntry entry = configs.get(broker).get(AUTO_CREATE_TOPICS);
+                        if (entry == null || entry.value() == null) {
+                          throw new CompletionException(
+                              new IllegalStateException(
+                                  "broker "
+                                      + broker.name()
+                                      + " did not show "
+                                      + AUTO_CREATE_TOPICS));
+                        }
+                        return Boolean.parseBoolean(entry.value().strip());
+                      });
+            });
+  }
+
+  private static int millis(Duration d) {
+    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, d.toMillis()));
   }
 
   private Admin admin() {

@@ -37,15 +37,22 @@ final class KafkaSink implements Sink {
   private final String pipeline;
   private final KafkaSinkSettings settings;
   private final KafkaClients clients;
+  private final TopicCheck topics;
   private final ScheduledThreadPoolExecutor executor;
   private final Set<BatchPublish> inFlight = ConcurrentHashMap.newKeySet();
   private final SinkHealthLog health;
 
-  KafkaSink(String pipeline, KafkaSinkSettings settings, KafkaClients clients, int lanes) {
+  KafkaSink(
+      String pipeline,
+      KafkaSinkSettings settings,
+      KafkaClients clients,
+      TopicCheck topics,
+      int lanes) {
     this.pipeline = pipeline;
     this.health = new SinkHealthLog(log, "Kafka", pipeline);
     this.settings = settings;
     this.clients = clients;
+    this.topics = topics;
     AtomicInteger threads = new AtomicInteger();
     this.executor =
         new ScheduledThreadPoolExecutor(
@@ -136,7 +143,7 @@ final class KafkaSink implements Sink {
         topicFailures.put(topic, v);
         continue;
       }
-      Failure failure = sendOne(producer, pending, i, routed);
+      Failure failure = sendOne(producer, pending, i, routed, deadline);
       if (failure != null) {
         switch (failure.scope()) {
           case SINK -> sinkFailure = failure.verdict();
@@ -166,9 +173,13 @@ final class KafkaSink implements Sink {
 
   /** Sends one record; returns the failure if it failed before {@code send} returned. */
   private Failure sendOne(
-      Producer<String, byte[]> producer, BatchPublish pending, int index, RoutedEvent routed) {
+      Producer<String, byte[]> producer,
+      BatchPublish pending,
+      int index,
+      RoutedEvent routed,
+      long deadline) {
     ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
-    RecordCallback callback = new RecordCallback(producer, pending, index, record);
+    RecordCallback callback = new RecordCallback(producer, pending, index, record, deadline);
     try {
       producer.send(record, callback);
       callback.sendReturned = true;
@@ -177,7 +188,7 @@ final class KafkaSink implements Sink {
     } catch (RuntimeException e) {
       // Thrown rather than reported: closed or fatally failed producer, interrupt, serializer.
       callback.sendReturned = true;
-      return callback.fail(e);
+      return callback.fail(e, true);
     }
   }
 
@@ -187,6 +198,7 @@ final class KafkaSink implements Sink {
     private final BatchPublish pending;
     private final int index;
     private final ProducerRecord<String, byte[]> record;
+    private final long deadline; // System.nanoTime() when the batch's send-timeout expires
     private final Thread sender = Thread.currentThread();
     private volatile boolean sendReturned;
     private Failure failedInSend; // written and read by the sending thread only
@@ -195,11 +207,13 @@ final class KafkaSink implements Sink {
         Producer<String, byte[]> producer,
         BatchPublish pending,
         int index,
-        ProducerRecord<String, byte[]> record) {
+        ProducerRecord<String, byte[]> record,
+        long deadline) {
       this.producer = producer;
       this.pending = pending;
       this.index = index;
       this.record = record;
+      this.deadline = deadline;
     }
 
     @Override
@@ -208,19 +222,39 @@ final class KafkaSink implements Sink {
         pending.complete(index, Verdict.published());
         return;
       }
-      Failure f = fail(exception);
-      if (!sendReturned && Thread.currentThread() == sender) {
+      boolean inSend = !sendReturned && Thread.currentThread() == sender;
+      Failure f = fail(exception, inSend);
+      if (inSend) {
         failedInSend = f;
       }
     }
 
-    Failure fail(Exception exception) {
+    /**
+     * Classifies and records the failure. A topic the producer could not find is first checked with
+     * the broker: on the sending thread by waiting (the scope decides what else is sent), elsewhere
+     * (the producer's I/O thread, which must not block) when the answer arrives.
+     */
+    Failure fail(Exception exception, boolean onSendingThread) {
       Failure f = FailureClassifier.classify(exception, record.topic(), KafkaRecords.size(record));
+      if (f.checkTopic()) {
+        String topic = record.topic();
+        if (!onSendingThread) {
+          topics
+              .answer(topic)
+              .thenAccept(a -> settle(FailureClassifier.confirmed(exception, topic, a)));
+          return f;
+        }
+        f = FailureClassifier.confirmed(exception, topic, topics.await(topic, deadline));
+      }
+      settle(f);
+      return f;
+    }
+
+    private void settle(Failure f) {
       pending.complete(index, f.verdict());
       if (f.producerBroken()) {
         clients.discard(producer, f.verdict().error());
       }
-      return f;
     }
   }
 

@@ -1,9 +1,11 @@
 package io.outbox.sink.kafka;
 
 import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.SecretKeys;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.SinkProvider;
+import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 
@@ -17,12 +19,28 @@ public final class KafkaSinkProvider implements SinkProvider {
   /** The {@code sink.type} this provider serves. */
   public static final String TYPE = "kafka";
 
+  private static final String PRODUCER = "producer.";
+
   /** Called by {@link java.util.ServiceLoader}. */
   public KafkaSinkProvider() {}
 
   @Override
   public String type() {
     return TYPE;
+  }
+
+  /**
+   * Under {@code producer}, what the Kafka client declares as type {@code PASSWORD} ({@code
+   * ssl.keystore.key}, {@code ssl.key.password}, {@code sasl.jaas.config}, ...), except the public
+   * certificates it also declares so; properties the client does not declare are left to the
+   * relay's fallback by name. The sink's own keys hold no secret.
+   */
+  @Override
+  public SecretKeys secretKeys() {
+    return key ->
+        key.startsWith(PRODUCER)
+            ? ProducerProperties.secret(key.substring(PRODUCER.length()))
+            : SecretKeys.Answer.NOT_SECRET;
   }
 
   @Override
@@ -42,6 +60,15 @@ public final class KafkaSinkProvider implements SinkProvider {
   }
 
   static KafkaSink create(PluginContext context, KafkaClients.Factory factory) {
+    return create(context, factory, null);
+  }
+
+  /**
+   * @param broker answers the topic checks instead of the sink's admin client (tests), or {@code
+   *     null}
+   */
+  static KafkaSink create(
+      PluginContext context, KafkaClients.Factory factory, TopicCheck.Broker broker) {
     KafkaSinkSettings settings = KafkaSinkSettings.from(context);
     Map<String, Object> producerConfig =
         ProducerProperties.producerConfig(settings, context.pipeline());
@@ -49,6 +76,9 @@ public final class KafkaSinkProvider implements SinkProvider {
         ProducerProperties.adminConfig(producerConfig, settings.probeTimeout());
     KafkaClients clients =
         new KafkaClients(context.pipeline(), producerConfig, adminConfig, factory);
-    return new KafkaSink(context.pipeline(), settings, clients, context.lanes());
+    TopicCheck topics =
+        new TopicCheck(
+            broker != null ? broker : clients, settings.probeTimeout(), Clock.systemUTC());
+    return new KafkaSink(context.pipeline(), settings, clients, topics, context.lanes());
   }
 }

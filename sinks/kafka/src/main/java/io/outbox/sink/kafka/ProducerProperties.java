@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
 import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.SecretKeys;
 import io.outbox.relay.spi.SettingsProblem;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,6 +20,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.RoundRobinPartitioner;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.SslConfigs;
 
 /**
  * The producer's properties: flattens the HOCON {@code producer} subtree, checks what the user set
@@ -251,7 +253,10 @@ final class ProducerProperties {
     config.putAll(settings.producer());
     long send = settings.sendTimeout().toMillis();
     config.putIfAbsent(DELIVERY_TIMEOUT, String.valueOf(send));
-    config.putIfAbsent(MAX_BLOCK, String.valueOf(send));
+    // Metadata waits end before the batch's send-timeout, leaving time to ask the broker whether a
+    // topic the producer could not find is really missing (TopicCheck, bounded by probe-timeout).
+    long check = Math.min(settings.probeTimeout().toMillis(), send / 2);
+    config.putIfAbsent(MAX_BLOCK, String.valueOf(Math.max(1, send - check)));
     long linger = Long.parseLong(config.get(LINGER).toString().strip());
     long delivery = Long.parseLong(config.get(DELIVERY_TIMEOUT).toString().strip());
     // The client requires delivery.timeout.ms >= linger.ms + request.timeout.ms.
@@ -296,6 +301,30 @@ final class ProducerProperties {
     return out;
   }
 
+  /**
+   * Certificates the client declares as type PASSWORD (so that it never logs PEM values) although
+   * they are public: a trust store's CA certificates and the client's own certificate chain.
+   */
+  static final Set<String> PUBLIC_CERTIFICATES =
+      Set.of(
+          SslConfigs.SSL_TRUSTSTORE_CERTIFICATES_CONFIG,
+          SslConfigs.SSL_KEYSTORE_CERTIFICATE_CHAIN_CONFIG);
+
+  /**
+   * Whether the producer property {@code name} holds a secret, as the Kafka client declares it
+   * (type PASSWORD, less {@link #PUBLIC_CERTIFICATES}); UNKNOWN for a property it does not declare.
+   */
+  static SecretKeys.Answer secret(String name) {
+    ConfigDef.ConfigKey key = DEFINITION.configKeys().get(name);
+    if (key == null) {
+      return SecretKeys.Answer.UNKNOWN;
+    }
+    return key.type == ConfigDef.Type.PASSWORD && !PUBLIC_CERTIFICATES.contains(name)
+        ? SecretKeys.Answer.SECRET
+        : SecretKeys.Answer.NOT_SECRET;
+  }
+
+  /** For the sink's own logs and messages: declared secrets, and any name that sounds secret. */
   static boolean isSecret(String name) {
     ConfigDef.ConfigKey key = DEFINITION.configKeys().get(name);
     if (key != null && key.type == ConfigDef.Type.PASSWORD) {

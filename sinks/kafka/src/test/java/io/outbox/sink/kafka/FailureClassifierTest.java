@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outbox.relay.spi.Verdict.Outcome;
 import io.outbox.sink.kafka.FailureClassifier.Failure;
 import io.outbox.sink.kafka.FailureClassifier.Scope;
+import io.outbox.sink.kafka.TopicCheck.Answer;
+import io.outbox.sink.kafka.TopicCheck.Kind;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
@@ -42,15 +44,6 @@ class FailureClassifierTest {
         Arguments.of(new InvalidTopicException("bad"), Outcome.PERMANENT, Scope.TOPIC, false),
         Arguments.of(
             new TopicAuthorizationException("denied"), Outcome.PERMANENT, Scope.TOPIC, false),
-        Arguments.of(
-            new UnknownTopicOrPartitionException("gone"), Outcome.PERMANENT, Scope.TOPIC, false),
-        Arguments.of(
-            new TimeoutException(
-                "Topic t not present in metadata after 5000 ms.",
-                new UnknownTopicOrPartitionException("missing")),
-            Outcome.PERMANENT,
-            Scope.TOPIC,
-            false),
         // retryable for the event
         Arguments.of(new NotEnoughReplicasException("isr"), Outcome.RETRYABLE, Scope.EVENT, false),
         Arguments.of(
@@ -133,15 +126,68 @@ class FailureClassifierTest {
     assertThat(f.verdict().outcome()).isEqualTo(Outcome.PERMANENT);
   }
 
+  static java.util.stream.Stream<Throwable> topicNotFound() {
+    return java.util.stream.Stream.of(
+        new UnknownTopicOrPartitionException("This server does not host this topic-partition."),
+        new TimeoutException(
+            "Topic t not present in metadata after 5000 ms.",
+            new UnknownTopicOrPartitionException("This server does not host this topic")),
+        new TimeoutException("Topic t not present in metadata after 5000 ms."),
+        new TimeoutException(
+            "Partition 7 of topic t with partition count 3 is not present in metadata after 5000"
+                + " ms."));
+  }
+
+  @ParameterizedTest
+  @MethodSource("topicNotFound")
+  void aTopicTheProducerCannotFindIsNeverPermanentBeforeTheBrokerConfirmsIt(Throwable error) {
+    Failure provisional = FailureClassifier.classify(error, "t", 1);
+    assertThat(provisional.checkTopic()).isTrue();
+    assertThat(provisional.verdict().outcome()).isEqualTo(Outcome.SINK_UNAVAILABLE);
+  }
+
   @Test
-  void missingTopicSaysSo() {
+  void anExpiredBatchIsNoTopicQuestion() {
     Failure f =
         FailureClassifier.classify(
+            new TimeoutException("Expiring 3 record(s) for t-0: 30001 ms has passed"), "t", 1);
+    assertThat(f.checkTopic()).isFalse();
+  }
+
+  static java.util.stream.Stream<Arguments> answers() {
+    return java.util.stream.Stream.of(
+        Arguments.of(
+            Kind.ABSENT, Outcome.PERMANENT, Scope.TOPIC, "auto.create.topics.enable=false"),
+        Arguments.of(Kind.EXISTS, Outcome.SINK_UNAVAILABLE, Scope.TOPIC, "the topic exists"),
+        Arguments.of(
+            Kind.AUTO_CREATED,
+            Outcome.SINK_UNAVAILABLE,
+            Scope.TOPIC,
+            "auto.create.topics.enable=true"),
+        Arguments.of(
+            Kind.AMBIGUOUS, Outcome.SINK_UNAVAILABLE, Scope.TOPIC, "(denied: no DescribeConfigs)"),
+        Arguments.of(
+            Kind.NO_ANSWER, Outcome.SINK_UNAVAILABLE, Scope.SINK, "(denied: no DescribeConfigs)"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("answers")
+  void onlyATopicTheBrokerSaysIsMissingAndNotCreatedIsPermanent(
+      Kind kind, Outcome outcome, Scope scope, String says) {
+    Failure f =
+        FailureClassifier.confirmed(
             new TimeoutException(
                 "Topic t not present in metadata after 5000 ms.",
                 new UnknownTopicOrPartitionException("This server does not host this topic")),
             "t",
-            1);
-    assertThat(f.verdict().error()).contains("does not exist").contains("after 5000 ms");
+            new Answer(kind, "denied: no DescribeConfigs"));
+    assertThat(f.verdict().outcome()).isEqualTo(outcome);
+    assertThat(f.scope()).isEqualTo(scope);
+    assertThat(f.producerBroken()).isFalse();
+    assertThat(f.checkTopic()).isFalse();
+    assertThat(f.verdict().error())
+        .startsWith("topic 't': ")
+        .contains(says)
+        .contains("not present in metadata after 5000 ms");
   }
 }

@@ -27,10 +27,11 @@ import org.junit.jupiter.api.Test;
 class KafkaSinkTest {
 
   private FakeClients clients = new FakeClients(false);
+  private final ScriptedBroker broker = new ScriptedBroker();
   private KafkaSink sink = sink("");
 
   private KafkaSink sink(String hocon) {
-    return KafkaSinkProvider.create(context(hocon), clients);
+    return KafkaSinkProvider.create(context(hocon), clients, broker);
   }
 
   @AfterEach
@@ -143,6 +144,7 @@ class KafkaSinkTest {
     ScriptedProducer producer = clients.last();
     producer.failInSend.put(
         "t1", new TimeoutException("Topic t1 not present in metadata after 300 ms."));
+    broker.topicFailures.put("t1", new TimeoutException("Timed out waiting for a node"));
     List<Verdict> verdicts =
         verdicts(publish(routed("t1", "a", "1"), routed("t2", "b", "2"), routed("t1", "c", "3")));
     assertThat(outcomes(verdicts)).containsOnly(Outcome.SINK_UNAVAILABLE);
@@ -153,6 +155,56 @@ class KafkaSinkTest {
 
   @Test
   void aMissingTopicFailsItsEventsPermanentlyWithoutWaitingForEach() throws Exception {
+    List<Verdict> verdicts = publishToATopicTheProducerCannotFind();
+    assertThat(outcomes(verdicts))
+        .containsExactly(Outcome.PERMANENT, Outcome.PUBLISHED, Outcome.PERMANENT);
+    assertThat(verdicts.get(2).error())
+        .contains("'gone'")
+        .contains("does not exist and the broker does not auto-create topics");
+    assertThat(clients.last().attempts("gone")).isEqualTo(1);
+    assertThat(broker.topicQuestions).hasValue(1);
+  }
+
+  @Test
+  void aTopicTheProducerCannotFindButTheBrokerKnowsIsUnavailableNotPermanent() throws Exception {
+    broker.existing.add("gone");
+    List<Verdict> verdicts = publishToATopicTheProducerCannotFind();
+    assertThat(outcomes(verdicts))
+        .containsExactly(Outcome.SINK_UNAVAILABLE, Outcome.PUBLISHED, Outcome.SINK_UNAVAILABLE);
+    assertThat(verdicts.get(0).error()).contains("'gone'").contains("the topic exists");
+    assertThat(clients.last().attempts("gone")).isEqualTo(1);
+  }
+
+  @Test
+  void aMissingTopicTheBrokerWouldCreateIsUnavailableNotPermanent() throws Exception {
+    broker.autoCreates = true;
+    assertThat(outcomes(publishToATopicTheProducerCannotFind()))
+        .containsExactly(Outcome.SINK_UNAVAILABLE, Outcome.PUBLISHED, Outcome.SINK_UNAVAILABLE);
+  }
+
+  @Test
+  void aMissingTopicIsNotPermanentWhenTheBrokerDoesNotAnswerTheCheck() throws Exception {
+    broker.topicFailures.put("gone", new TimeoutException("Timed out waiting for a node"));
+    List<Verdict> verdicts = publishToATopicTheProducerCannotFind();
+    // No answer at all: the whole sink, the rest of the batch is not sent.
+    assertThat(outcomes(verdicts)).containsOnly(Outcome.SINK_UNAVAILABLE);
+    assertThat(verdicts.get(0).error()).contains("nor to whether the topic exists");
+  }
+
+  @Test
+  void anUnknownPartitionReportedByTheIoThreadIsCheckedWithoutBlockingIt() throws Exception {
+    publishOnce();
+    ScriptedProducer producer = clients.last();
+    CompletableFuture<List<Verdict>> stage =
+        publish(routed("gone", "a", "1"), routed("gone", "b", "2"));
+    producer.errorNext(new UnknownTopicOrPartitionException("This server does not host it"));
+    producer.errorNext(new UnknownTopicOrPartitionException("This server does not host it"));
+    List<Verdict> verdicts = verdicts(stage);
+    assertThat(outcomes(verdicts)).containsOnly(Outcome.PERMANENT);
+    assertThat(broker.topicQuestions).hasValue(1);
+  }
+
+  private List<Verdict> publishToATopicTheProducerCannotFind() throws Exception {
     publishOnce();
     ScriptedProducer producer = clients.last();
     producer.failInSend.put(
@@ -163,11 +215,7 @@ class KafkaSinkTest {
     CompletableFuture<List<Verdict>> stage =
         publish(routed("gone", "a", "1"), routed("t", "b", "2"), routed("gone", "c", "3"));
     producer.completeNext();
-    List<Verdict> verdicts = verdicts(stage);
-    assertThat(outcomes(verdicts))
-        .containsExactly(Outcome.PERMANENT, Outcome.PUBLISHED, Outcome.PERMANENT);
-    assertThat(verdicts.get(2).error()).contains("'gone'").contains("does not exist");
-    assertThat(producer.attempts("gone")).isEqualTo(1);
+    return verdicts(stage);
   }
 
   @Test

@@ -43,10 +43,11 @@ class ProducerPropertiesTest {
     Map<String, Object> config = producerConfig("send-timeout = 3s");
     assertThat(config)
         .containsEntry("delivery.timeout.ms", "3000")
-        .containsEntry("max.block.ms", "3000")
+        .containsEntry("max.block.ms", "1500") // half is left for asking about a missing topic
         .containsEntry("request.timeout.ms", "2995");
     assertThat(producerConfig("send-timeout = 2m"))
         .containsEntry("delivery.timeout.ms", "120000")
+        .containsEntry("max.block.ms", "115000") // probe-timeout (5 s) is left
         .containsEntry("request.timeout.ms", "30000");
     assertThat(producerConfig("send-timeout = 10s\nproducer.max.block.ms = 1000"))
         .containsEntry("max.block.ms", "1000");

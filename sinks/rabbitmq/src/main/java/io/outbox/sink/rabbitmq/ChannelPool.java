@@ -6,7 +6,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
 
 /**
  * At most {@code channels} confirm-mode channels on the sink's connection, each lent to one sender
@@ -17,7 +16,7 @@ final class ChannelPool {
 
   private final RabbitConnection connection;
   private final int maxUnconfirmed;
-  private final Consumer<BatchPublish> onResend;
+  private final PublishChannel.Listener listener;
   private final BlockingQueue<PublishChannel> idle = new LinkedBlockingQueue<>();
   private final Semaphore lent;
   private volatile boolean closed;
@@ -26,10 +25,10 @@ final class ChannelPool {
       RabbitConnection connection,
       int channels,
       int maxUnconfirmed,
-      Consumer<BatchPublish> onResend) {
+      PublishChannel.Listener listener) {
     this.connection = connection;
     this.maxUnconfirmed = maxUnconfirmed;
-    this.onResend = onResend;
+    this.listener = listener;
     this.lent = new Semaphore(channels);
   }
 
@@ -47,7 +46,7 @@ final class ChannelPool {
         }
         pc.close();
       }
-      return PublishChannel.open(connection.open(), maxUnconfirmed, onResend, connection::forget);
+      return PublishChannel.open(connection.open(), maxUnconfirmed, listener);
     } catch (IOException | TimeoutException | RuntimeException e) {
       lent.release();
       throw e;

@@ -4,7 +4,6 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.AlreadyClosedException;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.Method;
 import com.rabbitmq.client.Return;
 import com.rabbitmq.client.ShutdownSignalException;
 import io.outbox.relay.spi.Verdict;
@@ -16,9 +15,6 @@ import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * One channel in confirm mode and its unconfirmed messages, keyed by delivery tag. Confirms,
@@ -27,9 +23,23 @@ import java.util.regex.Pattern;
  */
 final class PublishChannel {
 
-  private static final Pattern EXCHANGE_IN_REPLY = Pattern.compile("exchange '([^']*)'");
-  private static final int NOT_FOUND = 404;
-  private static final int ACCESS_REFUSED = 403;
+  /** What a channel tells the sink besides verdicts; called on the connection's thread. */
+  interface Listener {
+    /** Some of {@code batch}'s events must be sent again, on another channel. */
+    void resend(BatchPublish batch);
+
+    /** The broker said {@code exchange} does not exist. */
+    void missingExchange(String exchange);
+
+    /** The broker refused a message with basic.nack (back-pressure). */
+    void refused();
+
+    /** The broker confirmed a message with basic.ack. */
+    void accepted();
+
+    /** The broker closed the channel for a message body over its max_message_size. */
+    void maxMessageSize(long bytes);
+  }
 
   /** One published, unconfirmed message. */
   static final class Entry {
@@ -38,53 +48,46 @@ final class PublishChannel {
     final String exchange;
     final String routingKey;
     final String messageId;
+    final int bodySize;
     volatile String returned; // set by basic.return, which precedes the message's basic.ack
 
-    Entry(BatchPublish batch, int index, String exchange, String routingKey, String messageId) {
+    Entry(
+        BatchPublish batch,
+        int index,
+        String exchange,
+        String routingKey,
+        String messageId,
+        int bodySize) {
       this.batch = batch;
       this.index = index;
       this.exchange = exchange;
       this.routingKey = routingKey;
       this.messageId = messageId;
+      this.bodySize = bodySize;
     }
   }
 
   private final Channel channel;
   private final Semaphore window;
-  private final Consumer<BatchPublish> onResend;
-  private final Consumer<String> onMissingExchange;
+  private final Listener listener;
   private final ConcurrentNavigableMap<Long, Entry> outstanding = new ConcurrentSkipListMap<>();
   private boolean dead; // guarded by this
 
-  private PublishChannel(
-      Channel channel,
-      int maxUnconfirmed,
-      Consumer<BatchPublish> onResend,
-      Consumer<String> onMissingExchange) {
+  private PublishChannel(Channel channel, int maxUnconfirmed, Listener listener) {
     this.channel = channel;
     this.window = new Semaphore(maxUnconfirmed);
-    this.onResend = onResend;
-    this.onMissingExchange = onMissingExchange;
+    this.listener = listener;
   }
 
-  /**
-   * Opens a channel in confirm mode on {@code connection}.
-   *
-   * @param onResend told about a batch some of whose events must be sent again on another channel
-   * @param onMissingExchange told about an exchange the broker said does not exist
-   */
-  static PublishChannel open(
-      Connection connection,
-      int maxUnconfirmed,
-      Consumer<BatchPublish> onResend,
-      Consumer<String> onMissingExchange)
+  /** Opens a channel in confirm mode on {@code connection}, reporting to {@code listener}. */
+  static PublishChannel open(Connection connection, int maxUnconfirmed, Listener listener)
       throws IOException {
     Channel channel = connection.createChannel();
     if (channel == null) {
       throw new IOException("RabbitMQ refused another channel (channel_max reached)");
     }
     channel.confirmSelect();
-    PublishChannel pc = new PublishChannel(channel, maxUnconfirmed, onResend, onMissingExchange);
+    PublishChannel pc = new PublishChannel(channel, maxUnconfirmed, listener);
     channel.addReturnListener(pc::returned);
     channel.addConfirmListener(pc::acked, pc::nacked);
     channel.addShutdownListener(pc::closed);
@@ -96,6 +99,11 @@ final class PublishChannel {
    */
   boolean acquire(long deadlineNanos) throws InterruptedException {
     return window.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+  }
+
+  /** Gives back a permit from {@link #acquire} that was not used for a message. */
+  void release() {
+    window.release();
   }
 
   /**
@@ -149,7 +157,7 @@ final class PublishChannel {
   /** Why the channel closed, in one line, or {@code null} while it is open. */
   String closeReason() {
     ShutdownSignalException why = channel.getCloseReason();
-    return why == null ? null : reply(why);
+    return why == null ? null : ChannelClosure.reply(why);
   }
 
   /** Closes the channel; its unconfirmed messages become sink-unavailable. */
@@ -184,11 +192,22 @@ final class PublishChannel {
   }
 
   private void acked(long tag, boolean multiple) {
+    listener.accepted();
     settle(tag, multiple, null);
   }
 
+  /**
+   * A nack is back-pressure (a queue full with {@code x-overflow = reject-publish}, a broker
+   * limit), not the event's fault: sink-unavailable, so that the pipeline pauses, counts no attempt
+   * and sends the event again later.
+   */
   private void nacked(long tag, boolean multiple) {
-    settle(tag, multiple, "basic.nack: RabbitMQ could not take the message");
+    listener.refused();
+    settle(
+        tag,
+        multiple,
+        "basic.nack: RabbitMQ refused the message (a queue at its x-max-length with x-overflow ="
+            + " reject-publish, or a broker limit)");
   }
 
   private void settle(long tag, boolean multiple, String nack) {
@@ -198,23 +217,26 @@ final class PublishChannel {
       if (e == null) {
         continue;
       }
-      window.release();
       Verdict v;
       if (e.returned != null) {
         v = Verdict.permanent(e.returned);
       } else if (nack != null) {
-        v = Verdict.retryable("exchange '" + e.exchange + "': " + nack);
+        v = Verdict.unavailable("exchange '" + e.exchange + "': " + nack);
       } else {
         v = Verdict.published();
       }
+      // The verdict first, then the permit: a sender waiting for room then sees a failed key.
       e.batch.complete(e.index, v);
+      window.release();
     }
   }
 
   /**
    * The channel closed: every unconfirmed message gets a verdict or goes back to its batch. A
-   * missing or forbidden exchange closes the channel; messages for it are permanent failures, the
-   * others were dropped by the broker unseen (or are in doubt) and are sent again.
+   * missing or forbidden exchange closes the channel; messages for it are permanent failures. A
+   * message over the broker's max_message_size closes it too (406); that one message is a permanent
+   * failure. The others were dropped by the broker unseen (or are in doubt) and are sent again,
+   * charged nothing.
    */
   private synchronized void closed(ShutdownSignalException cause) {
     // Synchronized as a whole: a sender that saw the channel die waits here until every
@@ -223,72 +245,50 @@ final class PublishChannel {
       return;
     }
     dead = true;
-    String reply = reply(cause);
-    String badExchange = null;
-    Verdict bad = null; // for the messages to badExchange
-    Verdict all = null;
-    if (cause.isHardError() || cause.isInitiatedByApplication()) {
-      all =
-          Verdict.unavailable(
-              cause.isInitiatedByApplication()
-                  ? "channel closed by the relay before RabbitMQ confirmed the message"
-                  : "connection to RabbitMQ lost before it confirmed the message: " + reply);
-    } else {
-      int code = replyCode(cause);
-      Matcher m = EXCHANGE_IN_REPLY.matcher(reply);
-      if ((code == NOT_FOUND || code == ACCESS_REFUSED) && m.find()) {
-        badExchange = m.group(1);
-        if (code == NOT_FOUND) {
-          onMissingExchange.accept(badExchange);
-        }
-        bad =
-            Verdict.permanent(
-                code == NOT_FOUND
-                    ? "exchange '" + badExchange + "' does not exist (" + reply + ")"
-                    : "not allowed to publish to exchange '" + badExchange + "' (" + reply + ")");
-      } else {
-        all = Verdict.retryable("RabbitMQ closed the channel: " + reply);
-      }
+    ChannelClosure why = ChannelClosure.of(cause);
+    if (why.missingExchange()) {
+      listener.missingExchange(why.badExchange());
+    }
+    Entry tooLarge = null;
+    if (why.tooLarge()) {
+      listener.maxMessageSize(why.maxBody());
+      // Not found when the channel died before the message was recorded: then every message is
+      // sent again and the sink's own size check, knowing the limit now, stops this one.
+      tooLarge = oversized(why.tooLargeBody(), why.maxBody());
     }
     Set<BatchPublish> resend = new HashSet<>();
     Map.Entry<Long, Entry> next;
     while ((next = outstanding.pollFirstEntry()) != null) {
       Entry e = next.getValue();
       window.release();
-      if (all != null) {
-        e.batch.complete(e.index, all);
-      } else if (e.exchange.equals(badExchange)) {
-        e.batch.complete(e.index, bad);
+      if (why.all() != null) {
+        e.batch.complete(e.index, why.all());
+      } else if (e.exchange.equals(why.badExchange())) {
+        e.batch.complete(e.index, why.bad());
+      } else if (e == tooLarge) {
+        e.batch.complete(e.index, why.tooLargeVerdict(e.exchange, e.bodySize));
       } else {
         e.batch.resendLater(e.index);
         resend.add(e.batch);
       }
     }
-    resend.forEach(onResend);
+    resend.forEach(listener::resend);
   }
 
-  private static int replyCode(ShutdownSignalException cause) {
-    Method reason = cause.getReason();
-    if (reason instanceof AMQP.Channel.Close close) {
-      return close.getReplyCode();
+  /**
+   * The unconfirmed message the broker refused as too large: the first one of the size it named,
+   * else the first one over its limit; {@code null} when none is.
+   */
+  private Entry oversized(long bodySize, long max) {
+    Entry over = null;
+    for (Entry e : outstanding.values()) {
+      if (e.bodySize == bodySize) {
+        return e;
+      }
+      if (over == null && e.bodySize > max) {
+        over = e;
+      }
     }
-    if (reason instanceof AMQP.Connection.Close close) {
-      return close.getReplyCode();
-    }
-    return -1;
-  }
-
-  private static String reply(ShutdownSignalException cause) {
-    Method reason = cause.getReason();
-    if (reason instanceof AMQP.Channel.Close close) {
-      return close.getReplyCode() + " " + close.getReplyText();
-    }
-    if (reason instanceof AMQP.Connection.Close close) {
-      return close.getReplyCode() + " " + close.getReplyText();
-    }
-    Throwable t = cause.getCause();
-    return t != null
-        ? t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage())
-        : String.valueOf(cause.getMessage());
+    return over;
   }
 }

@@ -39,6 +39,7 @@ final class RabbitConnection {
   private final Set<String> knownExchanges = ConcurrentHashMap.newKeySet();
   private Connection connection; // guarded by this
   private volatile boolean blocked;
+  private volatile long maxMessageSize = -1; // learned from the broker; -1 while unknown
   private volatile boolean lostLogged;
 
   RabbitConnection(String pipeline, RabbitSinkSettings settings) {
@@ -54,6 +55,7 @@ final class RabbitConnection {
     }
     knownExchanges.clear();
     blocked = false;
+    maxMessageSize = -1; // the broker may have restarted with another limit
     Connection c = factory.newConnection("outbox-relay-" + pipeline);
     try {
       declare(c);
@@ -89,6 +91,25 @@ final class RabbitConnection {
   /** Whether the broker told us to stop publishing (memory or disk alarm). */
   boolean isBlocked() {
     return blocked;
+  }
+
+  /**
+   * The broker's max_message_size (body bytes) once a channel closure told it, else {@code -1}.
+   * AMQP has no way to ask for it, so it is learned when the broker first refuses a message.
+   */
+  long maxMessageSize() {
+    return maxMessageSize;
+  }
+
+  /**
+   * Remembers the broker's max_message_size until the next connection.
+   *
+   * @return whether it was not known as this value before
+   */
+  boolean learnMaxMessageSize(long bytes) {
+    long before = maxMessageSize;
+    maxMessageSize = bytes;
+    return before != bytes;
   }
 
   /**

@@ -61,10 +61,17 @@ final class RabbitMessages {
   }
 
   /**
-   * Why the message can never be published as AMQP (a name too long for a short string), or {@code
-   * null}; checked before publishing, since the client would fail the whole channel on it.
+   * Why the message can never be published (a name too long for an AMQP short string, a body over
+   * the broker's max_message_size when known), or {@code null}; checked before publishing, since
+   * the client or the broker would fail the whole channel on it.
+   *
+   * @param maxBodySize the broker's max_message_size in bytes, or a negative number when unknown
    */
-  static String problem(String exchange, String routingKey, RoutedEvent routed) {
+  static String problem(String exchange, String routingKey, RoutedEvent routed, long maxBodySize) {
+    int body = routed.event().payload().length;
+    if (maxBodySize >= 0 && body > maxBodySize) {
+      return tooLarge(exchange, body, maxBodySize);
+    }
     if (tooLong(exchange)) {
       return "exchange name of " + bytes(exchange) + " bytes is longer than AMQP's 255";
     }
@@ -85,6 +92,17 @@ final class RabbitMessages {
       }
     }
     return null;
+  }
+
+  /** The error of a message whose body is over the broker's max_message_size. */
+  static String tooLarge(String exchange, long bodySize, long maxBodySize) {
+    return "exchange '"
+        + exchange
+        + "': message body of "
+        + bodySize
+        + " bytes is larger than RabbitMQ's max_message_size of "
+        + maxBodySize
+        + " bytes";
   }
 
   /** Whether {@code s} takes more than {@link #MAX_SHORT_STRING} bytes as UTF-8. */

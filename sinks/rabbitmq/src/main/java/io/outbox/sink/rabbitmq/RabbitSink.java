@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * sender thread takes a channel, publishes its batch in order with {@code mandatory = true}
  * (waiting only for room in the channel's confirm window) and gives the channel back; the broker's
  * confirms, returns and channel closures then yield the verdicts. A batch completes when every
- * event has its verdict or {@code confirm-timeout} expired.
+ * event has its verdict or {@code confirm-timeout} expired. A nack is back-pressure: the event is
+ * sink-unavailable and the probe holds the pipeline back for a while ({@link BackPressure}).
  */
 final class RabbitSink implements Sink {
 
@@ -47,6 +48,7 @@ final class RabbitSink implements Sink {
   private final ExecutorService senders;
   private final ChannelPool channels;
   private final Set<BatchPublish> inFlight = ConcurrentHashMap.newKeySet();
+  private final BackPressure backPressure = new BackPressure(System::nanoTime);
   private volatile boolean closed;
   private final SinkHealthLog health;
 
@@ -58,7 +60,10 @@ final class RabbitSink implements Sink {
     this.connection = connection;
     this.channels =
         new ChannelPool(
-            connection, settings.channels(), settings.maxUnconfirmed(), this::resendLater);
+            connection,
+            settings.channels(),
+            settings.maxUnconfirmed(),
+            new BrokerSignals(pipeline, connection, backPressure, this::resendLater));
     this.timers = new ScheduledThreadPoolExecutor(1, threads("rabbitmq-" + pipeline + "-timer"));
     timers.setRemoveOnCancelPolicy(true);
     timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
@@ -171,7 +176,7 @@ final class RabbitSink implements Sink {
           return;
         }
         String key = routingKey.render(routed.event());
-        String problem = RabbitMessages.problem(exchange, key, routed);
+        String problem = RabbitMessages.problem(exchange, key, routed, connection.maxMessageSize());
         if (problem != null) {
           batch.complete(i, Verdict.permanent(problem));
           continue;
@@ -208,9 +213,21 @@ final class RabbitSink implements Sink {
                       + ") messages still unconfirmed at confirm-timeout"));
           return;
         }
+        held = batch.keyFailure(i); // again: a verdict may have come while waiting for room
+        if (held != null) {
+          channel.release();
+          batch.complete(i, Verdict.heldBehind(held));
+          continue;
+        }
         AMQP.BasicProperties properties = RabbitMessages.properties(routed);
         PublishChannel.Entry entry =
-            new PublishChannel.Entry(batch, i, exchange, key, properties.getMessageId());
+            new PublishChannel.Entry(
+                batch,
+                i,
+                exchange,
+                key,
+                properties.getMessageId(),
+                routed.event().payload().length);
         if (!channel.publish(entry, properties, routed.event().payload())) {
           if (channel.connectionLost()) {
             failFrom(
@@ -305,6 +322,11 @@ final class RabbitSink implements Sink {
   @Override
   public boolean probe(Duration timeout) {
     if (closed) {
+      return false;
+    }
+    if (backPressure.holds()) {
+      // A full queue answers like a healthy broker: wait out the hold before publishing again.
+      log.debug("RabbitMQ probe for pipeline {}: holding back after basic.nack", pipeline);
       return false;
     }
     Future<Boolean> check;

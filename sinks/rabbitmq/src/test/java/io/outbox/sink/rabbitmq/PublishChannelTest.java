@@ -16,15 +16,55 @@ class PublishChannelTest {
   private final List<BatchPublish> resent = new ArrayList<>();
   private final List<BatchPublish> finished = new ArrayList<>();
   private final List<String> missingExchanges = new ArrayList<>();
+  private final List<Long> maxSizes = new ArrayList<>();
+  private int refused;
+  private int accepted;
 
   private PublishChannel channel(int window) throws Exception {
-    return PublishChannel.open(fake.connection, window, resent::add, missingExchanges::add);
+    return PublishChannel.open(
+        fake.connection,
+        window,
+        new PublishChannel.Listener() {
+          @Override
+          public void resend(BatchPublish batch) {
+            resent.add(batch);
+          }
+
+          @Override
+          public void missingExchange(String exchange) {
+            missingExchanges.add(exchange);
+          }
+
+          @Override
+          public void refused() {
+            refused++;
+          }
+
+          @Override
+          public void accepted() {
+            accepted++;
+          }
+
+          @Override
+          public void maxMessageSize(long bytes) {
+            maxSizes.add(bytes);
+          }
+        });
   }
 
   private BatchPublish batch(String... exchanges) {
     List<RoutedEvent> events = new ArrayList<>();
     for (int i = 0; i < exchanges.length; i++) {
       events.add(Events.routed(exchanges[i], "o-" + i, "{}"));
+    }
+    return new BatchPublish(events, System.nanoTime() + 60_000_000_000L, finished::add);
+  }
+
+  /** A batch to exchange {@code ex} whose event {@code i} has a body of {@code sizes[i]} bytes. */
+  private BatchPublish sized(int... sizes) {
+    List<RoutedEvent> events = new ArrayList<>();
+    for (int i = 0; i < sizes.length; i++) {
+      events.add(Events.routed("ex", "o-" + i, "x".repeat(sizes[i])));
     }
     return new BatchPublish(events, System.nanoTime() + 60_000_000_000L, finished::add);
   }
@@ -37,7 +77,12 @@ class PublishChannelTest {
       assertThat(
               pc.publish(
                   new PublishChannel.Entry(
-                      batch, i, r.destination(), "rk", r.event().eventId().toString()),
+                      batch,
+                      i,
+                      r.destination(),
+                      "rk",
+                      r.event().eventId().toString(),
+                      r.event().payload().length),
                   RabbitMessages.properties(r),
                   r.event().payload()))
           .isTrue();
@@ -86,16 +131,76 @@ class PublishChannelTest {
   }
 
   @Test
-  void aNackIsRetryable() throws Exception {
+  void aNackIsBackPressureSinkUnavailableForThatEventOnly() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish batch = batch("ex", "ex");
+    BatchPublish batch = batch("ex", "ex", "ex");
     publishAll(pc, batch);
 
-    fake.nack(1, false);
-    fake.ack(2, false);
+    fake.ack(1, false);
+    fake.nack(2, false);
+    fake.ack(3, false);
 
-    assertThat(outcomes(batch)).containsExactly(Outcome.RETRYABLE, Outcome.PUBLISHED);
-    assertThat(batch.verdict(0).error()).contains("exchange 'ex'").contains("basic.nack");
+    assertThat(outcomes(batch))
+        .containsExactly(Outcome.PUBLISHED, Outcome.SINK_UNAVAILABLE, Outcome.PUBLISHED);
+    assertThat(batch.verdict(1).error())
+        .contains("exchange 'ex'")
+        .contains("basic.nack")
+        .contains("reject-publish");
+    assertThat(refused).isEqualTo(1);
+    assertThat(accepted).isEqualTo(2);
+    assertThat(pc.isUsable()).as("a nack leaves the channel open").isTrue();
+  }
+
+  @Test
+  void aMultipleNackRefusesEveryMessageUpToItsTag() throws Exception {
+    PublishChannel pc = channel(10);
+    BatchPublish batch = batch("ex", "ex", "ex");
+    publishAll(pc, batch);
+
+    fake.nack(2, true);
+
+    assertThat(outcomes(batch))
+        .containsExactly(Outcome.SINK_UNAVAILABLE, Outcome.SINK_UNAVAILABLE, null);
+  }
+
+  @Test
+  void aMessageOverMaxMessageSizeIsPermanentAndTheOthersAreSentAgainUncharged() throws Exception {
+    PublishChannel pc = channel(10);
+    BatchPublish batch = sized(10, 2000, 30, 40);
+    publishAll(pc, batch);
+    fake.ack(1, false);
+
+    fake.closeByBroker(
+        406, "PRECONDITION_FAILED - message size 2000 is larger than configured max size 1024");
+
+    assertThat(outcomes(batch)).containsExactly(Outcome.PUBLISHED, Outcome.PERMANENT, null, null);
+    assertThat(batch.verdict(1).error())
+        .startsWith(
+            "exchange 'ex': message body of 2000 bytes is larger than RabbitMQ's max_message_size"
+                + " of 1024 bytes")
+        .contains("406 PRECONDITION_FAILED");
+    assertThat(resent).containsExactly(batch);
+    assertThat(batch.takeResends()).containsExactly(2, 3);
+    assertThat(maxSizes).containsExactly(1024L);
+  }
+
+  @Test
+  void theTooLargeMessageIsFoundByItsSizeAmongMessagesOfOtherBatches() throws Exception {
+    PublishChannel pc = channel(10);
+    BatchPublish first = sized(5000, 10);
+    BatchPublish second = sized(20, 4000, 30);
+    publishAll(pc, first);
+    publishAll(pc, second);
+    fake.ack(1, false);
+
+    fake.closeByBroker(
+        406, "PRECONDITION_FAILED - message size 4000 is larger than configured max size 4096");
+
+    assertThat(outcomes(first)).containsExactly(Outcome.PUBLISHED, null);
+    assertThat(outcomes(second)).containsExactly(null, Outcome.PERMANENT, null);
+    assertThat(resent).containsExactlyInAnyOrder(first, second);
+    assertThat(first.takeResends()).containsExactly(1);
+    assertThat(second.takeResends()).containsExactly(0, 2);
   }
 
   @Test
@@ -133,7 +238,7 @@ class PublishChannelTest {
   }
 
   @Test
-  void anOtherChannelErrorIsRetryableForTheUnconfirmed() throws Exception {
+  void anUnexplainedChannelErrorIsRetryableForTheUnconfirmed() throws Exception {
     PublishChannel pc = channel(10);
     BatchPublish batch = batch("ex");
     publishAll(pc, batch);
@@ -166,7 +271,8 @@ class PublishChannelTest {
     assertThat(pc.acquire(System.nanoTime())).isTrue();
     boolean taken =
         pc.publish(
-            new PublishChannel.Entry(batch, 0, "ex", "rk", r.event().eventId().toString()),
+            new PublishChannel.Entry(
+                batch, 0, "ex", "rk", r.event().eventId().toString(), r.event().payload().length),
             RabbitMessages.properties(r),
             r.event().payload());
 

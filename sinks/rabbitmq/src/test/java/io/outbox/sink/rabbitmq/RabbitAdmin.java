@@ -8,6 +8,7 @@ import io.outbox.testkit.Services;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
@@ -63,8 +64,16 @@ final class RabbitAdmin implements AutoCloseable {
 
   /** Declares a durable queue bound to {@code exchange} with {@code bindingKey}. */
   String queue(String name, String exchange, String bindingKey) throws Exception {
+    return queue(name, exchange, bindingKey, null);
+  }
+
+  /**
+   * Declares a durable queue with {@code arguments} (x-max-length...), bound to {@code exchange}.
+   */
+  String queue(String name, String exchange, String bindingKey, Map<String, Object> arguments)
+      throws Exception {
     try (Channel ch = connection.createChannel()) {
-      ch.queueDeclare(name, true, false, false, null);
+      ch.queueDeclare(name, true, false, false, arguments);
       ch.queueBind(name, exchange, bindingKey);
     }
     queues.add(name);
@@ -108,6 +117,13 @@ final class RabbitAdmin implements AutoCloseable {
               });
     }
     return out;
+  }
+
+  /** How many messages {@code queue} holds now. */
+  long depth(String queue) throws Exception {
+    try (Channel ch = connection.createChannel()) {
+      return ch.queueDeclarePassive(queue).getMessageCount();
+    }
   }
 
   /** Takes every message now in {@code queue}. */

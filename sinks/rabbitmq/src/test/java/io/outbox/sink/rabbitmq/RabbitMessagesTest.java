@@ -84,14 +84,27 @@ class RabbitMessagesTest {
   @Test
   void namesLongerThanAnAmqpShortStringAreAProblem() {
     RoutedEvent ok = Events.routed("outbox.order", "o-1", "{}");
-    assertThat(RabbitMessages.problem("outbox.order", "order.OrderCreated", ok)).isNull();
+    assertThat(RabbitMessages.problem("outbox.order", "order.OrderCreated", ok, -1)).isNull();
     String tooLong = "k".repeat(256);
-    assertThat(RabbitMessages.problem("outbox.order", tooLong, ok))
+    assertThat(RabbitMessages.problem("outbox.order", tooLong, ok, -1))
         .contains("routing key of 256 bytes");
-    assertThat(RabbitMessages.problem(tooLong, "k", ok)).contains("exchange name of 256 bytes");
+    assertThat(RabbitMessages.problem(tooLong, "k", ok, -1)).contains("exchange name of 256 bytes");
     RoutedEvent badHeader =
         new RoutedEvent(Events.event("o-1", "{}", Map.of(tooLong, "v")), "outbox.order");
-    assertThat(RabbitMessages.problem("outbox.order", "k", badHeader))
+    assertThat(RabbitMessages.problem("outbox.order", "k", badHeader, -1))
         .contains("header name of 256 bytes");
+  }
+
+  @Test
+  void aBodyOverTheBrokersKnownMaxMessageSizeIsAProblem() {
+    RoutedEvent fits = Events.routed("outbox.order", "o-1", "x".repeat(100));
+    RoutedEvent over = Events.routed("outbox.order", "o-1", "x".repeat(101));
+
+    assertThat(RabbitMessages.problem("outbox.order", "k", over, -1)).as("limit unknown").isNull();
+    assertThat(RabbitMessages.problem("outbox.order", "k", fits, 100)).isNull();
+    assertThat(RabbitMessages.problem("outbox.order", "k", over, 100))
+        .isEqualTo(
+            "exchange 'outbox.order': message body of 101 bytes is larger than RabbitMQ's"
+                + " max_message_size of 100 bytes");
   }
 }

@@ -1,0 +1,166 @@
+package io.outbox.relay.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox.testkit.KafkaTestSupport;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Issue #12, point 1: the active instance freezes (SIGSTOP, as in a long GC or VM pause) while its
+ * sessions stay open. With default leadership settings the standby takes over within 20 s, and when
+ * the frozen instance wakes up it neither publishes nor settles anything out of order: its lease
+ * ran out and its epoch is fenced.
+ */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+class FrozenActiveIT {
+  private static final String ACTIVE = "pipeline it: active, ";
+  private static final String STANDING_BY = "pipeline it: another instance is active for";
+  private static final Duration TAKE_OVER_BOUND = Duration.ofSeconds(20);
+
+  @RegisterExtension final RelayProcesses relays = new RelayProcesses();
+  private RelayFixture fx;
+  private OutboxLoad stream;
+
+  @AfterEach
+  void tearDown() {
+    if (stream != null) {
+      stream.close();
+    }
+    relays.killAll();
+    if (fx != null) {
+      fx.close();
+    }
+  }
+
+  @Test
+  void aStandbyTakesOverFromAFrozenActiveWhichWakesUpFenced() throws Exception {
+    fx = new RelayFixture("frozen_active");
+    KafkaTestSupport.createTopic(fx.topic("order"), 6);
+    // Default leadership settings: lease-timeout 10s, renewed every second.
+    RelayProcess a = relays.start("a", fx.config("lanes = 2, batch-size = 100"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
+    RelayProcess b = relays.start("b", fx.config("lanes = 2, batch-size = 100"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> b.logContains(STANDING_BY));
+    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 1_000);
+
+    Instant frozenAt = Instant.now();
+    a.freeze();
+    await().atMost(Duration.ofSeconds(40)).until(() -> b.loggedAt(ACTIVE, frozenAt).isPresent());
+    Duration takeOver = Duration.between(frozenAt, b.loggedAt(ACTIVE, frozenAt).orElseThrow());
+    // A may commit a batch as the freeze lands: B's first is the first after B became active.
+    Instant bActive = b.loggedAt(ACTIVE, frozenAt).orElseThrow();
+    await().atMost(Duration.ofSeconds(30)).until(() -> firstPublishedAfter(bActive) != null);
+    Duration firstPublish = Duration.between(frozenAt, firstPublishedAfter(bActive));
+    long committedThen = stream.committedCount();
+    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedThen + 500);
+
+    // The frozen instance wakes up in the middle of its work: it must stand down, fenced.
+    Instant thawedAt = Instant.now();
+    a.thaw();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> a.loggedAt("pipeline it: lost the active role", thawedAt).isPresent());
+    long committedNow = stream.committedCount();
+    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedNow + 500);
+    Set<UUID> committed = stream.stop();
+    await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
+
+    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
+    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
+    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
+    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts <> 0")).isZero();
+    assertThat(takeOver).as("take-over after the freeze").isLessThan(TAKE_OVER_BOUND);
+    assertThat(firstPublish).as("first publication after the freeze").isLessThan(TAKE_OVER_BOUND);
+    assertThat(a.isAlive()).isTrue();
+    assertThat(a.logContains(STANDING_BY)).as("the woken instance stands by").isTrue();
+    System.out.printf(
+        "FrozenActiveIT: SIGSTOP of the active; standby active after %d ms, first publication"
+            + " after %d ms; %d events, %d duplicate(s)%n",
+        takeOver.toMillis(), firstPublish.toMillis(), committed.size(), deliveries.duplicates());
+  }
+
+  @Test
+  void withRabbitMqTooTheWokenInstancePublishesNothingOutOfOrder() throws Exception {
+    RabbitFixture rx = new RabbitFixture("frozen_active_rabbit");
+    fx = rx.fx;
+    try {
+      String queue = rx.bindQueue(rx.exchange("order"), "#");
+      RelayProcess a = relays.start("a", rx.config("lanes = 2, batch-size = 100"));
+      await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
+      RelayProcess b = relays.start("b", rx.config("lanes = 2, batch-size = 100"));
+      await().atMost(Duration.ofSeconds(30)).until(() -> b.logContains(STANDING_BY));
+      stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+      await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 1_000);
+
+      Instant frozenAt = Instant.now();
+      a.freeze();
+      await().atMost(Duration.ofSeconds(40)).until(() -> b.loggedAt(ACTIVE, frozenAt).isPresent());
+      Duration takeOver = Duration.between(frozenAt, b.loggedAt(ACTIVE, frozenAt).orElseThrow());
+      long committedThen = stream.committedCount();
+      await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedThen + 500);
+      Instant thawedAt = Instant.now();
+      a.thaw();
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> a.loggedAt("pipeline it: lost the active role", thawedAt).isPresent());
+      Set<UUID> committed = stream.stop();
+      await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
+
+      java.util.List<com.rabbitmq.client.GetResponse> received =
+          rx.read(queue, committed.size(), Duration.ofSeconds(30));
+      await().pollDelay(Duration.ofSeconds(1)).until(() -> true); // a late re-send shows up
+      received.addAll(rx.drain(queue));
+      Set<UUID> delivered = new java.util.HashSet<>();
+      received.forEach(r -> delivered.add(UUID.fromString(r.getProps().getMessageId())));
+      assertThat(delivered).containsAll(committed);
+      RabbitCrashRecoveryIT.assertFirstDeliveriesInKeyOrder(received, fx.rowIds());
+      assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+      assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts <> 0")).isZero();
+      assertThat(takeOver).as("take-over after the freeze").isLessThan(TAKE_OVER_BOUND);
+      System.out.printf(
+          "FrozenActiveIT (RabbitMQ): standby active %d ms after SIGSTOP; %d events, %d"
+              + " duplicate(s)%n",
+          takeOver.toMillis(), committed.size(), received.size() - delivered.size());
+    } finally {
+      if (stream != null) {
+        stream.close();
+        stream = null;
+      }
+      relays.killAll();
+      rx.close();
+      fx = null;
+    }
+  }
+
+  private long published() throws Exception {
+    return fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
+  }
+
+  private Instant firstPublishedAfter(Instant t) throws Exception {
+    try (Connection c = fx.db.connect();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT min(published_at) FROM outbox WHERE published_at > ?")) {
+      ps.setTimestamp(1, Timestamp.from(t));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        Timestamp ts = rs.getTimestamp(1);
+        return ts == null ? null : ts.toInstant();
+      }
+    }
+  }
+}

@@ -1,0 +1,102 @@
+package io.outbox.relay.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox.testkit.KafkaTestSupport;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Issue #12, point 4: leadership flaps under load. The leader session is terminated every few
+ * seconds while two instances run and writers commit; each flap hands leadership to whichever
+ * instance takes the lock first, with claims of the old epoch still in flight. Nothing is lost and
+ * the first deliveries of every key stay in order.
+ */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+class LeadershipFlapIT {
+  private static final int FLAPS = 10;
+  private static final Duration EVERY = Duration.ofSeconds(3);
+
+  @RegisterExtension final RelayProcesses relays = new RelayProcesses();
+  private RelayFixture fx;
+  private OutboxLoad stream;
+
+  @AfterEach
+  void tearDown() {
+    if (stream != null) {
+      stream.close();
+    }
+    relays.killAll();
+    if (fx != null) {
+      fx.close();
+    }
+  }
+
+  @Test
+  void terminatingTheLeaderSessionEveryFewSecondsLosesNothingAndKeepsKeyOrder() throws Exception {
+    fx = new RelayFixture("leadership_flap");
+    KafkaTestSupport.createTopic(fx.topic("order"), 6);
+    String config = fx.config("lanes = 2, batch-size = 50");
+    RelayProcess a = relays.start("a", config);
+    await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains("pipeline it: active, "));
+    RelayProcess b = relays.start("b", config);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> b.logContains("pipeline it: another instance is active for"));
+    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 500);
+
+    int terminated = 0;
+    for (int i = 0; i < FLAPS; i++) {
+      terminated += terminateLeaderSession();
+      long before = published();
+      // Each time someone takes over and publishes again before the next flap.
+      await().atMost(Duration.ofSeconds(30)).until(() -> published() > before + 50);
+      await().pollDelay(EVERY).until(() -> true);
+    }
+    Set<UUID> committed = stream.stop();
+    await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
+
+    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
+    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
+    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
+    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts <> 0")).isZero();
+    assertThat(terminated).as("leader sessions terminated").isEqualTo(FLAPS);
+    assertThat(a.isAlive() && b.isAlive()).isTrue();
+    System.out.printf(
+        "LeadershipFlapIT: %d leader sessions terminated; %d events, %d duplicate(s), epoch %d%n",
+        terminated,
+        committed.size(),
+        deliveries.duplicates(),
+        fx.count("SELECT max(epoch) FROM outbox_relay_leader"));
+  }
+
+  /** Ends the session holding the pipeline's leader lock; 1 when there was one. */
+  private int terminateLeaderSession() throws Exception {
+    try (Connection c = fx.db.connect();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l"
+                    + " JOIN pg_database d ON d.oid = l.database AND d.datname = current_database()"
+                    + " WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted")) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private long published() throws Exception {
+    return fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
+  }
+}
