@@ -117,15 +117,22 @@ class DatabaseCutOffIT {
     assertThat(detection)
         .as("time from the cut-off to each lane's database error")
         .allSatisfy(d -> assertThat(d).isLessThan(DETECTION_BOUND));
+    // The LISTEN session is silent by nature; its own check (a query every 10 s) finds the cut.
+    Duration listenerDetection =
+        Duration.between(cutAt, relay.loggedAt("pipeline it: LISTEN", cutAt).orElseThrow());
+    assertThat(listenerDetection)
+        .as("time from the cut-off to the LISTEN session's failure")
+        .isLessThan(Duration.ofSeconds(10).plus(DETECTION_BOUND));
     Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
     RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
     assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
     assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts <> 0")).isZero();
     System.out.printf(
-        "DatabaseCutOffIT: lanes saw the cut-off after %s ms; publishing resumed %d ms after the"
-            + " network came back; %d events, %d duplicate(s)%n",
+        "DatabaseCutOffIT: lanes saw the cut-off after %s ms, the LISTEN session after %d ms;"
+            + " publishing resumed %d ms after the network came back; %d events, %d duplicate(s)%n",
         detection.stream().map(Duration::toMillis).toList(),
+        listenerDetection.toMillis(),
         resumed.toMillis(),
         committed.size(),
         deliveries.duplicates());
