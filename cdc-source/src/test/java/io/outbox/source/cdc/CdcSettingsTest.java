@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.typesafe.config.ConfigFactory;
+import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.schema.OutboxTables;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -46,8 +48,7 @@ class CdcSettingsTest {
     CdcConnections connections = new CdcConnections(database(Map.of()), s, "orders");
     assertThat(connections.socketTimeoutSeconds()).isEqualTo("8");
     assertThat(
-            EngineProperties.of(
-                    s, connections, io.outbox.schema.OutboxTables.of("outbox", "dl"), "orders", "r")
+            EngineProperties.of(s, connections, OutboxTables.of("outbox", "dl"), "orders", "r")
                 .getProperty("database.socketTimeout"))
         .isEqualTo("8");
 
@@ -61,22 +62,22 @@ class CdcSettingsTest {
             EngineProperties.of(
                     debeziumSet,
                     new CdcConnections(database(Map.of()), debeziumSet, "orders"),
-                    io.outbox.schema.OutboxTables.of("outbox", "dl"),
+                    OutboxTables.of("outbox", "dl"),
                     "orders",
                     "r")
                 .getProperty("database.socketTimeout"))
         .isEqualTo("0");
   }
 
-  private static io.outbox.relay.spi.DatabaseSettings database(Map<String, String> properties) {
-    return new io.outbox.relay.spi.DatabaseSettings(
+  private static DatabaseSettings database(Map<String, String> properties) {
+    return new DatabaseSettings(
         "jdbc:postgresql://db:5432/shop",
         "app",
         null,
         properties,
         "outbox",
         "outbox_dead_letter",
-        io.outbox.relay.spi.DatabaseSettings.OnPublish.MARK,
+        DatabaseSettings.OnPublish.MARK,
         "orders");
   }
 
