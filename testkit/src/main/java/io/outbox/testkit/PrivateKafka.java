@@ -46,6 +46,8 @@ public final class PrivateKafka implements AutoCloseable {
   private final Map<String, String> brokerSettings;
   private final int sslPort;
   private final int saslSslPort;
+  private int proxiedPort; // 0: no proxied listener
+  private FaultProxy proxy; // null: no proxied listener
   private final Thread reaper = new Thread(this::destroyNow, "private-kafka-reaper");
   private volatile Process process;
   private boolean closed;
@@ -76,7 +78,7 @@ public final class PrivateKafka implements AutoCloseable {
    *     the tail of its log)
    */
   public static PrivateKafka start() {
-    return start(null, Map.of(), Map.of());
+    return start(null, Map.of(), Map.of(), false);
   }
 
   /**
@@ -84,7 +86,18 @@ public final class PrivateKafka implements AutoCloseable {
    * class's defaults or add to them, e.g. {@code auto.create.topics.enable=false}.
    */
   public static PrivateKafka startWith(Map<String, String> brokerSettings) {
-    return start(null, Map.of(), brokerSettings);
+    return start(null, Map.of(), brokerSettings, false);
+  }
+
+  /**
+   * Like {@link #start()}, with one more PLAINTEXT listener that clients reach only through a
+   * {@link FaultProxy}: the listener advertises the proxy's port, so that every connection of a
+   * client bootstrapped from {@link #proxiedBootstrap()}, including those to the partition leaders
+   * that metadata names, goes through {@link #proxy()}. The broker's own traffic stays on {@link
+   * #bootstrap()}. The proxy closes with the broker.
+   */
+  public static PrivateKafka startBehindProxy() {
+    return start(null, Map.of(), Map.of(), true);
   }
 
   /**
@@ -96,11 +109,17 @@ public final class PrivateKafka implements AutoCloseable {
   public static PrivateKafka startWithTls(
       TestCertificates certificates, Map<String, String> scramUsers) {
     return start(
-        java.util.Objects.requireNonNull(certificates, "certificates"), scramUsers, Map.of());
+        java.util.Objects.requireNonNull(certificates, "certificates"),
+        scramUsers,
+        Map.of(),
+        false);
   }
 
   private static PrivateKafka start(
-      TestCertificates tls, Map<String, String> scramUsers, Map<String, String> brokerSettings) {
+      TestCertificates tls,
+      Map<String, String> scramUsers,
+      Map<String, String> brokerSettings,
+      boolean proxied) {
     Path lib = libDir();
     Path dir;
     try {
@@ -108,10 +127,14 @@ public final class PrivateKafka implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create a data directory for a private Kafka", e);
     }
-    int[] ports = LocalPorts.free(HOST, tls == null ? 2 : 4);
+    int[] ports = LocalPorts.free(HOST, (tls == null ? 2 : 4) + (proxied ? 1 : 0));
     PrivateKafka kafka = new PrivateKafka(lib, dir, ports, tls, scramUsers, brokerSettings);
     Runtime.getRuntime().addShutdownHook(kafka.reaper);
     try {
+      if (proxied) {
+        kafka.proxiedPort = ports[ports.length - 1];
+        kafka.proxy = FaultProxy.start(HOST, kafka.proxiedPort);
+      }
       kafka.writeConfig();
       kafka.format();
       kafka.launch();
@@ -125,6 +148,23 @@ public final class PrivateKafka implements AutoCloseable {
   /** The bootstrap address, {@code 127.0.0.1:<port>}. */
   public String bootstrap() {
     return HOST + ":" + port;
+  }
+
+  /**
+   * The bootstrap address through the proxy (only after {@link #startBehindProxy()}).
+   *
+   * @throws IllegalStateException when the broker was started without a proxied listener
+   */
+  public String proxiedBootstrap() {
+    return proxy().address();
+  }
+
+  /** The fault proxy in front of the proxied listener (only after {@link #startBehindProxy()}). */
+  public FaultProxy proxy() {
+    if (proxy == null) {
+      throw new IllegalStateException(this + " was started without a proxied listener");
+    }
+    return proxy;
   }
 
   /** The SSL listener's address, {@code 127.0.0.1:<port>} (only after {@link #startWithTls}). */
@@ -236,6 +276,9 @@ public final class PrivateKafka implements AutoCloseable {
     }
     closed = true;
     stop();
+    if (proxy != null) {
+      proxy.close();
+    }
     try {
       Runtime.getRuntime().removeShutdownHook(reaper);
     } catch (IllegalStateException e) {
@@ -257,11 +300,20 @@ public final class PrivateKafka implements AutoCloseable {
             "node.id=1",
             "controller.quorum.bootstrap.servers=" + HOST + ":" + controllerPort,
             "controller.listener.names=CONTROLLER",
-            "listeners=" + listeners() + ",CONTROLLER://" + HOST + ":" + controllerPort,
-            "advertised.listeners=" + listeners(),
+            "listeners="
+                + listeners()
+                + proxiedListener(proxiedPort)
+                + ",CONTROLLER://"
+                + HOST
+                + ":"
+                + controllerPort,
+            "advertised.listeners="
+                + listeners()
+                + proxiedListener(proxy == null ? 0 : proxy.port()),
             "inter.broker.listener.name=PLAINTEXT",
             "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
-                + (tls == null ? "" : ",SSL:SSL,SASL_SSL:SASL_SSL"),
+                + (tls == null ? "" : ",SSL:SSL,SASL_SSL:SASL_SSL")
+                + (proxy == null ? "" : ",PROXIED:PLAINTEXT"),
             tlsSettings(),
             "log.dirs=" + dir.resolve("data"),
             "num.partitions=3",
@@ -309,6 +361,10 @@ public final class PrivateKafka implements AutoCloseable {
     return tls == null
         ? plain
         : plain + ",SSL://" + HOST + ":" + sslPort + ",SASL_SSL://" + HOST + ":" + saslSslPort;
+  }
+
+  private String proxiedListener(int listenerPort) {
+    return proxy == null ? "" : ",PROXIED://" + HOST + ":" + listenerPort;
   }
 
   private String tlsSettings() {

@@ -49,6 +49,24 @@ class PrivateKafkaIT {
     assertThat(dir).doesNotExist();
   }
 
+  @Test
+  void clientsOfTheProxiedListenerReachTheLeaderThroughTheProxyOnly() throws Exception {
+    try (PrivateKafka kafka = PrivateKafka.startBehindProxy()) {
+      assertThat(kafka.proxiedBootstrap()).isEqualTo(kafka.proxy().address());
+      String topic = KafkaTestSupport.uniqueTopic("private-kafka-proxied-it");
+      KafkaTestSupport.createTopic(kafka.bootstrap(), topic, 1);
+      int before = kafka.proxy().acceptedConnections();
+      try (KafkaProducer<String, byte[]> producer =
+          KafkaTestSupport.producer(kafka.proxiedBootstrap())) {
+        producer.send(new ProducerRecord<>(topic, "k", new byte[] {1})).get();
+        // Bootstrap, then the leader at its advertised address: both through the proxy.
+        assertThat(kafka.proxy().acceptedConnections() - before).isGreaterThanOrEqualTo(2);
+        assertThat(kafka.proxy().openConnections()).isPositive();
+      }
+      assertThat(KafkaTestSupport.readToEnd(kafka.bootstrap(), topic, READ_TIMEOUT)).hasSize(1);
+    }
+  }
+
   private static void send(PrivateKafka kafka, String topic, String value) throws Exception {
     try (KafkaProducer<String, byte[]> producer = KafkaTestSupport.producer(kafka.bootstrap())) {
       producer.send(new ProducerRecord<>(topic, "k", value.getBytes(StandardCharsets.UTF_8))).get();

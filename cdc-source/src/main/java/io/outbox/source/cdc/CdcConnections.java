@@ -10,7 +10,8 @@ import org.postgresql.Driver;
 
 /**
  * Opens the CDC source's own sessions (leader lock, checks, settlements, sweep, offsets) and tells
- * the engine where the database is. The password is only ever handed to the driver and the engine.
+ * the engine where the database is. Every session, the engine's included, gives a silent connection
+ * up after {@code socket-timeout}. The password is only ever handed to the driver and the engine.
  */
 final class CdcConnections {
 
@@ -74,6 +75,19 @@ final class CdcConnections {
     return host() + ":" + port() + "/" + databaseName();
   }
 
+  /**
+   * pgjdbc's {@code socketTimeout} for every session, the engine's too: the user's driver property
+   * when set, else {@code socket-timeout} in whole seconds.
+   */
+  String socketTimeoutSeconds() {
+    String configured = database.properties().get("socketTimeout");
+    if (configured != null) {
+      return configured;
+    }
+    long millis = settings.socketTimeout().toMillis();
+    return Long.toString(Math.max(1, (millis + 999) / 1000));
+  }
+
   private static String first(String list) {
     int comma = list.indexOf(',');
     return comma < 0 ? list : list.substring(0, comma);
@@ -130,7 +144,8 @@ final class CdcConnections {
     long seconds = Math.max(1, (settings.connectionTimeout().toMillis() + 999) / 1000);
     properties.setProperty("connectTimeout", Long.toString(seconds));
     properties.setProperty("loginTimeout", Long.toString(seconds));
-    properties.putAll(database.properties());
+    properties.setProperty("socketTimeout", socketTimeoutSeconds());
+    properties.putAll(database.properties()); // the user's properties win
     if (database.user() != null) {
       properties.setProperty("user", database.user());
     }

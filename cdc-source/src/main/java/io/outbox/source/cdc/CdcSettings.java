@@ -35,6 +35,8 @@ import java.util.regex.Pattern;
  *     over
  * @param startTimeout {@code start-timeout}: how long activation waits for the engine to stream
  * @param connectionTimeout {@code connection-timeout}: the longest wait for a new connection
+ * @param socketTimeout {@code socket-timeout}: the longest the driver waits for the server's answer
+ *     on any session of the source, the engine's included (pgjdbc's {@code socketTimeout})
  * @param debezium {@code debezium}: raw engine and connector properties, passed through
  */
 public record CdcSettings(
@@ -54,6 +56,7 @@ public record CdcSettings(
     Duration standbyCheckInterval,
     Duration startTimeout,
     Duration connectionTimeout,
+    Duration socketTimeout,
     Map<String, String> debezium) {
 
   /** What the source does when stored offsets exist but their slot is missing or re-created. */
@@ -103,6 +106,7 @@ public record CdcSettings(
         c.getDuration("standby-check-interval"),
         c.getDuration("start-timeout"),
         c.getDuration("connection-timeout"),
+        c.getDuration("socket-timeout"),
         passThrough(c.getConfig("debezium")));
   }
 
@@ -153,6 +157,7 @@ public record CdcSettings(
     r.duration("standby-check-interval", Duration.ofMillis(10), false);
     r.duration("start-timeout", Duration.ofSeconds(1), false);
     r.duration("connection-timeout", Duration.ofMillis(250), false);
+    r.duration("socket-timeout", Duration.ofSeconds(1), false);
     try {
       context.settings().getConfig("debezium");
     } catch (ConfigException e) {

@@ -45,6 +45,10 @@ final class EngineProperties {
       p.setProperty("database.password", connections.password());
     }
     p.putIfAbsent("database.applicationName", "outbox-relay " + pipeline + " cdc stream");
+    // Passed to the driver of the engine's sessions (Debezium hands database.* on to it): its
+    // heartbeat query, run by the streaming loop, then fails on a silent connection instead of
+    // blocking the stream; the replication stream itself is read without blocking.
+    p.putIfAbsent("database.socketTimeout", connections.socketTimeoutSeconds());
     // What: the outbox table's INSERTs through pgoutput, from where the slot is; no snapshot
     // (rows committed before the slot existed are the reconcile sweep's).
     p.setProperty("plugin.name", "pgoutput");

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.typesafe.config.ConfigFactory;
+import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.schema.OutboxTables;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -37,6 +39,46 @@ class CdcSettingsTest {
     assertThat(s.reconcileAfter()).isEqualTo(Duration.ofMinutes(5));
     assertThat(s.createPublication()).isTrue();
     assertThat(s.debezium()).isEmpty();
+    assertThat(s.socketTimeout()).isEqualTo(Duration.ofSeconds(30));
+  }
+
+  @Test
+  void everySessionAndTheEngineGetTheSocketTimeoutUnlessTheUserSetOne() {
+    CdcSettings s = CdcSettings.from(context(Map.of("socket-timeout", "7500ms")), "shop");
+    CdcConnections connections = new CdcConnections(database(Map.of()), s, "orders");
+    assertThat(connections.socketTimeoutSeconds()).isEqualTo("8");
+    assertThat(
+            EngineProperties.of(s, connections, OutboxTables.of("outbox", "dl"), "orders", "r")
+                .getProperty("database.socketTimeout"))
+        .isEqualTo("8");
+
+    CdcConnections userSet =
+        new CdcConnections(database(Map.of("socketTimeout", "120")), s, "orders");
+    assertThat(userSet.socketTimeoutSeconds()).isEqualTo("120");
+    CdcSettings debeziumSet =
+        CdcSettings.from(
+            context(Map.of("debezium", Map.of("database.socketTimeout", "0"))), "shop");
+    assertThat(
+            EngineProperties.of(
+                    debeziumSet,
+                    new CdcConnections(database(Map.of()), debeziumSet, "orders"),
+                    OutboxTables.of("outbox", "dl"),
+                    "orders",
+                    "r")
+                .getProperty("database.socketTimeout"))
+        .isEqualTo("0");
+  }
+
+  private static DatabaseSettings database(Map<String, String> properties) {
+    return new DatabaseSettings(
+        "jdbc:postgresql://db:5432/shop",
+        "app",
+        null,
+        properties,
+        "outbox",
+        "outbox_dead_letter",
+        DatabaseSettings.OnPublish.MARK,
+        "orders");
   }
 
   @Test

@@ -14,8 +14,9 @@ import org.postgresql.Driver;
 
 /**
  * Opens the source's connections: the claim pool, and the dedicated sessions for the leader lock
- * and for {@code LISTEN}. Every session gets the same timeouts; the password is only ever handed to
- * the driver.
+ * and for {@code LISTEN}. Every session gets the same timeouts, on both sides: the driver gives a
+ * silent connection up after {@code socket-timeout}, the server a vanished client after about twice
+ * {@code server-keepalive}. The password is only ever handed to the driver.
  */
 final class Connections {
 
@@ -86,13 +87,18 @@ final class Connections {
     return connection;
   }
 
-  private Properties driverProperties(String role, boolean claims) {
+  /** The driver properties of a session; {@code claims} for the pool's. */
+  Properties driverProperties(String role, boolean claims) {
     Properties properties = new Properties();
     properties.setProperty("ApplicationName", "outbox-relay " + pipeline + " " + role);
     properties.setProperty("tcpKeepAlive", "true");
     long connectSeconds = Math.max(1, ceilSeconds(settings.connectionTimeout()));
     properties.setProperty("connectTimeout", Long.toString(connectSeconds));
     properties.setProperty("loginTimeout", Long.toString(connectSeconds));
+    // A lost connection that was never reset (a half-open socket) fails a statement after this,
+    // not after the kernel's retransmission timeout (about 15 minutes).
+    properties.setProperty(
+        "socketTimeout", Long.toString(Math.max(1, ceilSeconds(settings.socketTimeout()))));
     properties.putAll(database.properties()); // the user's properties win...
     // ...except the server settings the source relies on, sent in the startup packet (no round
     // trip, and never undone by a rollback), after the user's own options.
@@ -123,6 +129,9 @@ final class Connections {
       options.add("-c tcp_keepalives_idle=" + keepalive);
       options.add("-c tcp_keepalives_interval=" + Math.max(1, keepalive / 3));
       options.add("-c tcp_keepalives_count=3");
+      // Keepalive probes only run while nothing is unacknowledged: with data in flight to a
+      // vanished host (a NOTIFY, a result), the server would retransmit for minutes instead.
+      options.add("-c tcp_user_timeout=" + 2 * keepalive * 1000);
     }
     return String.join(" ", options);
   }

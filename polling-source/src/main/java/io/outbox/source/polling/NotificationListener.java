@@ -12,13 +12,21 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Listens on the outbox's notify channel on a dedicated session and wakes the waiting lanes on
- * every notification. A broken session is reopened with backoff; meanwhile lanes fall back to the
- * poll interval.
+ * every notification. A broken session (found by a query every 10 s when no error says so) is
+ * reopened with backoff; meanwhile lanes fall back to the poll interval.
  */
 final class NotificationListener {
 
   private static final Logger log = LoggerFactory.getLogger(NotificationListener.class);
   private static final int RECEIVE_TIMEOUT_MS = 500;
+
+  /**
+   * How often the session is checked with a query. Waiting for notifications never fails on a
+   * silent connection (the driver treats its own wait as "nothing yet"), so without this a session
+   * the network lost would listen to nothing, undetected; the query fails within socket-timeout.
+   */
+  private static final long PROBE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
   private static final long MIN_BACKOFF_MS = 500;
   private static final long MAX_BACKOFF_MS = 30_000;
 
@@ -61,6 +69,12 @@ final class NotificationListener {
     }
   }
 
+  private static void probe(Connection connection) throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("SELECT 1");
+    }
+  }
+
   private void run() {
     long backoff = MIN_BACKOFF_MS;
     while (!stopping) {
@@ -74,10 +88,15 @@ final class NotificationListener {
         log.debug("pipeline {}: listening on channel {}", pipeline, channel);
         backoff = MIN_BACKOFF_MS;
         PGConnection pg = connection.unwrap(PGConnection.class);
+        long probed = System.nanoTime();
         while (!stopping) {
           PGNotification[] received = pg.getNotifications(RECEIVE_TIMEOUT_MS);
           if (received != null && received.length > 0) {
             wakeUps.wakeAll();
+          }
+          if (System.nanoTime() - probed >= PROBE_INTERVAL_NANOS) {
+            probe(connection);
+            probed = System.nanoTime();
           }
         }
       } catch (SQLException e) {

@@ -30,6 +30,10 @@ import java.util.List;
  * @param serverKeepalive {@code server-keepalive}: TCP keepalive idle time the server uses for the
  *     source's sessions, so that a vanished relay's locks are freed; {@link Duration#ZERO} keeps
  *     the server's setting
+ * @param socketTimeout {@code socket-timeout}: the longest the driver waits for the server's answer
+ *     on any session of the source (pgjdbc's {@code socketTimeout}) before it gives the connection
+ *     up; longer than {@code statementTimeout}, so a slow statement is cancelled by the server
+ *     first
  */
 public record PollingSettings(
     Duration pollInterval,
@@ -40,10 +44,12 @@ public record PollingSettings(
     Duration statementTimeout,
     Duration connectionTimeout,
     Duration claimIdleTimeout,
-    Duration serverKeepalive) {
+    Duration serverKeepalive,
+    Duration socketTimeout) {
 
   private static final Duration MIN_INTERVAL = Duration.ofMillis(10);
   private static final Duration MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
+  private static final Duration SOCKET_TIMEOUT_MARGIN = Duration.ofSeconds(1);
 
   /**
    * Reads valid settings (see {@link #validate}).
@@ -65,7 +71,8 @@ public record PollingSettings(
         c.getDuration("statement-timeout"),
         c.getDuration("connection-timeout"),
         c.getDuration("claim-idle-timeout"),
-        c.getDuration("server-keepalive"));
+        c.getDuration("server-keepalive"),
+        c.getDuration("socket-timeout"));
   }
 
   /**
@@ -97,11 +104,34 @@ public record PollingSettings(
                 + " ms");
       }
     }
-    r.duration("statement-timeout", Duration.ofMillis(1), true);
+    boolean statementTimeout = r.duration("statement-timeout", Duration.ofMillis(1), true);
     r.duration("connection-timeout", MIN_CONNECTION_TIMEOUT, false);
     r.duration("claim-idle-timeout", Duration.ofMillis(1), true);
     r.duration("server-keepalive", Duration.ofSeconds(1), true);
+    if (r.duration("socket-timeout", Duration.ofSeconds(1), false) && statementTimeout) {
+      checkSocketTimeout(r, context.settings());
+    }
     r.lanes();
     return r.problems();
+  }
+
+  /**
+   * The driver must not give a connection up while the server may still cancel the statement and
+   * answer with an error (which leaves the connection usable).
+   */
+  private static void checkSocketTimeout(SettingsReader r, Config c) {
+    Duration statement = c.getDuration("statement-timeout");
+    Duration socket = c.getDuration("socket-timeout");
+    if (!statement.isZero() && socket.compareTo(statement.plus(SOCKET_TIMEOUT_MARGIN)) < 0) {
+      r.problem(
+          "socket-timeout",
+          "must exceed statement-timeout (set to "
+              + r.raw("statement-timeout")
+              + ") by at least "
+              + SOCKET_TIMEOUT_MARGIN.toSeconds()
+              + "s, so that the server cancels a slow statement before the driver gives the"
+              + " connection up; got "
+              + r.raw("socket-timeout"));
+    }
   }
 }

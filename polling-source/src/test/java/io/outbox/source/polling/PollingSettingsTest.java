@@ -35,7 +35,8 @@ class PollingSettingsTest {
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(10),
                 Duration.ofMinutes(5),
-                Duration.ofSeconds(10)));
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(15)));
   }
 
   @Test
@@ -102,6 +103,45 @@ class PollingSettingsTest {
                 new java.util.ArrayList<>()));
 
     assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void socketTimeoutMustLeaveTheStatementTimeoutTimeToFire() {
+    List<SettingsProblem> problems =
+        PollingSettings.validate(
+            PollingFixture.context(
+                PollingFixture.settings(
+                    Map.of("statement-timeout", "30s", "socket-timeout", "30s")),
+                1,
+                new java.util.ArrayList<>()));
+
+    assertThat(problems)
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.path()).isEqualTo(PollingFixture.PATH + ".socket-timeout");
+              assertThat(p.message())
+                  .contains("must exceed statement-timeout (set to \"30s\") by at least 1s")
+                  .contains("got \"30s\"");
+            });
+  }
+
+  @Test
+  void socketTimeoutIsRequiredEvenWithoutAStatementTimeout() {
+    List<SettingsProblem> problems =
+        PollingSettings.validate(
+            PollingFixture.context(
+                PollingFixture.settings(Map.of("statement-timeout", "0", "socket-timeout", "0")),
+                1,
+                new java.util.ArrayList<>()));
+
+    assertThat(problems)
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.path()).isEqualTo(PollingFixture.PATH + ".socket-timeout");
+              assertThat(p.message()).contains("at least 1000ms");
+            });
   }
 
   @Test

@@ -307,6 +307,9 @@ public final class Pipeline {
     if (demoted && !stopping) {
       log.warn("pipeline {}: no longer the active instance, standing by", name());
     }
+    // The lanes are gone; a lost lead must not read as "stop" to the supervisor's retries
+    // (sleepUnlessStopping), which would end it for good at its first failed activation.
+    demoted = false;
   }
 
   /**

@@ -7,17 +7,23 @@ import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.PipelineSettings.Backoff;
 import io.outbox.relay.config.PipelineSettings.RetrySettings;
+import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.Verdict;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -84,6 +90,39 @@ class PipelineTest {
     assertKeyOrder(sink.published);
     // Batches were claimed ahead and published while the previous one was being settled.
     assertThat(source.claimedAhead.get()).isPositive();
+  }
+
+  @Test
+  void keepsTryingToBecomeActiveAfterLosingTheLeadEvenWhenTheFirstTryFails() {
+    AtomicInteger activations = new AtomicInteger();
+    AtomicBoolean lost = new AtomicBoolean();
+    Source source =
+        new Source() {
+          @Override
+          public void activate() {
+            if (activations.incrementAndGet() == 2) {
+              throw new SourceException("the database did not answer");
+            }
+          }
+
+          @Override
+          public Claim claim(int lane, int maxEvents, Duration maxWait)
+              throws InterruptedException {
+            if (lost.compareAndSet(false, true)) {
+              throw new LeadershipLostException("the leader lock is gone");
+            }
+            Thread.sleep(Math.min(20, maxWait.toMillis()));
+            return Claim.empty();
+          }
+
+          @Override
+          public void close(Duration timeout) {}
+        };
+    pipeline = new Pipeline(settings(3, null), source, new FakeSink());
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> activations.get() >= 3);
+    assertThat(lost).isTrue();
   }
 
   @Test

@@ -52,6 +52,11 @@ final class RelayFixture implements AutoCloseable {
   }
 
   String config(String extra, String bootstrap) {
+    return config(extra, bootstrap, db.url());
+  }
+
+  /** HOCON for pipeline {@code it} that reaches this test's database at {@code databaseUrl}. */
+  String config(String extra, String bootstrap, String databaseUrl) {
     return """
         outbox-relay {
           http.port = 0
@@ -67,7 +72,7 @@ final class RelayFixture implements AutoCloseable {
           }
         }
         """
-        .formatted(db.url(), db.user(), db.password(), bootstrap, topicPrefix, extra);
+        .formatted(databaseUrl, db.user(), db.password(), bootstrap, topicPrefix, extra);
   }
 
   /**

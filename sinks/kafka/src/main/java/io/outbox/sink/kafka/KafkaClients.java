@@ -138,7 +138,30 @@ final class KafkaClients implements TopicCheck.Broker {
       return false;
     } catch (Exception e) {
       log.debug("Kafka probe of pipeline {} failed: {}", pipeline, FailureClassifier.describe(e));
+      discardAdmin();
       return false;
+    }
+  }
+
+  /**
+   * Drops the admin client after a failed probe, so that the next probe starts from fresh
+   * connections. The admin client never times out a connection whose first request went unanswered
+   * (a broker cut off without a reset, then reachable again) as long as each probe's own timeout
+   * ends first: it would probe that dead connection for good.
+   */
+  private void discardAdmin() {
+    Admin stale;
+    synchronized (lock) {
+      stale = admin;
+      admin = null;
+    }
+    if (stale != null) {
+      try {
+        stale.close(Duration.ZERO);
+      } catch (RuntimeException e) {
+        log.debug(
+            "Closing the Kafka admin client of pipeline {} failed: {}", pipeline, e.toString());
+      }
     }
   }
 
