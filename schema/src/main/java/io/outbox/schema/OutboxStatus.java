@@ -56,7 +56,13 @@ public final class OutboxStatus {
    * @param connected sessions named {@code outbox-relay <pipeline> leader} (the active one and the
    *     standbys)
    */
-  public record Instances(boolean active, int connected) {
+  public record Instances(boolean active, int connected, Lease lease) {
+
+    /** Instances without a lease row (none was ever taken). */
+    public Instances(boolean active, int connected) {
+      this(active, connected, null);
+    }
+
     /** Instances connected but not holding the lock. */
     public int standbys() {
       return Math.max(0, connected - (active ? 1 : 0));
@@ -69,6 +75,16 @@ public final class OutboxStatus {
       return active ? "active" : connected > 0 ? "standby" : "not running";
     }
   }
+
+  /**
+   * The pipeline's leader lease ({@code <table>_relay_leader}), see {@link LeaderLease}.
+   *
+   * @param epoch the epoch of the instance that took it last
+   * @param holder that instance, {@code host/pid}
+   * @param expiresIn how long until it expires on the database clock; negative once expired (the
+   *     holder stopped renewing: it stopped, froze or is cut off)
+   */
+  public record Lease(long epoch, String holder, Duration expiresIn) {}
 
   private final OutboxTables tables;
   private final String backlogSql;
@@ -159,7 +175,35 @@ public final class OutboxStatus {
       ps.setString(3, leaderSessionName(pipeline));
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return new Instances(rs.getBoolean(1), rs.getInt(2));
+        return new Instances(rs.getBoolean(1), rs.getInt(2), lease(connection, pipeline));
+      }
+    }
+  }
+
+  /** The pipeline's lease row; {@code null} when there is none (or no table: before V4). */
+  private Lease lease(Connection connection, String pipeline) throws SQLException {
+    String table = tables.qualifiedLeaderTable();
+    try (PreparedStatement ps = connection.prepareStatement("SELECT to_regclass(?)")) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (rs.getString(1) == null) {
+          return null;
+        }
+      }
+    }
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT epoch, holder, EXTRACT(EPOCH FROM expires_at - now()) FROM "
+                + table
+                + " WHERE pipeline = ?")) {
+      ps.setString(1, pipeline);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        return new Lease(
+            rs.getLong(1), rs.getString(2), Duration.ofMillis(Math.round(rs.getDouble(3) * 1000)));
       }
     }
   }

@@ -38,11 +38,25 @@ record PipelineStatus(
     return new PipelineStatus(pipeline, table, null, null, error);
   }
 
-  /** {@code active}, {@code active (+1 standby)}, {@code standby (2)} or {@code not running}. */
+  /**
+   * {@code active}, {@code active (+1 standby)}, {@code standby (2)} or {@code not running}; while
+   * an instance is active, its lease's epoch, and how long ago the lease expired if it did (the
+   * active instance is frozen or cut off: a standby takes over).
+   */
   String roleText() {
     if (instances.active()) {
       int standbys = instances.standbys();
-      return standbys == 0 ? "active" : "active (+" + standbys + " standby)";
+      String role = standbys == 0 ? "active" : "active (+" + standbys + " standby)";
+      OutboxStatus.Lease lease = instances.lease();
+      if (lease == null) {
+        return role;
+      }
+      return role
+          + " epoch "
+          + lease.epoch()
+          + (lease.expiresIn().isNegative()
+              ? ", lease expired " + age(lease.expiresIn().negated()) + " ago"
+              : "");
     }
     return instances.connected() > 0 ? "standby (" + instances.connected() + ")" : "not running";
   }
@@ -98,9 +112,10 @@ record PipelineStatus(
   }
 
   /**
-   * {@code {"pipelines": [...]}}: per pipeline {@code pipeline, table, role, standbys, pending,
-   * oldest_pending_age_seconds, retrying, dead_letters, dead_letter_move_failed, last_error}, or
-   * {@code pipeline, table, error}.
+   * {@code {"pipelines": [...]}}: per pipeline {@code pipeline, table, role, standbys, lease
+   * (epoch, holder, expires_in_seconds; when one was taken), pending, oldest_pending_age_seconds,
+   * retrying, dead_letters, dead_letter_move_failed, last_error}, or {@code pipeline, table,
+   * error}.
    */
   static String json(List<PipelineStatus> all) {
     StringWriter text = new StringWriter();
@@ -118,6 +133,14 @@ record PipelineStatus(
           OutboxStatus.Backlog b = s.backlog;
           g.writeStringField("role", s.instances.role());
           g.writeNumberField("standbys", s.instances.standbys());
+          OutboxStatus.Lease lease = s.instances.lease();
+          if (lease != null) {
+            g.writeObjectFieldStart("lease");
+            g.writeNumberField("epoch", lease.epoch());
+            g.writeStringField("holder", lease.holder());
+            g.writeNumberField("expires_in_seconds", lease.expiresIn().toMillis() / 1000.0);
+            g.writeEndObject();
+          }
           g.writeNumberField("pending", b.pending());
           g.writeNumberField(
               "oldest_pending_age_seconds", b.oldestPendingAge().toMillis() / 1000.0);

@@ -30,6 +30,20 @@ class PipelineStatusTest {
   }
 
   @Test
+  void anActiveInstanceShowsItsEpochAndALeaseThatExpired() {
+    OutboxStatus.Lease fresh = new OutboxStatus.Lease(3, "host/42", Duration.ofSeconds(8));
+    OutboxStatus.Lease expired = new OutboxStatus.Lease(3, "host/42", Duration.ofSeconds(-4));
+    assertThat(status(new OutboxStatus.Instances(true, 2, fresh)).roleText())
+        .isEqualTo("active (+1 standby) epoch 3");
+    assertThat(status(new OutboxStatus.Instances(true, 2, expired)).roleText())
+        .isEqualTo("active (+1 standby) epoch 3, lease expired 4s ago");
+    assertThat(PipelineStatus.json(List.of(status(new OutboxStatus.Instances(true, 2, fresh)))))
+        .contains("\"epoch\" : 3")
+        .contains("\"holder\" : \"host/42\"")
+        .contains("\"expires_in_seconds\" : 8.0");
+  }
+
+  @Test
   void anUnreadablePipelineShowsItsErrorInTheTableAndTheJson() {
     List<PipelineStatus> all =
         List.of(

@@ -111,8 +111,8 @@ class StatusIT {
     assertThat(running.exit()).as(running.err()).isZero();
     assertThat(running.out().lines())
         .containsExactly(
-            "PIPELINE  ROLE    PENDING  OLDEST  RETRYING  DEAD LETTERS  LAST ERROR",
-            "it        active  2        -       1         1             broker said no");
+            "PIPELINE  ROLE            PENDING  OLDEST  RETRYING  DEAD LETTERS  LAST ERROR",
+            "it        active epoch 1  2        -       1         1             broker said no");
 
     JsonNode json = JSON.readTree(status(config, "--json").out());
     JsonNode it = json.get("pipelines").get(0);
@@ -120,6 +120,8 @@ class StatusIT {
     assertThat(it.get("table").asText()).isEqualTo("public.outbox");
     assertThat(it.get("role").asText()).isEqualTo("active");
     assertThat(it.get("standbys").asInt()).isZero();
+    assertThat(it.get("lease").get("epoch").asLong()).isEqualTo(1);
+    assertThat(it.get("lease").get("expires_in_seconds").asDouble()).isPositive();
     assertThat(it.get("pending").asLong()).isEqualTo(2);
     assertThat(it.get("oldest_pending_age_seconds").asDouble()).isZero();
     assertThat(it.get("retrying").asLong()).isEqualTo(1);
