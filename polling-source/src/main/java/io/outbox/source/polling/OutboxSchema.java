@@ -103,6 +103,20 @@ final class OutboxSchema {
     return format;
   }
 
+  /** Whether both the outbox and the dead-letter table exist (are visible to the user). */
+  static boolean tablesExist(Connection connection, TableNames tables) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT to_regclass(?) IS NOT NULL AND to_regclass(?) IS NOT NULL")) {
+      ps.setString(1, tables.qualifiedTable());
+      ps.setString(2, tables.qualifiedDeadLetterTable());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
   static PayloadFormat formatOf(String type) {
     return switch (type) {
       case "jsonb", "json" -> PayloadFormat.JSON;

@@ -233,6 +233,33 @@ final class PollingSource implements Source {
   /**
    * {@inheritDoc}
    *
+   * <p>The same checks as activation ({@link OutboxSchema}), on a session of its own, for tables
+   * that exist: a table not created yet (the relay started before {@code migrate}) is left to
+   * activation, which says so and retries.
+   */
+  @Override
+  public java.util.List<String> schemaProblems() {
+    try (Connection c = connections.dedicated("start-up check")) {
+      c.setNetworkTimeout(Runnable::run, (int) settings.connectionTimeout().toMillis());
+      if (!OutboxSchema.tablesExist(c, tables)) {
+        return java.util.List.of();
+      }
+      OutboxSchema.inspect(c, tables, !database.retention().deadLetters().isZero());
+      return java.util.List.of();
+    } catch (SourceException e) {
+      return java.util.List.of(e.getMessage());
+    } catch (SQLException e) {
+      log.debug(
+          "pipeline {}: cannot check the tables at start-up, activation will: {}",
+          pipeline,
+          e.getMessage());
+      return java.util.List.of();
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
    * <p>Declines when no other instance's leader session is connected (nobody to hand over to); when
    * that cannot be read, yields anyway.
    */

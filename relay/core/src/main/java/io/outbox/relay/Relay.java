@@ -182,6 +182,7 @@ public final class Relay implements AutoCloseable {
     created.set(pipeline);
     try {
       checkStaticDestinations(pipeline, sink);
+      checkSchema(pipeline, source);
     } catch (RuntimeException e) {
       pipeline.stop(Duration.ofSeconds(5)); // never started: closes the sink and the source
       throw e;
@@ -214,6 +215,15 @@ public final class Relay implements AutoCloseable {
     List<String> missing = sink.missingDestinations(destinations);
     if (!missing.isEmpty()) {
       throw new StartupException("pipeline " + pipeline.name() + ": " + String.join("; ", missing));
+    }
+  }
+
+  /** Fails fast when the database says the pipeline's tables cannot be worked with. */
+  private static void checkSchema(Pipeline pipeline, Source source) {
+    List<String> problems = source.schemaProblems();
+    if (!problems.isEmpty()) {
+      throw new StartupException(
+          "pipeline " + pipeline.name() + ": " + String.join("; ", problems));
     }
   }
 

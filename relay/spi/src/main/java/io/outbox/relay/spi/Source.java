@@ -79,6 +79,20 @@ public interface Source extends AutoCloseable {
   }
 
   /**
+   * Checks at start-up, where the database can tell, that the outbox and dead-letter tables are
+   * usable (columns, types, the relay's privileges), so that a table the relay could never work
+   * with stops the daemon at once with one line instead of a pipeline that retries for ever. An
+   * unreachable database is not a configuration error: then nothing is reported (activation
+   * retries).
+   *
+   * @return one line per problem, naming the table and column; empty when all is well or the
+   *     database cannot be asked now
+   */
+  default java.util.List<String> schemaProblems() {
+    return java.util.List.of();
+  }
+
+  /**
    * Gives up the active role because this instance's lanes made no progress for the pipeline's
    * {@code stall-timeout} (a lane stuck in a database call, a broker this instance cannot reach),
    * so that a standby takes over; this instance is a candidate again only after {@code pause}.
