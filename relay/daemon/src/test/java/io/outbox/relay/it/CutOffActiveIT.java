@@ -7,10 +7,6 @@ import io.outbox.testkit.FaultProxy;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivateKafka;
 import io.outbox.testkit.Services;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
@@ -143,15 +139,15 @@ class CutOffActiveIT {
   private Result cutOffAndHeal(RelayProcess a, RelayProcess b, Runnable cut, Runnable heal)
       throws Exception {
     stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 500);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 500);
 
     Instant cutAt = Instant.now();
     cut.run();
     await().atMost(Duration.ofSeconds(40)).until(() -> b.loggedAt(ACTIVE, cutAt).isPresent());
     Instant bActive = b.loggedAt(ACTIVE, cutAt).orElseThrow();
-    await().atMost(Duration.ofSeconds(30)).until(() -> firstPublishedAfter(bActive) != null);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.firstPublishedAfter(bActive) != null);
     Duration takeOver = Duration.between(cutAt, bActive);
-    Duration firstPublish = Duration.between(cutAt, firstPublishedAfter(bActive));
+    Duration firstPublish = Duration.between(cutAt, fx.firstPublishedAfter(bActive));
     await()
         .pollDelay(CUT_OFF.minus(Duration.between(cutAt, Instant.now())))
         .atMost(CUT_OFF.plusSeconds(10))
@@ -160,7 +156,7 @@ class CutOffActiveIT {
     Instant healedAt = Instant.now();
     heal.run();
     long committedNow = stream.committedCount();
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedNow);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedNow);
     Set<UUID> committed = stream.stop();
     await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
     // Healed, the old active finds it lost the role and stands by; B stays active.
@@ -175,22 +171,5 @@ class CutOffActiveIT {
     assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
     assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts <> 0")).isZero();
     assertThat(r.old().isAlive()).isTrue();
-  }
-
-  private long published() throws Exception {
-    return fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
-  }
-
-  private Instant firstPublishedAfter(Instant t) throws Exception {
-    try (Connection c = fx.db.connect();
-        PreparedStatement ps =
-            c.prepareStatement("SELECT min(published_at) FROM outbox WHERE published_at > ?")) {
-      ps.setTimestamp(1, Timestamp.from(t));
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        Timestamp ts = rs.getTimestamp(1);
-        return ts == null ? null : ts.toInstant();
-      }
-    }
   }
 }

@@ -4,10 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.testkit.KafkaTestSupport;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Set;
@@ -55,7 +51,7 @@ class FrozenActiveIT {
     RelayProcess b = relays.start("b", fx.config("lanes = 2, batch-size = 100"));
     await().atMost(Duration.ofSeconds(30)).until(() -> b.logContains(STANDING_BY));
     stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 1_000);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 1_000);
 
     Instant frozenAt = Instant.now();
     a.freeze();
@@ -63,10 +59,10 @@ class FrozenActiveIT {
     Duration takeOver = Duration.between(frozenAt, b.loggedAt(ACTIVE, frozenAt).orElseThrow());
     // A may commit a batch as the freeze lands: B's first is the first after B became active.
     Instant bActive = b.loggedAt(ACTIVE, frozenAt).orElseThrow();
-    await().atMost(Duration.ofSeconds(30)).until(() -> firstPublishedAfter(bActive) != null);
-    Duration firstPublish = Duration.between(frozenAt, firstPublishedAfter(bActive));
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.firstPublishedAfter(bActive) != null);
+    Duration firstPublish = Duration.between(frozenAt, fx.firstPublishedAfter(bActive));
     long committedThen = stream.committedCount();
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedThen + 500);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedThen + 500);
 
     // The frozen instance wakes up in the middle of its work: it must stand down, fenced.
     Instant thawedAt = Instant.now();
@@ -75,7 +71,7 @@ class FrozenActiveIT {
         .atMost(Duration.ofSeconds(20))
         .until(() -> a.loggedAt("pipeline it: lost the active role", thawedAt).isPresent());
     long committedNow = stream.committedCount();
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedNow + 500);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedNow + 500);
     Set<UUID> committed = stream.stop();
     await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
 
@@ -105,14 +101,14 @@ class FrozenActiveIT {
       RelayProcess b = relays.start("b", rx.config("lanes = 2, batch-size = 100"));
       await().atMost(Duration.ofSeconds(30)).until(() -> b.logContains(STANDING_BY));
       stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
-      await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 1_000);
+      await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 1_000);
 
       Instant frozenAt = Instant.now();
       a.freeze();
       await().atMost(Duration.ofSeconds(40)).until(() -> b.loggedAt(ACTIVE, frozenAt).isPresent());
       Duration takeOver = Duration.between(frozenAt, b.loggedAt(ACTIVE, frozenAt).orElseThrow());
       long committedThen = stream.committedCount();
-      await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedThen + 500);
+      await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedThen + 500);
       Instant thawedAt = Instant.now();
       a.thaw();
       await()
@@ -144,23 +140,6 @@ class FrozenActiveIT {
       relays.killAll();
       rx.close();
       fx = null;
-    }
-  }
-
-  private long published() throws Exception {
-    return fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
-  }
-
-  private Instant firstPublishedAfter(Instant t) throws Exception {
-    try (Connection c = fx.db.connect();
-        PreparedStatement ps =
-            c.prepareStatement("SELECT min(published_at) FROM outbox WHERE published_at > ?")) {
-      ps.setTimestamp(1, Timestamp.from(t));
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        Timestamp ts = rs.getTimestamp(1);
-        return ts == null ? null : ts.toInstant();
-      }
     }
   }
 }

@@ -54,14 +54,14 @@ class LeadershipFlapIT {
         .atMost(Duration.ofSeconds(30))
         .until(() -> b.logContains("pipeline it: another instance is active for"));
     stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 500);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 500);
 
     int terminated = 0;
     for (int i = 0; i < FLAPS; i++) {
       terminated += terminateLeaderSession();
-      long before = published();
+      long before = fx.published();
       // Each time someone takes over and publishes again before the next flap.
-      await().atMost(Duration.ofSeconds(30)).until(() -> published() > before + 50);
+      await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() > before + 50);
       await().pollDelay(EVERY).until(() -> true);
     }
     Set<UUID> committed = stream.stop();
@@ -94,9 +94,5 @@ class LeadershipFlapIT {
       rs.next();
       return rs.getInt(1);
     }
-  }
-
-  private long published() throws Exception {
-    return fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
   }
 }

@@ -140,6 +140,24 @@ final class RelayFixture implements AutoCloseable {
     return count("SELECT count(*) FROM outbox WHERE published_at IS NULL");
   }
 
+  long published() throws SQLException {
+    return count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
+  }
+
+  /** The first {@code published_at} after {@code t}, or {@code null} when none is yet. */
+  java.time.Instant firstPublishedAfter(java.time.Instant t) throws SQLException {
+    try (Connection c = db.connect();
+        java.sql.PreparedStatement ps =
+            c.prepareStatement("SELECT min(published_at) FROM outbox WHERE published_at > ?")) {
+      ps.setTimestamp(1, java.sql.Timestamp.from(t));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        java.sql.Timestamp ts = rs.getTimestamp(1);
+        return ts == null ? null : ts.toInstant();
+      }
+    }
+  }
+
   List<ConsumerRecord<String, byte[]>> read(String topic, int expected, Duration timeout) {
     return KafkaTestSupport.readRecords(topic, expected, timeout);
   }

@@ -8,7 +8,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -66,7 +65,7 @@ class StandbyTakeoverIT {
     Set<UUID> committed = keepStreamingThenDrain();
     // Rows marked after B became active are B's (A may still commit a batch as the kill lands).
     Instant bActive = b.loggedAt(ACTIVE, killedAt).orElseThrow();
-    Duration firstPublish = Duration.between(killedAt, firstPublishedAfter(bActive));
+    Duration firstPublish = Duration.between(killedAt, fx.firstPublishedAfter(bActive));
     List<LockSampler.Sample> samples = locks.stop();
 
     assertThat(firstPublish).as("first publication after the kill").isLessThan(WITHIN_SECONDS);
@@ -137,7 +136,7 @@ class StandbyTakeoverIT {
     RelayProcess winner = a.loggedAt(ACTIVE, releasedAt).isPresent() ? a : b;
     RelayProcess other = winner == a ? b : a;
     long committedThen = stream.committedCount();
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedThen + 500);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedThen + 500);
     Instant killedAt = Instant.now();
     winner.kill9();
     Duration takeOver = awaitActive(other, killedAt);
@@ -172,7 +171,7 @@ class StandbyTakeoverIT {
     await().atMost(Duration.ofSeconds(30)).until(() -> b.logContains(STANDING_BY));
     locks = LockSampler.start(fx, Duration.ofMillis(20));
     stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 1_000);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 1_000);
   }
 
   /** Waits until {@code relay} became active after {@code t}; returns how long that took. */
@@ -186,7 +185,7 @@ class StandbyTakeoverIT {
   /** Lets the stream run until 1,000 more events are published, stops it, waits for the rest. */
   private Set<UUID> keepStreamingThenDrain() throws Exception {
     long committedNow = stream.committedCount();
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committedNow + 1_000);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedNow + 1_000);
     Set<UUID> committed = stream.stop();
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
     return committed;
@@ -257,21 +256,5 @@ class StandbyTakeoverIT {
         "lanes = 4, batch-size = 100, database.properties { ApplicationName = \""
             + applicationName
             + "\" }");
-  }
-
-  private long published() throws Exception {
-    return fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
-  }
-
-  private Instant firstPublishedAfter(Instant t) throws Exception {
-    try (Connection c = fx.db.connect();
-        PreparedStatement ps =
-            c.prepareStatement("SELECT min(published_at) FROM outbox WHERE published_at > ?")) {
-      ps.setTimestamp(1, Timestamp.from(t));
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getTimestamp(1).toInstant();
-      }
-    }
   }
 }
