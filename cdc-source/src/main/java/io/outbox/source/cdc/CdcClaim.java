@@ -29,6 +29,9 @@ final class CdcClaim implements Claim {
     OutboxVerdicts verdicts();
 
     String pipeline();
+
+    /** Whether this instance still holds the pipeline's lease (no I/O). */
+    boolean owned();
   }
 
   private final Writer writer;
@@ -99,6 +102,11 @@ final class CdcClaim implements Claim {
     } finally {
       ended.accept(lane);
     }
+  }
+
+  @Override
+  public boolean owned() {
+    return writer.owned();
   }
 
   @Override

@@ -11,6 +11,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
 import io.outbox.schema.RetentionJob;
@@ -26,10 +27,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Streams the outbox table's INSERTs from the write-ahead log (Debezium's embedded engine,
- * pgoutput). One instance per pipeline is active ({@link CdcLeaderLock}); it checks the slot
- * against the stored offsets ({@link SlotGuard}), then runs a {@link StreamSession} whose lanes the
- * pipeline claims from. Verdicts are written to the outbox with the polling source's statements
- * ({@link OutboxVerdicts}), so operators see one model whatever the source.
+ * pgoutput). One instance per pipeline is active ({@link CdcLeaderLock}, a lease with an epoch that
+ * fences every settlement and offset commit); it checks the slot against the stored offsets ({@link
+ * SlotGuard}), then runs a {@link StreamSession} whose lanes the pipeline claims from. Verdicts are
+ * written to the outbox with the polling source's statements ({@link OutboxVerdicts}), so operators
+ * see one model whatever the source.
  */
 final class CdcSource implements Source, CdcClaim.Writer {
 
@@ -61,9 +63,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
     this.verdicts = new OutboxVerdicts(tables);
     this.connections = new CdcConnections(database, settings, pipeline);
-    this.leader =
-        new CdcLeaderLock(
-            connections, tables.leaderLockKey(pipeline), settings.standbyCheckInterval(), pipeline);
+    this.leader = new CdcLeaderLock(connections, tables, settings, pipeline);
     this.roleListener = context.roles();
     this.clock = context.clock() != null ? context.clock() : Clock.systemUTC();
     this.outstanding = new OutstandingClaims(lanes, pipeline);
@@ -82,6 +82,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
         },
         () -> closed);
     try {
+      leader.freeSlot(settings.slotName());
       SlotGuard.SlotState state;
       try (Connection c = connections.dedicated("check")) {
         state = new SlotGuard(settings, tables, pipeline, connections.where()).check(c);
@@ -95,7 +96,9 @@ final class CdcSource implements Source, CdcClaim.Writer {
                 + e.getMessage(),
             e);
       }
-      StreamSession s = new StreamSession(settings, connections, tables, pipeline, lanes, clock);
+      StreamSession s =
+          new StreamSession(
+              settings, connections, tables, pipeline, lanes, clock, leader::checkFence);
       synchronized (lifecycle) {
         if (closed) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
@@ -145,7 +148,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
               pipeline,
               new RetentionPolicy(r.published(), r.deadLetters(), r.batchSize(), r.interval()),
               () -> connections.dedicated("retention"),
-              leader::stillHeld);
+              leader::held);
     }
   }
 
@@ -180,7 +183,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       return;
     }
     String failure = s.failure();
-    boolean held = leader.stillHeld();
+    boolean held = leader.held();
     if (failure == null && held) {
       return;
     }
@@ -212,6 +215,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     try (Connection c = p.getConnection()) {
       OutboxVerdicts.Written written;
       try {
+        leader.checkFence(c);
         written = batch.write(c, database.onPublish() == OnPublish.DELETE, pipeline);
         c.commit();
       } catch (SQLException e) {
@@ -227,6 +231,39 @@ final class CdcSource implements Source, CdcClaim.Writer {
             written);
       }
     }
+  }
+
+  @Override
+  public boolean owned() {
+    return leader.held();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Only when another instance's leader session is connected to take over: alone, this instance
+   * stays active.
+   */
+  @Override
+  public boolean yieldLeadership(Duration pause, String why) {
+    if (!leader.held()) {
+      return false;
+    }
+    try (Connection c = connections.dedicated("yield")) {
+      c.setNetworkTimeout(Runnable::run, (int) Math.max(1000, pause.toMillis() / 2));
+      if (new OutboxStatus(tables).instances(c, pipeline).standbys() == 0) {
+        return false;
+      }
+    } catch (SQLException | RuntimeException e) {
+      log.debug("pipeline {}: cannot count the standbys, yielding: {}", pipeline, e.getMessage());
+    }
+    log.warn(
+        "pipeline {}: giving the active role up for {} ms so that a standby takes over: {}",
+        pipeline,
+        pause.toMillis(),
+        why);
+    leader.yieldFor(pause);
+    return true;
   }
 
   @Override
@@ -258,6 +295,16 @@ final class CdcSource implements Source, CdcClaim.Writer {
               + e.getMessage(),
           e);
     }
+  }
+
+  /** The check every settlement and offset commit of this instance makes (tests). */
+  PostgresOffsetStore.Fence fence() {
+    return leader::checkFence;
+  }
+
+  /** Stops renewing the lease while keeping every session open, as a frozen process (tests). */
+  void stopRenewingLease() {
+    leader.stopRenewing();
   }
 
   /** How many events the active session holds in memory (diagnostics and tests). */
@@ -311,7 +358,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       awaitClaimsEnded(deadline);
       s.stop(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
     }
-    leader.release();
+    leader.close();
     HikariDataSource p = pool;
     if (p != null) {
       p.close();

@@ -153,6 +153,30 @@ final class RelayProcess {
     }
   }
 
+  /** SIGSTOP: the process freezes with every connection open (a GC or VM pause, a hung host). */
+  void freeze() {
+    signal("STOP");
+  }
+
+  /** SIGCONT: a frozen process runs on. */
+  void thaw() {
+    signal("CONT");
+  }
+
+  private void signal(String signal) {
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + signal + " " + pid() + " failed");
+      }
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("cannot run kill -" + signal + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while signalling relay " + name, e);
+    }
+  }
+
   /**
    * SIGTERM, then waits for the exit.
    *
