@@ -133,7 +133,7 @@ class CdcFailoverIT {
     a.thaw();
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> a.logContains("lost the lease") || a.logContains("lost its leader lock"));
+        .until(() -> a.logContains("pipeline it: no longer the active instance, standing by"));
     Set<UUID> committed = stream.stop();
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
 
