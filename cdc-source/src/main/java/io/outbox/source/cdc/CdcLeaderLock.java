@@ -37,14 +37,20 @@ final class CdcLeaderLock {
   private final LeaderLease lease;
   private final String leaderTable;
   private final ScheduledExecutorService watchdog;
+  private final DatabaseClock clock;
   private Connection session; // guarded by this
   private boolean watching; // guarded by this
   private volatile boolean held;
   private volatile long standbyUntilNanos = System.nanoTime();
 
   CdcLeaderLock(
-      CdcConnections connections, OutboxTables tables, CdcSettings settings, String pipeline) {
+      CdcConnections connections,
+      OutboxTables tables,
+      CdcSettings settings,
+      String pipeline,
+      DatabaseClock clock) {
     this.connections = connections;
+    this.clock = clock;
     this.settings = settings;
     this.pipeline = pipeline;
     this.lease =
@@ -116,6 +122,9 @@ final class CdcLeaderLock {
         session.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
       }
       held = lease.tryAcquire(session);
+      if (held) {
+        clock.measure(session);
+      }
       return held;
     } catch (SQLException e) {
       lost();
@@ -251,6 +260,7 @@ final class CdcLeaderLock {
     }
     try {
       if (lease.renew(session) && lease.held()) {
+        measureClock();
         return;
       }
       log.warn(
@@ -262,6 +272,15 @@ final class CdcLeaderLock {
       log.warn("pipeline {}: renewing the lease failed: {}", pipeline, e.getMessage());
     }
     lost();
+  }
+
+  private void measureClock() {
+    try {
+      clock.measure(session);
+    } catch (SQLException e) {
+      // The next renewal tells whether the session is lost; the last offset holds meanwhile.
+      log.debug("pipeline {}: reading the database clock failed: {}", pipeline, e.getMessage());
+    }
   }
 
   /**

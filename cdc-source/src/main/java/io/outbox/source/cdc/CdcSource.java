@@ -46,7 +46,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final CdcConnections connections;
   private final CdcLeaderLock leader;
   private final PluginContext.RoleListener roleListener;
-  private final Clock clock;
+  private final DatabaseClock clock;
   private final OutstandingClaims outstanding;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
@@ -63,9 +63,9 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
     this.verdicts = new OutboxVerdicts(tables);
     this.connections = new CdcConnections(database, settings, pipeline);
-    this.leader = new CdcLeaderLock(connections, tables, settings, pipeline);
     this.roleListener = context.roles();
-    this.clock = context.clock() != null ? context.clock() : Clock.systemUTC();
+    this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
+    this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
   }
 
