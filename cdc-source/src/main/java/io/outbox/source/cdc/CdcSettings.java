@@ -37,6 +37,8 @@ import java.util.regex.Pattern;
  *     renews its lease
  * @param leaseTimeout {@code lease-timeout}: how long a renewal of the active instance's lease is
  *     valid; a standby takes over from an active instance that has not renewed it for this long
+ * @param walKeepWarning {@code wal-keep-warning}: the share of {@code max_slot_wal_keep_size} the
+ *     slot's retained WAL may reach before the source warns
  * @param startTimeout {@code start-timeout}: how long activation waits for the engine to stream
  * @param connectionTimeout {@code connection-timeout}: the longest wait for a new connection
  * @param debezium {@code debezium}: raw engine and connector properties, passed through
@@ -58,6 +60,7 @@ public record CdcSettings(
     Duration standbyCheckInterval,
     Duration leadershipCheckInterval,
     Duration leaseTimeout,
+    double walKeepWarning,
     Duration startTimeout,
     Duration connectionTimeout,
     Map<String, String> debezium) {
@@ -114,6 +117,7 @@ public record CdcSettings(
         c.getDuration("standby-check-interval"),
         c.getDuration("leadership-check-interval"),
         c.getDuration("lease-timeout"),
+        c.getDouble("wal-keep-warning"),
         c.getDuration("start-timeout"),
         c.getDuration("connection-timeout"),
         passThrough(c.getConfig("debezium")));
@@ -179,6 +183,7 @@ public record CdcSettings(
                 + " ms");
       }
     }
+    share(context, r, "wal-keep-warning");
     r.duration("start-timeout", Duration.ofSeconds(1), false);
     r.duration("connection-timeout", Duration.ofMillis(250), false);
     try {
@@ -188,6 +193,18 @@ public record CdcSettings(
     }
     r.lanes();
     return r.problems();
+  }
+
+  private static void share(PluginContext context, SettingsReader r, String key) {
+    double value;
+    try {
+      value = context.settings().getDouble(key);
+    } catch (ConfigException e) {
+      value = Double.NaN;
+    }
+    if (!(value > 0 && value <= 1)) {
+      r.problem(key, "must be a share above 0 and at most 1 (0.8 = 80 %), got " + r.raw(key));
+    }
   }
 
   private static void name(SettingsReader r, String key) {

@@ -22,6 +22,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,6 +54,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private volatile StreamSession session;
   private volatile HikariDataSource pool;
   private volatile boolean closed;
+  private volatile boolean walKeepWarned;
   private RetentionJob retention; // guarded by lifecycle
 
   CdcSource(PluginContext context, DatabaseSettings database, CdcSettings settings) {
@@ -322,7 +324,14 @@ final class CdcSource implements Source, CdcClaim.Writer {
   @Override
   public Optional<Backlog> backlog() {
     try (Connection c = connections.dedicated("status")) {
-      return Optional.of(new SlotGuard(settings, tables, pipeline, connections.where()).backlog(c));
+      SlotGuard guard = new SlotGuard(settings, tables, pipeline, connections.where());
+      Backlog backlog = guard.backlog(c);
+      OptionalDouble share = guard.walKeepShare(c);
+      if (share.isEmpty()) {
+        return Optional.of(backlog);
+      }
+      warnIfNearInvalidation(share.getAsDouble(), backlog);
+      return Optional.of(backlog.withWalKeepShare(share.getAsDouble()));
     } catch (SQLException e) {
       throw new SourceException(
           "pipeline "
@@ -333,6 +342,24 @@ final class CdcSource implements Source, CdcClaim.Writer {
               + e.getMessage(),
           e);
     }
+  }
+
+  /** A warning once per crossing of {@code wal-keep-warning}, and again after it fell back. */
+  private void warnIfNearInvalidation(double share, Backlog backlog) {
+    boolean near = share >= settings.walKeepWarning();
+    if (near && !walKeepWarned) {
+      log.warn(
+          "pipeline {}: replication slot {} retains {} bytes of WAL, {} % of"
+              + " max_slot_wal_keep_size (warning at {} %); at 100 % PostgreSQL invalidates it and"
+              + " the stream is lost (on-slot-loss = {})",
+          pipeline,
+          settings.slotName(),
+          backlog.retainedWalBytes().orElse(-1),
+          Math.round(share * 100),
+          Math.round(settings.walKeepWarning() * 100),
+          settings.onSlotLoss().name().toLowerCase(java.util.Locale.ROOT));
+    }
+    walKeepWarned = near;
   }
 
   @Override
