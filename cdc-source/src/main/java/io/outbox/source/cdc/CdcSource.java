@@ -73,6 +73,18 @@ final class CdcSource implements Source, CdcClaim.Writer {
 
   @Override
   public void activate() throws InterruptedException {
+    try (Connection c = connections.dedicated("check")) {
+      new SlotGuard(settings, tables, pipeline, connections.where()).preflight(c);
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": cannot check the database on "
+              + connections.where()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
     leader.acquire(
         () -> {
           log.info(

@@ -51,11 +51,22 @@ final class SlotGuard {
   }
 
   /**
-   * Runs every check.
+   * The publication and the slot against the stored offsets; run by the active instance only.
    *
    * @throws SourceException naming what is missing and how to fix it
    */
   SlotState check(Connection c) throws SQLException {
+    checkPublication(c);
+    return checkSlot(c);
+  }
+
+  /**
+   * What any instance can check before it competes for leadership: {@code wal_level} and the role's
+   * REPLICATION privilege.
+   *
+   * @throws SourceException naming what is missing and how to fix it
+   */
+  void preflight(Connection c) throws SQLException {
     String walLevel = single(c, "SHOW wal_level");
     if (!"logical".equals(walLevel)) {
       throw fail(
@@ -77,8 +88,6 @@ final class SlotGuard {
               + " lacks the REPLICATION privilege the cdc source needs"
               + " (ALTER ROLE <user> WITH REPLICATION)");
     }
-    checkPublication(c);
-    return checkSlot(c);
   }
 
   private void checkPublication(Connection c) throws SQLException {
