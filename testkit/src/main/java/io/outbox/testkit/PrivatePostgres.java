@@ -57,6 +57,15 @@ public final class PrivatePostgres implements AutoCloseable {
    *     start (with its log)
    */
   public static PrivatePostgres start(TestCertificates certificates, String adminPassword) {
+    return start(certificates, adminPassword, new String[0]);
+  }
+
+  /**
+   * As {@link #start(TestCertificates, String)}, with server settings ({@code "wal_level=logical"},
+   * each passed as {@code -c}).
+   */
+  public static PrivatePostgres start(
+      TestCertificates certificates, String adminPassword, String... settings) {
     Path bin = binDirectory();
     Path dir;
     try {
@@ -111,7 +120,10 @@ public final class PrivatePostgres implements AutoCloseable {
               "-c ssl_key_file=" + dir.resolve("server.key"),
               "-c hba_file=" + dir.resolve("pg_hba.conf"),
               "-c fsync=off",
-              "-c max_connections=40"),
+              "-c max_connections=40",
+              java.util.Arrays.stream(settings)
+                  .map(setting -> "-c " + setting)
+                  .collect(java.util.stream.Collectors.joining(" "))),
           "start");
     } catch (IOException | RuntimeException e) {
       pg.close();

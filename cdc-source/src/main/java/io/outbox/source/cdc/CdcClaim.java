@@ -31,6 +31,9 @@ final class CdcClaim implements Claim {
     OutboxVerdicts verdicts();
 
     String pipeline();
+
+    /** Whether this instance still holds the pipeline's lease (no I/O). */
+    boolean owned();
   }
 
   private final Writer writer;
@@ -107,6 +110,11 @@ final class CdcClaim implements Claim {
     } finally {
       ended.accept(lane);
     }
+  }
+
+  @Override
+  public boolean owned() {
+    return writer.owned();
   }
 
   @Override

@@ -1,7 +1,9 @@
 package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.LeaderLease;
 import io.outbox.schema.OutboxStatus;
+import io.outbox.schema.OutboxTables;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -10,35 +12,63 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * "One active instance per pipeline" for the CDC source: a PostgreSQL session advisory lock, held
- * on a dedicated session while this instance streams. The slot admits one consumer anyway; the lock
- * makes a second relay stand by quietly instead of failing on a busy slot, and take over within
- * {@code standby-check-interval} once the first one's session is gone.
+ * "One active instance per pipeline" for the CDC source: a {@link LeaderLease} (the pipeline's
+ * session advisory lock plus a lease row with an epoch), held on a dedicated session while this
+ * instance streams and renewed by a daemon thread every {@code leadership-check-interval}. A
+ * standby takes over from a holder that died or stopped renewing (frozen, cut off), and ends the
+ * old holder's replication connection so the slot is free; every settlement and offset commit
+ * checks the epoch in SQL ({@link #checkFence}), so a holder that wakes up cannot write.
  */
 final class CdcLeaderLock {
 
-  private final CdcConnections connections;
-  private final long key;
-  private final Duration checkInterval;
-  private final String pipeline;
-  private Connection session; // guarded by this
-  private long lastCheck; // guarded by this
-  private volatile boolean held;
+  private static final Logger log = LoggerFactory.getLogger(CdcLeaderLock.class);
 
-  /**
-   * @param key the pipeline's leader lock ({@code OutboxTables.leaderLockKey}), the same one the
-   *     polling source takes: whatever the source, one instance per pipeline publishes, and {@code
-   *     status} finds it
-   */
-  CdcLeaderLock(CdcConnections connections, long key, Duration checkInterval, String pipeline) {
+  private final CdcConnections connections;
+  private final CdcSettings settings;
+  private final String pipeline;
+  private final LeaderLease lease;
+  private final String leaderTable;
+  private final ScheduledExecutorService watchdog;
+  private final DatabaseClock clock;
+  private Connection session; // guarded by this
+  private boolean watching; // guarded by this
+  private volatile boolean held;
+  private volatile long standbyUntilNanos = System.nanoTime();
+
+  CdcLeaderLock(
+      CdcConnections connections,
+      OutboxTables tables,
+      CdcSettings settings,
+      String pipeline,
+      DatabaseClock clock) {
     this.connections = connections;
-    this.key = key;
-    this.checkInterval = checkInterval;
+    this.clock = clock;
+    this.settings = settings;
     this.pipeline = pipeline;
+    this.lease =
+        new LeaderLease(
+            tables,
+            pipeline,
+            LeaderLease.thisInstance(),
+            settings.leaseTimeout(),
+            settings.fenceWait(),
+            System::nanoTime);
+    this.leaderTable = tables.qualifiedLeaderTable();
+    this.watchdog =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "outbox-relay-" + pipeline + "-cdc-leader-watchdog");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /** A stable 64-bit hash of {@code value}: the same on every instance and JVM. */
@@ -57,45 +87,47 @@ final class CdcLeaderLock {
   }
 
   /**
-   * Blocks until the lock is taken.
+   * Blocks until the lease is taken.
    *
-   * @param standby called once when another instance holds the lock
+   * @param standby called once when another instance holds the lease
    * @param closed when it turns true, gives up with an {@link InterruptedException}
    */
   void acquire(Runnable standby, BooleanSupplier closed) throws InterruptedException {
     boolean waiting = false;
-    while (!tryOnce()) {
+    while (true) {
+      if (closed.getAsBoolean() || Thread.currentThread().isInterrupted()) {
+        throw new InterruptedException("pipeline " + pipeline + ": source closed");
+      }
+      if (System.nanoTime() - standbyUntilNanos >= 0 && tryOnce()) {
+        watch();
+        return;
+      }
       if (!waiting) {
         waiting = true;
         standby.run();
       }
-      long until = System.nanoTime() + checkInterval.toNanos();
-      while (System.nanoTime() < until) {
-        if (closed.getAsBoolean() || Thread.currentThread().isInterrupted()) {
-          throw new InterruptedException("pipeline " + pipeline + ": source closed");
-        }
-        TimeUnit.MILLISECONDS.sleep(Math.min(50, Math.max(1, checkInterval.toMillis())));
-      }
+      TimeUnit.MILLISECONDS.sleep(Math.max(1, settings.standbyCheckInterval().toMillis()));
     }
   }
 
   private synchronized boolean tryOnce() {
+    if (held) {
+      return true;
+    }
     try {
       if (session == null) {
         // Named as status expects the leader sessions to be named (standbys are counted by it).
         session = connections.dedicatedNamed(OutboxStatus.leaderSessionName(pipeline));
+        // A renewal or take-over that hangs on a dead network ends within a bound.
+        session.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
       }
-      try (PreparedStatement ps = session.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
-        ps.setLong(1, key);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          held = rs.getBoolean(1);
-          lastCheck = System.nanoTime();
-          return held;
-        }
+      held = lease.tryAcquire(session);
+      if (held) {
+        clock.measure(session);
       }
+      return held;
     } catch (SQLException e) {
-      release();
+      lost();
       throw new SourceException(
           "pipeline "
               + pipeline
@@ -108,39 +140,194 @@ final class CdcLeaderLock {
   }
 
   /**
-   * Whether the lock is still held; checks the session at most once per check interval (a lost
-   * session means a lost lock).
+   * Holding the lease: ends the replication connection that still streams {@code slot} (the
+   * instance before, frozen or cut off, whose session outlived its lease) and waits until the slot
+   * is free, at most {@code lease-timeout}.
+   *
+   * @throws SourceException when the slot is still busy after that
    */
-  synchronized boolean stillHeld() {
-    if (!held) {
-      return false;
-    }
-    long now = System.nanoTime();
-    if (now - lastCheck < checkInterval.toNanos()) {
-      return true;
-    }
-    lastCheck = now;
-    try {
-      if (session.isValid(5)) {
-        return true;
+  void freeSlot(String slot) throws InterruptedException {
+    long deadline = System.nanoTime() + settings.leaseTimeout().toNanos();
+    try (Connection c = connections.dedicated("take-over")) {
+      c.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
+      boolean ended = false;
+      while (true) {
+        Integer pid = activePid(c, slot);
+        if (pid == null) {
+          return;
+        }
+        if (System.nanoTime() - deadline >= 0) {
+          throw new SourceException(
+              "pipeline "
+                  + pipeline
+                  + ": slot "
+                  + slot
+                  + " is still streamed by session "
+                  + pid
+                  + " of the instance before, "
+                  + settings.leaseTimeout().toMillis()
+                  + " ms after ending it");
+        }
+        if (!ended) {
+          log.warn(
+              "pipeline {}: slot {} is still streamed by session {} (the instance before, frozen"
+                  + " or cut off); ending it to take over",
+              pipeline,
+              slot,
+              pid);
+          try (PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?)")) {
+            ps.setInt(1, pid);
+            ps.execute();
+          }
+          ended = true;
+        }
+        TimeUnit.MILLISECONDS.sleep(50);
       }
     } catch (SQLException e) {
-      // Lost, as below.
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": cannot free slot "
+              + slot
+              + " on "
+              + connections.where()
+              + " (the relay's role needs to be the other instance's role or a member of"
+              + " pg_signal_backend): "
+              + e.getMessage(),
+          e);
     }
-    release();
-    return false;
   }
 
-  /** Gives the lock up by ending its session. */
-  synchronized void release() {
+  private static Integer activePid(Connection c, String slot) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ? AND active")) {
+      ps.setString(1, slot);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        int pid = rs.getInt(1);
+        return rs.wasNull() ? null : pid;
+      }
+    }
+  }
+
+  /**
+   * In the caller's open transaction: takes the fence lock shared and checks that this instance's
+   * epoch is still the pipeline's, so that the transaction's writes count only while it is.
+   *
+   * @throws SQLException when the epoch moved on (another instance took over) or a take-over is
+   *     under way; the caller rolls back
+   */
+  void checkFence(Connection c) throws SQLException {
+    long epoch = lease.epoch();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT ("
+                + LeaderLease.fenceOnlySql().substring("SELECT ".length())
+                + ") AND "
+                + LeaderLease.epochPredicate(leaderTable))) {
+      int i = lease.bindFence(ps, 1);
+      ps.setString(i, pipeline);
+      ps.setLong(i + 1, epoch);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (!held() || !rs.getBoolean(1)) {
+          throw new SQLException(
+              "this instance's epoch "
+                  + epoch
+                  + " of pipeline "
+                  + pipeline
+                  + " is no longer current (another instance took over): not written");
+        }
+      }
+    }
+  }
+
+  private synchronized void watch() {
+    if (!watching) {
+      watching = true;
+      long every = settings.leadershipCheckInterval().toMillis();
+      watchdog.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** The watchdog: renews the lease; a lost session, a failed renewal or a raised epoch lose it. */
+  private synchronized void renew() {
+    if (!held) {
+      return;
+    }
+    try {
+      if (lease.renew(session) && lease.held()) {
+        measureClock();
+        return;
+      }
+      log.warn(
+          "pipeline {}: lost the lease (another instance took over, or this one was paused past"
+              + " its lease-timeout of {} ms)",
+          pipeline,
+          settings.leaseTimeout().toMillis());
+    } catch (SQLException | RuntimeException e) {
+      log.warn("pipeline {}: renewing the lease failed: {}", pipeline, e.getMessage());
+    }
+    lost();
+  }
+
+  private void measureClock() {
+    try {
+      clock.measure(session);
+    } catch (SQLException e) {
+      // The next renewal tells whether the session is lost; the last offset holds meanwhile.
+      log.debug("pipeline {}: reading the database clock failed: {}", pipeline, e.getMessage());
+    }
+  }
+
+  /**
+   * Whether this instance holds the lease, as far as the last renewal knows and unless it ran out
+   * since (a frozen process wakes up to {@code false}). No I/O.
+   */
+  boolean held() {
+    return held && lease.held();
+  }
+
+  /** Gives leadership up and tries again only after {@code pause}, so that a standby takes over. */
+  synchronized void yieldFor(Duration pause) {
+    standbyUntilNanos = System.nanoTime() + pause.toNanos();
+    lost();
+  }
+
+  /** Longest a renewal may wait for the database: half the lease, at least a second. */
+  private int networkTimeoutMillis() {
+    return (int) Math.max(1000, settings.leaseTimeout().toMillis() / 2);
+  }
+
+  private synchronized void lost() {
     held = false;
+    lease.lost();
     if (session != null) {
       try {
         session.close();
       } catch (SQLException e) {
-        // The session is gone either way, and with it the lock.
+        log.debug("pipeline {}: closing the leader session: {}", pipeline, e.getMessage());
       }
       session = null;
     }
+  }
+
+  /** Gives the lease up by ending its session. */
+  void release() {
+    lost();
+  }
+
+  /** Stops renewing without giving the lease up: what a frozen process does (tests). */
+  void stopRenewing() {
+    watchdog.shutdownNow();
+  }
+
+  /** Releases the lease and stops the watchdog. */
+  void close() {
+    watchdog.shutdownNow();
+    release();
   }
 }

@@ -33,6 +33,12 @@ import java.util.regex.Pattern;
  * @param offsetCommitInterval {@code offset-commit-interval}: how often final positions are stored
  * @param standbyCheckInterval {@code standby-check-interval}: how often a standby tries to take
  *     over
+ * @param leadershipCheckInterval {@code leadership-check-interval}: how often the active instance
+ *     renews its lease
+ * @param leaseTimeout {@code lease-timeout}: how long a renewal of the active instance's lease is
+ *     valid; a standby takes over from an active instance that has not renewed it for this long
+ * @param walKeepWarning {@code wal-keep-warning}: the share of {@code max_slot_wal_keep_size} the
+ *     slot's retained WAL may reach before the source warns
  * @param startTimeout {@code start-timeout}: how long activation waits for the engine to stream
  * @param connectionTimeout {@code connection-timeout}: the longest wait for a new connection
  * @param socketTimeout {@code socket-timeout}: the longest the driver waits for the server's answer
@@ -54,6 +60,9 @@ public record CdcSettings(
     int laneBuffer,
     Duration offsetCommitInterval,
     Duration standbyCheckInterval,
+    Duration leadershipCheckInterval,
+    Duration leaseTimeout,
+    double walKeepWarning,
     Duration startTimeout,
     Duration connectionTimeout,
     Duration socketTimeout,
@@ -67,6 +76,11 @@ public record CdcSettings(
      * Log the loss as an error, forget the offsets, stream from a new slot; the sweep catches up.
      */
     RECREATE
+  }
+
+  /** How long taking over waits for the claims of the instance before: a fifth of the lease. */
+  public Duration fenceWait() {
+    return leaseTimeout.dividedBy(5);
   }
 
   /** Slot and publication names: what PostgreSQL accepts for a slot, unquoted. */
@@ -104,6 +118,9 @@ public record CdcSettings(
         c.getInt("lane-buffer"),
         c.getDuration("offset-commit-interval"),
         c.getDuration("standby-check-interval"),
+        c.getDuration("leadership-check-interval"),
+        c.getDuration("lease-timeout"),
+        c.getDouble("wal-keep-warning"),
         c.getDuration("start-timeout"),
         c.getDuration("connection-timeout"),
         c.getDuration("socket-timeout"),
@@ -155,6 +172,22 @@ public record CdcSettings(
     r.positive("lane-buffer");
     r.duration("offset-commit-interval", Duration.ofMillis(10), false);
     r.duration("standby-check-interval", Duration.ofMillis(10), false);
+    boolean renewOk = r.duration("leadership-check-interval", Duration.ofMillis(10), false);
+    boolean leaseOk = r.duration("lease-timeout", Duration.ofSeconds(1), false);
+    if (renewOk && leaseOk) {
+      Duration renew = context.settings().getDuration("leadership-check-interval");
+      Duration lease = context.settings().getDuration("lease-timeout");
+      if (renew.multipliedBy(3).compareTo(lease) > 0) {
+        r.problem(
+            "leadership-check-interval",
+            "must be at most a third of lease-timeout ("
+                + lease.toMillis()
+                + " ms) so that the lease is renewed in time, got "
+                + renew.toMillis()
+                + " ms");
+      }
+    }
+    share(context, r, "wal-keep-warning");
     r.duration("start-timeout", Duration.ofSeconds(1), false);
     r.duration("connection-timeout", Duration.ofMillis(250), false);
     r.duration("socket-timeout", Duration.ofSeconds(1), false);
@@ -165,6 +198,18 @@ public record CdcSettings(
     }
     r.lanes();
     return r.problems();
+  }
+
+  private static void share(PluginContext context, SettingsReader r, String key) {
+    double value;
+    try {
+      value = context.settings().getDouble(key);
+    } catch (ConfigException e) {
+      value = Double.NaN;
+    }
+    if (!(value > 0 && value <= 1)) {
+      r.problem(key, "must be a share above 0 and at most 1 (0.8 = 80 %), got " + r.raw(key));
+    }
   }
 
   private static void name(SettingsReader r, String key) {

@@ -12,6 +12,7 @@ import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.DeadLetterTableCheck;
+import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
 import io.outbox.schema.RetentionJob;
@@ -22,15 +23,17 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Streams the outbox table's INSERTs from the write-ahead log (Debezium's embedded engine,
- * pgoutput). One instance per pipeline is active ({@link CdcLeaderLock}); it checks the slot
- * against the stored offsets ({@link SlotGuard}), then runs a {@link StreamSession} whose lanes the
- * pipeline claims from. Verdicts are written to the outbox with the polling source's statements
- * ({@link OutboxVerdicts}), so operators see one model whatever the source.
+ * pgoutput). One instance per pipeline is active ({@link CdcLeaderLock}, a lease with an epoch that
+ * fences every settlement and offset commit); it checks the slot against the stored offsets ({@link
+ * SlotGuard}), then runs a {@link StreamSession} whose lanes the pipeline claims from. Verdicts are
+ * written to the outbox with the polling source's statements ({@link OutboxVerdicts}), so operators
+ * see one model whatever the source.
  */
 final class CdcSource implements Source, CdcClaim.Writer {
 
@@ -45,13 +48,14 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final CdcConnections connections;
   private final CdcLeaderLock leader;
   private final PluginContext.RoleListener roleListener;
-  private final Clock clock;
+  private final DatabaseClock clock;
   private final OutstandingClaims outstanding;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
   private volatile StreamSession session;
   private volatile HikariDataSource pool;
   private volatile boolean closed;
+  private volatile boolean walKeepWarned;
   private RetentionJob retention; // guarded by lifecycle
 
   CdcSource(PluginContext context, DatabaseSettings database, CdcSettings settings) {
@@ -62,16 +66,26 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
     this.verdicts = new OutboxVerdicts(tables);
     this.connections = new CdcConnections(database, settings, pipeline);
-    this.leader =
-        new CdcLeaderLock(
-            connections, tables.leaderLockKey(pipeline), settings.standbyCheckInterval(), pipeline);
     this.roleListener = context.roles();
-    this.clock = context.clock() != null ? context.clock() : Clock.systemUTC();
+    this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
+    this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
   }
 
   @Override
   public void activate() throws InterruptedException {
+    try (Connection c = connections.dedicated("check")) {
+      new SlotGuard(settings, tables, pipeline, connections.where()).preflight(c);
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": cannot check the database on "
+              + connections.where()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
     leader.acquire(
         () -> {
           log.info(
@@ -83,6 +97,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
         },
         () -> closed);
     try {
+      leader.freeSlot(settings.slotName());
       SlotGuard.SlotState state;
       try (Connection c = connections.dedicated("check")) {
         state = new SlotGuard(settings, tables, pipeline, connections.where()).check(c);
@@ -101,7 +116,9 @@ final class CdcSource implements Source, CdcClaim.Writer {
                 + e.getMessage(),
             e);
       }
-      StreamSession s = new StreamSession(settings, connections, tables, pipeline, lanes, clock);
+      StreamSession s =
+          new StreamSession(
+              settings, connections, tables, pipeline, lanes, clock, leader::checkFence);
       synchronized (lifecycle) {
         if (closed) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
@@ -151,7 +168,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
               pipeline,
               new RetentionPolicy(r.published(), r.deadLetters(), r.batchSize(), r.interval()),
               () -> connections.dedicated("retention"),
-              leader::stillHeld);
+              leader::held);
     }
   }
 
@@ -186,7 +203,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       return;
     }
     String failure = s.failure();
-    boolean held = leader.stillHeld();
+    boolean held = leader.held();
     if (failure == null && held) {
       return;
     }
@@ -218,6 +235,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     try (Connection c = p.getConnection()) {
       OutboxVerdicts.Written written;
       try {
+        leader.checkFence(c);
         written = batch.write(c, database.onPublish() == OnPublish.DELETE, pipeline);
         c.commit();
       } catch (SQLException e) {
@@ -234,6 +252,39 @@ final class CdcSource implements Source, CdcClaim.Writer {
       }
       return written;
     }
+  }
+
+  @Override
+  public boolean owned() {
+    return leader.held();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Only when another instance's leader session is connected to take over: alone, this instance
+   * stays active.
+   */
+  @Override
+  public boolean yieldLeadership(Duration pause, String why) {
+    if (!leader.held()) {
+      return false;
+    }
+    try (Connection c = connections.dedicated("yield")) {
+      c.setNetworkTimeout(Runnable::run, (int) Math.max(1000, pause.toMillis() / 2));
+      if (new OutboxStatus(tables).instances(c, pipeline).standbys() == 0) {
+        return false;
+      }
+    } catch (SQLException | RuntimeException e) {
+      log.debug("pipeline {}: cannot count the standbys, yielding: {}", pipeline, e.getMessage());
+    }
+    log.warn(
+        "pipeline {}: giving the active role up for {} ms so that a standby takes over: {}",
+        pipeline,
+        pause.toMillis(),
+        why);
+    leader.yieldFor(pause);
+    return true;
   }
 
   @Override
@@ -267,6 +318,16 @@ final class CdcSource implements Source, CdcClaim.Writer {
     }
   }
 
+  /** The check every settlement and offset commit of this instance makes (tests). */
+  PostgresOffsetStore.Fence fence() {
+    return leader::checkFence;
+  }
+
+  /** Stops renewing the lease while keeping every session open, as a frozen process (tests). */
+  void stopRenewingLease() {
+    leader.stopRenewing();
+  }
+
   /** How many events the active session holds in memory (diagnostics and tests). */
   int inMemory() {
     StreamSession s = session;
@@ -282,7 +343,14 @@ final class CdcSource implements Source, CdcClaim.Writer {
   @Override
   public Optional<Backlog> backlog() {
     try (Connection c = connections.dedicated("status")) {
-      return Optional.of(new SlotGuard(settings, tables, pipeline, connections.where()).backlog(c));
+      SlotGuard guard = new SlotGuard(settings, tables, pipeline, connections.where());
+      Backlog backlog = guard.backlog(c);
+      OptionalDouble share = guard.walKeepShare(c);
+      if (share.isEmpty()) {
+        return Optional.of(backlog);
+      }
+      warnIfNearInvalidation(share.getAsDouble(), backlog);
+      return Optional.of(backlog.withWalKeepShare(share.getAsDouble()));
     } catch (SQLException e) {
       throw new SourceException(
           "pipeline "
@@ -293,6 +361,24 @@ final class CdcSource implements Source, CdcClaim.Writer {
               + e.getMessage(),
           e);
     }
+  }
+
+  /** A warning once per crossing of {@code wal-keep-warning}, and again after it fell back. */
+  private void warnIfNearInvalidation(double share, Backlog backlog) {
+    boolean near = share >= settings.walKeepWarning();
+    if (near && !walKeepWarned) {
+      log.warn(
+          "pipeline {}: replication slot {} retains {} bytes of WAL, {} % of"
+              + " max_slot_wal_keep_size (warning at {} %); at 100 % PostgreSQL invalidates it and"
+              + " the stream is lost (on-slot-loss = {})",
+          pipeline,
+          settings.slotName(),
+          backlog.retainedWalBytes().orElse(-1),
+          Math.round(share * 100),
+          Math.round(settings.walKeepWarning() * 100),
+          settings.onSlotLoss().name().toLowerCase(java.util.Locale.ROOT));
+    }
+    walKeepWarned = near;
   }
 
   @Override
@@ -318,7 +404,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       awaitClaimsEnded(deadline);
       s.stop(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
     }
-    leader.release();
+    leader.close();
     HikariDataSource p = pool;
     if (p != null) {
       p.close();

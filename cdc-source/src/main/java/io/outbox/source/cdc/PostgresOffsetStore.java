@@ -35,8 +35,16 @@ public final class PostgresOffsetStore implements OffsetBackingStore {
 
   private static final Map<String, Target> TARGETS = new ConcurrentHashMap<>();
 
-  /** Where one pipeline's offsets live. */
-  record Target(CdcConnections connections, String qualifiedTable, String pipeline) {}
+  /** Checks, in a write's open transaction, that this instance may still write. */
+  interface Fence {
+    /**
+     * @throws SQLException when it may not (another instance took over); the write rolls back
+     */
+    void check(Connection c) throws SQLException;
+  }
+
+  /** Where one pipeline's offsets live, and the fence every write checks. */
+  record Target(CdcConnections connections, String qualifiedTable, String pipeline, Fence fence) {}
 
   private Target target;
   private Connection connection; // guarded by this
@@ -96,6 +104,12 @@ public final class PostgresOffsetStore implements OffsetBackingStore {
     try {
       Connection c = connection();
       c.setAutoCommit(false);
+      try {
+        target.fence().check(c);
+      } catch (SQLException e) {
+        c.rollback();
+        throw e;
+      }
       try (PreparedStatement ps =
           c.prepareStatement(
               "INSERT INTO "

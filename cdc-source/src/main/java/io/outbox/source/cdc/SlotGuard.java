@@ -13,6 +13,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.OptionalLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,11 +51,22 @@ final class SlotGuard {
   }
 
   /**
-   * Runs every check.
+   * The publication and the slot against the stored offsets; run by the active instance only.
    *
    * @throws SourceException naming what is missing and how to fix it
    */
   SlotState check(Connection c) throws SQLException {
+    checkPublication(c);
+    return checkSlot(c);
+  }
+
+  /**
+   * What any instance can check before it competes for leadership: {@code wal_level} and the role's
+   * REPLICATION privilege.
+   *
+   * @throws SourceException naming what is missing and how to fix it
+   */
+  void preflight(Connection c) throws SQLException {
     String walLevel = single(c, "SHOW wal_level");
     if (!"logical".equals(walLevel)) {
       throw fail(
@@ -76,8 +88,6 @@ final class SlotGuard {
               + " lacks the REPLICATION privilege the cdc source needs"
               + " (ALTER ROLE <user> WITH REPLICATION)");
     }
-    checkPublication(c);
-    return checkSlot(c);
   }
 
   private void checkPublication(Connection c) throws SQLException {
@@ -148,7 +158,8 @@ final class SlotGuard {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT plugin, database, active, active_pid,"
-                + " pg_wal_lsn_diff(confirmed_flush_lsn, '0/0')::bigint, current_database()"
+                + " pg_wal_lsn_diff(confirmed_flush_lsn, '0/0')::bigint, current_database(),"
+                + " wal_status, current_setting('max_slot_wal_keep_size')"
                 + " FROM pg_replication_slots WHERE slot_name = ?")) {
       ps.setString(1, slot);
       try (ResultSet rs = ps.executeQuery()) {
@@ -182,6 +193,17 @@ final class SlotGuard {
                   + ", not "
                   + rs.getString(6));
         }
+        if ("lost".equals(rs.getString(7))) {
+          // Invalidated: its WAL passed max_slot_wal_keep_size and was removed; the engine could
+          // never stream from it again.
+          return slotLost(
+              c,
+              "was invalidated (wal_status = 'lost': the WAL it needed passed"
+                  + " max_slot_wal_keep_size = "
+                  + rs.getString(8)
+                  + " and was removed)",
+              storedLsn);
+        }
         if (rs.getBoolean(3)) {
           throw fail(
               "replication slot "
@@ -206,19 +228,22 @@ final class SlotGuard {
     }
   }
 
-  private SlotState slotLost(Connection c, String what, long storedLsn) throws SQLException {
+  private SlotState slotLost(Connection c, String what, Long storedLsn) throws SQLException {
     String message =
         "replication slot "
             + settings.slotName()
             + " "
             + what
-            + " while offsets are stored in "
-            + tables.displayOffsetsTable()
-            + " for pipeline "
-            + pipeline
-            + " (up to "
-            + lsn(storedLsn)
-            + "); changes in between are not in the stream";
+            + (storedLsn == null
+                ? ""
+                : " while offsets are stored in "
+                    + tables.displayOffsetsTable()
+                    + " for pipeline "
+                    + pipeline
+                    + " (up to "
+                    + lsn(storedLsn)
+                    + ")")
+            + "; changes in between are not in the stream";
     if (settings.onSlotLoss() == CdcSettings.OnSlotLoss.FAIL) {
       throw fail(
           message
@@ -304,6 +329,25 @@ final class SlotGuard {
       ps.setString(1, settings.slotName());
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getLong(1) : -1;
+      }
+    }
+  }
+
+  /**
+   * The slot's retained WAL as a share of {@code max_slot_wal_keep_size}: at 1 the server
+   * invalidates the slot at its next checkpoint. Empty without a slot or without a limit (-1).
+   */
+  OptionalDouble walKeepShare(Connection c) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), s.restart_lsn)::float8"
+                + " / (k.setting::bigint * 1048576)"
+                + " FROM pg_replication_slots s, pg_settings k"
+                + " WHERE s.slot_name = ? AND s.restart_lsn IS NOT NULL"
+                + " AND k.name = 'max_slot_wal_keep_size' AND k.setting::bigint > 0")) {
+      ps.setString(1, settings.slotName());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? OptionalDouble.of(rs.getDouble(1)) : OptionalDouble.empty();
       }
     }
   }

@@ -49,14 +49,18 @@ final class StreamSession {
   private Thread committerThread;
   private Thread sweepThread;
 
+  private final PostgresOffsetStore.Fence fence;
+
   StreamSession(
       CdcSettings settings,
       CdcConnections connections,
       OutboxTables tables,
       String pipeline,
       int lanes,
-      Clock clock) {
+      Clock clock,
+      PostgresOffsetStore.Fence fence) {
     this.settings = settings;
+    this.fence = fence;
     this.connections = connections;
     this.tables = tables;
     this.pipeline = pipeline;
@@ -97,7 +101,8 @@ final class StreamSession {
   void start() throws InterruptedException {
     registration =
         PostgresOffsetStore.register(
-            new PostgresOffsetStore.Target(connections, tables.qualifiedOffsetsTable(), pipeline));
+            new PostgresOffsetStore.Target(
+                connections, tables.qualifiedOffsetsTable(), pipeline, fence));
     engine =
         DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
             .using(EngineProperties.of(settings, connections, tables, pipeline, registration))

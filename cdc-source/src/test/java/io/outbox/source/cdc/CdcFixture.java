@@ -67,6 +67,20 @@ final class CdcFixture implements AutoCloseable {
     return source(lanes, OnPublish.MARK, overrides, roles);
   }
 
+  /** A source whose relay clock is {@code clock} (a skewed host clock). */
+  CdcSource source(Map<String, ?> overrides, Clock clock) {
+    return source(
+        db.url(),
+        db.user(),
+        db.password(),
+        1,
+        OnPublish.MARK,
+        overrides,
+        new CopyOnWriteArrayList<>(),
+        DatabaseSettings.Retention.OFF,
+        clock);
+  }
+
   CdcSource source(int lanes, OnPublish onPublish, Map<String, ?> overrides, List<Role> roles) {
     return source(lanes, onPublish, overrides, roles, DatabaseSettings.Retention.OFF);
   }
@@ -78,7 +92,15 @@ final class CdcFixture implements AutoCloseable {
       List<Role> roles,
       DatabaseSettings.Retention retention) {
     return source(
-        db.url(), db.user(), db.password(), lanes, onPublish, overrides, roles, retention);
+        db.url(),
+        db.user(),
+        db.password(),
+        lanes,
+        onPublish,
+        overrides,
+        roles,
+        retention,
+        Clock.systemUTC());
   }
 
   /** A source of this fixture's pipeline on another database or as another user. */
@@ -91,7 +113,8 @@ final class CdcFixture implements AutoCloseable {
         OnPublish.MARK,
         overrides,
         new CopyOnWriteArrayList<>(),
-        DatabaseSettings.Retention.OFF);
+        DatabaseSettings.Retention.OFF,
+        Clock.systemUTC());
   }
 
   private CdcSource source(
@@ -102,7 +125,8 @@ final class CdcFixture implements AutoCloseable {
       OnPublish onPublish,
       Map<String, ?> overrides,
       List<Role> roles,
-      DatabaseSettings.Retention retention) {
+      DatabaseSettings.Retention retention,
+      Clock clock) {
     DatabaseSettings database =
         new DatabaseSettings(
             url,
@@ -115,8 +139,7 @@ final class CdcFixture implements AutoCloseable {
             PIPELINE,
             retention);
     PluginContext context =
-        new PluginContext(
-            PIPELINE, settings(overrides), PATH, lanes, 100, Clock.systemUTC(), roles::add);
+        new PluginContext(PIPELINE, settings(overrides), PATH, lanes, 100, clock, roles::add);
     CdcSource source = (CdcSource) new CdcSourceProvider().create(context, database);
     sources.add(source);
     return source;

@@ -123,6 +123,25 @@ class CdcSettingsTest {
   }
 
   @Test
+  void leaseIsRenewedAtLeastThreeTimesPerLeaseTimeout() {
+    CdcSettings s = CdcSettings.from(context(Map.of()), "shop");
+    assertThat(s.leaseTimeout()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(s.leadershipCheckInterval()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(s.fenceWait()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(
+            CdcSettings.validate(
+                context(Map.of("lease-timeout", "2s", "leadership-check-interval", "1s"))))
+        .extracting(SettingsProblem::toString)
+        .singleElement()
+        .satisfies(
+            p ->
+                assertThat(p)
+                    .contains("source.cdc.leadership-check-interval")
+                    .contains("2000 ms")
+                    .contains("1000 ms"));
+  }
+
+  @Test
   void longDerivedNamesStayDistinctWithin63Characters() {
     String a = CdcSettings.derivedName("d".repeat(60), "orders");
     String b = CdcSettings.derivedName("d".repeat(60), "payments");

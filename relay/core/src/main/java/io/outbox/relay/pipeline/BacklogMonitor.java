@@ -32,6 +32,7 @@ final class BacklogMonitor {
   private volatile double readAtSeconds = Double.NaN;
   private boolean registered;
   private boolean walRegistered;
+  private boolean walKeepRegistered;
   private boolean failing;
 
   /**
@@ -125,6 +126,13 @@ final class BacklogMonitor {
           "outbox.relay.cdc.retained.wal.bytes",
           "WAL bytes the replication slot keeps the server from recycling.",
           b -> b.retainedWalBytes().isPresent() ? b.retainedWalBytes().getAsLong() : Double.NaN);
+    }
+    if (!walKeepRegistered && last.walKeepShare().isPresent()) {
+      walKeepRegistered = true;
+      gauge(
+          "outbox.relay.cdc.wal.keep.share",
+          "The slot's retained WAL as a share of max_slot_wal_keep_size (1: invalidated).",
+          b -> b.walKeepShare().isPresent() ? b.walKeepShare().getAsDouble() : Double.NaN);
     }
   }
 

@@ -111,6 +111,44 @@ class CdcFailoverIT {
   }
 
   @Test
+  void standbyTakesOverFromAFrozenActiveAndTheWokenOneCannotSettle() throws Exception {
+    fx = new RelayFixture("cdc_frozen");
+    KafkaTestSupport.createTopic(fx.topic("order"), 6);
+    String config = config(""); // default lease-timeout (10s) and intervals
+    RelayProcess a = relays.start("a", config);
+    await().atMost(Duration.ofSeconds(60)).until(() -> a.logContains(ACTIVE));
+    RelayProcess b = relays.start("b", config);
+    await().atMost(Duration.ofSeconds(60)).until(() -> b.logContains(STANDING_BY));
+    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 500);
+
+    Instant frozenAt = Instant.now();
+    a.freeze(); // its leader session and replication connection stay open
+    await().atMost(Duration.ofSeconds(40)).until(() -> b.loggedAt(ACTIVE, frozenAt).isPresent());
+    Duration takeOver = Duration.between(frozenAt, b.loggedAt(ACTIVE, frozenAt).orElseThrow());
+    long committedNow = stream.committedCount();
+    await().atMost(Duration.ofSeconds(60)).until(() -> published() >= committedNow + 200);
+    Duration publishing = Duration.between(frozenAt, Instant.now());
+
+    a.thaw();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> a.logContains("pipeline it: no longer the active instance, standing by"));
+    Set<UUID> committed = stream.stop();
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
+
+    assertThat(takeOver).as("take-over after SIGSTOP").isLessThan(Duration.ofSeconds(20));
+    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
+    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
+    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
+    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+    System.out.printf(
+        "CdcFailoverIT: standby active %d ms after SIGSTOP, publishing again within %d ms;"
+            + " %d events, %d duplicate(s)%n",
+        takeOver.toMillis(), publishing.toMillis(), committed.size(), deliveries.duplicates());
+  }
+
+  @Test
   void slotDroppedWhileDownIsALoudErrorAndTheSweepStillDeliversEveryRow() throws Exception {
     fx = new RelayFixture("cdc_slot_lost");
     KafkaTestSupport.createTopic(fx.topic("order"), 3);

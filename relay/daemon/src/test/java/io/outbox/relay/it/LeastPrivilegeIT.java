@@ -109,6 +109,7 @@ class LeastPrivilegeIT {
       // Exactly the additions of docs/security.md, "CDC source"; the publication is a DBA's.
       st.execute("ALTER ROLE " + relayRole + " REPLICATION");
       st.execute("GRANT SELECT, INSERT, UPDATE ON outbox_relay_offsets TO " + relayRole);
+      st.execute("GRANT SELECT, INSERT, UPDATE ON outbox_relay_leader TO " + relayRole);
       st.execute(
           "CREATE PUBLICATION " + publication + " FOR TABLE outbox WITH (publish = 'insert')");
     }

@@ -2,6 +2,7 @@ package io.outbox.relay.spi;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.OptionalDouble;
 import java.util.OptionalLong;
 
 /**
@@ -25,6 +26,9 @@ import java.util.OptionalLong;
  *     when there is none
  * @param retainedWalBytes for a CDC source: the bytes of WAL between the server's current position
  *     and the slot's {@code restart_lsn}; empty for sources without a slot
+ * @param walKeepShare for a CDC source: the retained WAL as a share of the server's {@code
+ *     max_slot_wal_keep_size} (at 1 the server invalidates the slot); empty for sources without a
+ *     slot, or without that limit
  */
 public record Backlog(
     long pending,
@@ -32,11 +36,13 @@ public record Backlog(
     long retrying,
     long deadLetters,
     String lastError,
-    OptionalLong retainedWalBytes) {
+    OptionalLong retainedWalBytes,
+    OptionalDouble walKeepShare) {
 
   public Backlog {
     Objects.requireNonNull(oldestPendingAge, "oldestPendingAge");
     Objects.requireNonNull(retainedWalBytes, "retainedWalBytes");
+    Objects.requireNonNull(walKeepShare, "walKeepShare");
     if (pending < 0 || retrying < 0 || deadLetters < 0) {
       throw new IllegalArgumentException(
           "negative backlog figures: pending="
@@ -48,9 +54,45 @@ public record Backlog(
     }
   }
 
+  /** Figures without a slot. */
+  public Backlog(
+      long pending,
+      Duration oldestPendingAge,
+      long retrying,
+      long deadLetters,
+      String lastError,
+      OptionalLong retainedWalBytes) {
+    this(
+        pending,
+        oldestPendingAge,
+        retrying,
+        deadLetters,
+        lastError,
+        retainedWalBytes,
+        OptionalDouble.empty());
+  }
+
   /** The same figures with a CDC slot's retained WAL added. */
   public Backlog withRetainedWalBytes(long bytes) {
     return new Backlog(
-        pending, oldestPendingAge, retrying, deadLetters, lastError, OptionalLong.of(bytes));
+        pending,
+        oldestPendingAge,
+        retrying,
+        deadLetters,
+        lastError,
+        OptionalLong.of(bytes),
+        walKeepShare);
+  }
+
+  /** The same figures with a CDC slot's share of {@code max_slot_wal_keep_size} added. */
+  public Backlog withWalKeepShare(double share) {
+    return new Backlog(
+        pending,
+        oldestPendingAge,
+        retrying,
+        deadLetters,
+        lastError,
+        retainedWalBytes,
+        OptionalDouble.of(share));
   }
 }
