@@ -226,6 +226,10 @@ public final class LeaderLease {
   private void takeFence(Connection session) throws SQLException {
     try (Statement st = session.createStatement()) {
       st.execute("SET LOCAL lock_timeout = " + Math.max(1, fenceWait.toMillis()));
+      // The session's statement_timeout (statement-timeout) may be shorter than the fence wait:
+      // it would fail the wait before the old claims are ended. lock_timeout and the session's
+      // network timeout bound this transaction instead.
+      st.execute("SET LOCAL statement_timeout = 0");
     }
     for (int attempt = 1; ; attempt++) {
       try (Statement st = session.createStatement()) {

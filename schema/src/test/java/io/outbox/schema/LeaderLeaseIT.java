@@ -78,8 +78,8 @@ class LeaderLeaseIT {
     assertThat(b.held()).isFalse();
     long first = a.epoch();
 
-    sa.close(); // the holder dies: its lock goes with its session
-    assertThat(b.tryAcquire(sb)).isTrue();
+    sa.close(); // the holder dies: its lock goes with its session (the server ends it shortly)
+    await().atMost(Duration.ofSeconds(5)).until(() -> b.tryAcquire(sb));
     assertThat(b.epoch()).isEqualTo(first + 1);
     assertThat(b.renew(sb)).isTrue();
   }
@@ -129,7 +129,8 @@ class LeaderLeaseIT {
     assertThat(a.tryAcquire(sa)).isTrue();
     long old = a.epoch();
     sa.close();
-    assertThat(b.tryAcquire(session())).isTrue();
+    Connection sb = session();
+    await().atMost(Duration.ofSeconds(5)).until(() -> b.tryAcquire(sb));
 
     try (Connection c = session()) {
       assertThat(epochIsCurrent(c, old)).isFalse();
@@ -169,6 +170,23 @@ class LeaderLeaseIT {
     // The other was still open after the fence wait: ended, its work rolled back.
     assertThat(abandoned.isValid(2)).isFalse();
     assertThat(fenceFree(b)).isTrue();
+  }
+
+  @Test
+  void aTakeOverEndsOldClaimsEvenWhenTheSessionsStatementTimeoutIsShorterThanTheFenceWait()
+      throws Exception {
+    LeaderLease a = lease("a");
+    LeaderLease b =
+        new LeaderLease(TABLES, "orders", "b", LEASE, Duration.ofSeconds(1), System::nanoTime);
+    Connection sa = session();
+    assertThat(a.tryAcquire(sa)).isTrue();
+    Connection abandoned = openClaim(a);
+    sa.close();
+
+    Connection sb = session();
+    sb.createStatement().execute("SET statement_timeout = 200");
+    assertThat(b.tryAcquire(sb)).isTrue();
+    assertThat(abandoned.isValid(2)).isFalse();
   }
 
   /** A claim transaction of {@code lease}: holds the fence lock, shared. */
