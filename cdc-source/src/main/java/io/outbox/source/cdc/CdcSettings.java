@@ -172,21 +172,7 @@ public record CdcSettings(
     r.positive("lane-buffer");
     r.duration("offset-commit-interval", Duration.ofMillis(10), false);
     r.duration("standby-check-interval", Duration.ofMillis(10), false);
-    boolean renewOk = r.duration("leadership-check-interval", Duration.ofMillis(10), false);
-    boolean leaseOk = r.duration("lease-timeout", Duration.ofSeconds(1), false);
-    if (renewOk && leaseOk) {
-      Duration renew = context.settings().getDuration("leadership-check-interval");
-      Duration lease = context.settings().getDuration("lease-timeout");
-      if (renew.multipliedBy(3).compareTo(lease) > 0) {
-        r.problem(
-            "leadership-check-interval",
-            "must be at most a third of lease-timeout ("
-                + lease.toMillis()
-                + " ms) so that the lease is renewed in time, got "
-                + renew.toMillis()
-                + " ms");
-      }
-    }
+    r.leaderLease(Duration.ofMillis(10));
     share(context, r, "wal-keep-warning");
     r.duration("start-timeout", Duration.ofSeconds(1), false);
     r.duration("connection-timeout", Duration.ofMillis(250), false);

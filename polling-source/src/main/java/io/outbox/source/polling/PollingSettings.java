@@ -89,21 +89,7 @@ public record PollingSettings(
     r.duration("poll-interval", MIN_INTERVAL, false);
     r.bool("listen");
     r.duration("standby-check-interval", MIN_INTERVAL, false);
-    boolean renewOk = r.duration("leadership-check-interval", MIN_INTERVAL, false);
-    boolean leaseOk = r.duration("lease-timeout", Duration.ofSeconds(1), false);
-    if (renewOk && leaseOk) {
-      Duration renew = context.settings().getDuration("leadership-check-interval");
-      Duration lease = context.settings().getDuration("lease-timeout");
-      if (renew.multipliedBy(3).compareTo(lease) > 0) {
-        r.problem(
-            "leadership-check-interval",
-            "must be at most a third of lease-timeout ("
-                + lease.toMillis()
-                + " ms) so that the lease is renewed in time, got "
-                + renew.toMillis()
-                + " ms");
-      }
-    }
+    r.leaderLease(MIN_INTERVAL);
     boolean statementTimeout = r.duration("statement-timeout", Duration.ofMillis(1), true);
     r.duration("connection-timeout", MIN_CONNECTION_TIMEOUT, false);
     r.duration("claim-idle-timeout", Duration.ofMillis(1), true);

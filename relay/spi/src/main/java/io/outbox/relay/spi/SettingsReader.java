@@ -113,6 +113,28 @@ public final class SettingsReader {
     }
   }
 
+  /**
+   * The leader lease of a source: {@code leadership-check-interval} (at least {@code minInterval})
+   * renews a lease of {@code lease-timeout} (at least 1s), at least three times per lease.
+   */
+  public void leaderLease(Duration minInterval) {
+    boolean renewOk = duration("leadership-check-interval", minInterval, false);
+    boolean leaseOk = duration("lease-timeout", Duration.ofSeconds(1), false);
+    if (renewOk && leaseOk) {
+      Duration renew = config.getDuration("leadership-check-interval");
+      Duration lease = config.getDuration("lease-timeout");
+      if (renew.multipliedBy(3).compareTo(lease) > 0) {
+        problem(
+            "leadership-check-interval",
+            "must be at most a third of lease-timeout ("
+                + lease.toMillis()
+                + " ms) so that the lease is renewed in time, got "
+                + renew.toMillis()
+                + " ms");
+      }
+    }
+  }
+
   /** The value of {@code key} as written in HOCON, or {@code null}. */
   public String raw(String key) {
     try {
