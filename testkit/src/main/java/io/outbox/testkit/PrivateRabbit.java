@@ -19,8 +19,9 @@ import java.util.function.IntFunction;
  * rabbitmq.conf} lines such as {@code max_message_size}), run from the machine's {@code
  * rabbitmq-server} as a child process with its own node name, ports, Erlang cookie and data
  * directory, so the shared broker is never touched. It has the default {@code guest/guest} user,
- * allowed from the loopback address. {@link #close()} stops it with {@code rabbitmqctl stop} and
- * deletes its directory.
+ * allowed from the loopback address. {@link #stop()} and {@link #restart()} take it down and up
+ * again with its data; {@link #close()} stops it with {@code rabbitmqctl stop} and deletes its
+ * directory.
  */
 public final class PrivateRabbit implements AutoCloseable {
 
@@ -148,13 +149,22 @@ public final class PrivateRabbit implements AutoCloseable {
     }
   }
 
-  /** Stops the node ({@code rabbitmqctl stop}, forcibly if that fails) and deletes its files. */
-  @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
+  /** {@link #uri(String)} on {@code 127.0.0.1}, where the node listens. */
+  public String amqpUri() {
+    return uri(HOST);
+  }
+
+  /** Whether the node's process is running. */
+  public synchronized boolean isRunning() {
+    return process != null && process.isAlive();
+  }
+
+  /**
+   * Stops the node as an operator would ({@code rabbitmqctl stop}, forcibly if that fails) and
+   * waits until it exited. Its data directory (durable queues and their persistent messages) stays
+   * for {@link #restart()}.
+   */
+  public synchronized void stop() {
     if (process != null && process.isAlive()) {
       try {
         Process ctl =
@@ -170,6 +180,33 @@ public final class PrivateRabbit implements AutoCloseable {
       }
       destroyNow();
     }
+    process = null;
+  }
+
+  /**
+   * Starts the stopped node again with the same name, port and data directory, and waits until it
+   * accepts connections.
+   *
+   * @throws IllegalStateException when the node is closed or still running, or does not come up
+   */
+  public synchronized void restart() {
+    if (closed) {
+      throw new IllegalStateException(this + " is closed");
+    }
+    if (isRunning()) {
+      throw new IllegalStateException(this + " is still running");
+    }
+    launch();
+  }
+
+  /** Stops the node ({@code rabbitmqctl stop}, forcibly if that fails) and deletes its files. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    stop();
     try {
       Runtime.getRuntime().removeShutdownHook(reaper);
     } catch (IllegalStateException e) {

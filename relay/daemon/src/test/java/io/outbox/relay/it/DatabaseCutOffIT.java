@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.outbox.testkit.FaultProxy;
 import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.RelayProcess;
 import io.outbox.testkit.Services;
 import java.time.Duration;
 import java.time.Instant;

@@ -13,6 +13,7 @@ import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivatePostgres;
+import io.outbox.testkit.RelayProcess;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.TestCertificates;
 import java.nio.file.Files;

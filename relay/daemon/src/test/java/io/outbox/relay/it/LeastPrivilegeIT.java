@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.schema.OutboxMessage;
 import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.RelayProcess;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;

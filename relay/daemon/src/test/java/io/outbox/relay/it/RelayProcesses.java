@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import io.outbox.testkit.RelayProcess;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -10,22 +11,13 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Starts {@link RelayProcess}es for one test and makes sure none outlives it: after each test every
- * process still running is killed, and when the test failed the tail of each log is printed. A
- * shutdown hook of the test JVM kills them too, should the test JVM stop first.
+ * process still running is killed, and when the test failed the tail of each log is printed. (A
+ * shutdown hook of {@link RelayProcess} kills them too, should the test JVM stop first.)
  *
  * <pre>{@code @RegisterExtension final RelayProcesses relays = new RelayProcesses();}</pre>
  */
 final class RelayProcesses implements BeforeEachCallback, AfterEachCallback {
-  private static final List<RelayProcess> RUNNING = new CopyOnWriteArrayList<>();
   private static final int TAIL_LINES = 60;
-
-  static {
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> RUNNING.stream().filter(RelayProcess::isAlive).forEach(RelayProcess::kill9),
-                "relay-processes-cleanup"));
-  }
 
   private final List<RelayProcess> started = new CopyOnWriteArrayList<>();
   private Path dir;
@@ -51,7 +43,6 @@ final class RelayProcesses implements BeforeEachCallback, AfterEachCallback {
       String name, String hocon, Map<String, String> environment, String... command) {
     RelayProcess p = RelayProcess.start(name, dir, hocon, environment, command);
     started.add(p);
-    RUNNING.add(p);
     return p;
   }
 
@@ -67,7 +58,6 @@ final class RelayProcesses implements BeforeEachCallback, AfterEachCallback {
   @Override
   public void afterEach(ExtensionContext context) {
     killAll();
-    RUNNING.removeAll(started);
     if (context.getExecutionException().isPresent()) {
       for (RelayProcess p : started) {
         System.err.printf(

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivatePostgres;
+import io.outbox.testkit.RelayProcess;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.TestCertificates;
 import java.nio.file.Files;

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outbox.relay.cli.Main;
 import io.outbox.schema.OutboxMessage;
+import io.outbox.testkit.RelayProcess;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;

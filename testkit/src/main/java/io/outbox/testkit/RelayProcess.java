@@ -1,4 +1,4 @@
-package io.outbox.relay.it;
+package io.outbox.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,24 +12,48 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code outbox-relay run --config FILE} as a real, separate JVM: the configuration is written to a
- * file, standard output and error go to a log file that tests read. {@link #kill9()} is a SIGKILL
- * (no shutdown hook runs), {@link #terminate(Duration)} a SIGTERM. Started through {@link
- * RelayProcesses}, which kills whatever is still running after each test.
+ * {@code outbox-relay run --config FILE} as a real, separate JVM on this JVM's class path (which
+ * must hold the relay's daemon module): the configuration is written to a file, standard output and
+ * error go to a log file that callers read. {@link #kill9()} is a SIGKILL (no shutdown hook runs),
+ * {@link #terminate(Duration)} a SIGTERM, {@link #freeze()} a SIGSTOP. A process still running when
+ * this JVM exits is killed by a shutdown hook.
  */
-final class RelayProcess {
+public final class RelayProcess {
   private static final String MAIN = "io.outbox.relay.cli.Main";
+  private static final Set<RelayProcess> RUNNING = ConcurrentHashMap.newKeySet();
+
+  static {
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> RUNNING.stream().filter(RelayProcess::isAlive).forEach(RelayProcess::kill9),
+                "relay-processes-cleanup"));
+  }
 
   private final String name;
+  private final Path dir;
   private final Path logFile;
+  private final Map<String, String> environment;
+  private final List<String> command;
   private final Process process;
 
-  private RelayProcess(String name, Path logFile, Process process) {
+  private RelayProcess(
+      String name,
+      Path dir,
+      Path logFile,
+      Map<String, String> environment,
+      List<String> command,
+      Process process) {
     this.name = name;
+    this.dir = dir;
     this.logFile = logFile;
+    this.environment = environment;
+    this.command = command;
     this.process = process;
   }
 
@@ -40,7 +64,7 @@ final class RelayProcess {
    * @param dir where the configuration and the log file are written
    * @param hocon the whole configuration file
    */
-  static RelayProcess start(String name, Path dir, String hocon) {
+  public static RelayProcess start(String name, Path dir, String hocon) {
     return start(name, dir, hocon, Map.of(), "run");
   }
 
@@ -49,54 +73,86 @@ final class RelayProcess {
    *
    * @param command the subcommand and its options, e.g. {@code check-config}
    */
-  static RelayProcess start(
+  public static RelayProcess start(
       String name, Path dir, String hocon, Map<String, String> environment, String... command) {
     try {
       Files.createDirectories(dir);
-      Path config = dir.resolve(name + ".conf");
-      Path log = dir.resolve(name + ".log");
-      Files.writeString(config, hocon, StandardCharsets.UTF_8);
-      List<String> line = new ArrayList<>();
-      line.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      line.add("-Xmx256m");
-      line.add("-XX:+UseSerialGC"); // two cores: no parallel GC threads fighting the test JVM
-      line.add("-cp");
-      line.add(System.getProperty("java.class.path"));
-      line.add(MAIN);
-      line.addAll(List.of(command));
-      line.add("--config");
-      line.add(config.toAbsolutePath().toString());
-      ProcessBuilder builder =
-          new ProcessBuilder(line)
-              .redirectErrorStream(true)
-              .redirectOutput(log.toFile())
-              .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-      builder.environment().putAll(environment);
-      Process process = builder.start();
-      return new RelayProcess(name, log, process);
+      Files.writeString(dir.resolve(name + ".conf"), hocon, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the configuration of relay " + name, e);
+    }
+    return launch(name, dir, Map.copyOf(environment), List.of(command), false);
+  }
+
+  /**
+   * Starts the same command with the same configuration again (after this process ended), its
+   * output appended to the same log file.
+   *
+   * @throws IllegalStateException while this process is still running
+   */
+  public RelayProcess restart() {
+    if (isAlive()) {
+      throw new IllegalStateException(this + " is still running");
+    }
+    RUNNING.remove(this);
+    return launch(name, dir, environment, command, true);
+  }
+
+  private static RelayProcess launch(
+      String name,
+      Path dir,
+      Map<String, String> environment,
+      List<String> command,
+      boolean append) {
+    Path config = dir.resolve(name + ".conf");
+    Path log = dir.resolve(name + ".log");
+    List<String> line = new ArrayList<>();
+    line.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    line.add("-Xmx256m");
+    line.add("-XX:+UseSerialGC"); // two cores: no parallel GC threads fighting the caller's JVM
+    line.add("-cp");
+    line.add(System.getProperty("java.class.path"));
+    line.add(MAIN);
+    line.addAll(command);
+    line.add("--config");
+    line.add(config.toAbsolutePath().toString());
+    ProcessBuilder builder =
+        new ProcessBuilder(line)
+            .redirectErrorStream(true)
+            .redirectOutput(
+                append
+                    ? ProcessBuilder.Redirect.appendTo(log.toFile())
+                    : ProcessBuilder.Redirect.to(log.toFile()))
+            .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    builder.environment().putAll(environment);
+    try {
+      RelayProcess p = new RelayProcess(name, dir, log, environment, command, builder.start());
+      RUNNING.removeIf(r -> !r.isAlive());
+      RUNNING.add(p);
+      return p;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start relay process " + name + " in " + dir, e);
     }
   }
 
-  String name() {
+  public String name() {
     return name;
   }
 
-  long pid() {
+  public long pid() {
     return process.pid();
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process.isAlive();
   }
 
-  Path logFile() {
+  public Path logFile() {
     return logFile;
   }
 
   /** Everything the process wrote so far. */
-  String log() {
+  public String log() {
     try {
       return Files.readString(logFile, StandardCharsets.UTF_8);
     } catch (IOException e) {
@@ -105,22 +161,22 @@ final class RelayProcess {
   }
 
   /** The last {@code lines} lines of the log. */
-  String tail(int lines) {
+  public String tail(int lines) {
     List<String> all = log().lines().toList();
     return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
   }
 
-  boolean logContains(String text) {
+  public boolean logContains(String text) {
     return log().contains(text);
   }
 
   /** The logback timestamp of the first log line containing {@code text}. */
-  Optional<Instant> loggedAt(String text) {
+  public Optional<Instant> loggedAt(String text) {
     return loggedAt(text, Instant.MIN);
   }
 
   /** The timestamp of the first log line containing {@code text} logged at or after {@code t}. */
-  Optional<Instant> loggedAt(String text, Instant t) {
+  public Optional<Instant> loggedAt(String text, Instant t) {
     return log()
         .lines()
         .filter(l -> l.contains(text))
@@ -144,12 +200,12 @@ final class RelayProcess {
    * SIGSTOP: the process freezes as in a long GC or VM pause; its sockets stay open and the kernel
    * keeps answering for them, so its database sessions (and their locks) live on.
    */
-  void freeze() {
+  public void freeze() {
     signal("STOP");
   }
 
   /** SIGCONT: a frozen process wakes up where it stopped. */
-  void thaw() {
+  public void thaw() {
     signal("CONT");
   }
 
@@ -168,7 +224,7 @@ final class RelayProcess {
   }
 
   /** SIGKILL, and waits until the process is gone. */
-  void kill9() {
+  public void kill9() {
     process.destroyForcibly();
     try {
       if (!process.waitFor(30, TimeUnit.SECONDS)) {
@@ -185,13 +241,13 @@ final class RelayProcess {
    *
    * @return the exit code, or empty if the process was still running after {@code timeout}
    */
-  Optional<Integer> terminate(Duration timeout) {
+  public Optional<Integer> terminate(Duration timeout) {
     process.destroy();
     return awaitExit(timeout);
   }
 
   /** The exit code once the process ended within {@code timeout}, or empty. */
-  Optional<Integer> awaitExit(Duration timeout) {
+  public Optional<Integer> awaitExit(Duration timeout) {
     try {
       return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)
           ? Optional.of(process.exitValue())
