@@ -29,6 +29,11 @@ record FaultRecord(
     return new FaultRecord(number, kind, target, start, end, detail, measured);
   }
 
+  /** The same fault with another detail. */
+  FaultRecord withDetail(String newDetail) {
+    return new FaultRecord(number, kind, target, start, end, newDetail, activeAgain);
+  }
+
   /** {@code #3 sigkill a (active)}. */
   String label() {
     return "#" + number + " " + kind.label() + " " + target;

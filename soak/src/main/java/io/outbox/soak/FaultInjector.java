@@ -1,0 +1,187 @@
+package io.outbox.soak;
+
+import io.outbox.soak.InvariantChecker.Violation;
+import io.outbox.testkit.FaultProxy;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Draws a fault every {@code interval} from {@link FaultKind} (uniformly, with a seeded random),
+ * applies it and heals it before the next one: one fault at a time, so that what follows a fault (a
+ * take-over, duplicates) can be charged to it. A fault aimed at one relay hits the active one three
+ * times in four. Before each fault, a relay that exited by itself is noted as a violation and
+ * started again.
+ */
+final class FaultInjector {
+  private static final Logger log = LoggerFactory.getLogger(FaultInjector.class);
+  static final String RELAY_EXIT = "relay-exit";
+  static final Duration RECOVERY = Duration.ofSeconds(90);
+
+  private final Random random;
+  private final RelayPair relays;
+  private final SoakBroker broker;
+  private final Duration interval;
+  private final List<FaultRecord> faults = new ArrayList<>();
+  private final List<Violation> violations = new ArrayList<>();
+
+  FaultInjector(Random random, RelayPair relays, SoakBroker broker, Duration interval) {
+    this.random = random;
+    this.relays = relays;
+    this.broker = broker;
+    this.interval = interval;
+  }
+
+  /** Injects faults until {@code deadline}; the last one is healed when this returns. */
+  void runUntil(Instant deadline) {
+    Instant next = Instant.now().plus(interval);
+    while (next.isBefore(deadline)) {
+      Waits.pause(Duration.between(Instant.now(), next));
+      noteUnexpectedExits();
+      FaultRecord f = inject(faults.size() + 1);
+      Instant healed = f.end();
+      if (!Waits.holdsWithin(RECOVERY, () -> relays.publishedSince(healed))) {
+        f =
+            f.withDetail(
+                f.detail()
+                    + "; nothing published within "
+                    + RECOVERY.toSeconds()
+                    + " s of the heal");
+      }
+      faults.add(f);
+      log.info(
+          "soak: fault {} ({}), healed after {} ms",
+          f.label(),
+          f.detail(),
+          Duration.between(f.start(), f.end()).toMillis());
+      Instant earliest = f.start().plus(interval);
+      next = earliest.isAfter(Instant.now()) ? earliest : Instant.now();
+    }
+  }
+
+  /** Relays that exited by themselves are violations; they are started again. */
+  void noteUnexpectedExits() {
+    for (String exit : relays.restartUnexpectedExits()) {
+      log.warn("soak: {}", exit);
+      violations.add(new Violation(RELAY_EXIT, exit));
+    }
+  }
+
+  private FaultInjector.Target target(FaultKind kind) {
+    if (!kind.targetsOneRelay()) {
+      return new Target(null, kind == FaultKind.BROKER_RESTART ? "broker" : "both relays");
+    }
+    Optional<String> active = relays.active();
+    boolean hitActive = random.nextInt(4) < 3;
+    String name;
+    if (active.isPresent()) {
+      name = hitActive ? active.get() : other(active.get());
+    } else {
+      name = random.nextBoolean() ? "a" : "b";
+    }
+    String role = active.isEmpty() ? "no lease" : name.equals(active.get()) ? "active" : "standby";
+    return new Target(name, name + " (" + role + ")");
+  }
+
+  private record Target(String relay, String label) {}
+
+  private static String other(String name) {
+    return name.equals("a") ? "b" : "a";
+  }
+
+  private FaultRecord inject(int number) {
+    FaultKind[] kinds = FaultKind.values();
+    FaultKind kind = kinds[random.nextInt(kinds.length)];
+    Target target = target(kind);
+    Instant start = Instant.now();
+    String detail =
+        switch (kind) {
+          case SIGKILL -> {
+            relays.kill9AndRestart(target.relay());
+            yield "restarted at once";
+          }
+          case SIGTERM -> {
+            Optional<Integer> code = relays.terminateAndRestart(target.relay());
+            long ms = Duration.between(start, Instant.now()).toMillis();
+            if (code.isEmpty() || code.get() != 0) {
+              violations.add(
+                  new Violation(
+                      RELAY_EXIT,
+                      "relay "
+                          + target.relay()
+                          + " did not exit 0 within a minute of SIGTERM (fault #"
+                          + number
+                          + "): "
+                          + code.map(c -> "exit " + c).orElse("killed")));
+            }
+            yield code.map(c -> "exit " + c).orElse("no exit, killed")
+                + " after "
+                + ms
+                + " ms, restarted";
+          }
+          case SIGSTOP -> {
+            Duration frozen = seconds(5, 30);
+            relays.process(target.relay()).freeze();
+            Waits.pause(frozen);
+            relays.process(target.relay()).thaw();
+            yield "frozen " + frozen.toSeconds() + " s";
+          }
+          case TERMINATE_SESSIONS -> {
+            try {
+              yield relays.terminateSessions() + " session(s) ended";
+            } catch (SQLException e) {
+              yield "could not end sessions: " + e.getMessage();
+            }
+          }
+          case BROKER_RESTART -> {
+            Duration down = seconds(3, 15);
+            broker.stop();
+            Waits.pause(down);
+            broker.restart();
+            yield "down "
+                + down.toSeconds()
+                + " s, up again after "
+                + Duration.between(start, Instant.now()).toSeconds()
+                + " s";
+          }
+          case DATABASE_BLACKHOLE -> {
+            Duration cut = seconds(5, 30);
+            FaultProxy proxy = relays.proxy(target.relay());
+            proxy.set(FaultProxy.Mode.BLACKHOLE);
+            Waits.pause(cut);
+            proxy.set(FaultProxy.Mode.PASS);
+            yield "cut off " + cut.toSeconds() + " s";
+          }
+        };
+    return new FaultRecord(number, kind, target.label(), start, Instant.now(), detail, null);
+  }
+
+  private Duration seconds(int min, int max) {
+    return Duration.ofSeconds(min + random.nextInt(max - min + 1));
+  }
+
+  /**
+   * The faults injected, each with the time until a relay logged "active" again before the next
+   * fault (or {@code until} for the last).
+   */
+  List<FaultRecord> faults(Instant until) {
+    List<FaultRecord> out = new ArrayList<>();
+    for (int i = 0; i < faults.size(); i++) {
+      FaultRecord f = faults.get(i);
+      Instant end = i + 1 < faults.size() ? faults.get(i + 1).start() : until;
+      out.add(f.withActiveAgain(relays.activeAgain(f.start(), end).orElse(null)));
+    }
+    return out;
+  }
+
+  /** Relays that exited by themselves or not cleanly on SIGTERM. */
+  List<Violation> violations() {
+    return List.copyOf(violations);
+  }
+}

@@ -1,0 +1,152 @@
+package io.outbox.soak;
+
+import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.PrivateKafka;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.config.ConfigResource;
+
+/**
+ * A private single-node Kafka with one topic per aggregate type. The {@link #FLAKY} topic refuses
+ * records while {@code message.timestamp.before.max.ms = 0} is set on it: every record's timestamp
+ * (the producer's send time) is then older than the broker's clock allows, the broker answers
+ * {@code INVALID_TIMESTAMP} for the record, and the relay's Kafka sink classifies that broker error
+ * as retryable for that event (an {@code ApiException} that is neither a size, topic, authorization
+ * nor connection error). A single broker cannot produce {@code NOT_ENOUGH_REPLICAS} instead: it
+ * refuses {@code min.insync.replicas} above the replication factor of 1.
+ */
+final class KafkaSoakBroker implements SoakBroker {
+  private static final String BEFORE_MAX_MS = "message.timestamp.before.max.ms";
+  private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(10);
+  private static final Map<String, Integer> PARTITIONS = Map.of(ORDER, 6, FLAKY, 2);
+
+  private final PrivateKafka kafka;
+  private final String prefix;
+
+  private KafkaSoakBroker(PrivateKafka kafka, String prefix) {
+    this.kafka = kafka;
+    this.prefix = prefix;
+  }
+
+  static KafkaSoakBroker start(String prefix) {
+    PrivateKafka kafka = PrivateKafka.start();
+    try {
+      PARTITIONS.forEach(
+          (type, partitions) ->
+              KafkaTestSupport.createTopic(kafka.bootstrap(), prefix + "." + type, partitions));
+      return new KafkaSoakBroker(kafka, prefix);
+    } catch (RuntimeException e) {
+      kafka.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public String prefix() {
+    return prefix;
+  }
+
+  @Override
+  public String sinkConfig() {
+    return "type = kafka, kafka { bootstrap-servers = \"" + kafka.bootstrap() + "\" }";
+  }
+
+  @Override
+  public boolean canRefuseRetryably() {
+    return true;
+  }
+
+  @Override
+  public void refuse(boolean refusing) {
+    ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, prefix + "." + FLAKY);
+    AlterConfigOp op =
+        refusing
+            ? new AlterConfigOp(new ConfigEntry(BEFORE_MAX_MS, "0"), AlterConfigOp.OpType.SET)
+            : new AlterConfigOp(new ConfigEntry(BEFORE_MAX_MS, ""), AlterConfigOp.OpType.DELETE);
+    try (Admin admin = admin()) {
+      admin
+          .incrementalAlterConfigs(Map.of(topic, List.of(op)))
+          .all()
+          .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while altering " + topic.name(), e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException(
+          "cannot " + op.opType() + " " + BEFORE_MAX_MS + " on " + topic.name() + ": " + e, e);
+    }
+  }
+
+  @Override
+  public void stop() {
+    kafka.stop();
+  }
+
+  @Override
+  public void restart() {
+    kafka.restart();
+  }
+
+  /** Every record of every topic, read from the beginning to the end offsets of the moment. */
+  @Override
+  public List<Delivery> deliveries(Set<UUID> expected, Duration timeout) {
+    List<Delivery> out = new ArrayList<>();
+    for (String type : PARTITIONS.keySet().stream().sorted().toList()) {
+      for (ConsumerRecord<String, byte[]> r :
+          KafkaTestSupport.readToEnd(kafka.bootstrap(), prefix + "." + type, timeout)) {
+        String id = KafkaTestSupport.header(r, "event-id");
+        if (id == null) {
+          throw new IllegalStateException(
+              "a record without an event-id header in "
+                  + r.topic()
+                  + "-"
+                  + r.partition()
+                  + " at offset "
+                  + r.offset());
+        }
+        out.add(
+            new Delivery(
+                UUID.fromString(id),
+                Instant.ofEpochMilli(r.timestamp()),
+                r.topic() + "-" + r.partition(),
+                r.offset(),
+                fingerprint(r.key(), r.value())));
+      }
+    }
+    return out;
+  }
+
+  static int fingerprint(String key, byte[] body) {
+    return 31 * Arrays.hashCode(key == null ? new byte[0] : key.getBytes(StandardCharsets.UTF_8))
+        + Arrays.hashCode(body);
+  }
+
+  private Admin admin() {
+    return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrap()));
+  }
+
+  @Override
+  public void close() {
+    kafka.close();
+  }
+
+  @Override
+  public String toString() {
+    return kafka.toString();
+  }
+}

@@ -1,0 +1,143 @@
+package io.outbox.soak;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * What one soak runs: how long, which source and sink, the seed of every random draw, where its
+ * files go.
+ *
+ * @param duration how long faults are injected while the writers write (the drain comes after)
+ * @param source {@code polling} or {@code cdc}
+ * @param sink {@code kafka} or {@code rabbitmq}
+ * @param seed the seed of the fault draws and of each writer's choices
+ * @param json whether the report is printed as JSON
+ * @param faultInterval how often a fault is drawn (a fault that lasts longer delays the next)
+ * @param directory where the relays' configurations and logs are written
+ */
+record SoakOptions(
+    Duration duration,
+    Source source,
+    Sink sink,
+    long seed,
+    boolean json,
+    Duration faultInterval,
+    Path directory) {
+
+  static final String USAGE =
+      "usage: scripts/soak.sh --minutes N [--source polling|cdc] [--sink kafka|rabbitmq]"
+          + " [--seed S] [--json] [--dir DIR]";
+  static final Duration FAULT_INTERVAL = Duration.ofSeconds(10);
+
+  /** The relay's source type. */
+  enum Source {
+    POLLING,
+    CDC;
+
+    String type() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** The relay's sink type. */
+  enum Sink {
+    KAFKA,
+    RABBITMQ;
+
+    String type() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  SoakOptions {
+    Objects.requireNonNull(duration, "duration");
+    Objects.requireNonNull(source, "source");
+    Objects.requireNonNull(sink, "sink");
+    Objects.requireNonNull(faultInterval, "faultInterval");
+    Objects.requireNonNull(directory, "directory");
+  }
+
+  /**
+   * Parses the command line.
+   *
+   * @throws IllegalArgumentException with a one-line reason when an option is missing or wrong
+   */
+  static SoakOptions parse(String[] args, Path defaultDirectory) {
+    Double minutes = null;
+    Source source = Source.POLLING;
+    Sink sink = Sink.KAFKA;
+    long seed = System.currentTimeMillis();
+    boolean json = false;
+    Path directory = defaultDirectory;
+    for (int i = 0; i < args.length; i++) {
+      String option = args[i];
+      switch (option) {
+        case "--json" -> json = true;
+        case "--minutes" -> minutes = positive(option, value(args, ++i, option));
+        case "--source" -> source = choice(Source.class, option, value(args, ++i, option));
+        case "--sink" -> sink = choice(Sink.class, option, value(args, ++i, option));
+        case "--seed" -> seed = number(option, value(args, ++i, option));
+        case "--dir" -> directory = Path.of(value(args, ++i, option));
+        default -> throw new IllegalArgumentException("unknown option: " + option);
+      }
+    }
+    if (minutes == null) {
+      throw new IllegalArgumentException("--minutes is required");
+    }
+    Duration duration = Duration.ofMillis(Math.round(minutes * 60_000));
+    return new SoakOptions(duration, source, sink, seed, json, FAULT_INTERVAL, directory);
+  }
+
+  private static String value(String[] args, int i, String option) {
+    if (i >= args.length) {
+      throw new IllegalArgumentException(option + " needs a value");
+    }
+    return args[i];
+  }
+
+  private static double positive(String option, String value) {
+    try {
+      double d = Double.parseDouble(value);
+      if (d > 0 && d <= 24 * 60) {
+        return d;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new IllegalArgumentException(
+        option + " must be a number of minutes above 0 and at most 1440: " + value);
+  }
+
+  private static long number(String option, String value) {
+    try {
+      return Long.parseLong(value);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(option + " must be a whole number: " + value, e);
+    }
+  }
+
+  private static <E extends Enum<E>> E choice(Class<E> type, String option, String value) {
+    for (E e : type.getEnumConstants()) {
+      if (e.name().equalsIgnoreCase(value)) {
+        return e;
+      }
+    }
+    throw new IllegalArgumentException(
+        option
+            + " must be one of "
+            + java.util.Arrays.stream(type.getEnumConstants())
+                .map(e -> e.name().toLowerCase(Locale.ROOT))
+                .toList()
+            + ": "
+            + value);
+  }
+
+  /** {@code 10 min, polling -> kafka, seed 42}. */
+  String describe() {
+    long seconds = duration.toSeconds();
+    String length = seconds % 60 == 0 ? seconds / 60 + " min" : seconds + " s";
+    return length + ", " + source.type() + " -> " + sink.type() + ", seed " + seed;
+  }
+}
