@@ -22,7 +22,11 @@ import org.slf4j.LoggerFactory;
 final class FaultInjector {
   private static final Logger log = LoggerFactory.getLogger(FaultInjector.class);
   static final String RELAY_EXIT = "relay-exit";
+  static final String NO_PROGRESS = "no-progress";
   static final Duration RECOVERY = Duration.ofSeconds(90);
+
+  /** At least this long between a heal and the next fault: a woken relay's late sends land. */
+  private static final Duration SETTLE = Duration.ofSeconds(2);
 
   private final Random random;
   private final RelayPair relays;
@@ -61,7 +65,8 @@ final class FaultInjector {
           f.detail(),
           Duration.between(f.start(), f.end()).toMillis());
       Instant earliest = f.start().plus(interval);
-      next = earliest.isAfter(Instant.now()) ? earliest : Instant.now();
+      Instant settled = f.end().plus(SETTLE);
+      next = earliest.isAfter(settled) ? earliest : settled;
     }
   }
 
@@ -180,7 +185,10 @@ final class FaultInjector {
     return out;
   }
 
-  /** Relays that exited by themselves or not cleanly on SIGTERM. */
+  /**
+   * Relays that exited by themselves or not cleanly on SIGTERM, and faults after which the relays
+   * published nothing for {@link #RECOVERY} while the writers wrote.
+   */
   List<Violation> violations() {
     return List.copyOf(violations);
   }

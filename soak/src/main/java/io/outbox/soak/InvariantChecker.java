@@ -4,13 +4,16 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
+import java.util.stream.Collectors;
 
 /**
  * The soak's one verdict, from what the writers wrote, the rows at the end, what the broker holds
@@ -71,13 +74,14 @@ final class InvariantChecker {
       copies.computeIfAbsent(d.eventId(), k -> new ArrayList<>()).add(d);
     }
 
-    checkDelivered(byId, rows, copies, deliveries, violations);
+    String lostSummary = checkDelivered(byId, rows, copies, deliveries, violations);
     checkKeyOrder(byId, rows, deliveries, violations);
     checkDueTimes(rows, deliveries, violations);
     int refused = checkAttempts(byId, rows, violations);
     List<FaultDuplicates> duplicates = checkDuplicates(copies, faults, duplicateBound, violations);
     int maxAttempts = rows.values().stream().mapToInt(RowState::attempts).max().orElse(0);
     return new Findings(
+        lostSummary,
         committed,
         rolledBack,
         inDoubt,
@@ -89,8 +93,12 @@ final class InvariantChecker {
         violations);
   }
 
-  /** Lost events (with whether later events of their key arrived: a gap), and unexpected ones. */
-  private static void checkDelivered(
+  /**
+   * Lost events (with whether later events of their key arrived: a gap), and unexpected ones.
+   *
+   * @return one line about the lost events, empty when none was lost
+   */
+  private static String checkDelivered(
       Map<UUID, WrittenEvent> byId,
       Map<UUID, RowState> rows,
       Map<UUID, List<Delivery>> copies,
@@ -104,6 +112,7 @@ final class InvariantChecker {
         lastDeliveredRow.merge(w.key(), row.rowId(), Math::max);
       }
     }
+    List<Lost> lost = new ArrayList<>();
     for (WrittenEvent w : byId.values()) {
       boolean delivered = copies.containsKey(w.id());
       if (w.outcome() == WrittenEvent.Outcome.COMMITTED && !delivered) {
@@ -116,18 +125,19 @@ final class InvariantChecker {
           state =
               "row "
                   + row.rowId()
-                  + (row.deadLettered()
-                      ? ", dead-lettered (" + row.deadLetterReason() + ")"
-                      : row.publishedAt() != null
-                          ? ", marked published at " + row.publishedAt() + " but not on the broker"
-                          : ", still unpublished")
+                  + ", "
+                  + rowState(row)
                   + ", attempts "
                   + row.attempts()
                   + (later > row.rowId()
                       ? "; a gap: row " + later + " of the key was delivered"
                       : "; at the key's tail");
         }
-        violations.add(new Violation(LOST, w.id() + " key " + w.key() + ": " + state));
+        lost.add(
+            new Lost(
+                row == null ? Long.MAX_VALUE : row.rowId(),
+                row == null ? "without a row" : shortState(row),
+                new Violation(LOST, w.id() + " key " + w.key() + ": " + state)));
       } else if (w.outcome() == WrittenEvent.Outcome.ROLLED_BACK && delivered) {
         violations.add(
             new Violation(
@@ -135,12 +145,37 @@ final class InvariantChecker {
                 w.id() + " key " + w.key() + " delivered " + copies.get(w.id()).size() + "x"));
       }
     }
+    lost.sort(Comparator.comparingLong(Lost::rowId));
+    lost.forEach(l -> violations.add(l.violation()));
     for (UUID id : copies.keySet()) {
       if (!byId.containsKey(id)) {
         violations.add(
             new Violation(UNKNOWN_DELIVERED, id + " delivered but never written by the soak"));
       }
     }
+    return summarize(lost);
+  }
+
+  /** A lost event: its row (or none), the row's state in a word or two, the violation. */
+  private record Lost(long rowId, String state, Violation violation) {}
+
+  /** {@code 12 committed event(s) not delivered: 12 still unpublished; rows 40 to 97}. */
+  private static String summarize(List<Lost> lost) {
+    if (lost.isEmpty()) {
+      return "";
+    }
+    Map<String, Long> states =
+        lost.stream()
+            .collect(Collectors.groupingBy(Lost::state, TreeMap::new, Collectors.counting()));
+    List<Long> rowIds = lost.stream().map(Lost::rowId).filter(r -> r != Long.MAX_VALUE).toList();
+    return lost.size()
+        + " committed event(s) not delivered: "
+        + states.entrySet().stream()
+            .map(e -> e.getValue() + " " + e.getKey())
+            .collect(Collectors.joining(", "))
+        + (rowIds.isEmpty()
+            ? ""
+            : "; rows " + rowIds.get(0) + " to " + rowIds.get(rowIds.size() - 1));
   }
 
   /**
@@ -305,6 +340,22 @@ final class InvariantChecker {
     return out;
   }
 
+  private static String shortState(RowState row) {
+    if (row.deadLettered()) {
+      return "dead-lettered";
+    }
+    return row.publishedAt() != null ? "marked published, not on the broker" : "still unpublished";
+  }
+
+  private static String rowState(RowState row) {
+    if (row.deadLettered()) {
+      return "dead-lettered (" + row.deadLetterReason() + ")";
+    }
+    return row.publishedAt() != null
+        ? "marked published at " + row.publishedAt() + " but not on the broker"
+        : "still unpublished";
+  }
+
   private static String millis(Duration d) {
     return d.toMillis() + " ms";
   }
@@ -318,6 +369,7 @@ final class InvariantChecker {
   /**
    * What the check found.
    *
+   * @param lostSummary one line about the lost events, empty when none was lost
    * @param committed events whose transaction committed
    * @param rolledBack events whose transaction rolled back
    * @param inDoubt events whose commit failed without an answer (not checked either way)
@@ -329,6 +381,7 @@ final class InvariantChecker {
    * @param violations every broken invariant
    */
   record Findings(
+      String lostSummary,
       int committed,
       int rolledBack,
       int inDoubt,

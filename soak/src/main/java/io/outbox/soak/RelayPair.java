@@ -30,10 +30,19 @@ final class RelayPair implements AutoCloseable {
   private static final String STANDING_BY = "pipeline " + PIPELINE + ": another instance";
   private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(60);
+
+  /**
+   * Every session of the soak's database but the writers' and this one: the relays' own (named
+   * {@code outbox-relay <pipeline> <role>}) and those of the CDC source's Debezium engine (named by
+   * Debezium), replication connections included.
+   */
   private static final String TERMINATE_SESSIONS =
       "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-          + " WHERE datname = current_database() AND application_name LIKE 'outbox-relay %'"
-          + " AND pid <> pg_backend_pid()";
+          + " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+          + " AND backend_type IN ('client backend', 'walsender')"
+          + " AND application_name NOT LIKE '"
+          + Workload.APPLICATION_NAME
+          + "%'";
 
   private final TestDatabase db;
   private final Map<String, RelayProcess> processes = new LinkedHashMap<>(); // guarded by this

@@ -42,6 +42,7 @@ final class Soak {
   private static final Duration DRAIN_MARGIN = Duration.ofMinutes(2);
   private static final Duration LATE_COPIES = Duration.ofSeconds(5);
   private static final Duration READ_TIMEOUT = Duration.ofMinutes(2);
+  private static final String DATABASE_URL = "@database-url@";
 
   private final SoakOptions options;
 
@@ -61,10 +62,11 @@ final class Soak {
       new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"))
           .migrate(db.url(), db.user(), db.password());
       String template = relayConfig(db, broker);
-      PipelineSettings pipeline = pipelineSettings(template);
+      PipelineSettings pipeline =
+          pipelineSettings(template.replace(DATABASE_URL, "jdbc:postgresql://127.0.0.1/soak"));
       int duplicateBound = 2 * pipeline.lanes() * pipeline.batchSize();
       Duration drainTimeout = drainTimeout(pipeline);
-      try (RelayPair relays = RelayPair.start(dir, db, url -> template.formatted(url));
+      try (RelayPair relays = RelayPair.start(dir, db, url -> template.replace(DATABASE_URL, url));
           Workload workload =
               new Workload(
                   db.url(), db.user(), db.password(), options.seed(), broker.canRefuseRetryably());
@@ -132,9 +134,9 @@ final class Soak {
   }
 
   /**
-   * The relays' configuration with a {@code %s} for the database URL: default settings but for the
-   * pipeline's name, the private broker, the destination prefix, a free HTTP port, and the CDC slot
-   * named after the database (slots are cluster-wide).
+   * The relays' configuration with {@link #DATABASE_URL} for the database URL: default settings but
+   * for the pipeline's name, the private broker, the destination prefix, a free HTTP port, and the
+   * CDC slot named after the database (slots are cluster-wide).
    */
   private String relayConfig(TestDatabase db, SoakBroker broker) {
     String source =
@@ -146,7 +148,7 @@ final class Soak {
         outbox-relay {
           http.port = 0
           pipelines.%s {
-            database { url = "%%s", user = "%s", password = "%s" }
+            database { url = "%s", user = "%s", password = "%s" }
             source { %s }
             sink { %s }
             routing.destination = "%s.${aggregate_type}"
@@ -155,6 +157,7 @@ final class Soak {
         """
         .formatted(
             RelayPair.PIPELINE,
+            DATABASE_URL,
             db.user(),
             db.password(),
             source,
@@ -163,8 +166,7 @@ final class Soak {
   }
 
   /** The pipeline's effective settings (reference defaults included), as the relays read them. */
-  private static PipelineSettings pipelineSettings(String template) {
-    String hocon = template.formatted("jdbc:postgresql://127.0.0.1:5432/soak");
+  private static PipelineSettings pipelineSettings(String hocon) {
     return RelayConfigLoader.standard()
         .load(ConfigFactory.parseString(hocon), "soak")
         .settings()

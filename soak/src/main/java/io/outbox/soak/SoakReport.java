@@ -180,6 +180,9 @@ record SoakReport(
       sb.append("  violations: none\n");
     } else {
       line(sb, "  violations (%d):", violations.size());
+      if (!findings.lostSummary().isEmpty()) {
+        line(sb, "    %s", findings.lostSummary());
+      }
       Map<String, List<Violation>> byInvariant =
           violations.stream()
               .collect(
@@ -260,6 +263,7 @@ record SoakReport(
     }
     FaultDuplicates before = dups.get(InvariantChecker.BEFORE_FAULTS);
     root.put("duplicates_before_faults", before == null ? 0 : before.duplicates());
+    root.put("lost_summary", findings.lostSummary());
     ArrayNode v = root.putArray("violations");
     for (Violation violation : violations) {
       v.addObject().put("invariant", violation.invariant()).put("detail", violation.detail());

@@ -33,7 +33,7 @@ final class Workload implements AutoCloseable {
   static final int WRITERS = 4;
   private static final int KEYS_PER_WRITER = 8;
   private static final int FLAKY_KEYS = 4;
-  private static final String APPLICATION_NAME = "outbox-soak writer";
+  static final String APPLICATION_NAME = "outbox-soak writer";
 
   private final String url;
   private final Properties login;

@@ -67,6 +67,7 @@ class InvariantCheckerTest {
     Findings f = check();
 
     assertThat(f.violations()).isEmpty();
+    assertThat(f.lostSummary()).isEmpty();
     assertThat(f.committed()).isEqualTo(3);
     assertThat(f.rolledBack()).isEqualTo(1);
     assertThat(f.delivered()).isEqualTo(3);
@@ -83,6 +84,9 @@ class InvariantCheckerTest {
     Findings f = check();
 
     assertThat(invariants(f)).containsOnly(InvariantChecker.LOST);
+    assertThat(f.lostSummary())
+        .isEqualTo(
+            "2 committed event(s) not delivered: 2 marked published, not on the broker; rows 1 to 3");
     assertThat(f.violations())
         .anySatisfy(v -> assertThat(v.detail()).startsWith(a1.toString()).contains("a gap: row 2"))
         .anySatisfy(v -> assertThat(v.detail()).startsWith(b1.toString()).contains("tail"));
