@@ -34,7 +34,9 @@ class SoakIT {
     SoakReport report = new Soak(options).run();
 
     System.out.print(report.text());
-    assertThat(report.faults()).as("faults injected").hasSizeGreaterThanOrEqualTo(8);
+    // One fault at a time, each healed and followed by a publication before the next: a freeze or
+    // a broker restart takes up to 30 s, so two minutes hold 4 to 12.
+    assertThat(report.faults()).as("faults injected").hasSizeGreaterThanOrEqualTo(4);
     assertThat(report.findings().committed()).as("events committed").isGreaterThan(1_000);
     assertThat(report.violations()).as("broken invariants").isEmpty();
   }
