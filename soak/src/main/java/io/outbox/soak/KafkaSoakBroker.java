@@ -27,8 +27,10 @@ import org.apache.kafka.common.config.ConfigResource;
  * (the producer's send time) is then older than the broker's clock allows, the broker answers
  * {@code INVALID_TIMESTAMP} for the record, and the relay's Kafka sink classifies that broker error
  * as retryable for that event (an {@code ApiException} that is neither a size, topic, authorization
- * nor connection error). A single broker cannot produce {@code NOT_ENOUGH_REPLICAS} instead: it
- * refuses {@code min.insync.replicas} above the replication factor of 1.
+ * nor connection error). A topic with {@code min.insync.replicas = 2} would not do: the single
+ * Kafka 4.3 broker took an {@code acks=all} write to such a topic of replication factor 1 (tried),
+ * and {@code NOT_ENOUGH_REPLICAS} is a retriable error the producer retries by itself up to {@code
+ * delivery.timeout.ms} anyway.
  */
 final class KafkaSoakBroker implements SoakBroker {
   private static final String BEFORE_MAX_MS = "message.timestamp.before.max.ms";
