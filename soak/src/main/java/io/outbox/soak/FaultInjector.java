@@ -51,12 +51,9 @@ final class FaultInjector {
       FaultRecord f = inject(faults.size() + 1);
       Instant healed = f.end();
       if (!Waits.holdsWithin(RECOVERY, () -> relays.publishedSince(healed))) {
-        f =
-            f.withDetail(
-                f.detail()
-                    + "; nothing published within "
-                    + RECOVERY.toSeconds()
-                    + " s of the heal");
+        String stall = "nothing published within " + RECOVERY.toSeconds() + " s of the heal";
+        f = f.withDetail(f.detail() + "; " + stall);
+        violations.add(new Violation(NO_PROGRESS, stall + " of fault " + f.label()));
       }
       faults.add(f);
       log.info(
