@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.OptionalLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +51,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final PluginContext.RoleListener roleListener;
   private final DatabaseClock clock;
   private final OutstandingClaims outstanding;
+  private final SlotCreation slotCreation;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
   private volatile StreamSession session;
@@ -70,6 +72,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
     this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
+    this.slotCreation = new SlotCreation(connections, settings.slotName(), pipeline);
   }
 
   @Override
@@ -98,27 +101,23 @@ final class CdcSource implements Source, CdcClaim.Writer {
         () -> closed);
     try {
       leader.freeSlot(settings.slotName());
-      SlotGuard.SlotState state;
-      try (Connection c = connections.dedicated("check")) {
-        state = new SlotGuard(settings, tables, pipeline, connections.where()).check(c);
-        Optional<String> deadLetters =
-            DeadLetterTableCheck.problem(c, tables, !database.retention().deadLetters().isZero());
-        if (deadLetters.isPresent()) {
-          throw new SourceException("pipeline " + pipeline + ": " + deadLetters.get());
-        }
-      } catch (SQLException e) {
-        throw new SourceException(
-            "pipeline "
-                + pipeline
-                + ": cannot check the replication slot on "
-                + connections.where()
-                + ": "
-                + e.getMessage(),
-            e);
+      if (checkSlot() == SlotGuard.SlotState.NEW) {
+        // The marker first: an instance killed once the slot exists still catches up.
+        onCheckSession(
+            c -> {
+              CatchUp.begin(c, leader::checkFence, tables, pipeline);
+              return null;
+            });
+        slotCreation.create(() -> !closed && leader.held());
       }
+      OptionalLong catchUpTo =
+          onCheckSession(c -> CatchUp.pending(c, leader::checkFence, tables, pipeline));
       StreamSession s =
           new StreamSession(
               settings, connections, tables, pipeline, lanes, clock, leader::checkFence);
+      if (catchUpTo.isPresent()) {
+        s.catchUp(catchUpTo.getAsLong());
+      }
       synchronized (lifecycle) {
         if (closed) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
@@ -129,9 +128,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
         session = s;
       }
       s.start();
-      if (state == SlotGuard.SlotState.NEW) {
-        s.catchUp(lanes);
-      }
     } catch (RuntimeException | InterruptedException e) {
       StreamSession started;
       synchronized (lifecycle) {
@@ -150,6 +146,41 @@ final class CdcSource implements Source, CdcClaim.Writer {
         settings.slotName());
     report(Role.ACTIVE);
     startRetention();
+  }
+
+  /** The publication, the slot against the stored offsets, and the dead-letter table. */
+  private SlotGuard.SlotState checkSlot() {
+    return onCheckSession(
+        c -> {
+          SlotGuard.SlotState state =
+              new SlotGuard(settings, tables, pipeline, connections.where()).check(c);
+          Optional<String> deadLetters =
+              DeadLetterTableCheck.problem(c, tables, !database.retention().deadLetters().isZero());
+          if (deadLetters.isPresent()) {
+            throw new SourceException("pipeline " + pipeline + ": " + deadLetters.get());
+          }
+          return state;
+        });
+  }
+
+  /** What the activation reads and writes on a session of its own. */
+  private interface CheckStep<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  private <T> T onCheckSession(CheckStep<T> step) {
+    try (Connection c = connections.dedicated("check")) {
+      return step.run(c);
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": cannot check the replication slot on "
+              + connections.where()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
   }
 
   /**
@@ -344,7 +375,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   public Optional<Backlog> backlog() {
     try (Connection c = connections.dedicated("status")) {
       SlotGuard guard = new SlotGuard(settings, tables, pipeline, connections.where());
-      Backlog backlog = guard.backlog(c);
+      Backlog backlog = guard.backlog(c).withSlotCreationBlocked(slotCreation.blocked());
       OptionalDouble share = guard.walKeepShare(c);
       if (share.isEmpty()) {
         return Optional.of(backlog);

@@ -7,12 +7,17 @@ import io.debezium.engine.format.ChangeEventFormat;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxTables;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -23,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * One run of the Debezium engine for an active instance: the engine thread hands change records to
  * the {@link ChangeStream}; a committer thread stores, every {@code offset-commit-interval}, the
  * latest position whose events are all final (the engine then confirms it to the slot); a sweep
- * thread runs the {@link ReconcileSweep}. Ends on {@link #stop} or when the engine fails.
+ * thread runs the {@link ReconcileSweep}; for a new slot, a catch-up thread runs the {@link
+ * CatchUp}. Ends on {@link #stop} or when the engine fails. The engine's sessions carry a name of
+ * this run's own, so that a start given up ends whatever the engine left connected.
  */
 final class StreamSession {
 
@@ -36,6 +43,8 @@ final class StreamSession {
   private final ChangeStream<RecordChangeEvent<SourceRecord>> stream;
   private final ChangeEvents changes;
   private final ReconcileSweep sweep;
+  private final String applicationName;
+  private CatchUp catchUp;
   private final CountDownLatch started = new CountDownLatch(1);
   private final CountDownLatch ended = new CountDownLatch(1);
   private final AtomicReference<String> failure = new AtomicReference<>();
@@ -48,6 +57,7 @@ final class StreamSession {
   private Thread engineThread;
   private Thread committerThread;
   private Thread sweepThread;
+  private Thread catchUpThread;
 
   private final PostgresOffsetStore.Fence fence;
 
@@ -68,6 +78,16 @@ final class StreamSession {
     this.stream = new ChangeStream<>(lanes, settings.laneBuffer(), clock);
     this.changes = new ChangeEvents(EngineProperties.heartbeatPrefix(settings.slotName()));
     this.sweep = new ReconcileSweep(connections, settings, tables, pipeline, stream);
+    this.applicationName = applicationName(pipeline);
+  }
+
+  /** {@code outbox-relay <pipeline> cdc stream <8 hex digits>}, within PostgreSQL's 63 bytes. */
+  static String applicationName(String pipeline) {
+    String run = String.format("%08x", ThreadLocalRandom.current().nextInt());
+    String name = "outbox-relay " + pipeline + " cdc stream " + run;
+    return name.getBytes(StandardCharsets.UTF_8).length <= 63
+        ? name
+        : "outbox-relay cdc stream " + run;
   }
 
   ChangeStream<RecordChangeEvent<SourceRecord>> stream() {
@@ -75,22 +95,12 @@ final class StreamSession {
   }
 
   /**
-   * Hands every unpublished row to the lanes ahead of the stream (bounded by the lane buffers): for
-   * a new slot, which does not cover rows committed before it.
+   * Before {@link #start}: the rows up to id {@code upTo} are caught up from the table ahead of the
+   * stream, whose events wait until they are read ({@link CatchUp}).
    */
-  void catchUp(int lanes) {
-    try {
-      sweep.catchUp(Math.max(1, lanes) * settings.laneBuffer());
-    } catch (SQLException e) {
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + ": reading the rows committed before slot "
-              + settings.slotName()
-              + " existed failed: "
-              + e.getMessage(),
-          e);
-    }
+  void catchUp(long upTo) {
+    catchUp = new CatchUp(connections, settings, tables, pipeline, stream, fence, clock, upTo);
+    stream.beginCatchUp();
   }
 
   /**
@@ -105,7 +115,8 @@ final class StreamSession {
                 connections, tables.qualifiedOffsetsTable(), pipeline, fence));
     engine =
         DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-            .using(EngineProperties.of(settings, connections, tables, pipeline, registration))
+            .using(
+                EngineProperties.of(settings, connections, tables, registration, applicationName))
             .using(clock)
             .using(
                 new DebeziumEngine.ConnectorCallback() {
@@ -134,6 +145,7 @@ final class StreamSession {
     if (!up || failure.get() != null) {
       String why = failure.get();
       stop(Duration.ofSeconds(10));
+      endAbandonedEngine();
       throw new SourceException(
           "pipeline "
               + pipeline
@@ -149,6 +161,10 @@ final class StreamSession {
     if (!settings.reconcileAfter().isZero()) {
       sweepThread = thread("sweep", this::sweepLoop);
       sweepThread.start();
+    }
+    if (catchUp != null) {
+      catchUpThread = thread("catch-up", catchUp::run);
+      catchUpThread.start();
     }
     log.info(
         "pipeline {}: streaming {} from slot {} (publication {}) on {}",
@@ -276,6 +292,7 @@ final class StreamSession {
     stream.close();
     interrupt(committerThread);
     interrupt(sweepThread);
+    interrupt(catchUpThread);
     if (engine != null) {
       try {
         engine.close();
@@ -289,10 +306,49 @@ final class StreamSession {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+      if (engineThread.isAlive()) {
+        endAbandonedEngine();
+      }
     }
     if (registration != null) {
       PostgresOffsetStore.unregister(registration);
     }
+  }
+
+  /**
+   * Ends every session the engine of this run left connected (its replication connection above all,
+   * which would hold the slot): a start given up, or an engine that does not stop, must not keep
+   * streaming behind the next run's back. The engine's thread then fails and ends.
+   */
+  void endAbandonedEngine() {
+    try (Connection c = connections.dedicated("check");
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    + " WHERE application_name = ? AND pid <> pg_backend_pid()")) {
+      ps.setString(1, applicationName);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (rs.getLong(1) > 0) {
+          log.warn(
+              "pipeline {}: ended {} session(s) the change stream left connected ({})",
+              pipeline,
+              rs.getLong(1),
+              applicationName);
+        }
+      }
+    } catch (SQLException e) {
+      log.warn(
+          "pipeline {}: cannot end the sessions the change stream left connected ({}): {}",
+          pipeline,
+          applicationName,
+          e.getMessage());
+    }
+  }
+
+  /** The {@code application_name} of this run's engine sessions (tests). */
+  String applicationName() {
+    return applicationName;
   }
 
   private static void interrupt(Thread t) {
