@@ -107,7 +107,8 @@ class MetricsIT {
     assertThat(scrape.metrics())
         .contains("jvm_memory_used_bytes")
         .doesNotContain("outbox_relay_cdc_retained_wal_bytes")
-        .doesNotContain("outbox_relay_cdc_wal_keep_share");
+        .doesNotContain("outbox_relay_cdc_wal_keep_share")
+        .doesNotContain("outbox_relay_cdc_slot_creation_blocked");
 
     List<OutboxMessage> batch = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
@@ -238,6 +239,7 @@ class MetricsIT {
     }
     documented.remove("outbox_relay_cdc_retained_wal_bytes");
     documented.remove("outbox_relay_cdc_wal_keep_share");
+    documented.remove("outbox_relay_cdc_slot_creation_blocked");
     Set<String> served = new TreeSet<>();
     Matcher s = Pattern.compile("(?m)^# TYPE (outbox_relay_[a-z_]+) (\\w+)").matcher(scraped);
     while (s.find()) {
