@@ -11,6 +11,7 @@ import io.outbox.schema.OutboxMessage;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.PrivatePostgres;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
@@ -26,19 +27,72 @@ import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
- * One end-to-end test's world: its own database with a migrated outbox, its own topic prefix, and
- * the relay configuration pointing at both.
+ * One end-to-end test's world: its own database with a migrated outbox (on the shared PostgreSQL,
+ * or on a {@link PrivatePostgres} of the test's), its own topic prefix, and the relay configuration
+ * pointing at both.
  */
 final class RelayFixture implements AutoCloseable {
+  /** The test's database on the shared PostgreSQL; {@code null} on a private cluster. */
   final TestDatabase db;
+
   final String topicPrefix;
   final OutboxWriter writer = OutboxWriter.forTable("outbox");
+  private final String url;
+  private final String user;
+  private final String password;
+  private final String slot;
+  private final Database connector;
+
+  /** Opens a session of the fixture's database. */
+  @FunctionalInterface
+  interface Database {
+    Connection connect() throws SQLException;
+  }
 
   RelayFixture(String name) {
-    db = TestDatabase.create(name);
-    topicPrefix = KafkaTestSupport.uniqueTopic(name);
-    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"))
-        .migrate(db.url(), db.user(), db.password());
+    this(TestDatabase.create(name), name);
+  }
+
+  private RelayFixture(TestDatabase db, String name) {
+    this(db, name, db.url(), db.user(), db.password(), db.name(), db::connect);
+  }
+
+  private RelayFixture(
+      TestDatabase db,
+      String name,
+      String url,
+      String user,
+      String password,
+      String slot,
+      Database connector) {
+    this.db = db;
+    this.topicPrefix = KafkaTestSupport.uniqueTopic(name);
+    this.url = url;
+    this.user = user;
+    this.password = password;
+    this.slot = slot;
+    this.connector = connector;
+    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter")).migrate(url, user, password);
+  }
+
+  /**
+   * A fixture on database {@code postgres} of a private cluster, as its superuser; the CDC slot is
+   * named {@code name}.
+   */
+  static RelayFixture onPrivate(PrivatePostgres pg, String adminPassword, String name) {
+    return new RelayFixture(
+        null,
+        name,
+        pg.url("postgres"),
+        PrivatePostgres.ADMIN,
+        adminPassword,
+        name,
+        () -> pg.connectAsAdmin("postgres"));
+  }
+
+  /** A new session of the fixture's database. */
+  Connection connect() throws SQLException {
+    return connector.connect();
   }
 
   /** The topic events of {@code aggregateType} are routed to. */
@@ -52,7 +106,7 @@ final class RelayFixture implements AutoCloseable {
   }
 
   String config(String extra, String bootstrap) {
-    return config(extra, bootstrap, db.url());
+    return config(extra, bootstrap, url);
   }
 
   /** HOCON for pipeline {@code it} that reaches this test's database at {@code databaseUrl}. */
@@ -72,7 +126,7 @@ final class RelayFixture implements AutoCloseable {
           }
         }
         """
-        .formatted(databaseUrl, db.user(), db.password(), bootstrap, topicPrefix, extra);
+        .formatted(databaseUrl, user, password, bootstrap, topicPrefix, extra);
   }
 
   /**
@@ -86,7 +140,7 @@ final class RelayFixture implements AutoCloseable {
                  offset-commit-interval = 100ms, standby-check-interval = 250ms,
                  reconcile-interval = 500ms, %s } }
         """
-        .formatted(db.name(), cdcExtra);
+        .formatted(slot, cdcExtra);
   }
 
   /** The confirmed position of this test's CDC slot, in bytes; -1 when it does not exist. */
@@ -94,7 +148,7 @@ final class RelayFixture implements AutoCloseable {
     return count(
         "SELECT coalesce((SELECT pg_wal_lsn_diff(confirmed_flush_lsn, '0/0')::bigint"
             + " FROM pg_replication_slots WHERE slot_name = '"
-            + db.name()
+            + slot
             + "'), -1)");
   }
 
@@ -110,7 +164,7 @@ final class RelayFixture implements AutoCloseable {
 
   /** Writes events in one committed transaction; returns their ids. */
   List<UUID> commit(List<OutboxMessage> messages) throws SQLException {
-    try (Connection c = db.connect()) {
+    try (Connection c = connect()) {
       c.setAutoCommit(false);
       List<UUID> ids = writer.writeAll(c, messages);
       c.commit();
@@ -128,7 +182,7 @@ final class RelayFixture implements AutoCloseable {
   }
 
   long count(String sql) throws SQLException {
-    try (Connection c = db.connect();
+    try (Connection c = connect();
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery(sql)) {
       rs.next();
@@ -146,7 +200,7 @@ final class RelayFixture implements AutoCloseable {
 
   /** The first {@code published_at} after {@code t}, or {@code null} when none is yet. */
   java.time.Instant firstPublishedAfter(java.time.Instant t) throws SQLException {
-    try (Connection c = db.connect();
+    try (Connection c = connect();
         java.sql.PreparedStatement ps =
             c.prepareStatement("SELECT min(published_at) FROM outbox WHERE published_at > ?")) {
       ps.setTimestamp(1, java.sql.Timestamp.from(t));
@@ -165,7 +219,7 @@ final class RelayFixture implements AutoCloseable {
   /** Row id of each event id, to check order by id. */
   Map<UUID, Long> rowIds() throws SQLException {
     Map<UUID, Long> ids = new HashMap<>();
-    try (Connection c = db.connect();
+    try (Connection c = connect();
         Statement st = c.createStatement();
         ResultSet rs =
             st.executeQuery(
@@ -203,6 +257,8 @@ final class RelayFixture implements AutoCloseable {
 
   @Override
   public void close() {
-    db.close();
+    if (db != null) {
+      db.close();
+    }
   }
 }
