@@ -101,7 +101,8 @@ final class CdcSource implements Source, CdcClaim.Writer {
         () -> closed);
     try {
       leader.freeSlot(settings.slotName());
-      if (checkSlot() == SlotGuard.SlotState.NEW) {
+      boolean newSlot = checkSlot() == SlotGuard.SlotState.NEW;
+      if (newSlot) {
         // The marker first: an instance killed once the slot exists still catches up.
         onCheckSession(
             c -> {
@@ -116,6 +117,14 @@ final class CdcSource implements Source, CdcClaim.Writer {
           new StreamSession(
               settings, connections, tables, pipeline, lanes, clock, leader::checkFence);
       if (catchUpTo.isPresent()) {
+        if (!newSlot) {
+          log.info(
+              "pipeline {}: resuming the catch-up of slot {} (rows up to id {}) that the instance"
+                  + " before did not finish",
+              pipeline,
+              settings.slotName(),
+              catchUpTo.getAsLong());
+        }
         s.catchUp(catchUpTo.getAsLong());
       }
       synchronized (lifecycle) {

@@ -129,6 +129,79 @@ class ChangeStreamTest {
   }
 
   @Test
+  void sweptPagesKeepIdOrderAcrossPages() throws Exception {
+    stream.offerSwept(List.of(event(1, "k"), event(2, "k")));
+    stream.offerSwept(List.of(event(3, "k"), event(4, "k"))); // the sweep's next page
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(1L, 2L, 3L, 4L);
+  }
+
+  @Test
+  void streamedEventsWaitUntilTheCatchUpIsReadThenFollowIt() throws Exception {
+    stream.beginCatchUp();
+    stream.offer("r9", event(9, "k"), null);
+    stream.offer("r10", event(10, "other"), null);
+    assertThat(stream.offerCaughtUp(event(1, "k"), null, null)).isTrue();
+    List<ChangeStream.Item> first = stream.take(0, 10, Duration.ZERO);
+    assertThat(first).extracting(i -> i.event().id()).containsExactly(1L);
+    stream.settled(0, first, List.of(new Settlement.Published(first.get(0).event())));
+    assertThat(stream.offerCaughtUp(event(2, "k"), null, null)).isTrue();
+    assertThat(stream.offerCaughtUp(event(9, "k"), null, null)).as("streamed already").isTrue();
+    stream.caughtUpRead();
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(2L, 9L, 10L);
+  }
+
+  @Test
+  void aCaughtUpRowDueForARetryHoldsItsKeyUntilThen() throws Exception {
+    stream.beginCatchUp();
+    stream.offerCaughtUp(event(1, "k"), null, clock.instant().plusSeconds(4));
+    stream.offerCaughtUp(event(2, "k"), null, null);
+    stream.offerCaughtUp(event(3, "other"), null, null);
+    stream.caughtUpRead();
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(3L);
+    clock.advance(Duration.ofSeconds(4));
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(1L, 2L);
+  }
+
+  @Test
+  void theCatchUpWaitsForRoomInTheLaneAndEndsOnceEveryRowIsFinal() throws Exception {
+    ChangeStream<String> small = new ChangeStream<>(1, 2, clock);
+    small.beginCatchUp();
+    small.offerCaughtUp(event(1, "a"), null, null);
+    small.offerCaughtUp(event(2, "a"), null, null);
+    Thread reader =
+        new Thread(
+            () -> {
+              try {
+                small.offerCaughtUp(event(3, "a"), null, null);
+                small.caughtUpRead();
+                small.awaitCaughtUpFinal();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    reader.start();
+    reader.join(300);
+    assertThat(reader.isAlive()).as("blocked on the lane's full catch-up").isTrue();
+    List<ChangeStream.Item> two = small.take(0, 2, Duration.ZERO);
+    small.settled(
+        0, two, two.stream().map(i -> (Settlement) new Settlement.Published(i.event())).toList());
+    List<ChangeStream.Item> last = small.take(0, 2, Duration.ofSeconds(5));
+    assertThat(last).extracting(i -> i.event().id()).containsExactly(3L);
+    assertThat(reader.isAlive()).as("waits for the last row's verdict").isTrue();
+    small.settled(0, last, List.of(new Settlement.Published(last.get(0).event())));
+    reader.join(5_000);
+    assertThat(reader.isAlive()).isFalse();
+  }
+
+  @Test
   void aFullLaneMakesTheStreamWait() throws Exception {
     ChangeStream<String> small = new ChangeStream<>(1, 2, clock);
     small.offer("r1", event(1, "a"), null);

@@ -121,6 +121,54 @@ class CdcFirstStartIT {
         started.toMillis(), committed.size(), allPublished.toMillis(), deliveries.duplicates());
   }
 
+  @Test
+  void catchUpBeyondTheLaneBuffersSurvivesKill9InTheMiddle() throws Exception {
+    fx = new RelayFixture("cdc_catch_up");
+    KafkaTestSupport.createTopic(fx.topic("order"), 3);
+    int backlog = 5_000;
+    List<UUID> committed = new ArrayList<>(OutboxLoad.backlog(fx, backlog, 10));
+    // Far more than the lanes hold (2 x 100): the catch-up reads the table as they drain.
+    String config = fx.config("lanes = 2, batch-size = 50\n" + fx.cdc("lane-buffer = 100"));
+    RelayProcess killed = relays.start("killed", config);
+    await().atMost(Duration.ofSeconds(60)).until(() -> killed.logContains(ACTIVE));
+    committed.addAll(OutboxLoad.backlog(fx, 200, 10)); // streamed, on the same keys
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(20))
+        .until(() -> fx.published() >= backlog / 5);
+    killed.kill9();
+    long atKill = fx.published();
+    assertThat(atKill).as("killed in the middle of the catch-up").isLessThan(backlog);
+    assertThat(catchUpMarkers()).as("the catch-up is still due").isEqualTo(1);
+
+    RelayProcess relay = relays.start("relay", config);
+    Instant restartedAt = Instant.now();
+    await().atMost(Duration.ofSeconds(90)).until(() -> fx.unpublished() == 0);
+    Duration rest = Duration.between(restartedAt, Instant.now());
+    committed.addAll(OutboxLoad.backlog(fx, 100, 10));
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
+    await().atMost(Duration.ofSeconds(10)).until(() -> catchUpMarkers() == 0);
+    assertThat(relay.log())
+        .contains("resuming the catch-up of slot " + fx.db.name())
+        .contains("caught up")
+        .doesNotContain("reconcile sweep found");
+    assertThat(relay.terminate(Duration.ofSeconds(30))).contains(0);
+
+    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
+    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
+    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
+    System.out.printf(
+        "CdcFirstStartIT: catch-up of %d rows killed at %d published; the next relay published"
+            + " the rest within %d ms; %d events, %d duplicate(s)%n",
+        backlog, atKill, rest.toMillis(), committed.size(), deliveries.duplicates());
+  }
+
+  private long catchUpMarkers() throws Exception {
+    return fx.count(
+        "SELECT count(*) FROM outbox_relay_offsets"
+            + " WHERE offset_key = convert_to('outbox-relay catch-up', 'UTF8')");
+  }
+
   private long slotCreationSessions() throws Exception {
     return fx.count(
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'outbox-relay it cdc"
