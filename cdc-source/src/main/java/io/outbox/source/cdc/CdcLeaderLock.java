@@ -147,6 +147,14 @@ final class CdcLeaderLock {
    * @throws SourceException when the slot is still busy after that
    */
   void freeSlot(String slot) throws InterruptedException {
+    freeSlot(slot, "the instance before, frozen or cut off");
+  }
+
+  /**
+   * As {@link #freeSlot(String)}, for a replication connection described as {@code whose} in the
+   * log: also the one an engine of this instance left when its start was given up.
+   */
+  void freeSlot(String slot, String whose) throws InterruptedException {
     long deadline = System.nanoTime() + settings.leaseTimeout().toNanos();
     try (Connection c = connections.dedicated("take-over")) {
       c.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
@@ -164,17 +172,19 @@ final class CdcLeaderLock {
                   + slot
                   + " is still streamed by session "
                   + pid
-                  + " of the instance before, "
+                  + " ("
+                  + whose
+                  + "), "
                   + settings.leaseTimeout().toMillis()
                   + " ms after ending it");
         }
         if (!ended) {
           log.warn(
-              "pipeline {}: slot {} is still streamed by session {} (the instance before, frozen"
-                  + " or cut off); ending it to take over",
+              "pipeline {}: slot {} is still streamed by session {} ({}); ending it",
               pipeline,
               slot,
-              pid);
+              pid,
+              whose);
           try (PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?)")) {
             ps.setInt(1, pid);
             ps.execute();

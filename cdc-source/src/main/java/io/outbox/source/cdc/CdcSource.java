@@ -145,6 +145,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       }
       if (started != null) {
         started.stop(Duration.ofSeconds(10));
+        endAbandonedEngine();
       }
       leader.release();
       throw e;
@@ -155,6 +156,23 @@ final class CdcSource implements Source, CdcClaim.Writer {
         settings.slotName());
     report(Role.ACTIVE);
     startRetention();
+  }
+
+  /**
+   * After a start given up: ends the replication connection an engine that did not stop in time may
+   * still hold the slot with (its task then fails and its threads end), before the lease goes.
+   */
+  private void endAbandonedEngine() {
+    if (!leader.held()) {
+      return; // the instance that took over frees the slot itself
+    }
+    try {
+      leader.freeSlot(settings.slotName(), "this instance's engine, whose start was given up");
+    } catch (SourceException e) {
+      log.warn("pipeline {}: {}", pipeline, e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** The publication, the slot against the stored offsets, and the dead-letter table. */

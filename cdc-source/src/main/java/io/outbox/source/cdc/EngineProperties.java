@@ -21,8 +21,8 @@ final class EngineProperties {
       CdcSettings settings,
       CdcConnections connections,
       OutboxTables tables,
-      String offsetRegistration,
-      String applicationName) {
+      String pipeline,
+      String offsetRegistration) {
     Properties p = new Properties();
     p.putAll(settings.debezium());
     String name = "outbox-relay-" + settings.slotName();
@@ -44,9 +44,7 @@ final class EngineProperties {
     if (connections.password() != null) {
       p.setProperty("database.password", connections.password());
     }
-    // Each run of the engine has a name of its own: a start given up ends whatever session is
-    // left with it (StreamSession), never another run's.
-    p.setProperty("database.applicationName", applicationName);
+    p.putIfAbsent("database.applicationName", "outbox-relay " + pipeline + " cdc stream");
     // Passed to the driver of the engine's sessions (Debezium hands database.* on to it): its
     // heartbeat query, run by the streaming loop, then fails on a silent connection instead of
     // blocking the stream; the replication stream itself is read without blocking.
@@ -82,8 +80,8 @@ final class EngineProperties {
         "max.queue.size",
         Integer.toString(Math.max(settings.maxQueueSize(), settings.maxBatchSize() + 1)));
     p.putIfAbsent("task.management.timeout.ms", "15000");
-    // A lost replication connection (walsender terminated, PostgreSQL restarted) is a retriable
-    // error: the engine restarts the connector after this wait (Debezium's default is 10 s).
+    // A lost replication connection (walsender ended, PostgreSQL restarted) is a retriable error:
+    // the engine restarts the connector after this wait (Debezium's default is 10 s).
     p.putIfAbsent("retriable.restart.connector.wait.ms", "2000");
     // Per-event cost the relay does not need: the lag percentiles of Debezium's streaming metrics
     // (a DDSketch per event) and the __debezium.context.* headers of every record.

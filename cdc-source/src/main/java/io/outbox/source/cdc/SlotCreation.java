@@ -146,6 +146,17 @@ final class SlotCreation {
       SlotCreationWait wait = SlotCreationWait.read(c, pipeline).orElse(null);
       List<SlotCreationWait.Blocker> blockers = wait == null ? List.of() : wait.blockers();
       blocked = blockers.size();
+      long waited = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+      if (blockers.isEmpty()) {
+        log.warn(
+            "pipeline {}: creating replication slot {} has waited {} s; no transaction it waits"
+                + " for is visible now (PostgreSQL may wait for its next record of the running"
+                + " transactions; a role without pg_read_all_stats sees only its own sessions)",
+            pipeline,
+            slot,
+            waited);
+        return;
+      }
       log.warn(
           "pipeline {}: creating replication slot {} has waited {} s for {} transaction(s) open"
               + " since before it began: {}. PostgreSQL makes a logical slot only once they end"
@@ -153,9 +164,9 @@ final class SlotCreation {
               + " then",
           pipeline,
           slot,
-          TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started),
+          waited,
           blockers.size(),
-          wait == null ? "none visible" : wait.describeBlockers());
+          wait.describeBlockers());
     } catch (SQLException e) {
       log.warn(
           "pipeline {}: creating replication slot {} still waits; cannot read what for: {}",

@@ -7,17 +7,11 @@ import io.debezium.engine.format.ChangeEventFormat;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxTables;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -29,8 +23,7 @@ import org.slf4j.LoggerFactory;
  * the {@link ChangeStream}; a committer thread stores, every {@code offset-commit-interval}, the
  * latest position whose events are all final (the engine then confirms it to the slot); a sweep
  * thread runs the {@link ReconcileSweep}; for a new slot, a catch-up thread runs the {@link
- * CatchUp}. Ends on {@link #stop} or when the engine fails. The engine's sessions carry a name of
- * this run's own, so that a start given up ends whatever the engine left connected.
+ * CatchUp}. Ends on {@link #stop} or when the engine fails.
  */
 final class StreamSession {
 
@@ -43,7 +36,6 @@ final class StreamSession {
   private final ChangeStream<RecordChangeEvent<SourceRecord>> stream;
   private final ChangeEvents changes;
   private final ReconcileSweep sweep;
-  private final String applicationName;
   private CatchUp catchUp;
   private final CountDownLatch started = new CountDownLatch(1);
   private final CountDownLatch ended = new CountDownLatch(1);
@@ -78,16 +70,6 @@ final class StreamSession {
     this.stream = new ChangeStream<>(lanes, settings.laneBuffer(), clock);
     this.changes = new ChangeEvents(EngineProperties.heartbeatPrefix(settings.slotName()));
     this.sweep = new ReconcileSweep(connections, settings, tables, pipeline, stream);
-    this.applicationName = applicationName(pipeline);
-  }
-
-  /** {@code outbox-relay <pipeline> cdc stream <8 hex digits>}, within PostgreSQL's 63 bytes. */
-  static String applicationName(String pipeline) {
-    String run = String.format("%08x", ThreadLocalRandom.current().nextInt());
-    String name = "outbox-relay " + pipeline + " cdc stream " + run;
-    return name.getBytes(StandardCharsets.UTF_8).length <= 63
-        ? name
-        : "outbox-relay cdc stream " + run;
   }
 
   ChangeStream<RecordChangeEvent<SourceRecord>> stream() {
@@ -115,8 +97,7 @@ final class StreamSession {
                 connections, tables.qualifiedOffsetsTable(), pipeline, fence));
     engine =
         DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-            .using(
-                EngineProperties.of(settings, connections, tables, registration, applicationName))
+            .using(EngineProperties.of(settings, connections, tables, pipeline, registration))
             .using(clock)
             .using(
                 new DebeziumEngine.ConnectorCallback() {
@@ -145,7 +126,6 @@ final class StreamSession {
     if (!up || failure.get() != null) {
       String why = failure.get();
       stop(Duration.ofSeconds(10));
-      endAbandonedEngine();
       throw new SourceException(
           "pipeline "
               + pipeline
@@ -293,21 +273,15 @@ final class StreamSession {
     interrupt(committerThread);
     interrupt(sweepThread);
     interrupt(catchUpThread);
+    long deadline = System.nanoTime() + Math.max(1, timeout.toNanos());
     if (engine != null) {
-      try {
-        engine.close();
-      } catch (IOException | RuntimeException e) {
-        log.warn("pipeline {}: stopping the change stream: {}", pipeline, e.getMessage());
-      }
+      closeEngine(deadline);
     }
     if (engineThread != null) {
       try {
-        engineThread.join(Math.max(1, timeout.toMillis()));
+        engineThread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-      }
-      if (engineThread.isAlive()) {
-        endAbandonedEngine();
       }
     }
     if (registration != null) {
@@ -316,39 +290,38 @@ final class StreamSession {
   }
 
   /**
-   * Ends every session the engine of this run left connected (its replication connection above all,
-   * which would hold the slot): a start given up, or an engine that does not stop, must not keep
-   * streaming behind the next run's back. The engine's thread then fails and ends.
+   * Stops the engine. It refuses while its task is still starting (a start given up by {@code
+   * start-timeout}); left alone, that task would then stream on: so the refusal is retried until
+   * the task is up and can be stopped, within the deadline.
    */
-  void endAbandonedEngine() {
-    try (Connection c = connections.dedicated("check");
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                    + " WHERE application_name = ? AND pid <> pg_backend_pid()")) {
-      ps.setString(1, applicationName);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        if (rs.getLong(1) > 0) {
-          log.warn(
-              "pipeline {}: ended {} session(s) the change stream left connected ({})",
-              pipeline,
-              rs.getLong(1),
-              applicationName);
+  private void closeEngine(long deadline) {
+    while (true) {
+      try {
+        engine.close();
+        return;
+      } catch (IllegalStateException e) {
+        if (e.getMessage() == null || !e.getMessage().contains("tasks are starting")) {
+          return; // Debezium: "Engine has been already shut down"
         }
+        if (System.nanoTime() - deadline >= 0) {
+          log.warn(
+              "pipeline {}: the change stream did not stop in time; its replication connection is"
+                  + " ended instead: {}",
+              pipeline,
+              e.getMessage());
+          return;
+        }
+        try {
+          TimeUnit.MILLISECONDS.sleep(100); // the task finishes starting meanwhile
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      } catch (IOException | RuntimeException e) {
+        log.warn("pipeline {}: stopping the change stream: {}", pipeline, e.getMessage());
+        return;
       }
-    } catch (SQLException e) {
-      log.warn(
-          "pipeline {}: cannot end the sessions the change stream left connected ({}): {}",
-          pipeline,
-          applicationName,
-          e.getMessage());
     }
-  }
-
-  /** The {@code application_name} of this run's engine sessions (tests). */
-  String applicationName() {
-    return applicationName;
   }
 
   private static void interrupt(Thread t) {
