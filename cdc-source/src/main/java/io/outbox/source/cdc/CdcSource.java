@@ -454,6 +454,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       stoppingRetention = retention;
       retention = null;
     }
+    slotCreation.cancel();
     if (stoppingRetention != null) {
       stoppingRetention.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
     }

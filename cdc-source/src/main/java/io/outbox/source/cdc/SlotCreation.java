@@ -38,6 +38,7 @@ final class SlotCreation {
   private final String slot;
   private final String pipeline;
   private volatile int blocked;
+  private volatile Statement running; // the creation's statement while it runs
 
   SlotCreation(CdcConnections connections, String slot, String pipeline) {
     this.connections = connections;
@@ -69,6 +70,7 @@ final class SlotCreation {
     } catch (SQLException e) {
       throw failure("cannot open a session to create it", e);
     }
+    running = statement;
     CompletableFuture<String> made = new CompletableFuture<>();
     Thread creating =
         new Thread(() -> run(statement, made), "outbox-relay-" + pipeline + "-cdc-slot-creation");
@@ -101,6 +103,7 @@ final class SlotCreation {
       }
     } finally {
       blocked = 0;
+      running = null;
       if (!ended) {
         cancel(statement);
       }
@@ -173,6 +176,14 @@ final class SlotCreation {
           pipeline,
           slot,
           e.getMessage());
+    }
+  }
+
+  /** Cancels a creation under way (the source closes); {@link #create} then fails at once. */
+  void cancel() {
+    Statement s = running;
+    if (s != null) {
+      cancel(s);
     }
   }
 

@@ -24,8 +24,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The CDC source's first start while an application transaction is open: PostgreSQL creates the
  * slot only once that transaction ends. The relay says what it waits for (log, {@code status}, the
- * gauge), leaves nothing behind when killed meanwhile, starts by itself once the transaction
- * commits, and publishes every row: written before the slot, in the transaction, and after.
+ * gauge), leaves nothing behind when killed or stopped meanwhile, starts by itself once the
+ * transaction commits, and publishes every row: written before the slot, in the transaction, and
+ * after. And a catch-up far beyond what the lanes hold survives a {@code kill -9} in its middle.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CdcFirstStartIT {
@@ -90,6 +91,12 @@ class CdcFirstStartIT {
     await()
         .atMost(Duration.ofSeconds(15))
         .until(() -> slotCreationSessions() == 0 && slotExists() == 0);
+
+    RelayProcess stopped = relays.start("stopped", config);
+    await().atMost(Duration.ofSeconds(60)).until(() -> stopped.logContains(waiting));
+    assertThat(stopped.terminate(Duration.ofSeconds(30))).as("SIGTERM mid-wait").contains(0);
+    assertThat(stopped.log()).contains("cancelled the creation of replication slot");
+    await().atMost(Duration.ofSeconds(5)).until(() -> slotCreationSessions() == 0);
 
     RelayProcess relay = relays.start("relay", config);
     await().atMost(Duration.ofSeconds(60)).until(() -> relay.logContains(waiting));
