@@ -107,7 +107,7 @@ final class CatchUp {
         c.prepareStatement(
             "SELECT offset_value FROM "
                 + tables.qualifiedOffsetsTable()
-                + " WHERE pipeline = ? AND offset_key = ?")) {
+                + " WHERE pipeline = ? AND offset_key = ? AND offset_value IS NOT NULL")) {
       ps.setString(1, pipeline);
       ps.setBytes(2, MARKER);
       try (ResultSet rs = ps.executeQuery()) {
@@ -116,7 +116,10 @@ final class CatchUp {
     }
   }
 
-  /** Writes ({@code value}) or removes ({@code null}) the marker, if this instance still leads. */
+  /**
+   * Writes the marker ({@code value}), or clears it ({@code null}: the row stays, valueless, as an
+   * offset Debezium removed does; the role needs no DELETE), if this instance still leads.
+   */
   private static void write(
       Connection c,
       PostgresOffsetStore.Fence fence,
@@ -125,23 +128,17 @@ final class CatchUp {
       String value)
       throws SQLException {
     String sql =
-        value == null
-            ? "DELETE FROM "
-                + tables.qualifiedOffsetsTable()
-                + " WHERE pipeline = ? AND offset_key = ?"
-            : "INSERT INTO "
-                + tables.qualifiedOffsetsTable()
-                + " (pipeline, offset_key, offset_value, updated_at) VALUES (?, ?, ?, now())"
-                + " ON CONFLICT (pipeline, offset_key) DO UPDATE"
-                + " SET offset_value = excluded.offset_value, updated_at = now()";
+        "INSERT INTO "
+            + tables.qualifiedOffsetsTable()
+            + " (pipeline, offset_key, offset_value, updated_at) VALUES (?, ?, ?, now())"
+            + " ON CONFLICT (pipeline, offset_key) DO UPDATE"
+            + " SET offset_value = excluded.offset_value, updated_at = now()";
     c.setAutoCommit(false);
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       fence.check(c);
       ps.setString(1, pipeline);
       ps.setBytes(2, MARKER);
-      if (value != null) {
-        ps.setBytes(3, value.getBytes(StandardCharsets.UTF_8));
-      }
+      ps.setBytes(3, value == null ? null : value.getBytes(StandardCharsets.UTF_8));
       ps.executeUpdate();
       c.commit();
     } catch (SQLException e) {
@@ -182,7 +179,7 @@ final class CatchUp {
       if (!stream.awaitCaughtUpFinal()) {
         return;
       }
-      while (!removeMarker()) {
+      while (!clearMarker()) {
         TimeUnit.MILLISECONDS.sleep(RETRY.toMillis());
       }
       if (counts[0] > 0) {
@@ -271,10 +268,10 @@ final class CatchUp {
   }
 
   /**
-   * Whether the marker was removed. Retried until the session stops: an instance that lost the
+   * Whether the marker was cleared. Retried until the session stops: an instance that lost the
    * lease meanwhile stops, and the one that took over resumes the catch-up (nothing left to read).
    */
-  private boolean removeMarker() {
+  private boolean clearMarker() {
     try (Connection c = connections.dedicated("catch-up")) {
       write(c, fence, tables, pipeline, null);
       return true;

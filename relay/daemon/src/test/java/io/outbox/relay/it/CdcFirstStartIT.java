@@ -173,7 +173,8 @@ class CdcFirstStartIT {
   private long catchUpMarkers() throws Exception {
     return fx.count(
         "SELECT count(*) FROM outbox_relay_offsets"
-            + " WHERE offset_key = convert_to('outbox-relay catch-up', 'UTF8')");
+            + " WHERE offset_key = convert_to('outbox-relay catch-up', 'UTF8')"
+            + " AND offset_value IS NOT NULL");
   }
 
   private long slotCreationSessions() throws Exception {
