@@ -120,9 +120,7 @@ class CdcFirstStartIT {
         .contains("to publish ahead of its stream")
         .doesNotContain("reconcile sweep found");
     assertThat(relay.terminate(Duration.ofSeconds(30))).contains(0);
-    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
-    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
-    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
+    Deliveries deliveries = fx.assertDeliveredInKeyOrder(committed);
     System.out.printf(
         "CdcFirstStartIT: active %d ms after the blocking transaction committed, all %d events"
             + " published %d ms after it; %d duplicate(s)%n",
@@ -162,9 +160,7 @@ class CdcFirstStartIT {
         .doesNotContain("reconcile sweep found");
     assertThat(relay.terminate(Duration.ofSeconds(30))).contains(0);
 
-    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
-    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
-    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
+    Deliveries deliveries = fx.assertDeliveredInKeyOrder(committed);
     System.out.printf(
         "CdcFirstStartIT: catch-up of %d rows killed at %d published; the next relay published"
             + " the rest within %d ms; %d events, %d duplicate(s)%n",

@@ -233,6 +233,22 @@ final class RelayFixture implements AutoCloseable {
   }
 
   /**
+   * Reads the topic of aggregate type {@code order} and asserts what a fault must not break: every
+   * committed event delivered (duplicates identical), first deliveries in key order, no dead
+   * letters, no attempts counted.
+   */
+  Deliveries assertDeliveredInKeyOrder(java.util.Collection<UUID> committed) throws SQLException {
+    Deliveries deliveries = Deliveries.readAll(topic("order"));
+    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
+    assertFirstDeliveriesInKeyOrder(deliveries.records, rowIds());
+    assertThat(count("SELECT count(*) FROM outbox_dead_letter")).as("dead letters").isZero();
+    assertThat(count("SELECT count(*) FROM outbox WHERE attempts <> 0"))
+        .as("rows with attempts")
+        .isZero();
+    return deliveries;
+  }
+
+  /**
    * Asserts that the FIRST delivery of each event, per key, follows row id order (duplicates may
    * repeat earlier events after a crash, but a first delivery never goes backwards).
    */
