@@ -119,8 +119,8 @@ final class CdcSource implements Source, CdcClaim.Writer {
       if (catchUpTo.isPresent()) {
         if (!newSlot) {
           log.info(
-              "pipeline {}: resuming the catch-up of slot {} (rows up to id {}) that the instance"
-                  + " before did not finish",
+              "pipeline {}: resuming the catch-up of slot {} (rows up to id {}), not finished"
+                  + " before (a restart or a hand-over in the middle)",
               pipeline,
               settings.slotName(),
               catchUpTo.getAsLong());
