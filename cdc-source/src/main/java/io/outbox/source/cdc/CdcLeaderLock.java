@@ -2,7 +2,6 @@ package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.LeaderLease;
-import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -36,6 +35,7 @@ final class CdcLeaderLock {
   private final String pipeline;
   private final LeaderLease lease;
   private final String leaderTable;
+  private final String leaderSessionName;
   private final ScheduledExecutorService watchdog;
   private final DatabaseClock clock;
   private Connection session; // guarded by this
@@ -62,6 +62,7 @@ final class CdcLeaderLock {
             settings.fenceWait(),
             System::nanoTime);
     this.leaderTable = tables.qualifiedLeaderTable();
+    this.leaderSessionName = tables.leaderSessionName(pipeline);
     this.watchdog =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -98,6 +99,9 @@ final class CdcLeaderLock {
       if (closed.getAsBoolean() || Thread.currentThread().isInterrupted()) {
         throw new InterruptedException("pipeline " + pipeline + ": source closed");
       }
+      if (held()) {
+        return; // still active (the stream ended for another reason)
+      }
       if (System.nanoTime() - standbyUntilNanos >= 0 && tryOnce()) {
         watch();
         return;
@@ -112,12 +116,14 @@ final class CdcLeaderLock {
 
   private synchronized boolean tryOnce() {
     if (held) {
-      return true;
+      // The lease ran out before the watchdog noticed (this process was paused): the session may
+      // be ended by a standby any moment; start over on a new one, with a new epoch.
+      lost();
     }
     try {
       if (session == null) {
         // Named as status expects the leader sessions to be named (standbys are counted by it).
-        session = connections.dedicatedNamed(OutboxStatus.leaderSessionName(pipeline));
+        session = connections.dedicatedNamed(leaderSessionName);
         // A renewal or take-over that hangs on a dead network ends within a bound.
         session.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
       }
@@ -270,6 +276,9 @@ final class CdcLeaderLock {
           settings.leaseTimeout().toMillis());
     } catch (SQLException | RuntimeException e) {
       log.warn("pipeline {}: renewing the lease failed: {}", pipeline, e.getMessage());
+    } catch (Error e) {
+      // Thrown out of a scheduled task, it would end the renewals for good, silently.
+      log.error("pipeline {}: renewing the lease failed; standing down", pipeline, e);
     }
     lost();
   }

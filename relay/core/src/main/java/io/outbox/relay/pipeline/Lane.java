@@ -58,6 +58,9 @@ final class Lane implements Runnable {
    */
   private volatile long progressNanos = System.nanoTime();
 
+  /** The step of a lane waiting for the sink's verdicts. */
+  static final String PUBLISHING = "publishing";
+
   /** Where the lane was last seen, for the stall report. */
   private volatile String step = "starting";
 
@@ -235,7 +238,7 @@ final class Lane implements Runnable {
                   + ": the active role was lost before publishing (lease ran out, or another"
                   + " instance took over); the batch is released unpublished");
         }
-        step = "publishing";
+        step = PUBLISHING;
         stats.attempts.increment(routed.size());
         CompletableFuture<List<Verdict>> future = sink.publish(routed).toCompletableFuture();
         if (!overlapped) {
@@ -349,7 +352,7 @@ final class Lane implements Runnable {
     long started = System.nanoTime();
     InterruptedException interrupted = null;
     try {
-      publishDeadLetters(u.plan().settlements());
+      publishDeadLetters(u.plan().settlements(), u.claim());
     } catch (InterruptedException e) {
       interrupted = e; // the copies are best effort; the table's record is not
     }
@@ -433,9 +436,13 @@ final class Lane implements Runnable {
     }
   }
 
-  /** Also publishes dead letters to {@code dead-letter.destination}; the table stays the truth. */
-  private void publishDeadLetters(List<Settlement> settlements) throws InterruptedException {
-    if (deadLetterRouter == null) {
+  /**
+   * Also publishes dead letters to {@code dead-letter.destination}; the table stays the truth. Not
+   * once the claim is no longer owned: the instance that took over judges these events again.
+   */
+  private void publishDeadLetters(List<Settlement> settlements, Claim claim)
+      throws InterruptedException {
+    if (deadLetterRouter == null || !claim.owned()) {
       return;
     }
     List<RoutedEvent> copies = new ArrayList<>();
@@ -457,7 +464,8 @@ final class Lane implements Runnable {
     if (copies.isEmpty()) {
       return;
     }
-    List<Verdict> verdicts = await(sink.publish(copies).toCompletableFuture(), copies.size(), null);
+    List<Verdict> verdicts =
+        await(sink.publish(copies).toCompletableFuture(), copies.size(), claim);
     for (int i = 0; verdicts != null && i < verdicts.size(); i++) {
       if (!verdicts.get(i).isPublished()) {
         log.warn(
