@@ -1,5 +1,8 @@
 package io.outbox.relay.pipeline;
 
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+
 import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.LeadershipLostException;
@@ -142,6 +145,7 @@ final class Lane implements Runnable {
           long claimStarted = System.nanoTime();
           claim = source.claim(index, batchSize, CLAIM_WAIT);
           logClaimed(claim, "", claimStarted);
+          recordClaimed(claim);
           pipeline.sourceAnswered();
           progressed();
           if (claim.events().isEmpty()) {
@@ -264,6 +268,7 @@ final class Lane implements Runnable {
       }
       settleUnsettled(); // when no wave was published
       long published = System.nanoTime();
+      stats.publishStage.record(published - started, NANOSECONDS);
       Unsettled done =
           new Unsettled(
               claim,
@@ -308,10 +313,30 @@ final class Lane implements Runnable {
       }
       ahead = next;
       logClaimed(next, " ahead", claimStarted);
+      recordClaimed(next);
     } catch (SourceException e) {
       // Not fatal here: the lane's next claim meets the failure (or the lost leadership) again.
       log.debug(
           "pipeline {} lane {}: claiming ahead failed: {}", pipeline.name(), index, oneLine(e));
+    }
+  }
+
+  /** The wake and claim stages of a claim (nothing for an empty one). */
+  private void recordClaimed(Claim claim) {
+    List<OutboxEvent> events = claim.events();
+    if (events.isEmpty()) {
+      return;
+    }
+    long now = pipeline.clock().millis();
+    for (OutboxEvent e : events) {
+      // A retried or delayed event waited on purpose: the wake stage is about new rows.
+      if (e.attempts() == 0) {
+        stats.wakeStage.record(Math.max(0, now - e.createdAt().toEpochMilli()), MILLISECONDS);
+      }
+    }
+    long query = claim.queryNanos();
+    if (query >= 0) {
+      stats.claimStage.record(query, NANOSECONDS);
     }
   }
 
@@ -356,7 +381,9 @@ final class Lane implements Runnable {
     } catch (InterruptedException e) {
       interrupted = e; // the copies are best effort; the table's record is not
     }
+    long writing = System.nanoTime();
     Settled settled = u.claim().settle(u.plan().settlements());
+    stats.settleStage.record(System.nanoTime() - writing, NANOSECONDS);
     progressed();
     record(u.plan(), settled, u.ackedAtMillis());
     if (interrupted != null) {
