@@ -76,7 +76,6 @@ class CdcRestreamIT {
   @Test
   void aTransactionOpenPastReconcileAfterIsPublishedOnce() throws Exception {
     fx = new CdcFixture("cdc_restream_long_tx");
-    // One event per lane buffer: the stream waits behind b while the sweep finds the late row.
     CdcSource source =
         fx.source(
             1, Map.of("reconcile-after", "1s", "lane-buffer", 1), new CopyOnWriteArrayList<>());
@@ -91,20 +90,23 @@ class CdcRestreamIT {
       await()
           .atMost(Duration.ofSeconds(30))
           .until(() -> Duration.between(began, databaseNow()).toMillis() > 2_500);
-      fx.commit(List.of(event("a", 1))); // fills the lane
-      fx.commit(List.of(event("b", 1))); // the stream waits with it
+      // One event per lane buffer: the stream, held back by the lane, delivers late's INSERT
+      // only after the sweep's copy of it was published.
+      fx.commit(List.of(event("a", 1)));
+      fx.commit(List.of(event("b", 1)));
+      fx.commit(List.of(event("c", 1)));
       tx.commit();
       lateCommitted = fx.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
     }
     await().atMost(Duration.ofSeconds(30)).until(() -> source.inMemory() == 2); // a + swept late
-    for (int i = 0; i < 3; i++) {
-      Claim c = source.claim(0, 100, Duration.ofSeconds(i < 2 ? 10 : 3));
+    for (int i = 0; i < 4; i++) {
+      Claim c = source.claim(0, 100, Duration.ofSeconds(i < 3 ? 10 : 3));
       c.events().forEach(ev -> handedOut.add(ev.id()));
       CdcFixture.publishAll(c);
     }
     // The stream delivered late's INSERT too, and counted it final: the slot moved past it.
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.confirmedLsn() >= lateCommitted);
-    assertThat(handedOut).as("every event handed out once").doesNotHaveDuplicates().hasSize(3);
+    assertThat(handedOut).as("every event handed out once").doesNotHaveDuplicates().hasSize(4);
     assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL")).isZero();
   }
 
