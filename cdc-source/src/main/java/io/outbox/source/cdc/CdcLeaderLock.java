@@ -227,26 +227,63 @@ final class CdcLeaderLock {
    *     under way; the caller rolls back
    */
   void checkFence(Connection c) throws SQLException {
-    long epoch = lease.epoch();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT ("
-                + LeaderLease.fenceOnlySql().substring("SELECT ".length())
-                + ") AND "
-                + LeaderLease.epochPredicate(leaderTable))) {
-      int i = lease.bindFence(ps, 1);
-      ps.setString(i, pipeline);
-      ps.setLong(i + 1, epoch);
+    Fenced fenced = fenced();
+    try (PreparedStatement ps = c.prepareStatement("SELECT " + fenceSql())) {
+      fenced.bind(ps, 1);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        if (!held() || !rs.getBoolean(1)) {
-          throw new SQLException(
-              "this instance's epoch "
-                  + epoch
-                  + " of pipeline "
-                  + pipeline
-                  + " is no longer current (another instance took over): not written");
-        }
+        fenced.require(rs.getBoolean(1), "not written");
+      }
+    }
+  }
+
+  /**
+   * A boolean SQL expression, true while the epoch bound by {@link Fenced#bind} is the pipeline's
+   * and no take-over holds the fence; it takes the fence lock shared until the transaction ends.
+   */
+  String fenceSql() {
+    return "("
+        + LeaderLease.fenceOnlySql().substring("SELECT ".length())
+        + " AND "
+        + LeaderLease.epochPredicate(leaderTable)
+        + ")";
+  }
+
+  /** The fence of this instance's current epoch, to check within a statement of the caller's. */
+  Fenced fenced() {
+    return new Fenced(lease.epoch());
+  }
+
+  /** The parameters of {@link #fenceSql()} for one epoch, and what its value means. */
+  final class Fenced {
+    private final long epoch;
+
+    private Fenced(long epoch) {
+      this.epoch = epoch;
+    }
+
+    /** Binds the expression's parameters from {@code index}; returns the next index. */
+    int bind(PreparedStatement ps, int index) throws SQLException {
+      int i = lease.bindFence(ps, index);
+      ps.setString(i, pipeline);
+      ps.setLong(i + 1, epoch);
+      return i + 2;
+    }
+
+    /**
+     * @param passed the expression's value
+     * @param outcome what the caller does then, for the message ({@code "not written"})
+     * @throws SQLException when it is false, or this instance counts its lease lost
+     */
+    void require(boolean passed, String outcome) throws SQLException {
+      if (!held() || !passed) {
+        throw new SQLException(
+            "this instance's epoch "
+                + epoch
+                + " of pipeline "
+                + pipeline
+                + " is no longer current (another instance took over): "
+                + outcome);
       }
     }
   }
