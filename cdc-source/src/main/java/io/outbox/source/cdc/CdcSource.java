@@ -187,6 +187,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     try {
       checkActive(s);
       long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
+      long queryNanos = 0;
       while (true) {
         Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
         List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, wait);
@@ -194,10 +195,12 @@ final class CdcSource implements Source, CdcClaim.Writer {
           checkActive(s);
           return Claim.empty();
         }
+        long started = System.nanoTime();
         items = current(s, lane, items);
+        queryNanos += System.nanoTime() - started;
         if (!items.isEmpty()) {
           handedOut = true;
-          return new CdcClaim(this, s.stream(), lane, items, this::ended);
+          return new CdcClaim(this, s.stream(), lane, items, queryNanos, this::ended);
         }
         // Every event taken was final already (streamed again after a restart): take the next.
       }
@@ -245,14 +248,10 @@ final class CdcSource implements Source, CdcClaim.Writer {
       throw new SQLException("source closed");
     }
     try (Connection c = p.getConnection()) {
-      try {
-        Map<Long, ChangeStream.Row> pending = rows.read(c, leader.fenced(), items);
-        c.commit();
-        return pending;
-      } catch (SQLException e) {
-        c.rollback();
-        throw e;
-      }
+      // One round trip: the statement takes the fence lock and ends with it (the pool restores
+      // manual commit when the connection goes back).
+      c.setAutoCommit(true);
+      return rows.read(c, leader.fenced(), items);
     }
   }
 
