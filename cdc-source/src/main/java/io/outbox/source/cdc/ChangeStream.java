@@ -67,6 +67,9 @@ final class ChangeStream<R> {
     int streamed; // items of the queue that came from the stream (bounded by the lane buffer)
   }
 
+  /** When an event whose retry the database says is not due yet is taken again at the soonest. */
+  private static final Duration RECHECK = Duration.ofMillis(10);
+
   private final int lanes;
   private final int laneBuffer;
   private final Clock clock;
@@ -300,6 +303,7 @@ final class ChangeStream<R> {
       List<Item> out = new ArrayList<>(items.size());
       List<Item> back = new ArrayList<>();
       boolean finished = false;
+      Instant now = clock.instant();
       for (Item item : items) {
         Row row = pending.get(item.event.id());
         if (row == null) {
@@ -312,7 +316,8 @@ final class ChangeStream<R> {
             item.event = withAttempts(item.event, row.attempts());
           }
           if (row.retryAt() != null) {
-            item.due = row.retryAt();
+            // Not due on the database's clock; this clock may be a few ms behind it: no busy loop.
+            item.due = row.retryAt().isAfter(now) ? row.retryAt() : now.plus(RECHECK);
             l.retrying.add(item);
             held.add(item.event.key());
           } else {
