@@ -36,7 +36,8 @@ final class CurrentRows {
   }
 
   /**
-   * In the caller's transaction (the fence lock is held until it ends).
+   * On {@code c}: in autocommit mode the statement takes the fence lock and releases it; in a
+   * transaction, the lock is held until it ends.
    *
    * @param fenced the parameters of the fence: nothing is read unless this epoch is current
    * @return the unpublished rows among {@code items}, by id; an id missing was published,
