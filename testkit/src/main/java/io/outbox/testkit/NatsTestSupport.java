@@ -65,6 +65,12 @@ public final class NatsTestSupport implements AutoCloseable {
     streams.add(name);
   }
 
+  /** Creates the stream {@code config} describes; deleted by close. */
+  public void createStream(StreamConfiguration config) throws IOException, JetStreamApiException {
+    jsm.addStream(config);
+    streams.add(config.getName());
+  }
+
   /** Deletes stream {@code name} and forgets it. */
   public void deleteStream(String name) throws IOException, JetStreamApiException {
     jsm.deleteStream(name);
