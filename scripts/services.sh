@@ -440,40 +440,32 @@ stop_pid() {
   rm -f "$pidfile"
 }
 
+# start_server NAME PORT PIDFILE PROGRAM PACKAGE LOGFILE ARGS...: when nothing answers on PORT,
+# starts PROGRAM (installing PACKAGE if missing) detached with ARGS and waits for the port.
+start_server() {
+  local name=$1 port=$2 pidfile=$3 program=$4 package=$5 logfile=$6 bin
+  shift 6
+  port_open "$port" && return
+  bin=$(need_program "$program" "$package")
+  port_open "$port" && return # the package may have started its own server
+  mkdir -p "$(dirname "$pidfile")"
+  log "$name: starting $program on $HOST:$port"
+  (exec setsid nohup "$bin" "$@" </dev/null >>"${pidfile%.pid}.out" 2>&1 9>&-) &
+  echo $! >"$pidfile"
+  wait_for "$name" 30 "$logfile" port_open "$port"
+}
+
 nats_up() {
-  if port_open "$NATS_PORT"; then
-    return
-  fi
-  local bin
-  bin=$(need_program nats-server nats-server)
-  # The package may have started its own server already.
-  if port_open "$NATS_PORT"; then
-    return
-  fi
   mkdir -p "$NATS_DIR/jetstream"
-  log "nats: starting nats-server with JetStream on $HOST:$NATS_PORT"
-  (exec setsid nohup "$bin" -a "$HOST" -p "$NATS_PORT" -js -sd "$NATS_DIR/jetstream" \
-    -l "$NATS_DIR/nats.log" </dev/null >>"$NATS_DIR/nats.out" 2>&1 9>&-) &
-  echo $! >"$NATS_PID"
-  wait_for "NATS" 30 "$NATS_DIR/nats.log" port_open "$NATS_PORT"
+  start_server nats "$NATS_PORT" "$NATS_PID" nats-server nats-server "$NATS_DIR/nats.log" \
+    -a "$HOST" -p "$NATS_PORT" -js -sd "$NATS_DIR/jetstream" -l "$NATS_DIR/nats.log"
 }
 
 redis_up() {
-  if port_open "$REDIS_PORT"; then
-    return
-  fi
-  local bin
-  bin=$(need_program redis-server redis-server)
-  if port_open "$REDIS_PORT"; then
-    return
-  fi
   mkdir -p "$REDIS_DIR"
-  log "redis: starting redis-server on $HOST:$REDIS_PORT"
-  (exec setsid nohup "$bin" --bind "$HOST" --port "$REDIS_PORT" --dir "$REDIS_DIR" --save "" \
-    --appendonly no --daemonize no --logfile "$REDIS_DIR/redis.log" </dev/null \
-    >>"$REDIS_DIR/redis.out" 2>&1 9>&-) &
-  echo $! >"$REDIS_PID"
-  wait_for "Redis" 30 "$REDIS_DIR/redis.log" port_open "$REDIS_PORT"
+  start_server redis "$REDIS_PORT" "$REDIS_PID" redis-server redis-server "$REDIS_DIR/redis.log" \
+    --bind "$HOST" --port "$REDIS_PORT" --dir "$REDIS_DIR" --save "" --appendonly no \
+    --daemonize no --logfile "$REDIS_DIR/redis.log"
 }
 
 # one_status NAME PORT PIDFILE

@@ -1,13 +1,14 @@
 package io.outbox.sink.nats;
 
+import static io.outbox.testkit.TestEvents.outcomes;
+import static io.outbox.testkit.TestEvents.routed;
+import static io.outbox.testkit.TestEvents.verdicts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.nats.client.api.DiscardPolicy;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
-import io.outbox.relay.spi.OutboxEvent;
-import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
@@ -16,21 +17,14 @@ import io.outbox.testkit.NatsTestSupport;
 import io.outbox.testkit.PrivateNats;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.SinkContexts;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** What the NATS sink adds to the contract, against real servers. */
 class NatsSinkIT {
-
-  private static final AtomicLong IDS = new AtomicLong();
 
   private final List<Sink> sinks = new ArrayList<>();
   private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -51,8 +45,8 @@ class NatsSinkIT {
     Sink sink = sink(Services.natsUrl(), "");
     RoutedEvent event = routed("outbox.dedup." + stream, "k", "{}");
 
-    assertThat(publish(sink, List.of(event))).containsExactly(Outcome.PUBLISHED);
-    assertThat(publish(sink, List.of(event, routed("outbox.dedup." + stream, "k", "{}"))))
+    assertThat(outcomes(sink, List.of(event))).containsExactly(Outcome.PUBLISHED);
+    assertThat(outcomes(sink, List.of(event, routed("outbox.dedup." + stream, "k", "{}"))))
         .containsExactly(Outcome.PUBLISHED, Outcome.PUBLISHED);
 
     assertThat(nats.read(stream, 2, Duration.ofSeconds(5)))
@@ -70,7 +64,7 @@ class NatsSinkIT {
             Services.natsUrl(),
             "stream { name = " + stream + ", subjects = [\"outbox.declared." + stream + ".>\"] }");
     try {
-      assertThat(publish(sink, List.of(routed("outbox.declared." + stream + ".order", "k", "{}"))))
+      assertThat(outcomes(sink, List.of(routed("outbox.declared." + stream + ".order", "k", "{}"))))
           .containsExactly(Outcome.PUBLISHED);
       assertThat(nats.read(stream, 1, Duration.ofSeconds(5))).hasSize(1);
     } finally {
@@ -100,14 +94,13 @@ class NatsSinkIT {
             .build());
     Sink sink = sink(Services.natsUrl(), "");
     List<Verdict> verdicts =
-        sink.publish(
-                List.of(
-                    routed("outbox.small." + small, "a", "{\"big\":\"" + "x".repeat(200) + "\"}"),
-                    routed("outbox.full." + full, "b", "{}"),
-                    routed("outbox.full." + full, "c", "{}"),
-                    routed("bad subject", "d", "{}")))
-            .toCompletableFuture()
-            .get(30, TimeUnit.SECONDS);
+        verdicts(
+            sink,
+            List.of(
+                routed("outbox.small." + small, "a", "{\"big\":\"" + "x".repeat(200) + "\"}"),
+                routed("outbox.full." + full, "b", "{}"),
+                routed("outbox.full." + full, "c", "{}"),
+                routed("bad subject", "d", "{}")));
 
     assertThat(verdicts)
         .extracting(Verdict::outcome)
@@ -126,19 +119,19 @@ class NatsSinkIT {
     String stream = NatsTestSupport.unique("OUTAGE");
     nats.createStream(stream, "outbox.outage");
     Sink sink = sink(server.url(), "publish-timeout = 2s, connection-timeout = 1s");
-    assertThat(publish(sink, List.of(routed("outbox.outage", "k", "{\"n\":1}"))))
+    assertThat(outcomes(sink, List.of(routed("outbox.outage", "k", "{\"n\":1}"))))
         .containsExactly(Outcome.PUBLISHED);
 
     server.stop();
     long start = System.nanoTime();
-    assertThat(publish(sink, List.of(routed("outbox.outage", "k", "{\"n\":2}"))))
+    assertThat(outcomes(sink, List.of(routed("outbox.outage", "k", "{\"n\":2}"))))
         .containsExactly(Outcome.SINK_UNAVAILABLE);
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
     assertThat(sink.probe(Duration.ofSeconds(1))).isFalse();
 
     server.restart();
     await().atMost(Duration.ofSeconds(20)).until(() -> sink.probe(Duration.ofSeconds(1)));
-    assertThat(publish(sink, List.of(routed("outbox.outage", "k", "{\"n\":3}"))))
+    assertThat(outcomes(sink, List.of(routed("outbox.outage", "k", "{\"n\":3}"))))
         .containsExactly(Outcome.PUBLISHED);
     assertThat(nats.read(stream, 2, Duration.ofSeconds(5))).hasSize(2);
   }
@@ -155,28 +148,5 @@ class NatsSinkIT {
             .create(SinkContexts.context(NatsSinkProvider.TYPE, "url = \"" + url + "\"\n" + hocon));
     sinks.add(sink);
     return sink;
-  }
-
-  private static List<Outcome> publish(Sink sink, List<RoutedEvent> batch) throws Exception {
-    return sink.publish(batch).toCompletableFuture().get(30, TimeUnit.SECONDS).stream()
-        .map(Verdict::outcome)
-        .toList();
-  }
-
-  private static RoutedEvent routed(String subject, String key, String json) {
-    return new RoutedEvent(
-        new OutboxEvent(
-            IDS.incrementAndGet(),
-            UUID.randomUUID(),
-            "order",
-            key,
-            "OrderCreated",
-            null,
-            json.getBytes(StandardCharsets.UTF_8),
-            PayloadFormat.JSON,
-            null,
-            Instant.now(),
-            0),
-        subject);
   }
 }

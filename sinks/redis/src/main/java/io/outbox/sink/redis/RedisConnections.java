@@ -19,6 +19,7 @@ import redis.clients.jedis.SslVerifyMode;
 final class RedisConnections implements AutoCloseable {
 
   private final HostAndPort address;
+  private final DefaultJedisClientConfig.Builder builder;
   private final JedisClientConfig config;
   private final Semaphore permits;
   private final Deque<Jedis> idle = new ArrayDeque<>();
@@ -39,6 +40,7 @@ final class RedisConnections implements AutoCloseable {
       // The JVM's trust store; the certificate must name the host (FULL verification).
       config.sslOptions(SslOptions.builder().sslVerifyMode(SslVerifyMode.FULL).build());
     }
+    this.builder = config;
     this.config = config.build();
     this.permits = new Semaphore(settings.connections());
   }
@@ -66,6 +68,15 @@ final class RedisConnections implements AutoCloseable {
     } catch (RuntimeException e) {
       permits.release();
       throw e;
+    }
+  }
+
+  /** A connection outside the pool whose connect and replies must come within {@code timeout}. */
+  Jedis probeConnection(java.time.Duration timeout) {
+    int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+    synchronized (builder) {
+      return new Jedis(
+          address, builder.connectionTimeoutMillis(millis).socketTimeoutMillis(millis).build());
     }
   }
 

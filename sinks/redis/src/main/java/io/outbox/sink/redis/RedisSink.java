@@ -15,7 +15,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -164,46 +163,21 @@ final class RedisSink implements Sink {
         "stream '" + routed.destination() + "' on " + settings.address() + ": " + reason);
   }
 
+  /** A PING on a connection of its own whose connect and reply must come within {@code timeout}. */
   @Override
   public boolean probe(Duration timeout) {
     if (closed) {
       return false;
     }
-    Future<Boolean> check;
-    try {
-      check = senders.submit(this::ping);
-    } catch (RejectedExecutionException e) {
-      return false;
-    }
-    try {
-      boolean ok = check.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    try (Jedis jedis = connections.probeConnection(timeout)) {
+      boolean ok = "PONG".equals(jedis.ping());
       if (ok) {
         health.probeAnswered();
       }
       return ok;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      check.cancel(true);
-      return false;
-    } catch (ExecutionException | TimeoutException e) {
-      check.cancel(true);
+    } catch (JedisException e) {
       log.debug("Redis probe for pipeline {} failed: {}", pipeline, describe(e));
       return false;
-    }
-  }
-
-  private boolean ping() throws InterruptedException {
-    Jedis jedis = connections.borrow(System.nanoTime() + settings.timeout().toNanos());
-    if (jedis == null) {
-      return false;
-    }
-    boolean broken = true;
-    try {
-      boolean ok = "PONG".equals(jedis.ping());
-      broken = !ok;
-      return ok;
-    } finally {
-      connections.giveBack(jedis, broken);
     }
   }
 
@@ -230,12 +204,9 @@ final class RedisSink implements Sink {
     senders.shutdownNow();
   }
 
-  /** Class and message of a client failure; never payload data. */
+  /** Class and message of a client failure (and its cause's); never payload data. */
   static String describe(Throwable e) {
-    Throwable t = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
-    Throwable cause = t.getCause();
-    return t.getClass().getSimpleName()
-        + (t.getMessage() == null ? "" : ": " + t.getMessage())
-        + (cause != null && cause.getMessage() != null ? " (" + cause.getMessage() + ")" : "");
+    String text = e.getClass().getSimpleName() + ": " + e.getMessage();
+    return e.getCause() == null ? text : text + " (" + e.getCause().getMessage() + ")";
   }
 }

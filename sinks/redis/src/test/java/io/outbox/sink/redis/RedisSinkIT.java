@@ -1,10 +1,11 @@
 package io.outbox.sink.redis;
 
+import static io.outbox.testkit.TestEvents.outcomes;
+import static io.outbox.testkit.TestEvents.routed;
+import static io.outbox.testkit.TestEvents.verdicts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outbox.relay.spi.OutboxEvent;
-import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
@@ -14,21 +15,14 @@ import io.outbox.testkit.PrivateRedis;
 import io.outbox.testkit.RedisTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.SinkContexts;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** What the Redis sink adds to the contract, against real servers. */
 class RedisSinkIT {
-
-  private static final AtomicLong IDS = new AtomicLong();
 
   private final List<Sink> sinks = new ArrayList<>();
   private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -49,15 +43,15 @@ class RedisSinkIT {
     Sink dedup = sink(Services.redisUri(), "dedup-key-prefix = \"" + key + ":added:\"");
     Sink plain = sink(Services.redisUri(), "dedup-window = 0s");
 
-    assertThat(publish(dedup, List.of(event))).containsExactly(Outcome.PUBLISHED);
-    assertThat(publish(dedup, List.of(event, routed(key, "k", "{}"))))
+    assertThat(outcomes(dedup, List.of(event))).containsExactly(Outcome.PUBLISHED);
+    assertThat(outcomes(dedup, List.of(event, routed(key, "k", "{}"))))
         .containsExactly(Outcome.PUBLISHED, Outcome.PUBLISHED);
     assertThat(redis.read(key, 2, Duration.ofSeconds(5))).hasSize(2);
     long ttl = redis.jedis().pttl(key + ":added:" + key + ":" + event.event().eventId());
     assertThat(ttl).isBetween(Duration.ofMinutes(59).toMillis(), Duration.ofHours(1).toMillis());
     redis.jedis().del(key + ":added:" + key + ":" + event.event().eventId());
 
-    assertThat(publish(plain, List.of(event))).containsExactly(Outcome.PUBLISHED);
+    assertThat(outcomes(plain, List.of(event))).containsExactly(Outcome.PUBLISHED);
     List<String> ids =
         redis.read(key, 3, Duration.ofSeconds(5)).stream().map(Delivered::eventId).toList();
     assertThat(ids).hasSize(3).filteredOn(event.event().eventId().toString()::equals).hasSize(2);
@@ -71,13 +65,12 @@ class RedisSinkIT {
     Sink sink = sink(Services.redisUri(), "");
     RoutedEvent event = routed(key, "k", "{}");
 
-    List<Verdict> verdicts =
-        sink.publish(List.of(event)).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    List<Verdict> verdicts = verdicts(sink, List.of(event));
     assertThat(verdicts).extracting(Verdict::outcome).containsExactly(Outcome.PERMANENT);
     assertThat(verdicts.get(0).error()).contains("WRONGTYPE", key);
 
     redis.jedis().del(key);
-    assertThat(publish(sink, List.of(event))).containsExactly(Outcome.PUBLISHED);
+    assertThat(outcomes(sink, List.of(event))).containsExactly(Outcome.PUBLISHED);
     assertThat(redis.read(key, 1, Duration.ofSeconds(5))).hasSize(1);
   }
 
@@ -90,7 +83,7 @@ class RedisSinkIT {
     for (int i = 0; i < 1_000; i++) {
       batch.add(routed(key, "k" + i % 7, "{\"n\":" + i + "}"));
     }
-    assertThat(publish(sink, batch)).hasSize(1_000).containsOnly(Outcome.PUBLISHED);
+    assertThat(outcomes(sink, batch)).hasSize(1_000).containsOnly(Outcome.PUBLISHED);
     // MAXLEN ~ trims whole radix tree nodes (100 entries each by default): about 100, never 1000.
     assertThat(redis.length(key)).isBetween(100L, 300L);
   }
@@ -102,19 +95,19 @@ class RedisSinkIT {
     RedisTestSupport redis = redis(server.uri());
     String key = redis.newKey("outbox.outage");
     Sink sink = sink(server.uri(), "timeout = 2s");
-    assertThat(publish(sink, List.of(routed(key, "k", "{\"n\":1}"))))
+    assertThat(outcomes(sink, List.of(routed(key, "k", "{\"n\":1}"))))
         .containsExactly(Outcome.PUBLISHED);
 
     server.stop();
     long start = System.nanoTime();
-    assertThat(publish(sink, List.of(routed(key, "k", "{\"n\":2}"), routed(key, "j", "{}"))))
+    assertThat(outcomes(sink, List.of(routed(key, "k", "{\"n\":2}"), routed(key, "j", "{}"))))
         .containsExactly(Outcome.SINK_UNAVAILABLE, Outcome.SINK_UNAVAILABLE);
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
     assertThat(sink.probe(Duration.ofSeconds(1))).isFalse();
 
     server.restart();
     await().atMost(Duration.ofSeconds(20)).until(() -> sink.probe(Duration.ofSeconds(1)));
-    assertThat(publish(sink, List.of(routed(key, "k", "{\"n\":3}"))))
+    assertThat(outcomes(sink, List.of(routed(key, "k", "{\"n\":3}"))))
         .containsExactly(Outcome.PUBLISHED);
     assertThat(redis.read(key, 2, Duration.ofSeconds(5))).hasSize(2);
   }
@@ -132,28 +125,5 @@ class RedisSinkIT {
                 SinkContexts.context(RedisSinkProvider.TYPE, "uri = \"" + uri + "\"\n" + hocon));
     sinks.add(sink);
     return sink;
-  }
-
-  private static List<Outcome> publish(Sink sink, List<RoutedEvent> batch) throws Exception {
-    return sink.publish(batch).toCompletableFuture().get(30, TimeUnit.SECONDS).stream()
-        .map(Verdict::outcome)
-        .toList();
-  }
-
-  private static RoutedEvent routed(String key, String aggregateId, String json) {
-    return new RoutedEvent(
-        new OutboxEvent(
-            IDS.incrementAndGet(),
-            UUID.randomUUID(),
-            "order",
-            aggregateId,
-            "OrderCreated",
-            null,
-            json.getBytes(StandardCharsets.UTF_8),
-            PayloadFormat.JSON,
-            null,
-            Instant.now(),
-            0),
-        key);
   }
 }
