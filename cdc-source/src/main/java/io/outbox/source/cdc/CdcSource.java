@@ -22,6 +22,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalLong;
@@ -52,6 +53,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final DatabaseClock clock;
   private final OutstandingClaims outstanding;
   private final SlotCreation slotCreation;
+  private final CurrentRows rows;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
   private volatile StreamSession session;
@@ -73,6 +75,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
     this.slotCreation = new SlotCreation(connections, settings.slotName(), pipeline);
+    this.rows = new CurrentRows(tables, leader.fenceSql());
   }
 
   @Override
@@ -241,17 +244,72 @@ final class CdcSource implements Source, CdcClaim.Writer {
     boolean handedOut = false;
     try {
       checkActive(s);
-      List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, maxWait);
-      if (items.isEmpty()) {
-        checkActive(s);
-        return Claim.empty();
+      long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
+      long queryNanos = 0;
+      while (true) {
+        Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+        List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, wait);
+        if (items.isEmpty()) {
+          checkActive(s);
+          return Claim.empty();
+        }
+        long started = System.nanoTime();
+        items = current(s, lane, items);
+        queryNanos += System.nanoTime() - started;
+        if (!items.isEmpty()) {
+          handedOut = true;
+          return new CdcClaim(this, s.stream(), lane, items, queryNanos, this::ended);
+        }
+        // Every event taken was final already (streamed again after a restart): take the next.
       }
-      handedOut = true;
-      return new CdcClaim(this, s.stream(), lane, items, this::ended);
     } finally {
       if (!handedOut) {
         ended(lane);
       }
+    }
+  }
+
+  /**
+   * The taken events as their rows say now ({@link ChangeStream#checked}); on failure they go back
+   * to the lane.
+   */
+  private List<ChangeStream.Item> current(
+      StreamSession s, int lane, List<ChangeStream.Item> items) {
+    Map<Long, ChangeStream.Row> pending;
+    try {
+      pending = readRows(items);
+    } catch (SQLException | RuntimeException e) {
+      s.stream().released(lane, items);
+      checkActive(s);
+      if (e instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + " lane "
+              + lane
+              + ": reading the rows of "
+              + items.size()
+              + " streamed event(s) in "
+              + tables.displayTable()
+              + " failed: "
+              + e.getMessage(),
+          e);
+    }
+    return s.stream().checked(lane, items, pending);
+  }
+
+  private Map<Long, ChangeStream.Row> readRows(List<ChangeStream.Item> items) throws SQLException {
+    HikariDataSource p = pool;
+    if (p == null) {
+      throw new SQLException("source closed");
+    }
+    try (Connection c = p.getConnection()) {
+      // One round trip: the statement takes the fence lock and ends with it (the pool restores
+      // manual commit when the connection goes back).
+      c.setAutoCommit(true);
+      return rows.read(c, leader.fenced(), items);
     }
   }
 

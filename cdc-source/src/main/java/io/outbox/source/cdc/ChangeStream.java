@@ -77,6 +77,9 @@ final class ChangeStream<R> {
     int streamed; // items of the queue that came from the stream (bounded by the lane buffer)
   }
 
+  /** When an event whose retry the database says is not due yet is taken again at the soonest. */
+  private static final Duration RECHECK = Duration.ofMillis(10);
+
   private final int lanes;
   private final int laneBuffer;
   private final Clock clock;
@@ -380,6 +383,68 @@ final class ChangeStream<R> {
 
   private static Instant earlier(Instant a, Instant b) {
     return b != null && (a == null || b.isBefore(a)) ? b : a;
+  }
+
+  /**
+   * What the outbox holds for a taken event whose row is still unpublished.
+   *
+   * @param attempts the row's {@code attempts}
+   * @param retryAt the row's {@code next_attempt_at} while it is still ahead on the database clock,
+   *     else {@code null}
+   */
+  record Row(int attempts, Instant retryAt) {}
+
+  /**
+   * Brings a batch just taken from {@code lane} in line with its rows, read after the take: an
+   * event whose row is not in {@code pending} was published, dead-lettered or deleted meanwhile (by
+   * this pipeline before a restart streamed it again, or through the sweep's copy of it) and is
+   * final without being sent again; an event whose row waits for a retry waits in memory until
+   * {@code next_attempt_at}, holding its key back; the others carry the row's attempts. Later
+   * events of a key held back go back to the front of the lane.
+   *
+   * @return the events to hand out, in the batch's order
+   */
+  List<Item> checked(int lane, List<Item> items, Map<Long, Row> pending) {
+    lock.lock();
+    try {
+      Lane l = state[lane];
+      Set<AggregateKey> held = new HashSet<>();
+      List<Item> out = new ArrayList<>(items.size());
+      List<Item> back = new ArrayList<>();
+      boolean finished = false;
+      Instant now = clock.instant();
+      for (Item item : items) {
+        Row row = pending.get(item.event.id());
+        if (row == null) {
+          finish(item);
+          finished = true;
+        } else if (held.contains(item.event.key())) {
+          back.add(item);
+        } else {
+          if (row.attempts() != item.event.attempts()) {
+            item.event = withAttempts(item.event, row.attempts());
+          }
+          if (row.retryAt() != null) {
+            // Not due on the database's clock; this clock may be a few ms behind it: no busy loop.
+            item.due = row.retryAt().isAfter(now) ? row.retryAt() : now.plus(RECHECK);
+            l.retrying.add(item);
+            held.add(item.event.key());
+          } else {
+            out.add(item);
+          }
+        }
+      }
+      putBack(l, back);
+      if (finished) {
+        advance();
+      }
+      if (out.size() < items.size()) {
+        changed.signalAll();
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /**

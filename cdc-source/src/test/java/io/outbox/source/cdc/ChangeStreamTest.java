@@ -202,6 +202,63 @@ class ChangeStreamTest {
   }
 
   @Test
+  void eventsStreamedAgainFollowTheirRowsNotTheInsert() throws Exception {
+    // After a restart: 1 was published, 2 waits for a retry (its key's 3 with it), 4 failed twice.
+    for (long id = 1; id <= 4; id++) {
+      stream.offer("r" + id, event(id, id == 1 || id == 4 ? "x" + id : "k"), null);
+    }
+    List<ChangeStream.Item> taken = stream.take(0, 10, Duration.ZERO);
+    Instant retryAt = clock.instant().plusSeconds(30);
+    List<ChangeStream.Item> out =
+        stream.checked(
+            0,
+            taken,
+            Map.of(
+                2L, new ChangeStream.Row(1, retryAt),
+                3L, new ChangeStream.Row(0, null),
+                4L, new ChangeStream.Row(2, null)));
+
+    assertThat(out).extracting(i -> i.event().id()).containsExactly(4L);
+    assertThat(out.get(0).event().attempts()).isEqualTo(2);
+    assertThat(stream.size()).as("1 is final, not sent again").isEqualTo(3);
+    stream.settled(0, out, List.of(new Settlement.Published(out.get(0).event())));
+    assertThat(stream.take(0, 10, Duration.ZERO)).as("k waits for 2's retry").isEmpty();
+    clock.advance(Duration.ofSeconds(30));
+    List<ChangeStream.Item> due = stream.take(0, 10, Duration.ZERO);
+    assertThat(due).extracting(i -> i.event().id()).containsExactly(2L, 3L);
+    assertThat(due.get(0).event().attempts()).isEqualTo(1);
+    stream.settled(
+        0,
+        due,
+        List.of(
+            new Settlement.Published(due.get(0).event()),
+            new Settlement.Published(due.get(1).event())));
+    assertThat(stream.takeCommittable()).isEqualTo("r4");
+  }
+
+  @Test
+  void aRowPublishedThroughOneCopyIsNotSentThroughTheOther() throws Exception {
+    stream.offerSwept(List.of(event(7, "k")));
+    List<ChangeStream.Item> swept = stream.take(0, 10, Duration.ZERO);
+    stream.settled(0, swept, List.of(new Settlement.Published(swept.get(0).event())));
+    // The long transaction's INSERT arrives through the stream once the sweep's copy is final.
+    stream.offer("r7", event(7, "k"), null);
+    List<ChangeStream.Item> streamed = stream.take(0, 10, Duration.ZERO);
+    assertThat(streamed).hasSize(1);
+    assertThat(stream.checked(0, streamed, Map.of())).isEmpty();
+    assertThat(stream.size()).isZero();
+    assertThat(stream.takeCommittable()).isEqualTo("r7");
+
+    // The other way round: the sweep read 8 as pending just before the streamed copy was settled.
+    stream.offer("r8", event(8, "k"), null);
+    List<ChangeStream.Item> first = stream.take(0, 10, Duration.ZERO);
+    stream.settled(0, first, List.of(new Settlement.Published(first.get(0).event())));
+    assertThat(stream.offerSwept(List.of(event(8, "k")))).isEqualTo(1);
+    assertThat(stream.checked(0, stream.take(0, 10, Duration.ZERO), Map.of())).isEmpty();
+    assertThat(stream.size()).isZero();
+  }
+
+  @Test
   void aFullLaneMakesTheStreamWait() throws Exception {
     ChangeStream<String> small = new ChangeStream<>(1, 2, clock);
     small.offer("r1", event(1, "a"), null);

@@ -143,6 +143,18 @@ class MetricsIT {
     assertThat(Scrape.value(m, "outbox_relay_commit_to_ack_seconds_bucket", P + ",le=\"300.0\""))
         .hasValue(20);
     assertThat(Scrape.value(m, "outbox_relay_batch_size_events_sum", P)).hasValue(21);
+    // Every claimed event was a new row: its wake stage counted once; the batches' stages each.
+    assertThat(Scrape.value(m, "outbox_relay_stage_seconds_count", P + ",stage=\"wake\""))
+        .hasValue(21);
+    for (String stage : List.of("claim", "publish", "settle")) {
+      String labels = P + ",stage=\"" + stage + "\"";
+      assertThat(Scrape.value(m, "outbox_relay_stage_seconds_count", labels).orElseThrow())
+          .as(stage)
+          .isBetween(1.0, 21.0);
+      assertThat(Scrape.value(m, "outbox_relay_stage_seconds_sum", labels).orElseThrow())
+          .as(stage)
+          .isPositive();
+    }
     assertThat(Scrape.value(m, "outbox_relay_batch_size_events_count", P).orElseThrow())
         .isBetween(1.0, 21.0);
     assertThat(Scrape.value(m, "outbox_relay_publish_attempts_total", P).orElseThrow())

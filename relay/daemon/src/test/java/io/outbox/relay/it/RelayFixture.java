@@ -111,6 +111,19 @@ final class RelayFixture implements AutoCloseable {
 
   /** HOCON for pipeline {@code it} that reaches this test's database at {@code databaseUrl}. */
   String config(String extra, String bootstrap, String databaseUrl) {
+    return configWithSink(
+        databaseUrl,
+        "type = kafka, kafka { bootstrap-servers = \"%s\", send-timeout = 5s }"
+            .formatted(bootstrap),
+        extra);
+  }
+
+  /**
+   * HOCON for one pipeline named {@code it} with the polling source, fast test intervals, the sink
+   * {@code sink} (the inside of {@code sink { }}), events routed to {@code <topicPrefix>.<aggregate
+   * type>}; {@code extra} is merged into the pipeline.
+   */
+  String configWithSink(String databaseUrl, String sink, String extra) {
     return """
         outbox-relay {
           http.port = 0
@@ -118,7 +131,7 @@ final class RelayFixture implements AutoCloseable {
           pipelines.it {
             database { url = "%s", user = "%s", password = "%s" }
             source { type = polling, polling { poll-interval = 250ms, standby-check-interval = 250ms, leadership-check-interval = 250ms } }
-            sink { type = kafka, kafka { bootstrap-servers = "%s", send-timeout = 5s },
+            sink { %s,
                    reconnect-backoff { initial = 200ms, max = 1s } }
             routing.destination = "%s.${aggregate_type}"
             retry { max-attempts = 3, initial-backoff = 300ms, max-backoff = 2s, jitter = 0 }
@@ -126,7 +139,7 @@ final class RelayFixture implements AutoCloseable {
           }
         }
         """
-        .formatted(databaseUrl, user, password, bootstrap, topicPrefix, extra);
+        .formatted(databaseUrl, user, password, sink, topicPrefix, extra);
   }
 
   /**
