@@ -11,7 +11,6 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
-import io.outbox.schema.DeadLetterTableCheck;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
@@ -52,7 +51,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final PluginContext.RoleListener roleListener;
   private final DatabaseClock clock;
   private final OutstandingClaims outstanding;
-  private final SlotCreation slotCreation;
+  private final SlotSetup slot;
   private final CurrentRows rows;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
@@ -74,7 +73,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
     this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
-    this.slotCreation = new SlotCreation(connections, settings.slotName(), pipeline);
+    this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
     this.rows = new CurrentRows(tables, leader.fenceSql());
   }
 
@@ -103,33 +102,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
         },
         () -> closed);
     try {
-      leader.freeSlot(settings.slotName());
-      boolean newSlot = checkSlot() == SlotGuard.SlotState.NEW;
-      if (newSlot) {
-        // The marker first: an instance killed once the slot exists still catches up.
-        onCheckSession(
-            c -> {
-              CatchUp.begin(c, leader::checkFence, tables, pipeline);
-              return null;
-            });
-        slotCreation.create(() -> !closed && leader.held());
-      }
-      OptionalLong catchUpTo =
-          onCheckSession(c -> CatchUp.pending(c, leader::checkFence, tables, pipeline));
+      OptionalLong catchUpTo = slot.prepare(() -> closed);
       StreamSession s =
           new StreamSession(
               settings, connections, tables, pipeline, lanes, clock, leader::checkFence);
-      if (catchUpTo.isPresent()) {
-        if (!newSlot) {
-          log.info(
-              "pipeline {}: resuming the catch-up of slot {} (rows up to id {}), not finished"
-                  + " before (a restart or a hand-over in the middle)",
-              pipeline,
-              settings.slotName(),
-              catchUpTo.getAsLong());
-        }
-        s.catchUp(catchUpTo.getAsLong());
-      }
+      catchUpTo.ifPresent(s::catchUp);
       synchronized (lifecycle) {
         if (closed) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
@@ -148,7 +125,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       }
       if (started != null) {
         started.stop(Duration.ofSeconds(10));
-        endAbandonedEngine();
+        slot.endAbandonedEngine();
       }
       leader.release();
       throw e;
@@ -159,58 +136,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
         settings.slotName());
     report(Role.ACTIVE);
     startRetention();
-  }
-
-  /**
-   * After a start given up: ends the replication connection an engine that did not stop in time may
-   * still hold the slot with (its task then fails and its threads end), before the lease goes.
-   */
-  private void endAbandonedEngine() {
-    if (!leader.held()) {
-      return; // the instance that took over frees the slot itself
-    }
-    try {
-      leader.freeSlot(settings.slotName(), "this instance's engine, whose start was given up");
-    } catch (SourceException e) {
-      log.warn("pipeline {}: {}", pipeline, e.getMessage());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /** The publication, the slot against the stored offsets, and the dead-letter table. */
-  private SlotGuard.SlotState checkSlot() {
-    return onCheckSession(
-        c -> {
-          SlotGuard.SlotState state =
-              new SlotGuard(settings, tables, pipeline, connections.where()).check(c);
-          Optional<String> deadLetters =
-              DeadLetterTableCheck.problem(c, tables, !database.retention().deadLetters().isZero());
-          if (deadLetters.isPresent()) {
-            throw new SourceException("pipeline " + pipeline + ": " + deadLetters.get());
-          }
-          return state;
-        });
-  }
-
-  /** What the activation reads and writes on a session of its own. */
-  private interface CheckStep<T> {
-    T run(Connection c) throws SQLException;
-  }
-
-  private <T> T onCheckSession(CheckStep<T> step) {
-    try (Connection c = connections.dedicated("check")) {
-      return step.run(c);
-    } catch (SQLException e) {
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + ": cannot check the replication slot on "
-              + connections.where()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
   }
 
   /**
@@ -460,7 +385,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   public Optional<Backlog> backlog() {
     try (Connection c = connections.dedicated("status")) {
       SlotGuard guard = new SlotGuard(settings, tables, pipeline, connections.where());
-      Backlog backlog = guard.backlog(c).withSlotCreationBlocked(slotCreation.blocked());
+      Backlog backlog = guard.backlog(c).withSlotCreationBlocked(slot.creation().blocked());
       OptionalDouble share = guard.walKeepShare(c);
       if (share.isEmpty()) {
         return Optional.of(backlog);
@@ -512,7 +437,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       stoppingRetention = retention;
       retention = null;
     }
-    slotCreation.cancel();
+    slot.creation().cancel();
     if (stoppingRetention != null) {
       stoppingRetention.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
     }
