@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Test/demo services without Docker (DESIGN.md §7): PostgreSQL with wal_level=logical on 5432,
-# Kafka (KRaft, single node) on 9092, RabbitMQ on 5672, all on 127.0.0.1.
+# Kafka (KRaft, single node) on 9092, RabbitMQ on 5672, NATS with JetStream on 4222, Redis on 6379,
+# all on 127.0.0.1.
 #
-#   scripts/services.sh up       make sure all three answer (idempotent), waiting until they do
+#   scripts/services.sh up       make sure all of them answer (idempotent), waiting until they do
 #   scripts/services.sh down     stop what `up` started (never a service that was already running)
 #   scripts/services.sh status   one line per service; exit 0 when all are up, 3 otherwise
 #   scripts/services.sh env      `export OUTBOX_...=...` lines for the tests: eval "$(scripts/services.sh env)"
@@ -21,6 +22,13 @@
 #               message sizes (message.max.bytes ~1 MiB): tests rely on a too-large record being refused.
 #   RabbitMQ    Debian's rabbitmq-server (installed with apt-get if missing), started detached when
 #               nothing answers on 5672.
+#   NATS        Debian's nats-server (installed with apt-get if missing), started with JetStream
+#               (-js) when nothing answers on 4222, its store under .run/nats/jetstream, log in
+#               .run/nats/nats.log. A server already answering on 4222 is used as it is: it must have
+#               JetStream enabled (the NATS sink's tests say so at once if not).
+#   Redis       Debian's redis-server (installed with apt-get if missing), started when nothing
+#               answers on 6379, without persistence (a throwaway test server), files under
+#               .run/redis. A server already answering on 6379 is used as it is.
 #
 # `up` also installs the tools the deployment-file tests (dist/ DeploymentFilesIT) run, once:
 #   docker-compose  Debian's docker-compose (v1, python), without the recommended docker.io engine:
@@ -52,6 +60,14 @@ KAFKA_POM="$ROOT/scripts/kafka/pom.xml"
 
 RABBIT_PORT=5672
 RABBIT_STARTED="$RUN/rabbitmq.started"
+
+NATS_PORT=4222
+NATS_DIR="$RUN/nats"
+NATS_PID="$NATS_DIR/nats.pid"
+
+REDIS_PORT=6379
+REDIS_DIR="$RUN/redis"
+REDIS_PID="$REDIS_DIR/redis.pid"
 
 PG_TIMEOUT=${OUTBOX_PG_TIMEOUT:-60}
 KAFKA_TIMEOUT=${OUTBOX_KAFKA_TIMEOUT:-90}
@@ -386,6 +402,85 @@ rabbit_status() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# NATS (JetStream) and Redis: Debian's packages, run as our own processes under .run/
+
+# The executable $1 of Debian's package $2, installed when missing.
+need_program() {
+  local program=$1 package=$2 path
+  path=$(command -v "$program" || true)
+  [[ -z "$path" && -x "/usr/sbin/$program" ]] && path=/usr/sbin/$program
+  if [[ -z "$path" ]]; then
+    apt_install "$package"
+    path=$(command -v "$program" || echo "/usr/sbin/$program")
+  fi
+  [[ -x "$path" ]] || die "$package: $program not found after installing the package"
+  echo "$path"
+}
+
+# pid_alive PIDFILE: prints the pid when the process of PIDFILE still runs.
+pid_alive() {
+  [[ -f "$1" ]] || return 1
+  local pid
+  pid=$(cat "$1")
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
+# stop_pid NAME PIDFILE: SIGTERM, then SIGKILL after 30 s, for a process `up` started.
+stop_pid() {
+  local name=$1 pidfile=$2 pid
+  if pid=$(pid_alive "$pidfile"); then
+    log "$name: stopping (pid $pid, started by services.sh)"
+    kill -TERM "$pid" 2>/dev/null || true
+    local deadline=$((SECONDS + 30))
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.25; done
+    kill -KILL "$pid" 2>/dev/null || true
+  else
+    log "$name: left running (not started by services.sh)"
+  fi
+  rm -f "$pidfile"
+}
+
+# start_server NAME PORT PIDFILE PROGRAM PACKAGE LOGFILE ARGS...: when nothing answers on PORT,
+# starts PROGRAM (installing PACKAGE if missing) detached with ARGS and waits for the port.
+start_server() {
+  local name=$1 port=$2 pidfile=$3 program=$4 package=$5 logfile=$6 bin
+  shift 6
+  port_open "$port" && return
+  bin=$(need_program "$program" "$package")
+  port_open "$port" && return # the package may have started its own server
+  mkdir -p "$(dirname "$pidfile")"
+  log "$name: starting $program on $HOST:$port"
+  (exec setsid nohup "$bin" "$@" </dev/null >>"${pidfile%.pid}.out" 2>&1 9>&-) &
+  echo $! >"$pidfile"
+  wait_for "$name" 30 "$logfile" port_open "$port"
+}
+
+nats_up() {
+  mkdir -p "$NATS_DIR/jetstream"
+  start_server nats "$NATS_PORT" "$NATS_PID" nats-server nats-server "$NATS_DIR/nats.log" \
+    -a "$HOST" -p "$NATS_PORT" -js -sd "$NATS_DIR/jetstream" -l "$NATS_DIR/nats.log"
+}
+
+redis_up() {
+  mkdir -p "$REDIS_DIR"
+  start_server redis "$REDIS_PORT" "$REDIS_PID" redis-server redis-server "$REDIS_DIR/redis.log" \
+    --bind "$HOST" --port "$REDIS_PORT" --dir "$REDIS_DIR" --save "" --appendonly no \
+    --daemonize no --logfile "$REDIS_DIR/redis.log"
+}
+
+# one_status NAME PORT PIDFILE
+one_status() {
+  local name=$1 port=$2 pidfile=$3 who="pre-existing" pid
+  pid=$(pid_alive "$pidfile") && who="started by services.sh, pid $pid"
+  if port_open "$port"; then
+    printf '%-11s up   %s:%s (%s)\n' "$name:" "$HOST" "$port" "$who"
+  else
+    printf '%-11s down %s:%s\n' "$name:" "$HOST" "$port"
+    return 1
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
 # Tools for the tests of dist/ (not services: nothing is started)
 
 TOOLS_DIR=/usr/local/lib/outbox-relay-tools
@@ -437,6 +532,8 @@ OUTBOX_PG_USER postgres
 OUTBOX_PG_PASSWORD
 OUTBOX_KAFKA_BOOTSTRAP $HOST:$KAFKA_PORT
 OUTBOX_RABBITMQ_URI amqp://guest:guest@$HOST:$RABBIT_PORT/%2f
+OUTBOX_NATS_URL nats://$HOST:$NATS_PORT
+OUTBOX_REDIS_URI redis://$HOST:$REDIS_PORT
 EOF
 }
 
@@ -456,11 +553,15 @@ cmd_up() {
   pg_up
   rabbit_up
   kafka_up
+  nats_up
+  redis_up
   tools_up
-  log "postgresql, kafka and rabbitmq are up ($((SECONDS - t0))s)"
+  log "postgresql, kafka, rabbitmq, nats and redis are up ($((SECONDS - t0))s)"
 }
 
 cmd_down() {
+  stop_pid redis "$REDIS_PID"
+  stop_pid nats "$NATS_PID"
   kafka_down
   rabbit_down
   pg_down
@@ -471,6 +572,8 @@ cmd_status() {
   pg_status || rc=3
   kafka_status || rc=3
   rabbit_status || rc=3
+  one_status nats "$NATS_PORT" "$NATS_PID" || rc=3
+  one_status redis "$REDIS_PORT" "$REDIS_PID" || rc=3
   return "$rc"
 }
 

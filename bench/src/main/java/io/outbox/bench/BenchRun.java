@@ -148,7 +148,11 @@ final class BenchRun {
     try (ChildJvm relay = drain.relay()) {
       if (plan.rate() > 0) {
         step("latency: %d events/s for %ds", plan.rate(), plan.duration().toSeconds());
+        StageMetrics stages = StageMetrics.fromLog(plan.dir().resolve("relay.log"));
+        StageMetrics.Snapshot stagesBefore = stages == null ? null : stages.scrape();
         ProcSample before = relay.sample();
+        ProcSample harnessBefore = ProcSample.of(ProcessHandle.current().pid());
+        MachineCpu machineBefore = MachineCpu.now();
         long latencyStarted = System.nanoTime();
         report.latency.addAll(
             LatencyRun.run(
@@ -166,18 +170,43 @@ final class BenchRun {
           report.notes.add("commit-to-ack needs published_at: run with --on-publish mark");
         }
         ProcSample after = relay.sample();
-        if (before != null && after != null) {
-          // The relay's CPU while it kept up with the rate (the run's warm-up included).
-          double seconds = (System.nanoTime() - latencyStarted) / 1e9;
-          double cpu = after.cpuSeconds() - before.cpuSeconds();
+        double seconds = (System.nanoTime() - latencyStarted) / 1e9;
+        // The relay's CPU while it kept up with the rate (the run's warm-up included), beside the
+        // harness's own (writers, consumer) and the machine's idle share: a run whose machine had
+        // no idle CPU measured the machine, not the relay.
+        cores(report, "relay CPU during the latency run", before, after, seconds);
+        cores(
+            report,
+            "harness CPU during the latency run",
+            harnessBefore,
+            ProcSample.of(ProcessHandle.current().pid()),
+            seconds);
+        MachineCpu machineAfter = MachineCpu.now();
+        if (machineBefore != null && machineAfter != null) {
+          double idle = machineAfter.idleShareSince(machineBefore);
           report.settings.put(
-              "relay CPU during the latency run",
+              "machine idle during the latency run",
               String.format(
                   java.util.Locale.ROOT,
-                  "%.2f cores (%.1f CPU s over %.1f s)",
-                  cpu / seconds,
-                  cpu,
-                  seconds));
+                  "%.0f %% of %d cores",
+                  idle * 100,
+                  Runtime.getRuntime().availableProcessors()));
+          if (idle < MachineCpu.SATURATED_IDLE_SHARE) {
+            report.notes.add(
+                String.format(
+                    java.util.Locale.ROOT,
+                    "SATURATED: the machine was %.0f %% idle during the latency run (below %.0f"
+                        + " %%): its latency figures measure the machine, not the relay",
+                    idle * 100,
+                    MachineCpu.SATURATED_IDLE_SHARE * 100));
+          }
+        }
+        if (stagesBefore != null) {
+          for (StageMetrics.Stage st : StageMetrics.between(stagesBefore, stages.scrape())) {
+            report.stages.put(name + " " + st.stage(), st);
+          }
+        } else {
+          report.notes.add("no stage figures: the relay's log named no HTTP endpoint");
         }
       }
       ProcSample end = relay.sample();
@@ -255,5 +284,22 @@ final class BenchRun {
     Object[] all = java.util.Arrays.copyOf(args, args.length + 1);
     all[args.length] = last;
     return all;
+  }
+
+  /** Puts the cores a process used between two samples into the report's settings. */
+  private static void cores(
+      Report report, String key, ProcSample before, ProcSample after, double seconds) {
+    if (before == null || after == null || seconds <= 0) {
+      return;
+    }
+    double cpu = after.cpuSeconds() - before.cpuSeconds();
+    report.settings.put(
+        key,
+        String.format(
+            java.util.Locale.ROOT,
+            "%.2f cores (%.1f CPU s over %.1f s)",
+            cpu / seconds,
+            cpu,
+            seconds));
   }
 }

@@ -28,6 +28,7 @@ final class Report {
   final Map<String, Object> settings = new LinkedHashMap<>();
   final List<Results.Throughput> throughput = new ArrayList<>();
   final List<Results.Latency> latency = new ArrayList<>();
+  final Map<String, StageMetrics.Stage> stages = new LinkedHashMap<>();
   final Map<String, Double> ratios = new LinkedHashMap<>();
   final List<Target> targets = new ArrayList<>();
   final List<String> notes = new ArrayList<>();
@@ -78,6 +79,15 @@ final class Report {
             l.name(), l.count(), l.p50(), l.p90(), l.p99(), l.max(), l.missing());
       }
     }
+    if (!stages.isEmpty()) {
+      out.println();
+      out.printf(
+          "%-34s %8s %9s %9s   %s%n",
+          "relay stages (ms)", "count", "p50", "p99", "(from /metrics)");
+      stages.forEach(
+          (name, st) ->
+              out.printf("%-34s %8d %9.2f %9.2f%n", name, st.count(), st.p50(), st.p99()));
+    }
     if (!ratios.isEmpty()) {
       out.println();
       ratios.forEach((k, v) -> out.printf("  %-44s %6.2f%n", k, v));
@@ -98,6 +108,7 @@ final class Report {
     json.put("settings", settings);
     json.put("throughput", throughput);
     json.put("latency", latency);
+    json.put("stages", stages);
     json.put("ratios", ratios);
     json.put("targets", targets);
     json.put("notes", notes);

@@ -76,6 +76,20 @@ class BenchIT {
         .containsExactly(
             "commit-to-consumer-receive", "commit-to-ack (published_at)", "raw kafka send-to-ack");
     assertThat(report.get("ratios").has("relay / raw")).isTrue();
+    // The relay's own stage histograms over the latency run, and the CPU accounting.
+    JsonNode stages = report.get("stages");
+    for (String stage : List.of("wake", "claim", "publish", "settle")) {
+      JsonNode st = stages.get("relay polling->kafka mark " + stage);
+      assertThat(st).as(stage + " in " + stages).isNotNull();
+      assertThat(st.get("count").asLong()).as(stage).isPositive();
+      assertThat(st.get("p99").asDouble())
+          .as(stage)
+          .isGreaterThanOrEqualTo(st.get("p50").asDouble());
+    }
+    assertThat(report.at("/settings/harness CPU during the latency run").asText())
+        .contains("cores");
+    assertThat(report.at("/settings/machine idle during the latency run").asText())
+        .contains("% of");
     assertThat(Files.readString(dir.resolve("work/relay.log"))).doesNotContain("ERROR");
   }
 }

@@ -57,6 +57,8 @@ public final class LeaderLease {
   private volatile boolean held;
   private volatile long validUntilNanos;
   private long holderMismatchSince = Long.MIN_VALUE; // guarded by this
+  private int mismatchPid; // the holder timed by holderMismatchSince; guarded by this
+  private int warnedPid; // guarded by this
 
   /**
    * @param tables the pipeline's tables
@@ -116,16 +118,20 @@ public final class LeaderLease {
    * @return whether this instance now holds the lease
    */
   public synchronized boolean tryAcquire(Connection session) throws SQLException {
-    long started = nanoTime.getAsLong();
+    held = false;
     if (!tryLock(session)) {
       endExpiredHolder(session);
       return false;
     }
-    holderMismatchSince = Long.MIN_VALUE;
+    forgetMismatch();
     boolean done = false;
+    long started;
     session.setAutoCommit(false);
     try {
       takeFence(session);
+      // Taken right before the statement that sets expires_at from the database's clock: the
+      // local validity then ends before the database's, whatever the fence wait took.
+      started = nanoTime.getAsLong();
       epoch = upsert(session);
       session.commit(); // releases the fence lock
       done = true;
@@ -155,8 +161,10 @@ public final class LeaderLease {
         session.prepareStatement(
             "UPDATE "
                 + leaderTable
-                + " SET expires_at = now() + ?::bigint * interval '1 millisecond'"
-                + " WHERE pipeline = ? AND epoch = ?")) {
+                + " SET expires_at = clock_timestamp() + ?::bigint * interval '1 millisecond'"
+                // A lease that already expired is not renewed: a standby may be ending this
+                // session right now; the caller takes the role again with a new epoch instead.
+                + " WHERE pipeline = ? AND epoch = ? AND expires_at > clock_timestamp()")) {
       ps.setLong(1, lease.toMillis());
       ps.setString(2, pipeline);
       ps.setLong(3, epoch);
@@ -281,8 +289,12 @@ public final class LeaderLease {
             "INSERT INTO "
                 + leaderTable
                 + " AS t (pipeline, epoch, holder, holder_pid, acquired_at, expires_at)"
-                + " VALUES (?, 1, ?, pg_backend_pid(), now(),"
-                + " now() + ?::bigint * interval '1 millisecond')"
+                // A first row's epoch is the database clock in milliseconds, not 1: should the row
+                // be deleted, the epoch still only grows, so an instance of an old epoch stays
+                // fenced (a take-over raises it by one, far less than a millisecond's worth).
+                + " VALUES (?, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint, ?,"
+                + " pg_backend_pid(), clock_timestamp(),"
+                + " clock_timestamp() + ?::bigint * interval '1 millisecond')"
                 + " ON CONFLICT (pipeline) DO UPDATE SET epoch = t.epoch + 1,"
                 + " holder = EXCLUDED.holder, holder_pid = EXCLUDED.holder_pid,"
                 + " acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at"
@@ -305,7 +317,13 @@ public final class LeaderLease {
   private void endExpiredHolder(Connection session) throws SQLException {
     String sql =
         "SELECT l.pid, t.holder, t.holder_pid, t.expires_at < now(),"
-            + " EXTRACT(EPOCH FROM now() - t.expires_at)"
+            + " EXTRACT(EPOCH FROM now() - t.expires_at),"
+            // Whether this role may end the holder's session: the same role, pg_signal_backend,
+            // or a superuser.
+            + " NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.pid"
+            + " AND a.usename IS DISTINCT FROM current_user)"
+            + " OR pg_has_role(current_user, 'pg_signal_backend', 'MEMBER')"
+            + " OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
             + " FROM pg_locks l LEFT JOIN "
             + leaderTable
             + " t ON t.pipeline = ?"
@@ -324,10 +342,11 @@ public final class LeaderLease {
           return; // released meanwhile: the next attempt takes it
         }
         pid = rs.getInt(1);
+        warnOnceIfCannotEnd(pid, rs.getBoolean(6));
         int leasePid = rs.getInt(3);
         boolean ownLease = !rs.wasNull() && leasePid == pid;
         if (ownLease) {
-          holderMismatchSince = Long.MIN_VALUE;
+          forgetMismatch();
           if (!rs.getBoolean(4)) {
             return; // renewed in time
           }
@@ -335,7 +354,8 @@ public final class LeaderLease {
           overdueSeconds = rs.getDouble(5);
         } else {
           long now = nanoTime.getAsLong();
-          if (holderMismatchSince == Long.MIN_VALUE) {
+          if (mismatchPid != pid) { // another holder than the one timed so far: time it anew
+            mismatchPid = pid;
             holderMismatchSince = now;
           }
           if (now - holderMismatchSince < 3 * lease.toNanos()) {
@@ -357,16 +377,38 @@ public final class LeaderLease {
       ps.setInt(1, pid);
       ps.execute();
     } catch (SQLException e) {
-      throw new SQLException(
-          "cannot end the session "
-              + pid
-              + " of the expired active instance ("
-              + e.getMessage()
-              + "); the relay's role needs to be the same role as the other instance's, or a"
-              + " member of pg_signal_backend",
-          e.getSQLState(),
-          e);
+      // Not a database outage: this standby stays connected and tries again at its next check.
+      log.error(
+          "pipeline {}: cannot end the session {} of the expired active instance ({}); the"
+              + " relay's role needs to be the other instance's role, or a member of"
+              + " pg_signal_backend",
+          pipeline,
+          pid,
+          e.getMessage());
+      return;
     }
+    forgetMismatch();
+  }
+
+  /**
+   * Says at once, not only when a take-over is due, that this instance could not replace the holder
+   * {@code pid} should it freeze: it runs as another role and this one may not end it.
+   */
+  private void warnOnceIfCannotEnd(int pid, boolean canEnd) {
+    if (canEnd || warnedPid == pid) {
+      return;
+    }
+    warnedPid = pid;
+    log.warn(
+        "pipeline {}: the active instance (session {}) runs as another database role and this"
+            + " role is not a member of pg_signal_backend: should that instance freeze, this"
+            + " standby cannot take over (docs/security.md)",
+        pipeline,
+        pid);
+  }
+
+  private void forgetMismatch() {
+    mismatchPid = 0;
     holderMismatchSince = Long.MIN_VALUE;
   }
 

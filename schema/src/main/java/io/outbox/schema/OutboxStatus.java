@@ -53,7 +53,7 @@ public final class OutboxStatus {
    * The relay instances of a pipeline, as the database sees them.
    *
    * @param active whether a session holds the pipeline's leader lock
-   * @param connected sessions named {@code outbox-relay <pipeline> leader} (the active one and the
+   * @param connected sessions named {@link OutboxTables#leaderSessionName} (the active one and the
    *     standbys)
    */
   public record Instances(boolean active, int connected, Lease lease) {
@@ -168,11 +168,11 @@ public final class OutboxStatus {
             + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
             + " AND l.classid = ?::bigint::oid AND l.objid = ?::bigint::oid),"
             + " (SELECT count(*) FROM pg_stat_activity"
-            + " WHERE datname = current_database() AND application_name = left(?, 63))";
+            + " WHERE datname = current_database() AND application_name = ?)";
     try (PreparedStatement ps = connection.prepareStatement(sql)) {
       ps.setLong(1, key >>> 32);
       ps.setLong(2, key & 0xffff_ffffL);
-      ps.setString(3, leaderSessionName(pipeline));
+      ps.setString(3, tables.leaderSessionName(pipeline));
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return new Instances(rs.getBoolean(1), rs.getInt(2), lease(connection, pipeline));
@@ -206,10 +206,5 @@ public final class OutboxStatus {
             rs.getLong(1), rs.getString(2), Duration.ofMillis(Math.round(rs.getDouble(3) * 1000)));
       }
     }
-  }
-
-  /** The {@code application_name} of the session an instance holds (or tries) the lock on. */
-  public static String leaderSessionName(String pipeline) {
-    return "outbox-relay " + pipeline + " leader";
   }
 }

@@ -191,6 +191,25 @@ public record OutboxTables(
     return key;
   }
 
+  /**
+   * The {@code application_name} of the session an instance holds (or tries) the pipeline's leader
+   * lock on: {@code outbox-relay <pipeline> leader <schema.table>}, so that {@code status} counts
+   * the instances of this pipeline of this table only. Cut to PostgreSQL's 63 bytes.
+   */
+  public String leaderSessionName(String pipeline) {
+    String name = "outbox-relay " + pipeline + " leader " + displayTable();
+    byte[] bytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    if (bytes.length <= 63) {
+      return name;
+    }
+    // Whole characters only, as PostgreSQL cuts application_name.
+    int end = name.length();
+    while (name.substring(0, end).getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 63) {
+      end--;
+    }
+    return name.substring(0, end);
+  }
+
   /** The bare name of the trigger function that sends the notification, in {@link #schema()}. */
   String notifyFunction() {
     return fit("outbox_relay_notify_" + table, "");

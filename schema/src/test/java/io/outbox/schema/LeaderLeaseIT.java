@@ -110,6 +110,70 @@ class LeaderLeaseIT {
   }
 
   @Test
+  void anExpiredLeaseIsNotRenewedEvenByItsHolder() throws Exception {
+    LeaderLease a = lease("a");
+    Connection sa = session();
+    assertThat(a.tryAcquire(sa)).isTrue();
+    // Paused past its lease: a standby may be ending this session right now.
+    Thread.sleep(LEASE.toMillis() + 300);
+    assertThat(a.renew(sa)).isFalse();
+    assertThat(a.held()).isFalse();
+  }
+
+  @Test
+  void theEpochOnlyGrowsEvenWhenTheLeaseRowIsDeleted() throws SQLException {
+    LeaderLease a = lease("a");
+    Connection sa = session();
+    assertThat(a.tryAcquire(sa)).isTrue();
+    long old = a.epoch();
+    sa.close();
+    try (Connection c = db.connect()) {
+      c.createStatement().execute("DELETE FROM outbox_relay_leader");
+    }
+
+    LeaderLease b = lease("b");
+    Connection sb = session();
+    await().atMost(Duration.ofSeconds(5)).until(() -> b.tryAcquire(sb));
+    // An instance of the old epoch, frozen meanwhile, stays fenced.
+    assertThat(b.epoch()).isGreaterThan(old);
+  }
+
+  @Test
+  void aStandbyThatMayNotEndTheFrozenHolderStaysConnectedAndTriesAgain() throws Exception {
+    String role = "lease_other_" + db.name().substring(db.name().lastIndexOf('_') + 1);
+    try (Connection c = db.connect();
+        java.sql.Statement st = c.createStatement()) {
+      st.execute("CREATE ROLE " + role + " LOGIN NOSUPERUSER PASSWORD 'x'");
+      st.execute("GRANT SELECT, INSERT, UPDATE ON outbox_relay_leader TO " + role);
+    }
+    try {
+      LeaderLease frozen = lease("frozen");
+      Connection frozenSession = session(); // the owner's role, a superuser
+      assertThat(frozen.tryAcquire(frozenSession)).isTrue();
+      LeaderLease standby = lease("standby");
+      Connection standbySession = java.sql.DriverManager.getConnection(db.url(), role, "x");
+      sessions.add(standbySession);
+
+      Thread.sleep(LEASE.toMillis() + 300); // the holder's lease ran out
+      // The standby cannot end a superuser's session: it says so (a log line), but it is no
+      // database outage, so the attempt returns rather than throws, and it tries again later.
+      assertThat(standby.tryAcquire(standbySession)).isFalse();
+      assertThat(standby.tryAcquire(standbySession)).isFalse();
+      assertThat(frozenSession.isValid(2)).isTrue();
+    } finally {
+      for (Connection c : sessions) {
+        c.close();
+      }
+      sessions.clear();
+      try (Connection c = db.connect();
+          java.sql.Statement st = c.createStatement()) {
+        st.execute("DROP OWNED BY " + role);
+        st.execute("DROP ROLE " + role);
+      }
+    }
+  }
+
+  @Test
   void theHolderCountsItsLeaseLostBeforeTheDatabaseDoes() throws SQLException {
     LeaderLease a =
         new LeaderLease(TABLES, "orders", "a", Duration.ofSeconds(10), FENCE_WAIT, clock::get);

@@ -165,6 +165,31 @@ public final class PrivatePostgres implements AutoCloseable {
     return DriverManager.getConnection(url(database), p);
   }
 
+  /**
+   * Restarts the cluster with {@code pg_ctl restart -m <mode>} on the same port and settings, and
+   * returns once it accepts connections again: {@code "fast"} (sessions are ended, a checkpoint is
+   * written) or {@code "immediate"} (every process is killed at once; the restart recovers from the
+   * WAL, as after a crash).
+   */
+  public synchronized void restart(String mode) {
+    try {
+      run(
+          "pg_ctl",
+          "-D",
+          dir.resolve("data").toString(),
+          "-l",
+          dir.resolve("postgres.log").toString(),
+          "-m",
+          mode,
+          "-w",
+          "-t",
+          Long.toString(TIMEOUT_S),
+          "restart");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot restart " + this, e);
+    }
+  }
+
   /** The server's log so far. */
   public String log() {
     try {

@@ -28,6 +28,12 @@ public final class Services {
   /** Environment variable holding the RabbitMQ AMQP URI. */
   public static final String RABBITMQ_URI = "OUTBOX_RABBITMQ_URI";
 
+  /** Environment variable holding the NATS server URL (JetStream enabled). */
+  public static final String NATS_URL = "OUTBOX_NATS_URL";
+
+  /** Environment variable holding the Redis URI. */
+  public static final String REDIS_URI = "OUTBOX_REDIS_URI";
+
   private Services() {}
 
   /** PostgreSQL host; default {@code 127.0.0.1}. */
@@ -72,6 +78,16 @@ public final class Services {
   /** RabbitMQ AMQP URI; default {@code amqp://guest:guest@127.0.0.1:5672/%2f}. */
   public static String rabbitUri() {
     return env(RABBITMQ_URI, "amqp://guest:guest@127.0.0.1:5672/%2f");
+  }
+
+  /** NATS server URL, JetStream enabled; default {@code nats://127.0.0.1:4222}. */
+  public static String natsUrl() {
+    return env(NATS_URL, "nats://127.0.0.1:4222");
+  }
+
+  /** Redis URI; default {@code redis://127.0.0.1:6379}. */
+  public static String redisUri() {
+    return env(REDIS_URI, "redis://127.0.0.1:6379");
   }
 
   /** Host part of {@link #rabbitUri()}. */

@@ -12,9 +12,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
 
 /**
- * A claim of the CDC source: events taken from a lane's buffer. {@link #settle} writes the verdicts
- * to the outbox in one transaction (the same statements as the polling source), then lets the
- * stream free their positions, hold retries back, and take released events again.
+ * A claim of the CDC source: events taken from a lane's buffer whose rows still say they are to be
+ * sent ({@link CurrentRows}). {@link #settle} writes the verdicts to the outbox in one transaction
+ * (the same statements as the polling source), then lets the stream free their positions, hold
+ * retries back, and take released events again.
  */
 final class CdcClaim implements Claim {
 
@@ -41,20 +42,26 @@ final class CdcClaim implements Claim {
   private final int lane;
   private final List<ChangeStream.Item> items;
   private final List<OutboxEvent> events;
+  private final long queryNanos;
   private final IntConsumer ended;
   private final AtomicBoolean done = new AtomicBoolean();
 
+  /**
+   * @param queryNanos how long reading the events' rows took ({@link CurrentRows})
+   */
   CdcClaim(
       Writer writer,
       ChangeStream<?> stream,
       int lane,
       List<ChangeStream.Item> items,
+      long queryNanos,
       IntConsumer ended) {
     this.writer = writer;
     this.stream = stream;
     this.lane = lane;
     this.items = List.copyOf(items);
     this.events = this.items.stream().map(ChangeStream.Item::event).toList();
+    this.queryNanos = queryNanos;
     this.ended = ended;
   }
 
@@ -115,6 +122,12 @@ final class CdcClaim implements Claim {
   @Override
   public boolean owned() {
     return writer.owned();
+  }
+
+  /** {@inheritDoc} For the CDC source: reading the claimed events' rows. */
+  @Override
+  public long queryNanos() {
+    return queryNanos;
   }
 
   @Override

@@ -2,7 +2,6 @@ package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.LeaderLease;
-import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -36,6 +35,7 @@ final class CdcLeaderLock {
   private final String pipeline;
   private final LeaderLease lease;
   private final String leaderTable;
+  private final String leaderSessionName;
   private final ScheduledExecutorService watchdog;
   private final DatabaseClock clock;
   private Connection session; // guarded by this
@@ -62,6 +62,7 @@ final class CdcLeaderLock {
             settings.fenceWait(),
             System::nanoTime);
     this.leaderTable = tables.qualifiedLeaderTable();
+    this.leaderSessionName = tables.leaderSessionName(pipeline);
     this.watchdog =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -98,6 +99,9 @@ final class CdcLeaderLock {
       if (closed.getAsBoolean() || Thread.currentThread().isInterrupted()) {
         throw new InterruptedException("pipeline " + pipeline + ": source closed");
       }
+      if (held()) {
+        return; // still active (the stream ended for another reason)
+      }
       if (System.nanoTime() - standbyUntilNanos >= 0 && tryOnce()) {
         watch();
         return;
@@ -112,12 +116,14 @@ final class CdcLeaderLock {
 
   private synchronized boolean tryOnce() {
     if (held) {
-      return true;
+      // The lease ran out before the watchdog noticed (this process was paused): the session may
+      // be ended by a standby any moment; start over on a new one, with a new epoch.
+      lost();
     }
     try {
       if (session == null) {
         // Named as status expects the leader sessions to be named (standbys are counted by it).
-        session = connections.dedicatedNamed(OutboxStatus.leaderSessionName(pipeline));
+        session = connections.dedicatedNamed(leaderSessionName);
         // A renewal or take-over that hangs on a dead network ends within a bound.
         session.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
       }
@@ -147,6 +153,14 @@ final class CdcLeaderLock {
    * @throws SourceException when the slot is still busy after that
    */
   void freeSlot(String slot) throws InterruptedException {
+    freeSlot(slot, "the instance before, frozen or cut off");
+  }
+
+  /**
+   * As {@link #freeSlot(String)}, for a replication connection described as {@code whose} in the
+   * log: also the one an engine of this instance left when its start was given up.
+   */
+  void freeSlot(String slot, String whose) throws InterruptedException {
     long deadline = System.nanoTime() + settings.leaseTimeout().toNanos();
     try (Connection c = connections.dedicated("take-over")) {
       c.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
@@ -164,17 +178,19 @@ final class CdcLeaderLock {
                   + slot
                   + " is still streamed by session "
                   + pid
-                  + " of the instance before, "
+                  + " ("
+                  + whose
+                  + "), "
                   + settings.leaseTimeout().toMillis()
                   + " ms after ending it");
         }
         if (!ended) {
           log.warn(
-              "pipeline {}: slot {} is still streamed by session {} (the instance before, frozen"
-                  + " or cut off); ending it to take over",
+              "pipeline {}: slot {} is still streamed by session {} ({}); ending it",
               pipeline,
               slot,
-              pid);
+              pid,
+              whose);
           try (PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?)")) {
             ps.setInt(1, pid);
             ps.execute();
@@ -221,26 +237,63 @@ final class CdcLeaderLock {
    *     under way; the caller rolls back
    */
   void checkFence(Connection c) throws SQLException {
-    long epoch = lease.epoch();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT ("
-                + LeaderLease.fenceOnlySql().substring("SELECT ".length())
-                + ") AND "
-                + LeaderLease.epochPredicate(leaderTable))) {
-      int i = lease.bindFence(ps, 1);
-      ps.setString(i, pipeline);
-      ps.setLong(i + 1, epoch);
+    Fenced fenced = fenced();
+    try (PreparedStatement ps = c.prepareStatement("SELECT " + fenceSql())) {
+      fenced.bind(ps, 1);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        if (!held() || !rs.getBoolean(1)) {
-          throw new SQLException(
-              "this instance's epoch "
-                  + epoch
-                  + " of pipeline "
-                  + pipeline
-                  + " is no longer current (another instance took over): not written");
-        }
+        fenced.require(rs.getBoolean(1), "not written");
+      }
+    }
+  }
+
+  /**
+   * A boolean SQL expression, true while the epoch bound by {@link Fenced#bind} is the pipeline's
+   * and no take-over holds the fence; it takes the fence lock shared until the transaction ends.
+   */
+  String fenceSql() {
+    return "("
+        + LeaderLease.fenceOnlySql().substring("SELECT ".length())
+        + " AND "
+        + LeaderLease.epochPredicate(leaderTable)
+        + ")";
+  }
+
+  /** The fence of this instance's current epoch, to check within a statement of the caller's. */
+  Fenced fenced() {
+    return new Fenced(lease.epoch());
+  }
+
+  /** The parameters of {@link #fenceSql()} for one epoch, and what its value means. */
+  final class Fenced {
+    private final long epoch;
+
+    private Fenced(long epoch) {
+      this.epoch = epoch;
+    }
+
+    /** Binds the expression's parameters from {@code index}; returns the next index. */
+    int bind(PreparedStatement ps, int index) throws SQLException {
+      int i = lease.bindFence(ps, index);
+      ps.setString(i, pipeline);
+      ps.setLong(i + 1, epoch);
+      return i + 2;
+    }
+
+    /**
+     * @param passed the expression's value
+     * @param outcome what the caller does then, for the message ({@code "not written"})
+     * @throws SQLException when it is false, or this instance counts its lease lost
+     */
+    void require(boolean passed, String outcome) throws SQLException {
+      if (!held() || !passed) {
+        throw new SQLException(
+            "this instance's epoch "
+                + epoch
+                + " of pipeline "
+                + pipeline
+                + " is no longer current (another instance took over): "
+                + outcome);
       }
     }
   }
@@ -270,6 +323,9 @@ final class CdcLeaderLock {
           settings.leaseTimeout().toMillis());
     } catch (SQLException | RuntimeException e) {
       log.warn("pipeline {}: renewing the lease failed: {}", pipeline, e.getMessage());
+    } catch (Error e) {
+      // Thrown out of a scheduled task, it would end the renewals for good, silently.
+      log.error("pipeline {}: renewing the lease failed; standing down", pipeline, e);
     }
     lost();
   }

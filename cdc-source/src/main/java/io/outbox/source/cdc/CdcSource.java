@@ -11,7 +11,6 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
-import io.outbox.schema.DeadLetterTableCheck;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
@@ -22,8 +21,10 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.OptionalLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +51,8 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final PluginContext.RoleListener roleListener;
   private final DatabaseClock clock;
   private final OutstandingClaims outstanding;
+  private final SlotSetup slot;
+  private final CurrentRows rows;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
   private volatile StreamSession session;
@@ -70,6 +73,8 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
     this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
+    this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
+    this.rows = new CurrentRows(tables, leader.fenceSql());
   }
 
   @Override
@@ -97,28 +102,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
         },
         () -> closed);
     try {
-      leader.freeSlot(settings.slotName());
-      SlotGuard.SlotState state;
-      try (Connection c = connections.dedicated("check")) {
-        state = new SlotGuard(settings, tables, pipeline, connections.where()).check(c);
-        Optional<String> deadLetters =
-            DeadLetterTableCheck.problem(c, tables, !database.retention().deadLetters().isZero());
-        if (deadLetters.isPresent()) {
-          throw new SourceException("pipeline " + pipeline + ": " + deadLetters.get());
-        }
-      } catch (SQLException e) {
-        throw new SourceException(
-            "pipeline "
-                + pipeline
-                + ": cannot check the replication slot on "
-                + connections.where()
-                + ": "
-                + e.getMessage(),
-            e);
-      }
+      OptionalLong catchUpTo = slot.prepare(() -> closed);
       StreamSession s =
           new StreamSession(
               settings, connections, tables, pipeline, lanes, clock, leader::checkFence);
+      catchUpTo.ifPresent(s::catchUp);
       synchronized (lifecycle) {
         if (closed) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
@@ -129,9 +117,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
         session = s;
       }
       s.start();
-      if (state == SlotGuard.SlotState.NEW) {
-        s.catchUp(lanes);
-      }
     } catch (RuntimeException | InterruptedException e) {
       StreamSession started;
       synchronized (lifecycle) {
@@ -140,6 +125,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       }
       if (started != null) {
         started.stop(Duration.ofSeconds(10));
+        slot.endAbandonedEngine();
       }
       leader.release();
       throw e;
@@ -183,17 +169,72 @@ final class CdcSource implements Source, CdcClaim.Writer {
     boolean handedOut = false;
     try {
       checkActive(s);
-      List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, maxWait);
-      if (items.isEmpty()) {
-        checkActive(s);
-        return Claim.empty();
+      long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
+      long queryNanos = 0;
+      while (true) {
+        Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+        List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, wait);
+        if (items.isEmpty()) {
+          checkActive(s);
+          return Claim.empty();
+        }
+        long started = System.nanoTime();
+        items = current(s, lane, items);
+        queryNanos += System.nanoTime() - started;
+        if (!items.isEmpty()) {
+          handedOut = true;
+          return new CdcClaim(this, s.stream(), lane, items, queryNanos, this::ended);
+        }
+        // Every event taken was final already (streamed again after a restart): take the next.
       }
-      handedOut = true;
-      return new CdcClaim(this, s.stream(), lane, items, this::ended);
     } finally {
       if (!handedOut) {
         ended(lane);
       }
+    }
+  }
+
+  /**
+   * The taken events as their rows say now ({@link ChangeStream#checked}); on failure they go back
+   * to the lane.
+   */
+  private List<ChangeStream.Item> current(
+      StreamSession s, int lane, List<ChangeStream.Item> items) {
+    Map<Long, ChangeStream.Row> pending;
+    try {
+      pending = readRows(items);
+    } catch (SQLException | RuntimeException e) {
+      s.stream().released(lane, items);
+      checkActive(s);
+      if (e instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + " lane "
+              + lane
+              + ": reading the rows of "
+              + items.size()
+              + " streamed event(s) in "
+              + tables.displayTable()
+              + " failed: "
+              + e.getMessage(),
+          e);
+    }
+    return s.stream().checked(lane, items, pending);
+  }
+
+  private Map<Long, ChangeStream.Row> readRows(List<ChangeStream.Item> items) throws SQLException {
+    HikariDataSource p = pool;
+    if (p == null) {
+      throw new SQLException("source closed");
+    }
+    try (Connection c = p.getConnection()) {
+      // One round trip: the statement takes the fence lock and ends with it (the pool restores
+      // manual commit when the connection goes back).
+      c.setAutoCommit(true);
+      return rows.read(c, leader.fenced(), items);
     }
   }
 
@@ -344,7 +385,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   public Optional<Backlog> backlog() {
     try (Connection c = connections.dedicated("status")) {
       SlotGuard guard = new SlotGuard(settings, tables, pipeline, connections.where());
-      Backlog backlog = guard.backlog(c);
+      Backlog backlog = guard.backlog(c).withSlotCreationBlocked(slot.creation().blocked());
       OptionalDouble share = guard.walKeepShare(c);
       if (share.isEmpty()) {
         return Optional.of(backlog);
@@ -396,6 +437,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       stoppingRetention = retention;
       retention = null;
     }
+    slot.creation().cancel();
     if (stoppingRetention != null) {
       stoppingRetention.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
     }

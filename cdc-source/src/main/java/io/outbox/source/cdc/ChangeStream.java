@@ -15,15 +15,18 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * What one activation of the CDC source holds in memory: the streamed events, per lane, waiting to
- * be claimed (bounded: a full lane makes the engine wait), the events waiting for a retry (their
+ * be claimed (bounded: a full lane makes the engine wait), ahead of them the rows read from the
+ * table (caught up for a new slot, or swept), in id order, the events waiting for a retry (their
  * key is held back, other keys flow), and the watermark: the stream positions in order, each
- * committable once every event up to it has a final verdict (published or dead-lettered).
+ * committable once every event up to it has a final verdict (published or dead-lettered). While a
+ * catch-up is being read, streamed events wait behind it.
  *
  * <p>Positions are the engine's records of type {@code R}; final ones in a row collapse into the
  * latest, so memory grows with the events not yet final, not with the stream.
@@ -32,17 +35,23 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class ChangeStream<R> {
 
-  /** One event in memory, from the stream ({@code position} set) or from the sweep. */
+  /** One event in memory, from the stream ({@code position} set) or read from the table. */
   static final class Item {
     private OutboxEvent event;
     private final Position position;
     private final Instant notBefore;
+    private final boolean caughtUp;
     private Instant due; // while waiting for a retry
 
     Item(OutboxEvent event, Position position, Instant notBefore) {
+      this(event, position, notBefore, false);
+    }
+
+    private Item(OutboxEvent event, Position position, Instant notBefore, boolean caughtUp) {
       this.event = event;
       this.position = position;
       this.notBefore = notBefore;
+      this.caughtUp = caughtUp;
     }
 
     OutboxEvent event() {
@@ -63,9 +72,13 @@ final class ChangeStream<R> {
 
   private static final class Lane {
     final ArrayDeque<Item> queue = new ArrayDeque<>();
+    final TreeMap<Long, Item> ahead = new TreeMap<>(); // read from the table: before the stream
     final List<Item> retrying = new ArrayList<>();
     int streamed; // items of the queue that came from the stream (bounded by the lane buffer)
   }
+
+  /** When an event whose retry the database says is not due yet is taken again at the soonest. */
+  private static final Duration RECHECK = Duration.ofMillis(10);
 
   private final int lanes;
   private final int laneBuffer;
@@ -77,6 +90,8 @@ final class ChangeStream<R> {
   private final Set<Long> inMemory = new HashSet<>();
   private Object committable; // the latest position all of whose events are final
   private Instant streamTime;
+  private boolean catchingUp; // streamed events wait until the catch-up is read
+  private int openCaughtUp; // caught-up events without a final verdict
   private boolean closed;
 
   ChangeStream(int lanes, int laneBuffer, Clock clock) {
@@ -161,16 +176,17 @@ final class ChangeStream<R> {
     }
   }
 
-  /** Adds events the sweep found (not in memory already), ahead of the streamed ones. */
+  /**
+   * Adds events the sweep found (not in memory already) ahead of the streamed ones, in id order
+   * with the other rows read from the table.
+   */
   int offerSwept(List<OutboxEvent> events) {
     lock.lock();
     try {
-      List<OutboxEvent> sorted = new ArrayList<>(events);
-      sorted.sort(Comparator.comparingLong(OutboxEvent::id).reversed());
       int added = 0;
-      for (OutboxEvent e : sorted) {
+      for (OutboxEvent e : events) {
         if (inMemory.add(e.id())) {
-          state[e.key().lane(lanes)].queue.addFirst(new Item(e, null, null));
+          state[e.key().lane(lanes)].ahead.put(e.id(), new Item(e, null, null));
           added++;
         }
       }
@@ -178,6 +194,89 @@ final class ChangeStream<R> {
         changed.signalAll();
       }
       return added;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** From now until {@link #caughtUpRead()}, streamed events wait behind the catch-up. */
+  void beginCatchUp() {
+    lock.lock();
+    try {
+      catchingUp = true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Adds a row of the catch-up (unless in memory already) ahead of the streamed events, in id
+   * order; waits while its lane holds {@code lane-buffer} rows read from the table. A row due for a
+   * retry later ({@code retryAt}) waits for it and holds its key back, as a retry does.
+   *
+   * @return {@code false} when the stream was closed meanwhile
+   */
+  boolean offerCaughtUp(OutboxEvent event, Instant notBefore, Instant retryAt)
+      throws InterruptedException {
+    lock.lockInterruptibly();
+    try {
+      Lane lane = state[event.key().lane(lanes)];
+      while (!closed && lane.ahead.size() >= laneBuffer) {
+        changed.await();
+      }
+      if (closed) {
+        return false;
+      }
+      if (inMemory.add(event.id())) {
+        Item item = new Item(event, null, notBefore, true);
+        openCaughtUp++;
+        if (retryAt != null && retryAt.isAfter(clock.instant())) {
+          item.due = retryAt;
+          lane.retrying.add(item);
+        } else {
+          lane.ahead.put(event.id(), item);
+        }
+        changed.signalAll();
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Every row of the catch-up was added: streamed events flow again, behind them. */
+  void caughtUpRead() {
+    lock.lock();
+    try {
+      catchingUp = false;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Whether a catch-up is being read (the sweep waits for it). */
+  boolean catchingUp() {
+    lock.lock();
+    try {
+      return catchingUp;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Waits until every row of the catch-up has a final verdict.
+   *
+   * @return {@code false} when the stream was closed first
+   */
+  boolean awaitCaughtUpFinal() throws InterruptedException {
+    lock.lockInterruptibly();
+    try {
+      while (!closed && openCaughtUp > 0) {
+        changed.await();
+      }
+      return !closed;
     } finally {
       lock.unlock();
     }
@@ -238,8 +337,22 @@ final class ChangeStream<R> {
         held.add(item.event.key());
       }
     }
-    int fromStream = 0;
-    for (Iterator<Item> it = lane.queue.iterator(); it.hasNext() && batch.size() < maxEvents; ) {
+    int fromTable = takeFrom(lane.ahead.values().iterator(), batch, maxEvents, held, now);
+    int fromStream = catchingUp ? 0 : takeFrom(lane.queue.iterator(), batch, maxEvents, held, now);
+    if (fromStream > 0) {
+      lane.streamed -= fromStream;
+    }
+    if (fromTable + fromStream > 0) {
+      changed.signalAll(); // room in the lane for the engine, or for the catch-up
+    }
+    return batch;
+  }
+
+  /** Moves the items that may go from {@code it} to {@code batch}; returns how many moved. */
+  private static int takeFrom(
+      Iterator<Item> it, List<Item> batch, int maxEvents, Set<AggregateKey> held, Instant now) {
+    int moved = 0;
+    while (it.hasNext() && batch.size() < maxEvents) {
       Item item = it.next();
       if (held.contains(item.event.key())) {
         continue;
@@ -249,15 +362,9 @@ final class ChangeStream<R> {
       }
       it.remove();
       batch.add(item);
-      if (item.position != null) {
-        fromStream++;
-      }
+      moved++;
     }
-    if (fromStream > 0) {
-      lane.streamed -= fromStream;
-      changed.signalAll();
-    }
-    return batch;
+    return moved;
   }
 
   private static Instant nextDue(Lane lane) {
@@ -265,12 +372,79 @@ final class ChangeStream<R> {
     for (Item item : lane.retrying) {
       next = next == null || item.due.isBefore(next) ? item.due : next;
     }
+    for (Item item : lane.ahead.values()) {
+      next = earlier(next, item.notBefore);
+    }
     for (Item item : lane.queue) {
-      if (item.notBefore != null) {
-        next = next == null || item.notBefore.isBefore(next) ? item.notBefore : next;
-      }
+      next = earlier(next, item.notBefore);
     }
     return next;
+  }
+
+  private static Instant earlier(Instant a, Instant b) {
+    return b != null && (a == null || b.isBefore(a)) ? b : a;
+  }
+
+  /**
+   * What the outbox holds for a taken event whose row is still unpublished.
+   *
+   * @param attempts the row's {@code attempts}
+   * @param retryAt the row's {@code next_attempt_at} while it is still ahead on the database clock,
+   *     else {@code null}
+   */
+  record Row(int attempts, Instant retryAt) {}
+
+  /**
+   * Brings a batch just taken from {@code lane} in line with its rows, read after the take: an
+   * event whose row is not in {@code pending} was published, dead-lettered or deleted meanwhile (by
+   * this pipeline before a restart streamed it again, or through the sweep's copy of it) and is
+   * final without being sent again; an event whose row waits for a retry waits in memory until
+   * {@code next_attempt_at}, holding its key back; the others carry the row's attempts. Later
+   * events of a key held back go back to the front of the lane.
+   *
+   * @return the events to hand out, in the batch's order
+   */
+  List<Item> checked(int lane, List<Item> items, Map<Long, Row> pending) {
+    lock.lock();
+    try {
+      Lane l = state[lane];
+      Set<AggregateKey> held = new HashSet<>();
+      List<Item> out = new ArrayList<>(items.size());
+      List<Item> back = new ArrayList<>();
+      boolean finished = false;
+      Instant now = clock.instant();
+      for (Item item : items) {
+        Row row = pending.get(item.event.id());
+        if (row == null) {
+          finish(item);
+          finished = true;
+        } else if (held.contains(item.event.key())) {
+          back.add(item);
+        } else {
+          if (row.attempts() != item.event.attempts()) {
+            item.event = withAttempts(item.event, row.attempts());
+          }
+          if (row.retryAt() != null) {
+            // Not due on the database's clock; this clock may be a few ms behind it: no busy loop.
+            item.due = row.retryAt().isAfter(now) ? row.retryAt() : now.plus(RECHECK);
+            l.retrying.add(item);
+            held.add(item.event.key());
+          } else {
+            out.add(item);
+          }
+        }
+      }
+      putBack(l, back);
+      if (finished) {
+        advance();
+      }
+      if (out.size() < items.size()) {
+        changed.signalAll();
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /**
@@ -322,8 +496,10 @@ final class ChangeStream<R> {
     List<Item> sorted = new ArrayList<>(items);
     sorted.sort(Comparator.comparingLong((Item i) -> i.event.id()).reversed());
     for (Item item : sorted) {
-      lane.queue.addFirst(item);
-      if (item.position != null) {
+      if (item.position == null) {
+        lane.ahead.put(item.event.id(), item);
+      } else {
+        lane.queue.addFirst(item);
         lane.streamed++;
       }
     }
@@ -333,6 +509,9 @@ final class ChangeStream<R> {
     inMemory.remove(item.event.id());
     if (item.position != null) {
       item.position.open--;
+    }
+    if (item.caughtUp) {
+      openCaughtUp--;
     }
   }
 

@@ -80,6 +80,9 @@ final class EngineProperties {
         "max.queue.size",
         Integer.toString(Math.max(settings.maxQueueSize(), settings.maxBatchSize() + 1)));
     p.putIfAbsent("task.management.timeout.ms", "15000");
+    // A lost replication connection (walsender ended, PostgreSQL restarted) is a retriable error:
+    // the engine restarts the connector after this wait (Debezium's default is 10 s).
+    p.putIfAbsent("retriable.restart.connector.wait.ms", "2000");
     // Per-event cost the relay does not need: the lag percentiles of Debezium's streaming metrics
     // (a DDSketch per event) and the __debezium.context.* headers of every record.
     p.putIfAbsent("statistics.metrics.enabled", "false");

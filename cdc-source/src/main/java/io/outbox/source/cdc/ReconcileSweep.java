@@ -1,7 +1,6 @@
 package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.OutboxEvent;
-import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.schema.OutboxTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -9,10 +8,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,8 +17,8 @@ import org.slf4j.LoggerFactory;
  * The reconciliation sweep: rows still unpublished {@code reconcile-after} after they were created
  * — measured against how far the stream has come, so a lagging stream is not mistaken for a lost
  * one — are read by a polling pass and handed to the stream's lanes, ahead of streamed events, so
- * their key's order holds. Catches rows committed before the slot existed, or lost with a dropped
- * slot.
+ * their key's order holds: rows the stream did not deliver, and delayed rows the stream passed on
+ * because they were due beyond {@code reconcile-after}. Waits while a {@link CatchUp} is read.
  */
 final class ReconcileSweep {
 
@@ -33,7 +30,7 @@ final class ReconcileSweep {
   private final OutboxTables tables;
   private final String pipeline;
   private final ChangeStream<?> stream;
-  private PayloadFormat format; // found on the first run
+  private final OutboxRows rows;
   private long swept;
 
   ReconcileSweep(
@@ -47,16 +44,20 @@ final class ReconcileSweep {
     this.tables = tables;
     this.pipeline = pipeline;
     this.stream = stream;
+    this.rows = new OutboxRows(tables);
   }
 
   /** One pass; returns how many rows it handed to the lanes. Runs on the sweep thread only. */
   synchronized int run() throws SQLException {
+    if (stream.catchingUp()) {
+      return 0; // the catch-up reads the rows in id order first
+    }
     Instant reached = stream.streamTime();
     if (reached == null) {
       return 0; // no heartbeat through the stream yet: cannot tell lost rows from late ones
     }
     Instant cutoff = reached.minus(settings.reconcileAfter());
-    int added = sweep(cutoff, Integer.MAX_VALUE);
+    int added = sweep(cutoff);
     if (added > 0) {
       swept += added;
       log.warn(
@@ -71,34 +72,9 @@ final class ReconcileSweep {
     return added;
   }
 
-  /**
-   * Right after a new slot was created, before any claim: every unpublished, due row (up to {@code
-   * limit}) goes ahead of what the new slot streams, so rows committed before the slot existed keep
-   * their key's order. Rows the slot streams as well are taken once.
-   */
-  synchronized int catchUp(int limit) throws SQLException {
-    int added = sweep(null, limit);
-    if (added > 0) {
-      swept += added;
-      log.info(
-          "pipeline {}: the new slot does not cover {} unpublished row(s) of {} committed before it;"
-              + " publishing them first{}",
-          pipeline,
-          added,
-          tables.displayTable(),
-          added >= limit
-              ? " (more remain: the reconcile sweep takes them after reconcile-after)"
-              : "");
-    }
-    return added;
-  }
-
-  private int sweep(Instant cutoff, int limit) throws SQLException {
+  private int sweep(Instant cutoff) throws SQLException {
     int added = 0;
     try (Connection c = connections.dedicated("sweep")) {
-      if (format == null) {
-        format = payloadFormat(c);
-      }
       long after = Long.MIN_VALUE;
       while (true) {
         List<OutboxEvent> page = page(c, cutoff, after);
@@ -113,7 +89,7 @@ final class ReconcileSweep {
           }
         }
         added += stream.offerSwept(fresh);
-        if (page.size() < PAGE || added >= limit) {
+        if (page.size() < PAGE) {
           break;
         }
       }
@@ -122,14 +98,12 @@ final class ReconcileSweep {
   }
 
   private List<OutboxEvent> page(Connection c, Instant cutoff, long after) throws SQLException {
-    String payload = format == PayloadFormat.BINARY ? "o.payload" : "o.payload::text";
     String sql =
-        "SELECT o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type, o.destination, "
-            + payload
-            + ", o.headers::text, o.created_at, o.attempts FROM "
+        "SELECT "
+            + rows.columns(c)
+            + " FROM "
             + tables.qualifiedTable()
-            + " o WHERE o.published_at IS NULL AND o.id > ?"
-            + (cutoff == null ? "" : " AND o.created_at < ?")
+            + " o WHERE o.published_at IS NULL AND o.id > ? AND o.created_at < ?"
             + " AND o.available_at <= now()"
             + " AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())"
             + " ORDER BY o.id LIMIT "
@@ -137,45 +111,13 @@ final class ReconcileSweep {
     List<OutboxEvent> events = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setLong(1, after);
-      if (cutoff != null) {
-        ps.setTimestamp(2, Timestamp.from(cutoff));
-      }
+      ps.setTimestamp(2, Timestamp.from(cutoff));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          OffsetDateTime created = rs.getObject(9, OffsetDateTime.class);
-          events.add(
-              ChangeEvents.event(
-                  rs.getLong(1),
-                  rs.getObject(2, UUID.class),
-                  rs.getString(3),
-                  rs.getString(4),
-                  rs.getString(5),
-                  rs.getString(6),
-                  rs.getBytes(7),
-                  format,
-                  rs.getString(8),
-                  created == null ? null : created.toInstant(),
-                  rs.getInt(10)));
+          events.add(rows.event(rs));
         }
       }
     }
     return events;
-  }
-
-  private PayloadFormat payloadFormat(Connection c) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
-                + " WHERE attrelid = to_regclass(?) AND attname = 'payload' AND NOT attisdropped")) {
-      ps.setString(1, tables.qualifiedTable());
-      try (ResultSet rs = ps.executeQuery()) {
-        String type = rs.next() ? rs.getString(1) : "jsonb";
-        return switch (type) {
-          case "bytea" -> PayloadFormat.BINARY;
-          case "text" -> PayloadFormat.TEXT;
-          default -> PayloadFormat.JSON;
-        };
-      }
-    }
   }
 }

@@ -34,7 +34,7 @@ final class SlotGuard {
   enum SlotState {
     /** The slot exists and matches the stored offsets (or none are stored). */
     READY,
-    /** The slot does not exist and no offsets are stored: the engine creates it. */
+    /** The slot does not exist and no offsets are stored: the source creates it. */
     NEW
   }
 
@@ -247,18 +247,14 @@ final class SlotGuard {
     if (settings.onSlotLoss() == CdcSettings.OnSlotLoss.FAIL) {
       throw fail(
           message
-              + ". Set source.cdc.on-slot-loss = recreate to stream from a new slot (the"
-              + " reconcile sweep then publishes the rows left unpublished), or restore the slot");
+              + ". Set source.cdc.on-slot-loss = recreate to stream from a new slot (the rows left"
+              + " unpublished are then caught up from the table first), or restore the slot");
     }
     log.error(
         "pipeline {}: {}. on-slot-loss = recreate: forgetting the offsets and streaming from a new"
-            + " slot; {}",
+            + " slot; the rows left unpublished are caught up from the table ahead of its stream",
         pipeline,
-        message,
-        settings.reconcileAfter().isZero()
-            ? "reconcile-after is 0, so rows committed meanwhile are NOT published"
-            : "rows left unpublished are published by the reconcile sweep after "
-                + settings.reconcileAfter());
+        message);
     try (PreparedStatement ps =
         c.prepareStatement(
             "DELETE FROM " + tables.qualifiedOffsetsTable() + " WHERE pipeline = ?")) {

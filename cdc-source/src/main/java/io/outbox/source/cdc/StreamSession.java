@@ -7,7 +7,6 @@ import io.debezium.engine.format.ChangeEventFormat;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxTables;
 import java.io.IOException;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * One run of the Debezium engine for an active instance: the engine thread hands change records to
  * the {@link ChangeStream}; a committer thread stores, every {@code offset-commit-interval}, the
  * latest position whose events are all final (the engine then confirms it to the slot); a sweep
- * thread runs the {@link ReconcileSweep}. Ends on {@link #stop} or when the engine fails.
+ * thread runs the {@link ReconcileSweep}; for a new slot, a catch-up thread runs the {@link
+ * CatchUp}. Ends on {@link #stop} or when the engine fails.
  */
 final class StreamSession {
 
@@ -36,6 +36,7 @@ final class StreamSession {
   private final ChangeStream<RecordChangeEvent<SourceRecord>> stream;
   private final ChangeEvents changes;
   private final ReconcileSweep sweep;
+  private CatchUp catchUp;
   private final CountDownLatch started = new CountDownLatch(1);
   private final CountDownLatch ended = new CountDownLatch(1);
   private final AtomicReference<String> failure = new AtomicReference<>();
@@ -48,6 +49,7 @@ final class StreamSession {
   private Thread engineThread;
   private Thread committerThread;
   private Thread sweepThread;
+  private Thread catchUpThread;
 
   private final PostgresOffsetStore.Fence fence;
 
@@ -75,22 +77,12 @@ final class StreamSession {
   }
 
   /**
-   * Hands every unpublished row to the lanes ahead of the stream (bounded by the lane buffers): for
-   * a new slot, which does not cover rows committed before it.
+   * Before {@link #start}: the rows up to id {@code upTo} are caught up from the table ahead of the
+   * stream, whose events wait until they are read ({@link CatchUp}).
    */
-  void catchUp(int lanes) {
-    try {
-      sweep.catchUp(Math.max(1, lanes) * settings.laneBuffer());
-    } catch (SQLException e) {
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + ": reading the rows committed before slot "
-              + settings.slotName()
-              + " existed failed: "
-              + e.getMessage(),
-          e);
-    }
+  void catchUp(long upTo) {
+    catchUp = new CatchUp(connections, settings, tables, pipeline, stream, fence, clock, upTo);
+    stream.beginCatchUp();
   }
 
   /**
@@ -149,6 +141,10 @@ final class StreamSession {
     if (!settings.reconcileAfter().isZero()) {
       sweepThread = thread("sweep", this::sweepLoop);
       sweepThread.start();
+    }
+    if (catchUp != null) {
+      catchUpThread = thread("catch-up", catchUp::run);
+      catchUpThread.start();
     }
     log.info(
         "pipeline {}: streaming {} from slot {} (publication {}) on {}",
@@ -276,22 +272,55 @@ final class StreamSession {
     stream.close();
     interrupt(committerThread);
     interrupt(sweepThread);
+    interrupt(catchUpThread);
+    long deadline = System.nanoTime() + Math.max(1, timeout.toNanos());
     if (engine != null) {
-      try {
-        engine.close();
-      } catch (IOException | RuntimeException e) {
-        log.warn("pipeline {}: stopping the change stream: {}", pipeline, e.getMessage());
-      }
+      closeEngine(deadline);
     }
     if (engineThread != null) {
       try {
-        engineThread.join(Math.max(1, timeout.toMillis()));
+        engineThread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
     }
     if (registration != null) {
       PostgresOffsetStore.unregister(registration);
+    }
+  }
+
+  /**
+   * Stops the engine. It refuses while its task is still starting (a start given up by {@code
+   * start-timeout}); left alone, that task would then stream on: so the refusal is retried until
+   * the task is up and can be stopped, within the deadline.
+   */
+  private void closeEngine(long deadline) {
+    while (true) {
+      try {
+        engine.close();
+        return;
+      } catch (IllegalStateException e) {
+        if (e.getMessage() == null || !e.getMessage().contains("tasks are starting")) {
+          return; // Debezium: "Engine has been already shut down"
+        }
+        if (System.nanoTime() - deadline >= 0) {
+          log.warn(
+              "pipeline {}: the change stream did not stop in time; its replication connection is"
+                  + " ended instead: {}",
+              pipeline,
+              e.getMessage());
+          return;
+        }
+        try {
+          TimeUnit.MILLISECONDS.sleep(100); // the task finishes starting meanwhile
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      } catch (IOException | RuntimeException e) {
+        log.warn("pipeline {}: stopping the change stream: {}", pipeline, e.getMessage());
+        return;
+      }
     }
   }
 

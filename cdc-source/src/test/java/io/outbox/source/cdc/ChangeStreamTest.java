@@ -129,6 +129,136 @@ class ChangeStreamTest {
   }
 
   @Test
+  void sweptPagesKeepIdOrderAcrossPages() throws Exception {
+    stream.offerSwept(List.of(event(1, "k"), event(2, "k")));
+    stream.offerSwept(List.of(event(3, "k"), event(4, "k"))); // the sweep's next page
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(1L, 2L, 3L, 4L);
+  }
+
+  @Test
+  void streamedEventsWaitUntilTheCatchUpIsReadThenFollowIt() throws Exception {
+    stream.beginCatchUp();
+    stream.offer("r9", event(9, "k"), null);
+    stream.offer("r10", event(10, "other"), null);
+    assertThat(stream.offerCaughtUp(event(1, "k"), null, null)).isTrue();
+    List<ChangeStream.Item> first = stream.take(0, 10, Duration.ZERO);
+    assertThat(first).extracting(i -> i.event().id()).containsExactly(1L);
+    stream.settled(0, first, List.of(new Settlement.Published(first.get(0).event())));
+    assertThat(stream.offerCaughtUp(event(2, "k"), null, null)).isTrue();
+    assertThat(stream.offerCaughtUp(event(9, "k"), null, null)).as("streamed already").isTrue();
+    stream.caughtUpRead();
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(2L, 9L, 10L);
+  }
+
+  @Test
+  void aCaughtUpRowDueForARetryHoldsItsKeyUntilThen() throws Exception {
+    stream.beginCatchUp();
+    stream.offerCaughtUp(event(1, "k"), null, clock.instant().plusSeconds(4));
+    stream.offerCaughtUp(event(2, "k"), null, null);
+    stream.offerCaughtUp(event(3, "other"), null, null);
+    stream.caughtUpRead();
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(3L);
+    clock.advance(Duration.ofSeconds(4));
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(1L, 2L);
+  }
+
+  @Test
+  void theCatchUpWaitsForRoomInTheLaneAndEndsOnceEveryRowIsFinal() throws Exception {
+    ChangeStream<String> small = new ChangeStream<>(1, 2, clock);
+    small.beginCatchUp();
+    small.offerCaughtUp(event(1, "a"), null, null);
+    small.offerCaughtUp(event(2, "a"), null, null);
+    Thread reader =
+        new Thread(
+            () -> {
+              try {
+                small.offerCaughtUp(event(3, "a"), null, null);
+                small.caughtUpRead();
+                small.awaitCaughtUpFinal();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    reader.start();
+    reader.join(300);
+    assertThat(reader.isAlive()).as("blocked on the lane's full catch-up").isTrue();
+    List<ChangeStream.Item> two = small.take(0, 2, Duration.ZERO);
+    small.settled(
+        0, two, two.stream().map(i -> (Settlement) new Settlement.Published(i.event())).toList());
+    List<ChangeStream.Item> last = small.take(0, 2, Duration.ofSeconds(5));
+    assertThat(last).extracting(i -> i.event().id()).containsExactly(3L);
+    assertThat(reader.isAlive()).as("waits for the last row's verdict").isTrue();
+    small.settled(0, last, List.of(new Settlement.Published(last.get(0).event())));
+    reader.join(5_000);
+    assertThat(reader.isAlive()).isFalse();
+  }
+
+  @Test
+  void eventsStreamedAgainFollowTheirRowsNotTheInsert() throws Exception {
+    // After a restart: 1 was published, 2 waits for a retry (its key's 3 with it), 4 failed twice.
+    for (long id = 1; id <= 4; id++) {
+      stream.offer("r" + id, event(id, id == 1 || id == 4 ? "x" + id : "k"), null);
+    }
+    List<ChangeStream.Item> taken = stream.take(0, 10, Duration.ZERO);
+    Instant retryAt = clock.instant().plusSeconds(30);
+    List<ChangeStream.Item> out =
+        stream.checked(
+            0,
+            taken,
+            Map.of(
+                2L, new ChangeStream.Row(1, retryAt),
+                3L, new ChangeStream.Row(0, null),
+                4L, new ChangeStream.Row(2, null)));
+
+    assertThat(out).extracting(i -> i.event().id()).containsExactly(4L);
+    assertThat(out.get(0).event().attempts()).isEqualTo(2);
+    assertThat(stream.size()).as("1 is final, not sent again").isEqualTo(3);
+    stream.settled(0, out, List.of(new Settlement.Published(out.get(0).event())));
+    assertThat(stream.take(0, 10, Duration.ZERO)).as("k waits for 2's retry").isEmpty();
+    clock.advance(Duration.ofSeconds(30));
+    List<ChangeStream.Item> due = stream.take(0, 10, Duration.ZERO);
+    assertThat(due).extracting(i -> i.event().id()).containsExactly(2L, 3L);
+    assertThat(due.get(0).event().attempts()).isEqualTo(1);
+    stream.settled(
+        0,
+        due,
+        List.of(
+            new Settlement.Published(due.get(0).event()),
+            new Settlement.Published(due.get(1).event())));
+    assertThat(stream.takeCommittable()).isEqualTo("r4");
+  }
+
+  @Test
+  void aRowPublishedThroughOneCopyIsNotSentThroughTheOther() throws Exception {
+    stream.offerSwept(List.of(event(7, "k")));
+    List<ChangeStream.Item> swept = stream.take(0, 10, Duration.ZERO);
+    stream.settled(0, swept, List.of(new Settlement.Published(swept.get(0).event())));
+    // The long transaction's INSERT arrives through the stream once the sweep's copy is final.
+    stream.offer("r7", event(7, "k"), null);
+    List<ChangeStream.Item> streamed = stream.take(0, 10, Duration.ZERO);
+    assertThat(streamed).hasSize(1);
+    assertThat(stream.checked(0, streamed, Map.of())).isEmpty();
+    assertThat(stream.size()).isZero();
+    assertThat(stream.takeCommittable()).isEqualTo("r7");
+
+    // The other way round: the sweep read 8 as pending just before the streamed copy was settled.
+    stream.offer("r8", event(8, "k"), null);
+    List<ChangeStream.Item> first = stream.take(0, 10, Duration.ZERO);
+    stream.settled(0, first, List.of(new Settlement.Published(first.get(0).event())));
+    assertThat(stream.offerSwept(List.of(event(8, "k")))).isEqualTo(1);
+    assertThat(stream.checked(0, stream.take(0, 10, Duration.ZERO), Map.of())).isEmpty();
+    assertThat(stream.size()).isZero();
+  }
+
+  @Test
   void aFullLaneMakesTheStreamWait() throws Exception {
     ChangeStream<String> small = new ChangeStream<>(1, 2, clock);
     small.offer("r1", event(1, "a"), null);

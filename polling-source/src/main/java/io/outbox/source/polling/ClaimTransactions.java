@@ -85,6 +85,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
     }
     try {
       List<OutboxEvent> events = List.of();
+      long started = System.nanoTime();
       if (tryLocks(c, lane, inFlight == null)) {
         try (PreparedStatement ps =
             c.prepareStatement(inFlight == null ? sql.claim : sql.claimAhead)) {
@@ -104,7 +105,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
         }
       }
       if (!events.isEmpty() && stillLeader.getAsBoolean()) {
-        return new PollingClaim(this, lane, c, events);
+        return new PollingClaim(this, lane, c, events, System.nanoTime() - started);
       }
       c.rollback();
     } catch (SQLException e) {

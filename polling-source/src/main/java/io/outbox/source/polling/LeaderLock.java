@@ -30,6 +30,7 @@ final class LeaderLock {
   private final Consumer<Role> roles;
   private final String pipeline;
   private final String table;
+  private final String leaderRole;
   private final ScheduledExecutorService watchdog;
   private final LeaderLease lease;
   private Connection session; // guarded by this
@@ -59,6 +60,9 @@ final class LeaderLock {
     this.roles = roles;
     this.pipeline = pipeline;
     this.table = table;
+    // The session's application_name is then OutboxTables.leaderSessionName: status counts the
+    // standbys by it.
+    this.leaderRole = "leader " + tables.outboxTables().displayTable();
     this.watchdog =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -106,6 +110,9 @@ final class LeaderLock {
       if (closed.getAsBoolean() || Thread.currentThread().isInterrupted()) {
         throw new InterruptedException("pipeline " + pipeline + ": source closed");
       }
+      if (held()) {
+        return; // still active (the pipeline's lanes ended for another reason)
+      }
       if (System.nanoTime() - standbyUntilNanos >= 0 && tryOnce()) {
         watch();
         log.info("pipeline {}: this instance is now the active one for {}", pipeline, table);
@@ -126,11 +133,13 @@ final class LeaderLock {
 
   private synchronized boolean tryOnce() {
     if (held) {
-      return true;
+      // The lease ran out before the watchdog noticed (this process was paused): the session may
+      // be ended by a standby any moment; start over on a new one, with a new epoch.
+      lost();
     }
     try {
       if (session == null) {
-        session = connections.dedicated("leader");
+        session = connections.dedicated(leaderRole);
         // A renewal or take-over that hangs on a dead network ends within a bound.
         session.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
       }
@@ -162,6 +171,20 @@ final class LeaderLock {
    * lease.
    */
   private void check() {
+    try {
+      renewOrStandDown();
+    } catch (Error e) {
+      // Thrown out of a scheduled task, it would end the renewals for good, silently.
+      log.error("pipeline {}: renewing the lease failed; standing down", pipeline, e);
+      synchronized (this) {
+        lost();
+      }
+      roles.accept(Role.STANDBY);
+      wakeUps.wakeAll();
+    }
+  }
+
+  private void renewOrStandDown() {
     synchronized (this) {
       if (!held) {
         return;

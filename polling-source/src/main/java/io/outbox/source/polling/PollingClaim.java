@@ -50,13 +50,21 @@ final class PollingClaim implements Claim {
   private final int lane;
   private final Connection connection;
   private final List<OutboxEvent> events;
+  private final long queryNanos;
   private final AtomicBoolean ended = new AtomicBoolean();
 
-  PollingClaim(Owner owner, int lane, Connection connection, List<OutboxEvent> events) {
+  PollingClaim(
+      Owner owner, int lane, Connection connection, List<OutboxEvent> events, long queryNanos) {
     this.owner = owner;
     this.lane = lane;
     this.connection = connection;
     this.events = List.copyOf(events);
+    this.queryNanos = queryNanos;
+  }
+
+  @Override
+  public long queryNanos() {
+    return queryNanos;
   }
 
   @Override

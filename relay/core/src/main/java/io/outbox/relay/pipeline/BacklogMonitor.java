@@ -33,6 +33,7 @@ final class BacklogMonitor {
   private boolean registered;
   private boolean walRegistered;
   private boolean walKeepRegistered;
+  private boolean slotCreationRegistered;
   private boolean failing;
 
   /**
@@ -133,6 +134,16 @@ final class BacklogMonitor {
           "outbox.relay.cdc.wal.keep.share",
           "The slot's retained WAL as a share of max_slot_wal_keep_size (1: invalidated).",
           b -> b.walKeepShare().isPresent() ? b.walKeepShare().getAsDouble() : Double.NaN);
+    }
+    if (!slotCreationRegistered && last.slotCreationBlocked().isPresent()) {
+      slotCreationRegistered = true;
+      gauge(
+          "outbox.relay.cdc.slot.creation.blocked",
+          "Transactions the creation of the replication slot waits for (0: not waiting).",
+          b ->
+              b.slotCreationBlocked().isPresent()
+                  ? b.slotCreationBlocked().getAsLong()
+                  : Double.NaN);
     }
   }
 

@@ -1,5 +1,8 @@
 package io.outbox.relay.pipeline;
 
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+
 import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.LeadershipLostException;
@@ -57,6 +60,9 @@ final class Lane implements Runnable {
    * When the lane last made progress (a claim answered, a batch settled), {@link System#nanoTime}.
    */
   private volatile long progressNanos = System.nanoTime();
+
+  /** The step of a lane waiting for the sink's verdicts. */
+  static final String PUBLISHING = "publishing";
 
   /** Where the lane was last seen, for the stall report. */
   private volatile String step = "starting";
@@ -139,6 +145,7 @@ final class Lane implements Runnable {
           long claimStarted = System.nanoTime();
           claim = source.claim(index, batchSize, CLAIM_WAIT);
           logClaimed(claim, "", claimStarted);
+          recordClaimed(claim);
           pipeline.sourceAnswered();
           progressed();
           if (claim.events().isEmpty()) {
@@ -235,7 +242,7 @@ final class Lane implements Runnable {
                   + ": the active role was lost before publishing (lease ran out, or another"
                   + " instance took over); the batch is released unpublished");
         }
-        step = "publishing";
+        step = PUBLISHING;
         stats.attempts.increment(routed.size());
         CompletableFuture<List<Verdict>> future = sink.publish(routed).toCompletableFuture();
         if (!overlapped) {
@@ -261,6 +268,7 @@ final class Lane implements Runnable {
       }
       settleUnsettled(); // when no wave was published
       long published = System.nanoTime();
+      stats.publishStage.record(published - started, NANOSECONDS);
       Unsettled done =
           new Unsettled(
               claim,
@@ -305,10 +313,30 @@ final class Lane implements Runnable {
       }
       ahead = next;
       logClaimed(next, " ahead", claimStarted);
+      recordClaimed(next);
     } catch (SourceException e) {
       // Not fatal here: the lane's next claim meets the failure (or the lost leadership) again.
       log.debug(
           "pipeline {} lane {}: claiming ahead failed: {}", pipeline.name(), index, oneLine(e));
+    }
+  }
+
+  /** The wake and claim stages of a claim (nothing for an empty one). */
+  private void recordClaimed(Claim claim) {
+    List<OutboxEvent> events = claim.events();
+    if (events.isEmpty()) {
+      return;
+    }
+    long now = pipeline.clock().millis();
+    for (OutboxEvent e : events) {
+      // A retried or delayed event waited on purpose: the wake stage is about new rows.
+      if (e.attempts() == 0) {
+        stats.wakeStage.record(Math.max(0, now - e.createdAt().toEpochMilli()), MILLISECONDS);
+      }
+    }
+    long query = claim.queryNanos();
+    if (query >= 0) {
+      stats.claimStage.record(query, NANOSECONDS);
     }
   }
 
@@ -349,11 +377,13 @@ final class Lane implements Runnable {
     long started = System.nanoTime();
     InterruptedException interrupted = null;
     try {
-      publishDeadLetters(u.plan().settlements());
+      publishDeadLetters(u.plan().settlements(), u.claim());
     } catch (InterruptedException e) {
       interrupted = e; // the copies are best effort; the table's record is not
     }
+    long writing = System.nanoTime();
     Settled settled = u.claim().settle(u.plan().settlements());
+    stats.settleStage.record(System.nanoTime() - writing, NANOSECONDS);
     progressed();
     record(u.plan(), settled, u.ackedAtMillis());
     if (interrupted != null) {
@@ -433,9 +463,13 @@ final class Lane implements Runnable {
     }
   }
 
-  /** Also publishes dead letters to {@code dead-letter.destination}; the table stays the truth. */
-  private void publishDeadLetters(List<Settlement> settlements) throws InterruptedException {
-    if (deadLetterRouter == null) {
+  /**
+   * Also publishes dead letters to {@code dead-letter.destination}; the table stays the truth. Not
+   * once the claim is no longer owned: the instance that took over judges these events again.
+   */
+  private void publishDeadLetters(List<Settlement> settlements, Claim claim)
+      throws InterruptedException {
+    if (deadLetterRouter == null || !claim.owned()) {
       return;
     }
     List<RoutedEvent> copies = new ArrayList<>();
@@ -457,7 +491,8 @@ final class Lane implements Runnable {
     if (copies.isEmpty()) {
       return;
     }
-    List<Verdict> verdicts = await(sink.publish(copies).toCompletableFuture(), copies.size(), null);
+    List<Verdict> verdicts =
+        await(sink.publish(copies).toCompletableFuture(), copies.size(), claim);
     for (int i = 0; verdicts != null && i < verdicts.size(); i++) {
       if (!verdicts.get(i).isPublished()) {
         log.warn(

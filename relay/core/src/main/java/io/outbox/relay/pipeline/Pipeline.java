@@ -44,7 +44,11 @@ public final class Pipeline {
 
   private Thread supervisor;
   private volatile boolean stopping;
-  private volatile long abandonAtNanos = Long.MAX_VALUE;
+  private volatile long abandonAtNanos;
+  private volatile boolean abandonDeadlineSet; // abandonAtNanos is meaningful
+  // The sink gate's reopenings when this instance last gave the role up for a sink stall, and when.
+  private long sinkYieldReopenings = -1; // supervisor thread only
+  private long sinkYieldNanos;
   private volatile boolean demoted;
   private volatile Role role = Role.STANDBY;
   private volatile boolean sourceConnected;
@@ -315,11 +319,17 @@ public final class Pipeline {
   /**
    * While the lanes run: a lane that made no progress for {@code stall-timeout} (stuck in a
    * database call, or paused by a sink this instance cannot reach) makes the pipeline offer the
-   * active role to a standby ({@link Source#yieldLeadership}).
+   * active role to a standby ({@link Source#yieldLeadership}), again every {@code stall-timeout}
+   * while the stall lasts (a standby may connect meanwhile).
+   *
+   * <p>A sink stall is offered once per outage of this instance's sink: when the standby it was
+   * handed to cannot reach the broker either, it hands the role back, and this instance keeps it
+   * until its sink has come back (or ten stall timeouts passed) instead of handing it to and fro.
    */
   private void watchForStalls(List<Thread> threads, List<Lane> lanes) {
     long limit = settings.stallTimeout().toNanos();
-    boolean reported = false;
+    long offeredAt = 0;
+    boolean offered = false;
     while (keepClaiming() && threads.stream().anyMatch(Thread::isAlive)) {
       long now = System.nanoTime();
       Lane stalled = null;
@@ -330,22 +340,13 @@ public final class Pipeline {
         }
       }
       if (stalled == null) {
-        reported = false;
-      } else if (!reported) {
-        String why =
-            "lane "
-                + lanes.indexOf(stalled)
-                + " made no progress for "
-                + settings.stallTimeout().toMillis()
-                + " ms ("
-                + stalled.step()
-                + ")";
-        if (source.yieldLeadership(settings.stallTimeout(), why)) {
-          leadershipLost("gave the active role up: " + why);
+        offered = false;
+      } else if (!offered || now - offeredAt >= limit) {
+        offered = true;
+        offeredAt = now;
+        if (offerActiveRole(lanes.indexOf(stalled), stalled, now)) {
           return;
         }
-        log.warn("pipeline {}: {}; no standby to hand over to, carrying on", name(), why);
-        reported = true;
       }
       synchronized (monitor) {
         if (!keepClaiming()) {
@@ -361,6 +362,40 @@ public final class Pipeline {
     }
   }
 
+  /** Offers the active role to a standby for a stalled lane; whether it was given up. */
+  private boolean offerActiveRole(int index, Lane stalled, long now) {
+    String step = stalled.step();
+    String why =
+        "lane "
+            + index
+            + " made no progress for "
+            + settings.stallTimeout().toMillis()
+            + " ms ("
+            + step
+            + ")";
+    boolean sinkStall = !gate.isOpen() || Lane.PUBLISHING.equals(step);
+    if (sinkStall
+        && sinkYieldReopenings == gate.reopenings()
+        && now - sinkYieldNanos < 10 * settings.stallTimeout().toNanos()) {
+      log.warn(
+          "pipeline {}: {}; the role was handed over once already for this sink outage and came"
+              + " back (no instance reaches the broker), carrying on",
+          name(),
+          why);
+      return false;
+    }
+    if (source.yieldLeadership(settings.stallTimeout(), why)) {
+      if (sinkStall) {
+        sinkYieldReopenings = gate.reopenings();
+        sinkYieldNanos = now;
+      }
+      leadershipLost("gave the active role up: " + why);
+      return true;
+    }
+    log.warn("pipeline {}: {}; no standby to hand over to, carrying on", name(), why);
+    return false;
+  }
+
   /** Lanes keep claiming while this is true. */
   boolean keepClaiming() {
     return !stopping && !demoted;
@@ -368,7 +403,9 @@ public final class Pipeline {
 
   /** Whether in-flight batches must be given up now (the stop deadline passed). */
   boolean abandonInFlight() {
-    return System.nanoTime() - abandonAtNanos >= 0;
+    // A flag, not Long.MAX_VALUE as "never": System.nanoTime() may be negative, and the
+    // difference would wrap.
+    return abandonDeadlineSet && System.nanoTime() - abandonAtNanos >= 0;
   }
 
   void leadershipLost(String why) {
@@ -409,6 +446,7 @@ public final class Pipeline {
     long deadline = System.nanoTime() + timeout.toNanos();
     // Keep a fifth of the time for closing the sink and the source.
     abandonAtNanos = deadline - timeout.toNanos() / 5;
+    abandonDeadlineSet = true;
     stopping = true;
     synchronized (monitor) {
       monitor.notifyAll();

@@ -32,6 +32,22 @@ public final class PipelineStats {
     Duration.ofSeconds(60),
     Duration.ofSeconds(300)
   };
+  private static final Duration[] STAGE_BUCKETS = {
+    Duration.ofMillis(1),
+    Duration.ofMillis(2),
+    Duration.ofMillis(5),
+    Duration.ofMillis(10),
+    Duration.ofMillis(25),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofMillis(2500),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(10),
+    Duration.ofSeconds(30)
+  };
   private static final double[] BATCH_BUCKETS = {1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000};
 
   final Counter published;
@@ -44,6 +60,18 @@ public final class PipelineStats {
   private final Map<DeadLetterReason, Counter> deadLettered = new EnumMap<>(DeadLetterReason.class);
   final Timer commitToAck;
   final DistributionSummary batchSize;
+
+  /** From the row's {@code created_at} to the claim that took it, per event. */
+  final Timer wakeStage;
+
+  /** The source's query of a claim that found events (no waiting), per batch. */
+  final Timer claimStage;
+
+  /** From handing a batch to the sink to its last verdict, per batch. */
+  final Timer publishStage;
+
+  /** Writing a batch's settlement, per batch. */
+  final Timer settleStage;
 
   /**
    * @param pipeline the pipeline's name, the {@code pipeline} tag of every meter
@@ -101,6 +129,11 @@ public final class PipelineStats {
             .tags(tags)
             .serviceLevelObjectives(LATENCY_BUCKETS)
             .register(registry);
+    wakeStage =
+        stage(registry, tags, "wake", "From the row's created_at to the claim that took it.");
+    claimStage = stage(registry, tags, "claim", "The claim query of a batch, without waiting.");
+    publishStage = stage(registry, tags, "publish", "From the send to the broker's last verdict.");
+    settleStage = stage(registry, tags, "settle", "Writing the batch's settlement.");
     batchSize =
         DistributionSummary.builder("outbox.relay.batch.size")
             .baseUnit("events")
@@ -108,6 +141,14 @@ public final class PipelineStats {
             .tags(tags)
             .serviceLevelObjectives(BATCH_BUCKETS)
             .register(registry);
+  }
+
+  private static Timer stage(MeterRegistry registry, Tags tags, String stage, String help) {
+    return Timer.builder("outbox.relay.stage")
+        .description("Where an event's time goes, by stage: " + help)
+        .tags(tags.and("stage", stage))
+        .serviceLevelObjectives(STAGE_BUCKETS)
+        .register(registry);
   }
 
   private static Counter counter(MeterRegistry registry, String name, Tags tags, String help) {

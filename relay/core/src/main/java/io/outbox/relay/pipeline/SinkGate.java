@@ -23,6 +23,7 @@ final class SinkGate {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition opened = lock.newCondition();
   private boolean open = true;
+  private volatile long reopenings; // written under lock
   private volatile boolean closed;
   private Thread prober;
 
@@ -31,6 +32,11 @@ final class SinkGate {
     this.sink = sink;
     this.backoff = backoff;
     this.probeTimeout = probeTimeout;
+  }
+
+  /** How many times the gate opened again after an outage: it changes when the sink came back. */
+  long reopenings() {
+    return reopenings;
   }
 
   boolean isOpen() {
@@ -101,6 +107,7 @@ final class SinkGate {
           lock.lock();
           try {
             open = true;
+            reopenings++;
             opened.signalAll();
           } finally {
             lock.unlock();

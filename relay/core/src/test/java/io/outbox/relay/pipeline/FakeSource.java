@@ -35,6 +35,11 @@ final class FakeSource implements Source {
   /** Whether {@link #yieldLeadership} gives the role up (and claims then stop being owned). */
   volatile boolean yields;
 
+  /**
+   * Whether the role comes back at the next activation after a yield (the standby handed it back).
+   */
+  volatile boolean handedBack;
+
   final List<String> yieldedBecause = new CopyOnWriteArrayList<>();
   final java.util.concurrent.atomic.AtomicInteger activations =
       new java.util.concurrent.atomic.AtomicInteger();
@@ -59,6 +64,9 @@ final class FakeSource implements Source {
   @Override
   public void activate() throws InterruptedException {
     activations.incrementAndGet();
+    if (handedBack) {
+      owned = true;
+    }
     if (!owned) {
       Thread.sleep(50); // a standby's wait, shortened
     }

@@ -330,6 +330,40 @@ class PipelineTest {
   }
 
   @Test
+  void aStallIsOfferedAgainWhileItLastsSoThatAStandbyThatConnectsLaterTakesOver() {
+    FakeSource source = new FakeSource(3, events(20, 5));
+    FakeSink sink = new FakeSink();
+    sink.delayMillis = 60_000;
+    pipeline = new Pipeline(settings(3, null, Duration.ofMillis(300)), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> !source.yieldedBecause.isEmpty());
+    source.yields = true; // a standby connects while the stall lasts
+    await().atMost(Duration.ofSeconds(5)).until(() -> source.yieldedBecause.size() >= 2);
+    await().atMost(Duration.ofSeconds(5)).until(() -> !source.owned);
+  }
+
+  @Test
+  void aSinkOutageThatNoInstanceGetsPastIsHandedOverOnceNotToAndFro() throws Exception {
+    FakeSource source = new FakeSource(3, events(20, 5));
+    source.yields = true;
+    source.handedBack = true; // the standby cannot reach the broker either and hands it back
+    FakeSink sink = new FakeSink();
+    sink.up = false;
+    pipeline = new Pipeline(settings(3, null, Duration.ofMillis(300)), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.activations.get() >= 2);
+    Thread.sleep(1_500); // five stall timeouts, the gate still closed
+    assertThat(source.yieldedBecause).hasSize(1);
+    assertThat(source.activations.get()).isEqualTo(2);
+
+    sink.up = true; // the broker is back: the events flow, in key order
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertKeyOrder(sink.published);
+  }
+
+  @Test
   void anErrorInALaneStopsThePipelineAndIsReportedAsFatal() {
     FakeSource source = new FakeSource(3, events(20, 5));
     source.claimError = new OutOfMemoryError("test: heap exhausted");

@@ -3,6 +3,7 @@ package io.outbox.relay.cli;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.outbox.schema.OutboxStatus;
+import io.outbox.schema.SlotCreationWait;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -17,6 +18,8 @@ import java.util.List;
  * @param table the outbox table, as the user writes it
  * @param instances the relay instances serving it, or {@code null} when unreadable
  * @param backlog the backlog figures, or {@code null} when unreadable
+ * @param slotCreation the creation of the pipeline's CDC replication slot under way, with the
+ *     transactions it waits for; {@code null} when none runs
  * @param error why the figures could not be read, or {@code null}
  */
 record PipelineStatus(
@@ -24,6 +27,7 @@ record PipelineStatus(
     String table,
     OutboxStatus.Instances instances,
     OutboxStatus.Backlog backlog,
+    SlotCreationWait slotCreation,
     String error) {
 
   private static final JsonFactory JSON = new JsonFactory();
@@ -31,11 +35,20 @@ record PipelineStatus(
 
   static PipelineStatus read(
       String pipeline, String table, OutboxStatus.Instances instances, OutboxStatus.Backlog b) {
-    return new PipelineStatus(pipeline, table, instances, b, null);
+    return read(pipeline, table, instances, b, null);
+  }
+
+  static PipelineStatus read(
+      String pipeline,
+      String table,
+      OutboxStatus.Instances instances,
+      OutboxStatus.Backlog b,
+      SlotCreationWait slotCreation) {
+    return new PipelineStatus(pipeline, table, instances, b, slotCreation, null);
   }
 
   static PipelineStatus failed(String pipeline, String table, String error) {
-    return new PipelineStatus(pipeline, table, null, null, error);
+    return new PipelineStatus(pipeline, table, null, null, null, error);
   }
 
   /**
@@ -61,7 +74,10 @@ record PipelineStatus(
     return instances.connected() > 0 ? "standby (" + instances.connected() + ")" : "not running";
   }
 
-  /** The table of every pipeline, with a line per pipeline whose figures could not be read. */
+  /**
+   * The table of every pipeline, with a line per pipeline whose figures could not be read; below
+   * it, a line per pipeline whose replication slot is being created, with what that waits for.
+   */
   static String text(List<PipelineStatus> all) {
     TextTable table =
         new TextTable(
@@ -81,7 +97,20 @@ record PipelineStatus(
           Long.toString(b.deadLetters()),
           b.lastError() == null ? "-" : TextTable.cut(b.lastError(), MAX_ERROR));
     }
-    return table.toString();
+    StringBuilder text = new StringBuilder(table.toString());
+    for (PipelineStatus s : all) {
+      if (s.slotCreation != null) {
+        text.append(s.pipeline)
+            .append(": creating the replication slot for ")
+            .append(age(s.slotCreation.waiting()))
+            .append(", waiting for ")
+            .append(s.slotCreation.blockers().size())
+            .append(" transaction(s) open since before: ")
+            .append(s.slotCreation.describeBlockers())
+            .append('\n');
+      }
+    }
+    return text.toString();
   }
 
   /**
@@ -114,8 +143,9 @@ record PipelineStatus(
   /**
    * {@code {"pipelines": [...]}}: per pipeline {@code pipeline, table, role, standbys, lease
    * (epoch, holder, expires_in_seconds; when one was taken), pending, oldest_pending_age_seconds,
-   * retrying, dead_letters, dead_letter_move_failed, last_error}, or {@code pipeline, table,
-   * error}.
+   * retrying, dead_letters, dead_letter_move_failed, last_error, slot_creation (waiting_seconds,
+   * blocking: [{pid, name, open_seconds}]; while the CDC slot is being created)}, or {@code
+   * pipeline, table, error}.
    */
   static String json(List<PipelineStatus> all) {
     StringWriter text = new StringWriter();
@@ -148,6 +178,9 @@ record PipelineStatus(
           g.writeNumberField("dead_letters", b.deadLetters());
           g.writeNumberField("dead_letter_move_failed", b.deadLetterMoveFailed());
           g.writeStringField("last_error", b.lastError());
+          if (s.slotCreation != null) {
+            slotCreation(g, s.slotCreation);
+          }
         }
         g.writeEndObject();
       }
@@ -157,5 +190,28 @@ record PipelineStatus(
       throw new UncheckedIOException("cannot write JSON to a string", e);
     }
     return text + "\n";
+  }
+
+  private static void slotCreation(JsonGenerator g, SlotCreationWait wait) throws IOException {
+    g.writeObjectFieldStart("slot_creation");
+    g.writeNumberField("waiting_seconds", wait.waiting().toMillis() / 1000.0);
+    g.writeArrayFieldStart("blocking");
+    for (SlotCreationWait.Blocker b : wait.blockers()) {
+      g.writeStartObject();
+      if (b.pid() == null) {
+        g.writeNullField("pid");
+      } else {
+        g.writeNumberField("pid", b.pid());
+      }
+      g.writeStringField("name", b.name());
+      if (b.age() == null) {
+        g.writeNullField("open_seconds");
+      } else {
+        g.writeNumberField("open_seconds", b.age().toMillis() / 1000.0);
+      }
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+    g.writeEndObject();
   }
 }

@@ -4,6 +4,7 @@ import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
+import io.outbox.schema.SlotCreationWait;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -24,8 +25,9 @@ import picocli.CommandLine.Spec;
     name = "status",
     description = {
       "Per pipeline, from its database: role (active / standby / not running), pending events,",
-      "age of the oldest due one, retrying events, dead letters and the last error. Works whether",
-      "the daemon runs or not. Exit 0; 1 when a pipeline's database could not be read (the other",
+      "age of the oldest due one, retrying events, dead letters and the last error; while a CDC",
+      "replication slot is being created, the transactions it waits for. Works whether the",
+      "daemon runs or not. Exit 0; 1 when a pipeline's database could not be read (the other",
       "pipelines are still shown); 2 for an invalid configuration."
     })
 final class StatusCommand implements Callable<Integer> {
@@ -59,7 +61,8 @@ final class StatusCommand implements Callable<Integer> {
           pipeline,
           tables.displayTable(),
           status.instances(c, pipeline),
-          status.backlog(c, pipeline));
+          status.backlog(c, pipeline),
+          SlotCreationWait.read(c, pipeline).orElse(null));
     } catch (CommandFailedException e) {
       return PipelineStatus.failed(pipeline, tables.displayTable(), e.getMessage());
     } catch (SQLException e) {

@@ -3,6 +3,7 @@ package io.outbox.relay.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.schema.OutboxStatus;
+import io.outbox.schema.SlotCreationWait;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -73,6 +74,35 @@ class PipelineStatusTest {
         .asString()
         .contains("3 (1 dead-letter move failed)");
     assertThat(PipelineStatus.json(List.of(s))).contains("\"dead_letter_move_failed\" : 1");
+  }
+
+  @Test
+  void aSlotCreationThatWaitsNamesTheTransactionsItWaitsFor() {
+    SlotCreationWait wait =
+        new SlotCreationWait(
+            4711,
+            Duration.ofSeconds(42),
+            List.of(
+                new SlotCreationWait.Blocker(4242, "app/psql", Duration.ofSeconds(125)),
+                new SlotCreationWait.Blocker(null, "tx-1", Duration.ofSeconds(9))));
+    PipelineStatus s =
+        PipelineStatus.read(
+            "orders",
+            "public.outbox",
+            new OutboxStatus.Instances(true, 1),
+            new OutboxStatus.Backlog(7, Duration.ofSeconds(185), 1, 2, "boom"),
+            wait);
+    assertThat(PipelineStatus.text(List.of(s)).lines())
+        .last()
+        .isEqualTo(
+            "orders: creating the replication slot for 42s, waiting for 2 transaction(s) open"
+                + " since before: pid 4242 (app/psql, open 125s), prepared transaction 'tx-1'"
+                + " (open 9s)");
+    assertThat(PipelineStatus.json(List.of(s)))
+        .contains("\"waiting_seconds\" : 42.0")
+        .contains("\"pid\" : 4242")
+        .contains("\"pid\" : null")
+        .contains("\"open_seconds\" : 125.0");
   }
 
   private static PipelineStatus status(OutboxStatus.Instances instances) {

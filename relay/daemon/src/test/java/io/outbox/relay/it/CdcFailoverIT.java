@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The CDC source with real relay processes: {@code kill -9} mid-stream loses nothing, a standby
  * takes over within seconds, and a slot dropped while the relay is down is a loud error — and, once
- * an operator allows a new slot, the reconcile sweep still delivers every row.
+ * an operator allows a new slot, its catch-up still delivers every row.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CdcFailoverIT {
@@ -150,7 +150,7 @@ class CdcFailoverIT {
   }
 
   @Test
-  void slotDroppedWhileDownIsALoudErrorAndTheSweepStillDeliversEveryRow() throws Exception {
+  void slotDroppedWhileDownIsALoudErrorAndTheCatchUpStillDeliversEveryRow() throws Exception {
     fx = new RelayFixture("cdc_slot_lost");
     KafkaTestSupport.createTopic(fx.topic("order"), 3);
     RelayProcess first = relays.start("first", config(""));
@@ -176,7 +176,9 @@ class CdcFailoverIT {
     await().atMost(Duration.ofSeconds(60)).until(() -> recreating.logContains(ACTIVE));
     committed.addAll(OutboxLoad.backlog(fx, 20, 5)); // streamed by the new slot
     await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
-    assertThat(recreating.log()).contains("on-slot-loss = recreate").contains("reconcile sweep");
+    assertThat(recreating.log())
+        .contains("on-slot-loss = recreate")
+        .contains("to publish ahead of its stream");
 
     Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);

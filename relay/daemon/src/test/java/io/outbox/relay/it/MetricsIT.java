@@ -107,7 +107,8 @@ class MetricsIT {
     assertThat(scrape.metrics())
         .contains("jvm_memory_used_bytes")
         .doesNotContain("outbox_relay_cdc_retained_wal_bytes")
-        .doesNotContain("outbox_relay_cdc_wal_keep_share");
+        .doesNotContain("outbox_relay_cdc_wal_keep_share")
+        .doesNotContain("outbox_relay_cdc_slot_creation_blocked");
 
     List<OutboxMessage> batch = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
@@ -142,6 +143,18 @@ class MetricsIT {
     assertThat(Scrape.value(m, "outbox_relay_commit_to_ack_seconds_bucket", P + ",le=\"300.0\""))
         .hasValue(20);
     assertThat(Scrape.value(m, "outbox_relay_batch_size_events_sum", P)).hasValue(21);
+    // Every claimed event was a new row: its wake stage counted once; the batches' stages each.
+    assertThat(Scrape.value(m, "outbox_relay_stage_seconds_count", P + ",stage=\"wake\""))
+        .hasValue(21);
+    for (String stage : List.of("claim", "publish", "settle")) {
+      String labels = P + ",stage=\"" + stage + "\"";
+      assertThat(Scrape.value(m, "outbox_relay_stage_seconds_count", labels).orElseThrow())
+          .as(stage)
+          .isBetween(1.0, 21.0);
+      assertThat(Scrape.value(m, "outbox_relay_stage_seconds_sum", labels).orElseThrow())
+          .as(stage)
+          .isPositive();
+    }
     assertThat(Scrape.value(m, "outbox_relay_batch_size_events_count", P).orElseThrow())
         .isBetween(1.0, 21.0);
     assertThat(Scrape.value(m, "outbox_relay_publish_attempts_total", P).orElseThrow())
@@ -238,6 +251,7 @@ class MetricsIT {
     }
     documented.remove("outbox_relay_cdc_retained_wal_bytes");
     documented.remove("outbox_relay_cdc_wal_keep_share");
+    documented.remove("outbox_relay_cdc_slot_creation_blocked");
     Set<String> served = new TreeSet<>();
     Matcher s = Pattern.compile("(?m)^# TYPE (outbox_relay_[a-z_]+) (\\w+)").matcher(scraped);
     while (s.find()) {

@@ -26,16 +26,19 @@ final class OutboxLoad implements AutoCloseable {
   private final int keys;
   private final int perTransaction;
   private final Duration pause;
+  private final boolean throughRestarts;
   private final Set<UUID> committed = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean running = new AtomicBoolean(true);
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private final Thread thread;
 
-  private OutboxLoad(RelayFixture fx, int keys, int perTransaction, Duration pause) {
+  private OutboxLoad(
+      RelayFixture fx, int keys, int perTransaction, Duration pause, boolean throughRestarts) {
     this.fx = fx;
     this.keys = keys;
     this.perTransaction = perTransaction;
     this.pause = pause;
+    this.throughRestarts = throughRestarts;
     this.thread = new Thread(this::write, "outbox-load");
   }
 
@@ -77,7 +80,7 @@ final class OutboxLoad implements AutoCloseable {
               () -> {
                 ThreadLocalRandom random = ThreadLocalRandom.current();
                 int seq = 0;
-                try (Connection c = fx.db.connect()) {
+                try (Connection c = fx.connect()) {
                   c.setAutoCommit(false);
                   while (committed.size() < events) {
                     List<OutboxMessage> tx = new ArrayList<>();
@@ -117,33 +120,81 @@ final class OutboxLoad implements AutoCloseable {
    * ({@code s0}, {@code s1}...) and then pauses, until {@link #stop()}.
    */
   static OutboxLoad stream(RelayFixture fx, int keys, int perTransaction, Duration pause) {
-    OutboxLoad load = new OutboxLoad(fx, keys, perTransaction, pause);
+    OutboxLoad load = new OutboxLoad(fx, keys, perTransaction, pause, false);
+    load.thread.start();
+    return load;
+  }
+
+  /**
+   * As {@link #stream}, through restarts of the database: a lost session is opened again, and a
+   * transaction whose commit got no answer counts as committed when its rows are there.
+   */
+  static OutboxLoad streamThroughRestarts(
+      RelayFixture fx, int keys, int perTransaction, Duration pause) {
+    OutboxLoad load = new OutboxLoad(fx, keys, perTransaction, pause, true);
     load.thread.start();
     return load;
   }
 
   private void write() {
     int[] seq = new int[keys];
-    ThreadLocalRandom random = ThreadLocalRandom.current();
-    try (Connection c = fx.db.connect()) {
-      c.setAutoCommit(false);
-      while (running.get()) {
-        List<OutboxMessage> tx = new ArrayList<>(perTransaction);
-        for (int i = 0; i < perTransaction; i++) {
-          int key = random.nextInt(keys);
-          tx.add(RelayFixture.event("s" + key, seq[key]++));
+    List<UUID> inDoubt = List.of();
+    while (running.get()) {
+      try (Connection c = fx.connect()) {
+        if (!inDoubt.isEmpty()) {
+          committed.addAll(present(c, inDoubt));
+          inDoubt = List.of();
         }
-        List<UUID> ids = fx.writer.writeAll(c, tx);
-        c.commit();
-        committed.addAll(ids);
-        // Pacing, not waiting for a condition: the stream's rate.
-        TimeUnit.NANOSECONDS.sleep(pause.toNanos());
+        c.setAutoCommit(false);
+        while (running.get()) {
+          List<OutboxMessage> tx = new ArrayList<>(perTransaction);
+          ThreadLocalRandom random = ThreadLocalRandom.current();
+          for (int i = 0; i < perTransaction; i++) {
+            int key = random.nextInt(keys);
+            tx.add(RelayFixture.event("s" + key, seq[key]++));
+          }
+          List<UUID> ids = fx.writer.writeAll(c, tx);
+          inDoubt = ids;
+          c.commit();
+          inDoubt = List.of();
+          committed.addAll(ids);
+          // Pacing, not waiting for a condition: the stream's rate.
+          TimeUnit.NANOSECONDS.sleep(pause.toNanos());
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (SQLException e) {
+        if (!throughRestarts) {
+          failure.set(e);
+          return;
+        }
+        try {
+          TimeUnit.MILLISECONDS.sleep(100); // pacing the reconnection attempts
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      } catch (Throwable t) {
+        failure.set(t);
+        return;
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (Throwable t) {
-      failure.set(t);
     }
+  }
+
+  /** The ids of {@code ids} whose rows exist. */
+  private static List<UUID> present(Connection c, List<UUID> ids) throws SQLException {
+    List<UUID> found = new ArrayList<>();
+    try (java.sql.PreparedStatement ps =
+        c.prepareStatement("SELECT event_id FROM outbox WHERE event_id = ANY (?)")) {
+      ps.setArray(1, c.createArrayOf("uuid", ids.toArray()));
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          found.add(rs.getObject(1, UUID.class));
+        }
+      }
+    }
+    return found;
   }
 
   /** The events committed so far. */

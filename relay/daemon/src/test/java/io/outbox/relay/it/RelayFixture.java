@@ -11,6 +11,7 @@ import io.outbox.schema.OutboxMessage;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.PrivatePostgres;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
@@ -26,19 +27,72 @@ import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
- * One end-to-end test's world: its own database with a migrated outbox, its own topic prefix, and
- * the relay configuration pointing at both.
+ * One end-to-end test's world: its own database with a migrated outbox (on the shared PostgreSQL,
+ * or on a {@link PrivatePostgres} of the test's), its own topic prefix, and the relay configuration
+ * pointing at both.
  */
 final class RelayFixture implements AutoCloseable {
+  /** The test's database on the shared PostgreSQL; {@code null} on a private cluster. */
   final TestDatabase db;
+
   final String topicPrefix;
   final OutboxWriter writer = OutboxWriter.forTable("outbox");
+  private final String url;
+  private final String user;
+  private final String password;
+  private final String slot;
+  private final Database connector;
+
+  /** Opens a session of the fixture's database. */
+  @FunctionalInterface
+  interface Database {
+    Connection connect() throws SQLException;
+  }
 
   RelayFixture(String name) {
-    db = TestDatabase.create(name);
-    topicPrefix = KafkaTestSupport.uniqueTopic(name);
-    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"))
-        .migrate(db.url(), db.user(), db.password());
+    this(TestDatabase.create(name), name);
+  }
+
+  private RelayFixture(TestDatabase db, String name) {
+    this(db, name, db.url(), db.user(), db.password(), db.name(), db::connect);
+  }
+
+  private RelayFixture(
+      TestDatabase db,
+      String name,
+      String url,
+      String user,
+      String password,
+      String slot,
+      Database connector) {
+    this.db = db;
+    this.topicPrefix = KafkaTestSupport.uniqueTopic(name);
+    this.url = url;
+    this.user = user;
+    this.password = password;
+    this.slot = slot;
+    this.connector = connector;
+    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter")).migrate(url, user, password);
+  }
+
+  /**
+   * A fixture on database {@code postgres} of a private cluster, as its superuser; the CDC slot is
+   * named {@code name}.
+   */
+  static RelayFixture onPrivate(PrivatePostgres pg, String adminPassword, String name) {
+    return new RelayFixture(
+        null,
+        name,
+        pg.url("postgres"),
+        PrivatePostgres.ADMIN,
+        adminPassword,
+        name,
+        () -> pg.connectAsAdmin("postgres"));
+  }
+
+  /** A new session of the fixture's database. */
+  Connection connect() throws SQLException {
+    return connector.connect();
   }
 
   /** The topic events of {@code aggregateType} are routed to. */
@@ -52,11 +106,24 @@ final class RelayFixture implements AutoCloseable {
   }
 
   String config(String extra, String bootstrap) {
-    return config(extra, bootstrap, db.url());
+    return config(extra, bootstrap, url);
   }
 
   /** HOCON for pipeline {@code it} that reaches this test's database at {@code databaseUrl}. */
   String config(String extra, String bootstrap, String databaseUrl) {
+    return configWithSink(
+        databaseUrl,
+        "type = kafka, kafka { bootstrap-servers = \"%s\", send-timeout = 5s }"
+            .formatted(bootstrap),
+        extra);
+  }
+
+  /**
+   * HOCON for one pipeline named {@code it} with the polling source, fast test intervals, the sink
+   * {@code sink} (the inside of {@code sink { }}), events routed to {@code <topicPrefix>.<aggregate
+   * type>}; {@code extra} is merged into the pipeline.
+   */
+  String configWithSink(String databaseUrl, String sink, String extra) {
     return """
         outbox-relay {
           http.port = 0
@@ -64,7 +131,7 @@ final class RelayFixture implements AutoCloseable {
           pipelines.it {
             database { url = "%s", user = "%s", password = "%s" }
             source { type = polling, polling { poll-interval = 250ms, standby-check-interval = 250ms, leadership-check-interval = 250ms } }
-            sink { type = kafka, kafka { bootstrap-servers = "%s", send-timeout = 5s },
+            sink { %s,
                    reconnect-backoff { initial = 200ms, max = 1s } }
             routing.destination = "%s.${aggregate_type}"
             retry { max-attempts = 3, initial-backoff = 300ms, max-backoff = 2s, jitter = 0 }
@@ -72,7 +139,7 @@ final class RelayFixture implements AutoCloseable {
           }
         }
         """
-        .formatted(databaseUrl, db.user(), db.password(), bootstrap, topicPrefix, extra);
+        .formatted(databaseUrl, user, password, sink, topicPrefix, extra);
   }
 
   /**
@@ -86,7 +153,7 @@ final class RelayFixture implements AutoCloseable {
                  offset-commit-interval = 100ms, standby-check-interval = 250ms,
                  reconcile-interval = 500ms, %s } }
         """
-        .formatted(db.name(), cdcExtra);
+        .formatted(slot, cdcExtra);
   }
 
   /** The confirmed position of this test's CDC slot, in bytes; -1 when it does not exist. */
@@ -94,7 +161,7 @@ final class RelayFixture implements AutoCloseable {
     return count(
         "SELECT coalesce((SELECT pg_wal_lsn_diff(confirmed_flush_lsn, '0/0')::bigint"
             + " FROM pg_replication_slots WHERE slot_name = '"
-            + db.name()
+            + slot
             + "'), -1)");
   }
 
@@ -110,7 +177,7 @@ final class RelayFixture implements AutoCloseable {
 
   /** Writes events in one committed transaction; returns their ids. */
   List<UUID> commit(List<OutboxMessage> messages) throws SQLException {
-    try (Connection c = db.connect()) {
+    try (Connection c = connect()) {
       c.setAutoCommit(false);
       List<UUID> ids = writer.writeAll(c, messages);
       c.commit();
@@ -128,7 +195,7 @@ final class RelayFixture implements AutoCloseable {
   }
 
   long count(String sql) throws SQLException {
-    try (Connection c = db.connect();
+    try (Connection c = connect();
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery(sql)) {
       rs.next();
@@ -146,7 +213,7 @@ final class RelayFixture implements AutoCloseable {
 
   /** The first {@code published_at} after {@code t}, or {@code null} when none is yet. */
   java.time.Instant firstPublishedAfter(java.time.Instant t) throws SQLException {
-    try (Connection c = db.connect();
+    try (Connection c = connect();
         java.sql.PreparedStatement ps =
             c.prepareStatement("SELECT min(published_at) FROM outbox WHERE published_at > ?")) {
       ps.setTimestamp(1, java.sql.Timestamp.from(t));
@@ -165,7 +232,7 @@ final class RelayFixture implements AutoCloseable {
   /** Row id of each event id, to check order by id. */
   Map<UUID, Long> rowIds() throws SQLException {
     Map<UUID, Long> ids = new HashMap<>();
-    try (Connection c = db.connect();
+    try (Connection c = connect();
         Statement st = c.createStatement();
         ResultSet rs =
             st.executeQuery(
@@ -176,6 +243,22 @@ final class RelayFixture implements AutoCloseable {
       }
     }
     return ids;
+  }
+
+  /**
+   * Reads the topic of aggregate type {@code order} and asserts what a fault must not break: every
+   * committed event delivered (duplicates identical), first deliveries in key order, no dead
+   * letters, no attempts counted.
+   */
+  Deliveries assertDeliveredInKeyOrder(java.util.Collection<UUID> committed) throws SQLException {
+    Deliveries deliveries = Deliveries.readAll(topic("order"));
+    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
+    assertFirstDeliveriesInKeyOrder(deliveries.records, rowIds());
+    assertThat(count("SELECT count(*) FROM outbox_dead_letter")).as("dead letters").isZero();
+    assertThat(count("SELECT count(*) FROM outbox WHERE attempts <> 0"))
+        .as("rows with attempts")
+        .isZero();
+    return deliveries;
   }
 
   /**
@@ -203,6 +286,8 @@ final class RelayFixture implements AutoCloseable {
 
   @Override
   public void close() {
-    db.close();
+    if (db != null) {
+      db.close();
+    }
   }
 }

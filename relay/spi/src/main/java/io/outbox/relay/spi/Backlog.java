@@ -29,6 +29,8 @@ import java.util.OptionalLong;
  * @param walKeepShare for a CDC source: the retained WAL as a share of the server's {@code
  *     max_slot_wal_keep_size} (at 1 the server invalidates the slot); empty for sources without a
  *     slot, or without that limit
+ * @param slotCreationBlocked for a CDC source: how many transactions the creation of its
+ *     replication slot waits for now (0 when no creation waits); empty for sources without a slot
  */
 public record Backlog(
     long pending,
@@ -37,12 +39,14 @@ public record Backlog(
     long deadLetters,
     String lastError,
     OptionalLong retainedWalBytes,
-    OptionalDouble walKeepShare) {
+    OptionalDouble walKeepShare,
+    OptionalLong slotCreationBlocked) {
 
   public Backlog {
     Objects.requireNonNull(oldestPendingAge, "oldestPendingAge");
     Objects.requireNonNull(retainedWalBytes, "retainedWalBytes");
     Objects.requireNonNull(walKeepShare, "walKeepShare");
+    Objects.requireNonNull(slotCreationBlocked, "slotCreationBlocked");
     if (pending < 0 || retrying < 0 || deadLetters < 0) {
       throw new IllegalArgumentException(
           "negative backlog figures: pending="
@@ -69,7 +73,8 @@ public record Backlog(
         deadLetters,
         lastError,
         retainedWalBytes,
-        OptionalDouble.empty());
+        OptionalDouble.empty(),
+        OptionalLong.empty());
   }
 
   /** The same figures with a CDC slot's retained WAL added. */
@@ -81,7 +86,8 @@ public record Backlog(
         deadLetters,
         lastError,
         OptionalLong.of(bytes),
-        walKeepShare);
+        walKeepShare,
+        slotCreationBlocked);
   }
 
   /** The same figures with a CDC slot's share of {@code max_slot_wal_keep_size} added. */
@@ -93,6 +99,20 @@ public record Backlog(
         deadLetters,
         lastError,
         retainedWalBytes,
-        OptionalDouble.of(share));
+        OptionalDouble.of(share),
+        slotCreationBlocked);
+  }
+
+  /** The same figures with the number of transactions a CDC slot's creation waits for. */
+  public Backlog withSlotCreationBlocked(long blockers) {
+    return new Backlog(
+        pending,
+        oldestPendingAge,
+        retrying,
+        deadLetters,
+        lastError,
+        retainedWalBytes,
+        walKeepShare,
+        OptionalLong.of(blockers));
   }
 }

@@ -43,6 +43,15 @@ public interface Claim {
   }
 
   /**
+   * How long the source's query for these events took, in nanoseconds, not counting any wait for
+   * rows to arrive (the pipeline's {@code claim} stage metric); {@code -1}, the default, when the
+   * source does not measure it.
+   */
+  default long queryNanos() {
+    return -1;
+  }
+
+  /**
    * The claim a source returns when nothing was available: it holds no event, and may be ended any
    * number of times.
    */

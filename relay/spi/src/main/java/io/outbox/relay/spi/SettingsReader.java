@@ -81,6 +81,27 @@ public final class SettingsReader {
   }
 
   /**
+   * A whole number in {@code [min, max]}.
+   *
+   * @return whether the value is valid
+   */
+  public boolean intBetween(String key, int min, int max) {
+    try {
+      int v = config.getInt(key);
+      if (v < min || v > max) {
+        problem(key, "must be between " + min + " and " + max + ", got " + raw(key));
+        return false;
+      }
+      return true;
+    } catch (ConfigException.Missing e) {
+      problem(key, "must be set to a number");
+    } catch (ConfigException e) {
+      problem(key, "must be a whole number, got " + raw(key));
+    }
+    return false;
+  }
+
+  /**
    * A string.
    *
    * @return the value, or {@code null} when it is missing or not a string (a problem was added)

@@ -1,0 +1,298 @@
+package io.outbox.source.cdc;
+
+import io.outbox.schema.OutboxTables;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The catch-up of a new slot, whose stream does not hold the rows committed before it existed:
+ * every row still unpublished with an id up to the highest at the slot's creation is read from the
+ * table in id order, page by page as the lanes take them (memory stays bounded whatever the
+ * backlog), and handed to the lanes ahead of the streamed events, which wait until it is read. A
+ * marker in the offsets table — written before the slot is created, bounded by that id once the
+ * slot exists, removed once every caught-up row has a final verdict — makes an instance killed in
+ * the middle resume the catch-up at its next activation; rows published meanwhile are not read
+ * again.
+ */
+final class CatchUp {
+
+  private static final Logger log = LoggerFactory.getLogger(CatchUp.class);
+
+  /** The marker's offset key: Debezium's keys are JSON arrays, never this. */
+  static final byte[] MARKER = "outbox-relay catch-up".getBytes(StandardCharsets.UTF_8);
+
+  private static final Pattern BOUND = Pattern.compile("\"up_to_id\"\\s*:\\s*(-?\\d+)");
+  private static final int PAGE = 500;
+  private static final Duration RETRY = Duration.ofSeconds(1);
+
+  private final CdcConnections connections;
+  private final CdcSettings settings;
+  private final OutboxTables tables;
+  private final String pipeline;
+  private final ChangeStream<?> stream;
+  private final PostgresOffsetStore.Fence fence;
+  private final Clock clock;
+  private final long upTo;
+  private final OutboxRows rows;
+
+  CatchUp(
+      CdcConnections connections,
+      CdcSettings settings,
+      OutboxTables tables,
+      String pipeline,
+      ChangeStream<?> stream,
+      PostgresOffsetStore.Fence fence,
+      Clock clock,
+      long upTo) {
+    this.connections = connections;
+    this.settings = settings;
+    this.tables = tables;
+    this.pipeline = pipeline;
+    this.stream = stream;
+    this.fence = fence;
+    this.clock = clock;
+    this.upTo = upTo;
+    this.rows = new OutboxRows(tables);
+  }
+
+  /** Before a new slot is created: a catch-up is due, its bound not known yet. */
+  static void begin(Connection c, PostgresOffsetStore.Fence fence, OutboxTables tables, String p)
+      throws SQLException {
+    write(c, fence, tables, p, "{}");
+  }
+
+  /**
+   * The bound of the pending catch-up, fixed at the highest id now when it has none yet (the slot
+   * was created since); empty when no catch-up is pending. Call it once the slot exists.
+   */
+  static OptionalLong pending(
+      Connection c, PostgresOffsetStore.Fence fence, OutboxTables tables, String pipeline)
+      throws SQLException {
+    String value = read(c, tables, pipeline);
+    if (value == null) {
+      return OptionalLong.empty();
+    }
+    Matcher m = BOUND.matcher(value);
+    if (m.find()) {
+      return OptionalLong.of(Long.parseLong(m.group(1)));
+    }
+    long max;
+    try (Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery("SELECT coalesce(max(id), 0) FROM " + tables.qualifiedTable())) {
+      rs.next();
+      max = rs.getLong(1);
+    }
+    write(c, fence, tables, pipeline, "{\"up_to_id\":" + max + "}");
+    return OptionalLong.of(max);
+  }
+
+  private static String read(Connection c, OutboxTables tables, String pipeline)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT offset_value FROM "
+                + tables.qualifiedOffsetsTable()
+                + " WHERE pipeline = ? AND offset_key = ? AND offset_value IS NOT NULL")) {
+      ps.setString(1, pipeline);
+      ps.setBytes(2, MARKER);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? new String(rs.getBytes(1), StandardCharsets.UTF_8) : null;
+      }
+    }
+  }
+
+  /**
+   * Writes the marker ({@code value}), or clears it ({@code null}: the row stays, valueless, as an
+   * offset Debezium removed does; the role needs no DELETE), if this instance still leads.
+   */
+  private static void write(
+      Connection c,
+      PostgresOffsetStore.Fence fence,
+      OutboxTables tables,
+      String pipeline,
+      String value)
+      throws SQLException {
+    String sql =
+        "INSERT INTO "
+            + tables.qualifiedOffsetsTable()
+            + " (pipeline, offset_key, offset_value, updated_at) VALUES (?, ?, ?, now())"
+            + " ON CONFLICT (pipeline, offset_key) DO UPDATE"
+            + " SET offset_value = excluded.offset_value, updated_at = now()";
+    c.setAutoCommit(false);
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      fence.check(c);
+      ps.setString(1, pipeline);
+      ps.setBytes(2, MARKER);
+      ps.setBytes(3, value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+      ps.executeUpdate();
+      c.commit();
+    } catch (SQLException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+    }
+  }
+
+  /**
+   * Reads the rows into the lanes, lets the stream flow once they are in, and removes the marker
+   * once every one of them is final. Runs on the session's catch-up thread until the stream closes.
+   */
+  void run() {
+    long started = System.nanoTime();
+    try {
+      long[] counts = read();
+      if (counts == null) {
+        return; // closed
+      }
+      stream.caughtUpRead();
+      if (counts[0] + counts[1] > 0) {
+        log.info(
+            "pipeline {}: read {} unpublished row(s) of {} up to id {}, committed before slot {}"
+                + " existed, to publish ahead of its stream{}",
+            pipeline,
+            counts[0],
+            tables.displayTable(),
+            upTo,
+            settings.slotName(),
+            counts[1] == 0
+                ? ""
+                : " ("
+                    + counts[1]
+                    + " due beyond reconcile-after are left to the reconcile sweep)");
+      }
+      if (!stream.awaitCaughtUpFinal()) {
+        return;
+      }
+      while (!clearMarker()) {
+        TimeUnit.MILLISECONDS.sleep(RETRY.toMillis());
+      }
+      if (counts[0] > 0) {
+        log.info(
+            "pipeline {}: caught up {} row(s) in {} ms",
+            pipeline,
+            counts[0],
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Hands every pending row up to the bound to the lanes.
+   *
+   * @return rows handed over and rows left to the sweep; {@code null} when the stream closed
+   */
+  private long[] read() throws InterruptedException {
+    long after = Long.MIN_VALUE;
+    long handed = 0;
+    long deferred = 0;
+    Connection c = null;
+    try {
+      while (true) {
+        try {
+          if (c == null) {
+            c = connections.dedicated("catch-up");
+          }
+          String sql =
+              "SELECT "
+                  + rows.columns(c)
+                  + ", o.available_at, o.next_attempt_at FROM "
+                  + tables.qualifiedTable()
+                  + " o WHERE o.published_at IS NULL AND o.id > ? AND o.id <= ? ORDER BY o.id"
+                  + " LIMIT "
+                  + PAGE;
+          int read = 0;
+          try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, after);
+            ps.setLong(2, upTo);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                read++;
+                after = rs.getLong(1);
+                Instant available = instant(rs, 11);
+                Instant retryAt = instant(rs, 12);
+                if (dueBeyondHorizon(available, retryAt)) {
+                  deferred++;
+                } else if (stream.offerCaughtUp(rows.event(rs), available, retryAt)) {
+                  handed++;
+                } else {
+                  return null;
+                }
+              }
+            }
+          }
+          if (read < PAGE) {
+            return new long[] {handed, deferred};
+          }
+        } catch (SQLException e) {
+          log.warn(
+              "pipeline {}: reading rows to catch up failed after id {}, retrying: {}",
+              pipeline,
+              after,
+              e.getMessage());
+          close(c);
+          c = null;
+          TimeUnit.MILLISECONDS.sleep(RETRY.toMillis());
+        }
+      }
+    } finally {
+      close(c);
+    }
+  }
+
+  /** As the stream: a row due beyond reconcile-after is the sweep's, not held in memory. */
+  private boolean dueBeyondHorizon(Instant available, Instant retryAt) {
+    if (settings.reconcileAfter().isZero()) {
+      return false;
+    }
+    Instant horizon = clock.instant().plus(settings.reconcileAfter());
+    return available != null && available.isAfter(horizon)
+        || retryAt != null && retryAt.isAfter(horizon);
+  }
+
+  /**
+   * Whether the marker was cleared. Retried until the session stops: an instance that lost the
+   * lease meanwhile stops, and the one that took over resumes the catch-up (nothing left to read).
+   */
+  private boolean clearMarker() {
+    try (Connection c = connections.dedicated("catch-up")) {
+      write(c, fence, tables, pipeline, null);
+      return true;
+    } catch (SQLException e) {
+      log.warn("pipeline {}: ending the catch-up failed, retrying: {}", pipeline, e.getMessage());
+      return false;
+    }
+  }
+
+  private static Instant instant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  private static void close(Connection c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (SQLException e) {
+        // The session is gone either way.
+      }
+    }
+  }
+}

@@ -1,0 +1,234 @@
+package io.outbox.sink.nats;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.SettingsReader;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * The NATS JetStream sink's settings, {@code sink.nats.*}; every default and its meaning is in this
+ * module's {@code reference.conf}.
+ *
+ * @param servers {@code url}, split at commas: {@code nats://} or {@code tls://} URLs, possibly
+ *     with a user and password, so they are only ever shown through {@link #maskedServers()}
+ * @param token {@code token}: an authentication token, or {@code null}; never shown
+ * @param publishTimeout {@code publish-timeout}: the bound on one published batch
+ * @param maxPending {@code max-pending}: the most unacknowledged publishes of the sink
+ * @param connectionTimeout {@code connection-timeout}: connecting and management requests
+ * @param stream {@code stream}: the stream to declare, or {@code null} for none
+ */
+public record NatsSinkSettings(
+    List<String> servers,
+    String token,
+    Duration publishTimeout,
+    int maxPending,
+    Duration connectionTimeout,
+    Stream stream) {
+
+  private static final Set<String> SCHEMES = Set.of("nats", "tls", "wss", "ws");
+
+  /**
+   * A stream the sink declares when it is missing.
+   *
+   * @param name the stream's name
+   * @param subjects the subjects it binds
+   * @param memory whether it is stored in memory ({@code storage = memory}) rather than in files
+   * @param duplicateWindow how long the stream remembers a {@code Nats-Msg-Id}
+   * @param maxAge how long messages are kept, {@link Duration#ZERO} for ever
+   * @param replicas copies in a cluster
+   */
+  public record Stream(
+      String name,
+      List<String> subjects,
+      boolean memory,
+      Duration duplicateWindow,
+      Duration maxAge,
+      int replicas) {
+    public Stream {
+      Objects.requireNonNull(name, "name");
+      subjects = List.copyOf(subjects);
+    }
+  }
+
+  public NatsSinkSettings {
+    servers = List.copyOf(servers);
+    Objects.requireNonNull(publishTimeout, "publishTimeout");
+    Objects.requireNonNull(connectionTimeout, "connectionTimeout");
+  }
+
+  /**
+   * Reads valid settings (see {@link #validate}).
+   *
+   * @throws IllegalArgumentException listing every problem
+   */
+  public static NatsSinkSettings from(PluginContext context) {
+    List<SettingsProblem> problems = validate(context);
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException("invalid NATS sink settings: " + problems);
+    }
+    Config c = context.settings();
+    Config s = c.getConfig("stream");
+    Stream stream =
+        s.getString("name").isEmpty()
+            ? null
+            : new Stream(
+                s.getString("name"),
+                s.getStringList("subjects"),
+                s.getString("storage").equals("memory"),
+                s.getDuration("duplicate-window"),
+                s.getDuration("max-age"),
+                s.getInt("replicas"));
+    return new NatsSinkSettings(
+        servers(c.getString("url")),
+        c.hasPath("token") ? c.getString("token") : null,
+        c.getDuration("publish-timeout"),
+        c.getInt("max-pending"),
+        c.getDuration("connection-timeout"),
+        stream);
+  }
+
+  /**
+   * Every problem of {@code sink.nats}, each with its full key path and the bad value (never a
+   * password or token), without connecting to NATS.
+   */
+  public static List<SettingsProblem> validate(PluginContext context) {
+    SettingsReader read = new SettingsReader(context);
+    Config c = context.settings();
+    String url = read.string("url");
+    if (url != null) {
+      for (String server : servers(url)) {
+        String reason = urlProblem(server);
+        if (reason != null) {
+          read.problem("url", reason);
+        }
+      }
+    }
+    if (c.hasPath("token")) {
+      read.string("token");
+    }
+    read.duration("publish-timeout", Duration.ofMillis(1), false);
+    read.duration("connection-timeout", Duration.ofMillis(1), false);
+    read.intBetween("max-pending", 1, 1_000_000);
+    String name = read.string("stream.name");
+    if (name != null && !name.isEmpty()) {
+      if (!name.matches("[A-Za-z0-9_-]+")) {
+        read.problem(
+            "stream.name",
+            "must use only letters, digits, _ and - (no dots, spaces or wildcards), got "
+                + read.raw("stream.name"));
+      }
+      subjects(read, c);
+      read.oneOf("stream.storage", "file", "memory");
+      read.duration("stream.duplicate-window", Duration.ofMillis(1), false);
+      read.duration("stream.max-age", Duration.ZERO, true);
+      read.intBetween("stream.replicas", 1, 5);
+    }
+    return read.problems();
+  }
+
+  /** The server URLs with any password replaced by {@code ****}, for messages and logs. */
+  public List<String> maskedServers() {
+    return servers.stream().map(NatsSinkSettings::mask).toList();
+  }
+
+  /** Hides the URLs' passwords and the token. */
+  @Override
+  public String toString() {
+    return "NatsSinkSettings[servers="
+        + maskedServers()
+        + ", token="
+        + (token == null ? "none" : "****")
+        + ", publishTimeout="
+        + publishTimeout
+        + ", maxPending="
+        + maxPending
+        + ", connectionTimeout="
+        + connectionTimeout
+        + ", stream="
+        + stream
+        + "]";
+  }
+
+  static List<String> servers(String url) {
+    List<String> out = new ArrayList<>();
+    for (String part : url.split(",")) {
+      if (!part.isBlank()) {
+        out.add(part.strip());
+      }
+    }
+    return out;
+  }
+
+  /** {@code url} with the password of its user info replaced by {@code ****}. */
+  static String mask(String url) {
+    int scheme = url.indexOf("://");
+    int at = url.indexOf('@');
+    if (scheme < 0 || at < scheme) {
+      return url;
+    }
+    String userInfo = url.substring(scheme + 3, at);
+    int colon = userInfo.indexOf(':');
+    String user = colon < 0 ? "" : userInfo.substring(0, colon);
+    return url.substring(0, scheme + 3) + user + ":****" + url.substring(at);
+  }
+
+  /** {@code null} when {@code url} is a usable server URL; the reason never shows a secret. */
+  static String urlProblem(String url) {
+    String shown = "\"" + mask(url) + "\"";
+    URI parsed;
+    try {
+      parsed = new URI(url.contains("://") ? url : "nats://" + url);
+    } catch (URISyntaxException e) {
+      return "is not a valid URL: " + shown;
+    }
+    String scheme = parsed.getScheme().toLowerCase(Locale.ROOT);
+    if (!SCHEMES.contains(scheme)) {
+      return "must start with nats://, tls://, ws:// or wss://, got " + shown;
+    }
+    if (parsed.getHost() == null || parsed.getHost().isBlank()) {
+      return "must name a host (nats://host:4222), got " + shown;
+    }
+    String userInfo = parsed.getRawUserInfo();
+    if (userInfo != null && !userInfo.contains(":")) {
+      // The relay shows URLs with their passwords hidden; a bare token would be shown as written.
+      return "holds a token in its user info (nats://TOKEN@host), which would be shown: set"
+          + " token = ... (or token-file) instead, got "
+          + "\""
+          + scheme
+          + "://****@"
+          + parsed.getHost()
+          + "\"";
+    }
+    return null;
+  }
+
+  private static void subjects(SettingsReader read, Config c) {
+    List<String> subjects;
+    try {
+      subjects = c.getStringList("stream.subjects");
+    } catch (ConfigException e) {
+      read.problem(
+          "stream.subjects",
+          "must be a list of subjects such as [\"outbox.>\"], got " + read.raw("stream.subjects"));
+      return;
+    }
+    if (subjects.isEmpty()) {
+      read.problem("stream.subjects", "must list at least one subject, such as [\"outbox.>\"]");
+    }
+    for (String subject : subjects) {
+      if (subject.isBlank() || subject.chars().anyMatch(Character::isWhitespace)) {
+        read.problem(
+            "stream.subjects", "a subject must not be empty or hold spaces: \"" + subject + "\"");
+      }
+    }
+  }
+}

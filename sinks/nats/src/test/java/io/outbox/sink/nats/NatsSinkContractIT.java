@@ -1,0 +1,73 @@
+package io.outbox.sink.nats;
+
+import io.outbox.relay.spi.Sink;
+import io.outbox.testkit.Delivered;
+import io.outbox.testkit.NatsTestSupport;
+import io.outbox.testkit.Services;
+import io.outbox.testkit.SinkContexts;
+import io.outbox.testkit.SinkContract;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * The NATS sink passes the sink contract against the JetStream server of {@code
+ * scripts/services.sh}: a destination is a subject bound by a stream of its own; the invalid
+ * destination is a subject no stream binds.
+ */
+class NatsSinkContractIT extends SinkContract {
+
+  private NatsTestSupport nats;
+  private final Map<String, String> streamOf = new HashMap<>();
+
+  @BeforeEach
+  void connect() throws Exception {
+    nats = NatsTestSupport.connect(Services.natsUrl());
+  }
+
+  @Override
+  protected void cleanUp() {
+    nats.close();
+  }
+
+  @Override
+  protected String newDestination() throws Exception {
+    String stream = NatsTestSupport.unique("CONTRACT");
+    String subject = "outbox.contract." + stream;
+    nats.createStream(stream, subject);
+    streamOf.put(subject, stream);
+    return subject;
+  }
+
+  @Override
+  protected Sink newSink(String extraSettings) {
+    return create("url = \"" + Services.natsUrl() + "\"\n" + extraSettings);
+  }
+
+  @Override
+  protected Sink newUnreachableSink() throws Exception {
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    return create(
+        "url = \"nats://127.0.0.1:" + port + "\"\npublish-timeout = 3s\nconnection-timeout = 1s");
+  }
+
+  @Override
+  protected String invalidDestination() {
+    return "outbox.unbound." + NatsTestSupport.unique("nothing");
+  }
+
+  @Override
+  protected List<Delivered> read(String subject, int expected, Duration timeout) throws Exception {
+    return nats.read(streamOf.get(subject), expected, timeout);
+  }
+
+  private static Sink create(String hocon) {
+    return new NatsSinkProvider().create(SinkContexts.context(NatsSinkProvider.TYPE, hocon));
+  }
+}

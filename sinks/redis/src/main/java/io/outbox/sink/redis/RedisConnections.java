@@ -1,0 +1,106 @@
+package io.outbox.sink.redis;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.SslOptions;
+import redis.clients.jedis.SslVerifyMode;
+
+/**
+ * At most {@code connections} connections to Redis, each lent to one batch at a time: opened when
+ * needed, kept while healthy, closed once broken (a connection that failed mid-pipeline may still
+ * hold replies of the old batch, so it is never lent again).
+ */
+final class RedisConnections implements AutoCloseable {
+
+  private final HostAndPort address;
+  private final DefaultJedisClientConfig.Builder builder;
+  private final JedisClientConfig config;
+  private final Semaphore permits;
+  private final Deque<Jedis> idle = new ArrayDeque<>();
+  private boolean closed;
+
+  RedisConnections(String pipeline, RedisSinkSettings settings) {
+    this.address = new HostAndPort(settings.host(), settings.port());
+    int millis = (int) Math.min(Integer.MAX_VALUE, settings.timeout().toMillis());
+    DefaultJedisClientConfig.Builder config =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis(millis)
+            .socketTimeoutMillis(millis)
+            .user(settings.user())
+            .password(settings.effectivePassword())
+            .database(settings.database())
+            .clientName("outbox-relay-" + pipeline.replaceAll("[^A-Za-z0-9_.-]", "_"));
+    if (settings.tls()) {
+      // The JVM's trust store; the certificate must name the host (FULL verification).
+      config.sslOptions(SslOptions.builder().sslVerifyMode(SslVerifyMode.FULL).build());
+    }
+    this.builder = config;
+    this.config = config.build();
+    this.permits = new Semaphore(settings.connections());
+  }
+
+  /**
+   * A connection for one batch, waiting at most until {@code deadlineNanos} for a free one; {@code
+   * null} when none came free in time.
+   */
+  Jedis borrow(long deadlineNanos) throws InterruptedException {
+    if (!permits.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+      return null;
+    }
+    synchronized (this) {
+      if (closed) {
+        permits.release();
+        throw new IllegalStateException("the Redis sink is closed");
+      }
+      Jedis j = idle.pollFirst();
+      if (j != null) {
+        return j;
+      }
+    }
+    try {
+      return new Jedis(address, config); // connects on its first command
+    } catch (RuntimeException e) {
+      permits.release();
+      throw e;
+    }
+  }
+
+  /** A connection outside the pool whose connect and replies must come within {@code timeout}. */
+  Jedis probeConnection(java.time.Duration timeout) {
+    int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+    synchronized (builder) {
+      return new Jedis(
+          address, builder.connectionTimeoutMillis(millis).socketTimeoutMillis(millis).build());
+    }
+  }
+
+  /** Takes back a connection; a broken one is closed. */
+  void giveBack(Jedis jedis, boolean broken) {
+    boolean keep;
+    synchronized (this) {
+      keep = !broken && !closed && !jedis.isBroken();
+      if (keep) {
+        idle.addFirst(jedis);
+      }
+    }
+    if (!keep) {
+      jedis.close();
+    }
+    permits.release();
+  }
+
+  @Override
+  public void close() {
+    synchronized (this) {
+      closed = true;
+      idle.forEach(Jedis::close);
+      idle.clear();
+    }
+  }
+}

@@ -1,0 +1,103 @@
+package io.outbox.sink.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.relay.spi.SecretKeys.Answer;
+import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.testkit.SinkContexts;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.exceptions.JedisDataException;
+
+class RedisSinkSettingsTest {
+
+  private static final String PATH = SinkContexts.path("redis");
+
+  private static List<String> problems(String hocon) {
+    return RedisSinkSettings.validate(SinkContexts.context("redis", hocon)).stream()
+        .map(SettingsProblem::toString)
+        .toList();
+  }
+
+  private static RedisSinkSettings settings(String hocon) {
+    return RedisSinkSettings.from(SinkContexts.context("redis", hocon));
+  }
+
+  @Test
+  void theDefaultsAreValid() {
+    assertThat(problems("")).isEmpty();
+    RedisSinkSettings s = settings("");
+    assertThat(s.address()).isEqualTo("127.0.0.1:6379");
+    assertThat(s.dedupWindow()).isEqualTo(Duration.ofHours(1));
+    assertThat(s.maxLen()).isZero();
+    assertThat(s.connections()).isEqualTo(4);
+  }
+
+  @Test
+  void everyBadValueIsReportedAtOnceWithItsKeyPath() {
+    assertThat(
+            problems(
+                """
+                uri = "http://secret@host:6379/x"
+                timeout = 0s
+                max-len = -1
+                dedup-window = soon
+                dedup-key-prefix = ""
+                connections = 0
+                """))
+        .containsExactlyInAnyOrder(
+            PATH + ".uri: must start with redis:// or rediss://, got \"http://...@host:6379/x\"",
+            PATH + ".timeout: must be at least 1ms, got \"0s\"",
+            PATH + ".max-len: must be between 0 and 2147483647, got -1",
+            PATH + ".dedup-window: must be a duration such as 1s or 500ms, got \"soon\"",
+            PATH + ".dedup-key-prefix: must not be empty (the markers would mix with other keys)",
+            PATH + ".connections: must be between 1 and 256, got 0");
+    assertThat(problems("uri = \"redis://:pw@host:6379/db\""))
+        .singleElement()
+        .asString()
+        .contains("database number")
+        .doesNotContain("pw");
+  }
+
+  @Test
+  void theUriGivesUserPasswordAndDatabaseAndIsShownWithoutThePassword() {
+    RedisSinkSettings s = settings("uri = \"rediss://relay:s3cret@cache:6380/2\"");
+    assertThat(s.user()).isEqualTo("relay");
+    assertThat(s.effectivePassword()).isEqualTo("s3cret");
+    assertThat(s.database()).isEqualTo(2);
+    assertThat(s.tls()).isTrue();
+    assertThat(s.maskedUri()).isEqualTo("rediss://relay:****@cache:6380/2");
+    assertThat(s.toString()).doesNotContain("s3cret");
+    RedisSinkSettings overridden = settings("uri = \"redis://:old@cache\", password = fresh");
+    assertThat(overridden.user()).isNull();
+    assertThat(overridden.effectivePassword()).isEqualTo("fresh");
+    assertThat(overridden.toString()).doesNotContain("old", "fresh");
+  }
+
+  @Test
+  void onlyThePasswordIsASecretKey() {
+    var keys = new RedisSinkProvider().secretKeys();
+    assertThat(keys.of("password")).isEqualTo(Answer.SECRET);
+    assertThat(keys.of("uri")).isEqualTo(Answer.NOT_SECRET);
+    assertThat(keys.of("dedup-key-prefix")).isEqualTo(Answer.NOT_SECRET);
+  }
+
+  @Test
+  void replyErrorsAreClassifiedByTheirCode() {
+    assertThat(classify("WRONGTYPE Operation against a key holding the wrong kind of value"))
+        .isEqualTo(io.outbox.relay.spi.Verdict.Outcome.PERMANENT);
+    assertThat(classify("ERR Error running script: @user_script:7: WRONGTYPE Operation ..."))
+        .isEqualTo(io.outbox.relay.spi.Verdict.Outcome.PERMANENT);
+    assertThat(classify("OOM command not allowed when used memory > 'maxmemory'."))
+        .isEqualTo(io.outbox.relay.spi.Verdict.Outcome.SINK_UNAVAILABLE);
+    assertThat(classify("LOADING Redis is loading the dataset in memory"))
+        .isEqualTo(io.outbox.relay.spi.Verdict.Outcome.SINK_UNAVAILABLE);
+    assertThat(classify("ERR something else"))
+        .isEqualTo(io.outbox.relay.spi.Verdict.Outcome.RETRYABLE);
+  }
+
+  private static io.outbox.relay.spi.Verdict.Outcome classify(String message) {
+    return ReplyErrors.classify(new JedisDataException(message), "s").outcome();
+  }
+}

@@ -1,0 +1,195 @@
+package io.outbox.testkit;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A broker binary of the machine (nats-server, redis-server) run as a child process of a test on a
+ * port and in a directory of its own, so that the test can stop, kill and start it again (same
+ * port, same data) without touching the shared services of {@code scripts/services.sh}: what {@link
+ * PrivateNats} and {@link PrivateRedis} share. Its output goes to a file in its directory, which
+ * {@link #close()} deletes.
+ */
+public abstract class PrivateServer implements AutoCloseable {
+
+  static final String HOST = "127.0.0.1";
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
+
+  private final String name;
+  private final Path dir;
+  private final int port;
+  private final List<String> command;
+  private final Thread reaper;
+  private Process process;
+  private boolean closed;
+
+  /**
+   * Starts {@code binary} with the arguments {@code arguments} makes of a free port and a fresh
+   * directory, and waits until it accepts connections.
+   *
+   * @param binary the program's name; looked up in /usr/sbin, /usr/bin, /usr/local/bin
+   * @throws IllegalStateException when the program is missing or does not come up (with the tail of
+   *     its output)
+   */
+  PrivateServer(String binary, Arguments arguments) {
+    String program = locate(binary);
+    try {
+      this.dir = Files.createTempDirectory("outbox-private-" + binary + "-");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create a directory for a private " + binary, e);
+    }
+    this.name = binary;
+    this.port = LocalPorts.free(HOST, 1)[0];
+    List<String> line = new ArrayList<>(List.of(program));
+    line.addAll(arguments.of(port, dir));
+    this.command = List.copyOf(line);
+    this.reaper = new Thread(this::destroyNow, "private-" + binary + "-reaper");
+    Runtime.getRuntime().addShutdownHook(reaper);
+    try {
+      launch();
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  /** The arguments of the program for a port and a directory. */
+  @FunctionalInterface
+  interface Arguments {
+    List<String> of(int port, Path dir);
+  }
+
+  /** The port the server listens on, on {@code 127.0.0.1}. */
+  public final int port() {
+    return port;
+  }
+
+  /** Whether the server process is alive. */
+  public final synchronized boolean isRunning() {
+    return process != null && process.isAlive();
+  }
+
+  /** SIGTERM, waiting until the process is gone (SIGKILL after 30 s). */
+  public final synchronized void stop() {
+    if (isRunning()) {
+      process.destroy();
+      if (!waitFor(process, STOP_TIMEOUT)) {
+        destroyNow();
+      }
+    }
+  }
+
+  /** SIGKILL, waiting until the process is gone. */
+  public final synchronized void kill() {
+    destroyNow();
+  }
+
+  /** Starts the stopped (or killed) server again, on the same port and with the same data. */
+  public final synchronized void restart() {
+    if (closed) {
+      throw new IllegalStateException(this + " is closed");
+    }
+    stop();
+    launch();
+  }
+
+  /** Stops the server and deletes its directory. */
+  @Override
+  public final synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    stop();
+    try {
+      Runtime.getRuntime().removeShutdownHook(reaper);
+    } catch (IllegalStateException e) {
+      // The JVM is shutting down: the hook runs anyway.
+    }
+    Directories.deleteRecursively(dir);
+  }
+
+  /** What the server printed so far. */
+  public final String output() {
+    try {
+      return Files.readString(dir.resolve(name + ".out"), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "(no output: " + e.getMessage() + ")";
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "private " + name + " on " + HOST + ":" + port + " (" + dir + ")";
+  }
+
+  private void launch() {
+    try {
+      process =
+          new ProcessBuilder(command)
+              .directory(dir.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve(name + ".out").toFile()))
+              .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+              .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start " + this, e);
+    }
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (!LocalPorts.accepts(HOST, port)) {
+      if (!process.isAlive() || System.nanoTime() - deadline > 0) {
+        String output = output();
+        destroyNow();
+        throw new IllegalStateException(
+            this
+                + " did not come up within "
+                + START_TIMEOUT.toSeconds()
+                + " s; its output ends with:\n"
+                + output.substring(Math.max(0, output.length() - 3000)));
+      }
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while starting " + this, e);
+      }
+    }
+  }
+
+  private void destroyNow() {
+    Process p = process;
+    if (p != null && p.isAlive()) {
+      p.destroyForcibly();
+      waitFor(p, STOP_TIMEOUT);
+    }
+  }
+
+  private static boolean waitFor(Process p, Duration timeout) {
+    try {
+      return p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private static String locate(String binary) {
+    for (String dir : List.of("/usr/sbin", "/usr/bin", "/usr/local/bin", "/usr/local/sbin")) {
+      Path p = Path.of(dir, binary);
+      if (Files.isExecutable(p)) {
+        return p.toString();
+      }
+    }
+    throw new IllegalStateException(
+        "no " + binary + " on this machine; scripts/services.sh up installs it");
+  }
+}

@@ -1,0 +1,50 @@
+package io.outbox.testkit;
+
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.Verdict;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Events for sink tests, and the verdicts a sink gave them. */
+public final class TestEvents {
+
+  private static final AtomicLong IDS = new AtomicLong();
+
+  private TestEvents() {}
+
+  /** A new {@code order}/{@code OrderCreated} event of key {@code aggregateId} with a JSON body. */
+  public static RoutedEvent routed(String destination, String aggregateId, String json) {
+    return new RoutedEvent(
+        new OutboxEvent(
+            IDS.incrementAndGet(),
+            UUID.randomUUID(),
+            "order",
+            aggregateId,
+            "OrderCreated",
+            null,
+            json.getBytes(StandardCharsets.UTF_8),
+            PayloadFormat.JSON,
+            null,
+            Instant.now(),
+            0),
+        destination);
+  }
+
+  /** Publishes {@code batch} and returns its verdicts, waiting at most 30 s. */
+  public static List<Verdict> verdicts(Sink sink, List<RoutedEvent> batch) throws Exception {
+    return sink.publish(batch).toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  /** Publishes {@code batch} and returns the outcomes of its verdicts, waiting at most 30 s. */
+  public static List<Verdict.Outcome> outcomes(Sink sink, List<RoutedEvent> batch)
+      throws Exception {
+    return verdicts(sink, batch).stream().map(Verdict::outcome).toList();
+  }
+}
