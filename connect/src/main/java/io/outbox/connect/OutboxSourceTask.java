@@ -1,0 +1,304 @@
+package io.outbox.connect;
+
+import io.outbox.relay.config.PipelineSettings;
+import io.outbox.relay.pipeline.RetryPolicy;
+import io.outbox.relay.pipeline.Router;
+import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.SourceException;
+import io.outbox.source.polling.PollingSourceProvider;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+import org.apache.kafka.connect.source.TransactionContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Claims the outbox rows of its lanes with the daemon's polling source and hands them to Connect; a
+ * lane's claim stays open (its transaction holds the lane lock and the rows) until the worker
+ * acknowledged every record ({@link #commitRecord}), then its verdicts are written like the
+ * daemon's: published rows marked or deleted, records the worker gave up retried or dead-lettered.
+ * The next batch of a lane is claimed only after the previous one was settled.
+ */
+public final class OutboxSourceTask extends SourceTask {
+
+  private static final Logger log = LoggerFactory.getLogger(OutboxSourceTask.class);
+
+  /** The longest poll() waits for rows or acknowledgements, so that Connect can stop the task. */
+  private static final Duration MAX_WAIT = Duration.ofMillis(200);
+
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration ERROR_PAUSE = Duration.ofSeconds(1);
+
+  private final Map<Integer, LaneBatch> inFlight = new ConcurrentHashMap<>();
+  private final Object acks = new Object();
+  private String pipeline;
+  private int[] lanes;
+  private int batchSize;
+  private int maxAttempts;
+  private RetryPolicy retry;
+  private Router router;
+  private Source source;
+  private Activation activation;
+  private TransactionContext transactions;
+  private int next; // the lane whose turn it is to wait for rows
+
+  @Override
+  public String version() {
+    return Version.VERSION;
+  }
+
+  @Override
+  public void start(Map<String, String> props) {
+    PipelineSettings p = ConnectorSettings.bindOrThrow(props);
+    int index = Integer.parseInt(props.get(ConnectorSettings.TASK_INDEX));
+    this.pipeline = p.name();
+    this.lanes =
+        Arrays.stream(props.get(ConnectorSettings.TASK_LANES).split(","))
+            .mapToInt(Integer::parseInt)
+            .toArray();
+    this.batchSize = p.batchSize();
+    this.maxAttempts = p.retry().maxAttempts();
+    this.retry =
+        new RetryPolicy(p.retry().backoff(), () -> ThreadLocalRandom.current().nextDouble());
+    this.router = Router.compile(p.destinationTemplate());
+    this.transactions = context == null ? null : context.transactionContext();
+    String lease = leaseName(pipeline, index);
+    DatabaseSettings d = p.database();
+    DatabaseSettings database =
+        new DatabaseSettings(
+            d.url(),
+            d.user(),
+            d.password(),
+            d.properties(),
+            d.table(),
+            d.deadLetterTable(),
+            d.onPublish(),
+            lease,
+            // One task of the connector runs retention, like the one active daemon.
+            index == 0 ? d.retention() : DatabaseSettings.Retention.OFF);
+    PluginContext plugin =
+        new PluginContext(
+            lease,
+            p.sourceSettings(),
+            ConnectorSettings.SOURCE_PATH,
+            p.lanes(),
+            p.batchSize(),
+            Clock.systemUTC(),
+            null);
+    this.source = new PollingSourceProvider().create(plugin, database);
+    this.activation = new Activation(source, lease);
+    log.info(
+        "pipeline {}: task {} claims lane(s) {} of {} as {}{}",
+        pipeline,
+        index,
+        Arrays.toString(lanes),
+        p.lanes(),
+        lease,
+        transactions != null ? ", one transaction per batch" : "");
+  }
+
+  /**
+   * The lease of task {@code index}: each task is fenced like a daemon instance, so a task that
+   * Connect restarted elsewhere takes over from a frozen predecessor without both publishing.
+   */
+  static String leaseName(String pipeline, int index) {
+    return pipeline + ".connect-task-" + index;
+  }
+
+  @Override
+  public List<SourceRecord> poll() throws InterruptedException {
+    settleCompleted();
+    if (!activation.active(MAX_WAIT)) {
+      return null;
+    }
+    List<SourceRecord> out = new ArrayList<>();
+    try {
+      for (int lane : lanes) {
+        if (!inFlight.containsKey(lane)) {
+          claim(lane, Duration.ZERO, out);
+        }
+      }
+      if (out.isEmpty()) {
+        int idle = idleLane();
+        if (idle >= 0) {
+          // Woken by the insert trigger's notification (any lane's) or after MAX_WAIT.
+          claim(idle, MAX_WAIT, out);
+        } else {
+          awaitAcks(MAX_WAIT);
+        }
+      }
+    } catch (LeadershipLostException e) {
+      log.warn("pipeline {}: {}; claiming again once the lease is back", pipeline, e.getMessage());
+      activation.lost();
+    } catch (SourceException e) {
+      log.warn("pipeline {}: {}", pipeline, e.getMessage());
+      Thread.sleep(ERROR_PAUSE.toMillis());
+    }
+    return out.isEmpty() ? null : out;
+  }
+
+  private int idleLane() {
+    for (int i = 0; i < lanes.length; i++) {
+      int lane = lanes[(next + i) % lanes.length];
+      if (!inFlight.containsKey(lane)) {
+        next = (next + i + 1) % lanes.length;
+        return lane;
+      }
+    }
+    return -1;
+  }
+
+  private void claim(int lane, Duration wait, List<SourceRecord> out) throws InterruptedException {
+    Claim claim = source.claim(lane, batchSize, wait);
+    if (claim.events().isEmpty()) {
+      claim.release();
+      return;
+    }
+    LaneBatch batch = new LaneBatch(lane, claim);
+    SourceRecord last = null;
+    for (OutboxEvent e : claim.events()) {
+      String topic = e.defect() == null ? router.route(e) : null;
+      if (e.defect() != null) {
+        batch.settledNow(Failures.permanent(e, e.defect()));
+      } else if (topic == null) {
+        batch.settledNow(Failures.permanent(e, "the destination is blank"));
+      } else if (invalidTopic(topic) != null) {
+        batch.settledNow(Failures.permanent(e, invalidTopic(topic)));
+      } else {
+        batch.sent(e);
+        last = OutboxRecords.toRecord(pipeline, lane, topic, e);
+        out.add(last);
+      }
+    }
+    inFlight.put(lane, batch);
+    if (last != null && transactions != null) {
+      transactions.commitTransaction(last); // one transaction per claimed batch
+    }
+    if (batch.complete()) {
+      settleCompleted();
+    }
+  }
+
+  private static String invalidTopic(String topic) {
+    try {
+      Topic.validate(topic);
+      return null;
+    } catch (InvalidTopicException e) {
+      return "invalid topic name: " + e.getMessage();
+    }
+  }
+
+  /**
+   * The worker acknowledged a record: {@code metadata} is the broker's ack, or {@code null} when
+   * the worker gave the record up ({@code errors.tolerance = all}) or a transform dropped it.
+   * Called on the producer's thread: only recorded here, the settlement runs on the task's thread.
+   */
+  @Override
+  public void commitRecord(SourceRecord record, RecordMetadata metadata) {
+    LaneBatch batch = inFlight.get(OutboxRecords.lane(record));
+    if (batch == null) {
+      return;
+    }
+    long id = OutboxRecords.id(record);
+    if (metadata != null) {
+      batch.published(id);
+    } else {
+      batch.failed(
+          id,
+          maxAttempts,
+          retry,
+          "Kafka Connect did not produce the record to "
+              + record.topic()
+              + " (errors.tolerance skipped it, or a transform dropped it)");
+    }
+    if (batch.complete()) {
+      synchronized (acks) {
+        acks.notifyAll();
+      }
+    }
+  }
+
+  private void awaitAcks(Duration wait) throws InterruptedException {
+    synchronized (acks) {
+      for (LaneBatch b : inFlight.values()) {
+        if (b.complete()) {
+          return;
+        }
+      }
+      acks.wait(Math.max(1, wait.toMillis()));
+    }
+  }
+
+  /** Writes the verdicts of every batch the worker finished with; the lane may claim again. */
+  private synchronized void settleCompleted() {
+    for (LaneBatch batch : List.copyOf(inFlight.values())) {
+      if (!batch.complete()) {
+        continue;
+      }
+      inFlight.remove(batch.lane());
+      try {
+        batch.claim().settle(batch.settlements());
+      } catch (SourceException | IllegalStateException e) {
+        // The claim's transaction rolled back: its rows are claimed again (duplicates, never loss).
+        log.warn(
+            "pipeline {} lane {}: settling {} event(s) failed, they will be sent again: {}",
+            pipeline,
+            batch.lane(),
+            batch.size(),
+            e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * Called on the task's thread once Connect flushed the producer: settles what the worker
+   * acknowledged, then closes the source; claims still waiting roll back and are claimed again.
+   */
+  @Override
+  public void stop() {
+    if (source == null) {
+      return;
+    }
+    long deadline = System.nanoTime() + STOP_TIMEOUT.toNanos();
+    try {
+      while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
+        settleCompleted();
+        if (!inFlight.isEmpty()) {
+          awaitAcks(MAX_WAIT);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (!inFlight.isEmpty()) {
+      log.info(
+          "pipeline {}: stopping with {} batch(es) unacknowledged on lane(s) {}; they roll back",
+          pipeline,
+          inFlight.size(),
+          inFlight.keySet().stream().map(String::valueOf).collect(Collectors.joining(",")));
+      for (LaneBatch b : List.copyOf(inFlight.values())) {
+        inFlight.remove(b.lane());
+        b.claim().release();
+      }
+    }
+    activation.close();
+    source.close(Duration.ofSeconds(5));
+  }
+}
