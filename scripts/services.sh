@@ -7,6 +7,8 @@
 #   scripts/services.sh down     stop what `up` started (never a service that was already running)
 #   scripts/services.sh status   one line per service; exit 0 when all are up, 3 otherwise
 #   scripts/services.sh env      `export OUTBOX_...=...` lines for the tests: eval "$(scripts/services.sh env)"
+#   scripts/services.sh connect up|down|status
+#                                two Kafka Connect workers in distributed mode (not part of `up`)
 #
 # How each service is provided:
 #   PostgreSQL  Debian's package. The machine's own cluster (pg_lsclusters, normally "15 main" on
@@ -29,6 +31,14 @@
 #   Redis       Debian's redis-server (installed with apt-get if missing), started when nothing
 #               answers on 6379, without persistence (a throwaway test server), files under
 #               .run/redis. A server already answering on 6379 is used as it is.
+#
+#   Connect     Only with `connect up`: two Kafka Connect workers in distributed mode (group
+#               outbox-relay-connect) on $HOST:8083 and :8084 (OUTBOX_CONNECT_PORTS="8083 8084"),
+#               from Maven Central jars (scripts/connect/pom.xml: connect-runtime at the broker's
+#               version, copied once into .run/connect/lib), against the Kafka above, with
+#               plugin.path = connect/target/plugin (build it first: mvn -B -q package -DskipTests
+#               -pl connect -am) and exactly.once.source.support=enabled. Pids, configs and logs in
+#               .run/connect/worker-<port>.*. `connect down` stops them; `down` does too.
 #
 # `up` also installs the tools the deployment-file tests (dist/ DeploymentFilesIT) run, once:
 #   docker-compose  Debian's docker-compose (v1, python), without the recommended docker.io engine:
@@ -64,6 +74,13 @@ RABBIT_STARTED="$RUN/rabbitmq.started"
 NATS_PORT=4222
 NATS_DIR="$RUN/nats"
 NATS_PID="$NATS_DIR/nats.pid"
+
+CONNECT_DIR="$RUN/connect"
+CONNECT_LIB="$CONNECT_DIR/lib"
+CONNECT_POM="$ROOT/scripts/connect/pom.xml"
+CONNECT_PORTS=${OUTBOX_CONNECT_PORTS:-"8083 8084"}
+CONNECT_PLUGINS=${OUTBOX_CONNECT_PLUGIN_PATH:-"$ROOT/connect/target/plugin"}
+CONNECT_TIMEOUT=${OUTBOX_CONNECT_TIMEOUT:-120}
 
 REDIS_PORT=6379
 REDIS_DIR="$RUN/redis"
@@ -537,6 +554,126 @@ OUTBOX_REDIS_URI redis://$HOST:$REDIS_PORT
 EOF
 }
 
+# ---------------------------------------------------------------------------------------------
+# Kafka Connect (only `connect up`): two distributed workers for the connector of connect/
+
+connect_fetch() {
+  local hash
+  hash=$(sha256sum "$CONNECT_POM" | cut -d' ' -f1)
+  if [[ -f "$CONNECT_LIB/.complete" && "$(cat "$CONNECT_LIB/.complete")" == "$hash" ]]; then
+    return
+  fi
+  command -v mvn >/dev/null || die "connect: mvn is needed to fetch the worker jars from Maven Central"
+  log "connect: fetching the worker jars into $CONNECT_LIB (once)"
+  rm -rf "$CONNECT_LIB"
+  mkdir -p "$CONNECT_LIB"
+  # Offline first (a populated local repository needs no network), then from Maven Central.
+  if ! mvn -B -o -Dstyle.color=never -f "$CONNECT_POM" dependency:copy-dependencies \
+    -DoutputDirectory="$CONNECT_LIB" >"$CONNECT_DIR/fetch.log" 2>&1 9>&- &&
+    ! mvn -B -Dstyle.color=never -f "$CONNECT_POM" dependency:copy-dependencies \
+      -DoutputDirectory="$CONNECT_LIB" >>"$CONNECT_DIR/fetch.log" 2>&1 9>&-; then
+    tail -n 40 "$CONNECT_DIR/fetch.log" >&2
+    die "connect: could not fetch the worker jars; see $CONNECT_DIR/fetch.log"
+  fi
+  echo "$hash" >"$CONNECT_LIB/.complete"
+}
+
+connect_write_config() {
+  local port=$1
+  cat >"$CONNECT_DIR/worker-$port.properties" <<EOF
+# Written by scripts/services.sh at every start; edit the script, not this file.
+bootstrap.servers=$HOST:$KAFKA_PORT
+group.id=outbox-relay-connect
+listeners=http://$HOST:$port
+rest.advertised.host.name=$HOST
+rest.advertised.port=$port
+config.storage.topic=outbox-relay-connect-configs
+offset.storage.topic=outbox-relay-connect-offsets
+status.storage.topic=outbox-relay-connect-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+# The outbox wire format: key = aggregate_id (UTF-8), value = the payload bytes, string headers.
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.converters.ByteArrayConverter
+header.converter=org.apache.kafka.connect.storage.StringConverter
+plugin.path=$CONNECT_PLUGINS
+exactly.once.source.support=enabled
+offset.flush.interval.ms=1000
+# A dead worker's tasks move after this (the default, 5 minutes, is for rolling restarts).
+scheduled.rebalance.max.delay.ms=5000
+session.timeout.ms=6000
+heartbeat.interval.ms=2000
+EOF
+  cat >"$CONNECT_DIR/logback.xml" <<'EOF'
+<configuration>
+  <appender name="OUT" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} - %msg%n</pattern></encoder>
+  </appender>
+  <logger name="org.apache.kafka.common.config.AbstractConfig" level="WARN"/>
+  <logger name="org.apache.kafka.clients" level="WARN"/>
+  <root level="INFO"><appender-ref ref="OUT"/></root>
+</configuration>
+EOF
+}
+
+connect_ready() {
+  local pid=$1 port=$2
+  kill -0 "$pid" 2>/dev/null ||
+    die "connect: the worker on port $port (pid $pid) exited while starting; see $CONNECT_DIR/worker-$port.log"
+  curl -fsS "http://$HOST:$port/connectors" >/dev/null 2>&1
+}
+
+connect_up() {
+  [[ -d "$CONNECT_PLUGINS" ]] ||
+    die "connect: no plug-in at $CONNECT_PLUGINS; build it: mvn -B -q package -DskipTests -pl connect -am"
+  port_open "$KAFKA_PORT" || die "connect: Kafka does not answer on $HOST:$KAFKA_PORT; run: $0 up"
+  mkdir -p "$CONNECT_DIR"
+  connect_fetch
+  local port pid
+  for port in $CONNECT_PORTS; do
+    if pid_alive "$CONNECT_DIR/worker-$port.pid" >/dev/null; then
+      continue
+    fi
+    port_open "$port" && die "connect: port $port is taken by another process"
+    connect_write_config "$port"
+    log "connect: starting a worker on $HOST:$port"
+    (cd "$CONNECT_DIR" && exec setsid nohup java -Xms128m -Xmx512m \
+      -Dlogback.configurationFile="$CONNECT_DIR/logback.xml" -cp "$CONNECT_LIB/*" \
+      org.apache.kafka.connect.cli.ConnectDistributed "$CONNECT_DIR/worker-$port.properties" \
+      >"$CONNECT_DIR/worker-$port.log" 2>&1 </dev/null 9>&-) &
+    echo "$!" >"$CONNECT_DIR/worker-$port.pid"
+  done
+  for port in $CONNECT_PORTS; do
+    pid=$(cat "$CONNECT_DIR/worker-$port.pid")
+    wait_for "Connect worker $port" "$CONNECT_TIMEOUT" "$CONNECT_DIR/worker-$port.log" \
+      connect_ready "$pid" "$port"
+  done
+  log "connect: workers up on $(for p in $CONNECT_PORTS; do printf '%s:%s ' "$HOST" "$p"; done)"
+}
+
+connect_down() {
+  local port
+  for port in $CONNECT_PORTS; do
+    if [[ -f "$CONNECT_DIR/worker-$port.pid" ]]; then
+      stop_pid "connect worker $port" "$CONNECT_DIR/worker-$port.pid"
+    fi
+  done
+}
+
+connect_status() {
+  local port rc=0
+  for port in $CONNECT_PORTS; do
+    if curl -fsS "http://$HOST:$port/" >/dev/null 2>&1; then
+      echo "connect:    up   $HOST:$port"
+    else
+      echo "connect:    down $HOST:$port"
+      rc=3
+    fi
+  done
+  return "$rc"
+}
+
 # Serialises up/down of concurrent callers (several engineers share one machine and .run/).
 with_lock() {
   mkdir -p "$RUN"
@@ -560,6 +697,7 @@ cmd_up() {
 }
 
 cmd_down() {
+  connect_down
   stop_pid redis "$REDIS_PID"
   stop_pid nats "$NATS_PID"
   kafka_down
@@ -582,8 +720,19 @@ case "${1:-}" in
   down) with_lock cmd_down ;;
   status) cmd_status ;;
   env) print_env ;;
+  connect)
+    case "${2:-}" in
+      up) with_lock connect_up ;;
+      down) with_lock connect_down ;;
+      status) connect_status ;;
+      *)
+        echo "usage: $0 connect up|down|status" >&2
+        exit 2
+        ;;
+    esac
+    ;;
   *)
-    echo "usage: $0 up|down|status|env" >&2
+    echo "usage: $0 up|down|status|env|connect up|down|status" >&2
     exit 2
     ;;
 esac
