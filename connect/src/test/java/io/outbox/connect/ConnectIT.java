@@ -1,0 +1,279 @@
+package io.outbox.connect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outbox.schema.Migrator;
+import io.outbox.schema.OutboxMessage;
+import io.outbox.schema.OutboxTables;
+import io.outbox.schema.OutboxWriter;
+import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.Services;
+import io.outbox.testkit.TestDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The connector on a real distributed Connect cluster (two workers of {@code services.sh connect
+ * up}, exactly-once source support on), against the real PostgreSQL and Kafka: created through the
+ * REST API, under steady writes raised from one task to four, then one worker killed with SIGKILL;
+ * its tasks move to the other and every event arrives, in per-key order, duplicates counted.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ConnectIT {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int KEYS = 20;
+  private static ConnectWorkers workers;
+  private static TestDatabase db;
+
+  @BeforeAll
+  static void startWorkers() {
+    workers = ConnectWorkers.ofThisCheckout();
+    workers.restart();
+    db = TestDatabase.create("connect_it");
+    new Migrator(OutboxTables.of("outbox")).migrate(db.url(), db.user(), db.password());
+  }
+
+  @AfterAll
+  static void stopWorkers() {
+    if (workers != null) {
+      workers.down();
+    }
+    if (db != null) {
+      db.close();
+    }
+  }
+
+  private static Map<String, String> config(String topic, String tasksMax) {
+    Map<String, String> c = new LinkedHashMap<>();
+    c.put("connector.class", OutboxSourceConnector.class.getName());
+    c.put("tasks.max", tasksMax);
+    c.put("database.url", db.url());
+    c.put("database.user", db.user());
+    if (db.password() != null && !db.password().isEmpty()) {
+      c.put("database.password", db.password());
+    }
+    c.put("lanes", "4");
+    c.put("batch-size", "100");
+    c.put("routing.destination", topic);
+    c.put("source.polling.poll-interval", "200ms");
+    c.put("exactly.once.support", "required");
+    c.put("transaction.boundary", "connector");
+    return c;
+  }
+
+  @Test
+  @Order(1) // while both workers run
+  void validateEndpointNamesEachBadKey() {
+    Map<String, String> c = config("t", "1");
+    c.put("name", "bad-config");
+    c.remove("database.url");
+    c.put("retry.max-attempts", "many");
+    c.put("source.polling.lease-timeout", "5ms");
+    c.put("on-publish", "archive");
+    JsonNode result = new ConnectRest(ConnectWorkers.PORTS[0]).validate(c);
+    Map<String, String> errors = new HashMap<>();
+    for (JsonNode config : result.get("configs")) {
+      JsonNode value = config.get("value");
+      if (value.get("errors").size() > 0) {
+        errors.put(value.get("name").asText(), value.get("errors").get(0).asText());
+      }
+    }
+    assertThat(errors)
+        .containsOnlyKeys(
+            "database.url", "retry.max-attempts", "source.polling.lease-timeout", "on-publish");
+    assertThat(result.get("error_count").asInt()).isEqualTo(4);
+  }
+
+  @Test
+  @Order(2) // kills a worker
+  void survivesAKilledWorkerAndMoreTasksWithoutLossOrReorder() throws Exception {
+    String name = "outbox-it-" + UUID.randomUUID().toString().substring(0, 8);
+    String topic = KafkaTestSupport.uniqueTopic("connect-it");
+    KafkaTestSupport.createTopic(topic, 3);
+    ConnectRest rest = new ConnectRest(ConnectWorkers.PORTS[0]);
+    Writer writer = new Writer();
+    Thread writing = new Thread(writer, "connect-it-writer");
+    try {
+      rest.putConfig(name, config(topic, "1"));
+      writing.start();
+      awaitTasksRunning(rest, name, 1);
+      await().atMost(Duration.ofSeconds(60)).until(() -> published() >= 300);
+
+      rest.putConfig(name, config(topic, "4"));
+      awaitTasksRunning(rest, name, 4);
+      long before = published();
+      await().atMost(Duration.ofSeconds(60)).until(() -> published() >= before + 300);
+
+      int victim = busiestWorker(rest.status(name));
+      int survivor =
+          victim == ConnectWorkers.PORTS[0] ? ConnectWorkers.PORTS[1] : ConnectWorkers.PORTS[0];
+      ProcessHandle.of(workers.pid(victim)).orElseThrow().destroyForcibly(); // SIGKILL
+      ConnectRest alive = new ConnectRest(survivor);
+      long killedAt = System.nanoTime();
+      await()
+          .atMost(Duration.ofSeconds(90))
+          .pollInterval(Duration.ofMillis(500))
+          .until(() -> allTasksOn(alive.status(name), 4, survivor));
+      System.out.printf(
+          "ConnectIT: tasks of the killed worker %d running on %d after %d ms%n",
+          victim, survivor, (System.nanoTime() - killedAt) / 1_000_000);
+      long afterKill = published();
+      await().atMost(Duration.ofSeconds(60)).until(() -> published() >= afterKill + 300);
+      writer.stop();
+      writing.join();
+      await()
+          .atMost(Duration.ofSeconds(90))
+          .until(() -> published() == writer.written.get() && pending() == 0);
+
+      List<ConsumerRecord<String, byte[]>> records =
+          KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, Duration.ofSeconds(60));
+      checkDelivery(records, writer.written.get());
+      alive.delete(name);
+    } finally {
+      writer.stop();
+      writing.join(10_000);
+    }
+  }
+
+  /** Every event once at least, each key's first deliveries in write order; prints duplicates. */
+  private static void checkDelivery(List<ConsumerRecord<String, byte[]>> records, int written)
+      throws Exception {
+    Set<String> seen = new HashSet<>();
+    Map<String, Integer> lastSeq = new HashMap<>();
+    List<String> reorders = new ArrayList<>();
+    for (ConsumerRecord<String, byte[]> r : records) {
+      String eventId = KafkaTestSupport.header(r, "event-id");
+      if (!seen.add(eventId)) {
+        continue; // a duplicate
+      }
+      JsonNode payload = JSON.readTree(r.value());
+      String key = payload.get("key").asText();
+      int seq = payload.get("seq").asInt();
+      assertThat(r.key()).isEqualTo(key);
+      int last = lastSeq.getOrDefault(key, -1);
+      if (seq != last + 1) {
+        reorders.add(key + ": " + last + " then " + seq);
+      }
+      lastSeq.put(key, Math.max(seq, last));
+    }
+    System.out.printf(
+        "ConnectIT: %d events written, %d records read, %d distinct, %d duplicates%n",
+        written, records.size(), seen.size(), records.size() - seen.size());
+    assertThat(seen).as("events delivered").hasSize(written);
+    assertThat(reorders).as("first deliveries out of key order").isEmpty();
+  }
+
+  private static void awaitTasksRunning(ConnectRest rest, String name, int tasks) {
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .pollInterval(Duration.ofMillis(500))
+        .until(() -> allTasksOn(rest.status(name), tasks, 0));
+  }
+
+  /** Whether exactly {@code tasks} tasks run, on the worker of {@code port} (0: any). */
+  private static boolean allTasksOn(JsonNode status, int tasks, int port) {
+    if (status == null || status.get("tasks").size() != tasks) {
+      return false;
+    }
+    for (JsonNode t : status.get("tasks")) {
+      if (!"RUNNING".equals(t.get("state").asText())
+          || port != 0 && !t.get("worker_id").asText().endsWith(":" + port)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static int busiestWorker(JsonNode status) {
+    Map<Integer, Integer> count = new HashMap<>();
+    for (JsonNode t : status.get("tasks")) {
+      String worker = t.get("worker_id").asText();
+      count.merge(Integer.parseInt(worker.substring(worker.lastIndexOf(':') + 1)), 1, Integer::sum);
+    }
+    return count.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
+  }
+
+  private static long published() throws SQLException {
+    return count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
+  }
+
+  private static long pending() throws SQLException {
+    return count(
+        "SELECT (SELECT count(*) FROM outbox WHERE published_at IS NULL)"
+            + " + (SELECT count(*) FROM outbox_dead_letter)");
+  }
+
+  private static long count(String sql) throws SQLException {
+    try (Connection c = db.connect();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** Steady writes: 10 events per transaction, about 200 events/s, over {@link #KEYS} keys. */
+  private static final class Writer implements Runnable {
+    final AtomicInteger written = new AtomicInteger();
+    private final AtomicBoolean stopped = new AtomicBoolean();
+    private final int[] seq = new int[KEYS];
+
+    void stop() {
+      stopped.set(true);
+    }
+
+    @Override
+    public void run() {
+      OutboxWriter outbox = OutboxWriter.forTable("outbox");
+      try (Connection c = db.connect()) {
+        c.setAutoCommit(false);
+        int n = 0;
+        while (!stopped.get()) {
+          List<OutboxMessage> batch = new ArrayList<>();
+          for (int i = 0; i < 10; i++, n++) {
+            int k = n % KEYS;
+            String key = "key-" + k;
+            batch.add(
+                OutboxMessage.of(
+                    "order",
+                    key,
+                    "OrderChanged",
+                    "{\"key\":\"" + key + "\",\"seq\":" + seq[k]++ + "}"));
+          }
+          outbox.writeAll(c, batch);
+          c.commit();
+          written.addAndGet(batch.size());
+          Thread.sleep(50);
+        }
+      } catch (SQLException e) {
+        throw new IllegalStateException(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}
