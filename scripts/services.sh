@@ -240,24 +240,30 @@ pg_status() {
 # ---------------------------------------------------------------------------------------------
 # Kafka
 
-# The jar set is complete when the marker holds the hash of the pom that produced it.
-kafka_pom_hash() { sha256sum "$KAFKA_POM" | cut -d' ' -f1; }
-
-kafka_fetch() {
-  if [[ -f "$KAFKA_LIB/.complete" && "$(cat "$KAFKA_LIB/.complete")" == "$(kafka_pom_hash)" ]]; then
+# fetch_jars NAME WHAT POM LIB LOGDIR: copies the runtime jars of POM into LIB once; the jar set is
+# complete when LIB/.complete holds the hash of the pom that produced it. Offline first (a populated
+# local repository needs no network), then from Maven Central.
+fetch_jars() {
+  local name=$1 what=$2 pom=$3 lib=$4 dir=$5 hash
+  hash=$(sha256sum "$pom" | cut -d' ' -f1)
+  if [[ -f "$lib/.complete" && "$(cat "$lib/.complete")" == "$hash" ]]; then
     return
   fi
-  command -v mvn >/dev/null || die "kafka: mvn is needed to fetch the broker jars from Maven Central"
-  log "kafka: fetching the broker jars into $KAFKA_LIB (once)"
-  rm -rf "$KAFKA_LIB"
-  mkdir -p "$KAFKA_LIB"
-  if ! mvn -B -Dstyle.color=never -f "$KAFKA_POM" dependency:copy-dependencies \
-    -DoutputDirectory="$KAFKA_LIB" >"$KAFKA_DIR/fetch.log" 2>&1 9>&-; then
-    tail -n 40 "$KAFKA_DIR/fetch.log" >&2
-    die "kafka: could not fetch the broker jars; see $KAFKA_DIR/fetch.log"
+  command -v mvn >/dev/null || die "$name: mvn is needed to fetch the $what jars from Maven Central"
+  log "$name: fetching the $what jars into $lib (once)"
+  rm -rf "$lib"
+  mkdir -p "$lib"
+  if ! mvn -B -o -Dstyle.color=never -f "$pom" dependency:copy-dependencies \
+    -DoutputDirectory="$lib" >"$dir/fetch.log" 2>&1 9>&- &&
+    ! mvn -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies \
+      -DoutputDirectory="$lib" >>"$dir/fetch.log" 2>&1 9>&-; then
+    tail -n 40 "$dir/fetch.log" >&2
+    die "$name: could not fetch the $what jars; see $dir/fetch.log"
   fi
-  kafka_pom_hash >"$KAFKA_LIB/.complete"
+  echo "$hash" >"$lib/.complete"
 }
+
+kafka_fetch() { fetch_jars kafka broker "$KAFKA_POM" "$KAFKA_LIB" "$KAFKA_DIR"; }
 
 kafka_write_config() {
   cat >"$KAFKA_DIR/server.properties" <<EOF
@@ -557,26 +563,7 @@ EOF
 # ---------------------------------------------------------------------------------------------
 # Kafka Connect (only `connect up`): two distributed workers for the connector of connect/
 
-connect_fetch() {
-  local hash
-  hash=$(sha256sum "$CONNECT_POM" | cut -d' ' -f1)
-  if [[ -f "$CONNECT_LIB/.complete" && "$(cat "$CONNECT_LIB/.complete")" == "$hash" ]]; then
-    return
-  fi
-  command -v mvn >/dev/null || die "connect: mvn is needed to fetch the worker jars from Maven Central"
-  log "connect: fetching the worker jars into $CONNECT_LIB (once)"
-  rm -rf "$CONNECT_LIB"
-  mkdir -p "$CONNECT_LIB"
-  # Offline first (a populated local repository needs no network), then from Maven Central.
-  if ! mvn -B -o -Dstyle.color=never -f "$CONNECT_POM" dependency:copy-dependencies \
-    -DoutputDirectory="$CONNECT_LIB" >"$CONNECT_DIR/fetch.log" 2>&1 9>&- &&
-    ! mvn -B -Dstyle.color=never -f "$CONNECT_POM" dependency:copy-dependencies \
-      -DoutputDirectory="$CONNECT_LIB" >>"$CONNECT_DIR/fetch.log" 2>&1 9>&-; then
-    tail -n 40 "$CONNECT_DIR/fetch.log" >&2
-    die "connect: could not fetch the worker jars; see $CONNECT_DIR/fetch.log"
-  fi
-  echo "$hash" >"$CONNECT_LIB/.complete"
-}
+connect_fetch() { fetch_jars connect worker "$CONNECT_POM" "$CONNECT_LIB" "$CONNECT_DIR"; }
 
 connect_write_config() {
   local port=$1
