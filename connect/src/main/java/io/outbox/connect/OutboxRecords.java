@@ -1,8 +1,11 @@
 package io.outbox.connect;
 
 import io.outbox.relay.spi.OutboxEvent;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.header.ConnectHeaders;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -21,10 +24,40 @@ final class OutboxRecords {
   static final String LANE = "lane";
   static final String ID = "id";
   static final String ATTEMPTS = "attempts";
+  static final String BATCH = "batch";
 
   private OutboxRecords() {}
 
-  static SourceRecord toRecord(String pipeline, int lane, String topic, OutboxEvent event) {
+  /** The source partition of a lane: the key its offsets are stored under. */
+  static Map<String, Object> partition(String pipeline, int lane) {
+    return Map.of(PIPELINE, pipeline, LANE, lane);
+  }
+
+  /**
+   * The batch's events as stored in each record's offset, {@code id:attempts,...}: with
+   * exactly-once support the worker commits the last one with the batch's transaction, so a
+   * successor can tell which claimed rows a predecessor already got into Kafka.
+   */
+  static String batch(List<OutboxEvent> sent) {
+    return sent.stream().map(OutboxRecords::delivery).collect(Collectors.joining(","));
+  }
+
+  /** One delivery attempt of an event: its id and the attempts recorded when it was claimed. */
+  static String delivery(OutboxEvent e) {
+    return e.id() + ":" + e.attempts();
+  }
+
+  /** The deliveries in the offset of a lane's last committed batch; empty when there is none. */
+  static Set<String> committedBatch(Map<String, Object> offset) {
+    Object batch = offset == null ? null : offset.get(BATCH);
+    if (!(batch instanceof String s) || s.isEmpty()) {
+      return Set.of();
+    }
+    return Set.of(s.split(","));
+  }
+
+  static SourceRecord toRecord(
+      String pipeline, int lane, String topic, OutboxEvent event, String batch) {
     ConnectHeaders headers = new ConnectHeaders();
     headers.addString("event-id", event.eventId().toString());
     headers.addString("event-type", event.eventType());
@@ -37,8 +70,8 @@ final class OutboxRecords {
       }
     }
     return new SourceRecord(
-        Map.of(PIPELINE, pipeline, LANE, lane),
-        Map.of(ID, event.id(), ATTEMPTS, event.attempts()),
+        partition(pipeline, lane),
+        Map.of(ID, event.id(), ATTEMPTS, event.attempts(), BATCH, batch),
         topic,
         null,
         Schema.STRING_SCHEMA,

@@ -8,6 +8,7 @@ import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.source.polling.PollingSourceProvider;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
@@ -58,6 +60,8 @@ public final class OutboxSourceTask extends SourceTask {
   private Activation activation;
   private TransactionContext transactions;
   private int next; // the lane whose turn it is to wait for rows
+  // Lanes whose last committed offset has not been compared with their claim yet.
+  private final Set<Integer> uncheckedLanes = ConcurrentHashMap.newKeySet();
 
   @Override
   public String version() {
@@ -104,6 +108,9 @@ public final class OutboxSourceTask extends SourceTask {
             null);
     this.source = new PollingSourceProvider().create(plugin, database);
     this.activation = new Activation(source, lease);
+    for (int lane : lanes) {
+      uncheckedLanes.add(lane);
+    }
     log.info(
         "pipeline {}: task {} claims lane(s) {} of {} as {}{}",
         pipeline,
@@ -172,7 +179,9 @@ public final class OutboxSourceTask extends SourceTask {
       return;
     }
     LaneBatch batch = new LaneBatch(lane, claim);
-    SourceRecord last = null;
+    Set<String> committed = committedBefore(lane);
+    List<OutboxEvent> sending = new ArrayList<>();
+    List<String> topics = new ArrayList<>();
     for (OutboxEvent e : claim.events()) {
       String topic = e.defect() == null ? router.route(e) : null;
       if (e.defect() != null) {
@@ -181,11 +190,27 @@ public final class OutboxSourceTask extends SourceTask {
         batch.settledNow(Failures.permanent(e, "the destination is blank"));
       } else if (invalidTopic(topic) != null) {
         batch.settledNow(Failures.permanent(e, invalidTopic(topic)));
+      } else if (committed.contains(OutboxRecords.delivery(e))) {
+        batch.settledNow(new Settlement.Published(e));
       } else {
-        batch.sent(e);
-        last = OutboxRecords.toRecord(pipeline, lane, topic, e);
-        out.add(last);
+        sending.add(e);
+        topics.add(topic);
       }
+    }
+    if (sending.size() < claim.events().size() && !committed.isEmpty()) {
+      log.info(
+          "pipeline {} lane {}: {} event(s) were committed to Kafka by a predecessor that did not"
+              + " record it; marked published without sending them again",
+          pipeline,
+          lane,
+          claim.events().size() - sending.size());
+    }
+    String ids = OutboxRecords.batch(sending);
+    SourceRecord last = null;
+    for (int i = 0; i < sending.size(); i++) {
+      batch.sent(sending.get(i));
+      last = OutboxRecords.toRecord(pipeline, lane, topics.get(i), sending.get(i), ids);
+      out.add(last);
     }
     inFlight.put(lane, batch);
     if (last != null && transactions != null) {
@@ -194,6 +219,21 @@ public final class OutboxSourceTask extends SourceTask {
     if (batch.complete()) {
       settleCompleted();
     }
+  }
+
+  /**
+   * With a transaction per batch, the deliveries of the lane's last batch that the worker committed
+   * with its offset, read once after the task started and after a failed settlement: the only times
+   * a committed batch can be left unrecorded (a predecessor died, or recording failed, between the
+   * Kafka commit and the database's). Without transactions an offset does not prove a delivery
+   * ({@code errors.tolerance = all} commits offsets of skipped records): nothing is read.
+   */
+  private Set<String> committedBefore(int lane) {
+    if (transactions == null || !uncheckedLanes.remove(lane)) {
+      return Set.of();
+    }
+    return OutboxRecords.committedBatch(
+        context.offsetStorageReader().offset(OutboxRecords.partition(pipeline, lane)));
   }
 
   private static String invalidTopic(String topic) {
@@ -256,7 +296,9 @@ public final class OutboxSourceTask extends SourceTask {
       try {
         batch.claim().settle(batch.settlements());
       } catch (SourceException | IllegalStateException e) {
-        // The claim's transaction rolled back: its rows are claimed again (duplicates, never loss).
+        // The claim's transaction rolled back: its rows are claimed again (duplicates, never loss;
+        // with a transaction per batch, the committed offset tells which need no second send).
+        uncheckedLanes.add(batch.lane());
         log.warn(
             "pipeline {} lane {}: settling {} event(s) failed, they will be sent again: {}",
             pipeline,

@@ -1,0 +1,68 @@
+package io.outbox.connect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.connect.header.Header;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.junit.jupiter.api.Test;
+
+class OutboxRecordsTest {
+
+  private static OutboxEvent event(long id, int attempts, Map<String, String> headers) {
+    return new OutboxEvent(
+        id,
+        UUID.fromString("00000000-0000-0000-0000-00000000000" + id),
+        "order",
+        "o-" + id,
+        "OrderCreated",
+        null,
+        "{\"n\":1}".getBytes(StandardCharsets.UTF_8),
+        PayloadFormat.JSON,
+        headers,
+        Instant.parse("2026-01-02T03:04:05Z"),
+        attempts);
+  }
+
+  @Test
+  void carriesTheDaemonsWireFormat() {
+    OutboxEvent e = event(7, 0, Map.of("trace", "t-1", "event-type", "spoofed"));
+    SourceRecord r = OutboxRecords.toRecord("orders", 3, "outbox.order", e, "7:0");
+    assertThat(r.topic()).isEqualTo("outbox.order");
+    assertThat(r.key()).isEqualTo("o-7");
+    assertThat((byte[]) r.value()).isEqualTo(e.payload());
+    Map<String, Object> headers = new java.util.LinkedHashMap<>();
+    for (Header h : r.headers()) {
+      headers.putIfAbsent(h.key(), h.value());
+    }
+    assertThat(headers)
+        .containsExactly(
+            Map.entry("event-id", e.eventId().toString()),
+            Map.entry("event-type", "OrderCreated"),
+            Map.entry("aggregate-type", "order"),
+            Map.entry("aggregate-id", "o-7"),
+            Map.entry("created-at", "2026-01-02T03:04:05Z"),
+            Map.entry("trace", "t-1"));
+    assertThat(r.headers().allWithName("event-type")).toIterable().hasSize(1);
+    assertThat(OutboxRecords.lane(r)).isEqualTo(3);
+    assertThat(OutboxRecords.id(r)).isEqualTo(7);
+  }
+
+  @Test
+  void aCommittedBatchNamesEachDeliveryAttempt() {
+    String batch = OutboxRecords.batch(List.of(event(1, 0, Map.of()), event(2, 3, Map.of())));
+    assertThat(batch).isEqualTo("1:0,2:3");
+    assertThat(OutboxRecords.committedBatch(Map.of(OutboxRecords.BATCH, batch)))
+        .containsExactlyInAnyOrder("1:0", "2:3")
+        // the same row after a recorded retry is another attempt, not the committed one
+        .doesNotContain("2:4");
+    assertThat(OutboxRecords.committedBatch(null)).isEmpty();
+    assertThat(OutboxRecords.committedBatch(Map.of(OutboxRecords.BATCH, ""))).isEmpty();
+  }
+}
