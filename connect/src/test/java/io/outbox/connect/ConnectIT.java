@@ -67,6 +67,73 @@ class ConnectIT {
     }
   }
 
+  /**
+   * With a transaction per batch, a batch that Kafka committed but the database did not record is
+   * not sent again: settlements of {@code outbox_dedup} fail (an injected trigger) until the test
+   * lifts the fault, so its rows are claimed again and again meanwhile; they must reach the topic
+   * once each.
+   */
+  @Test
+  @Order(2)
+  void aCommittedBatchWhoseRecordingFailedIsNotSentAgain() throws Exception {
+    new Migrator(OutboxTables.of("outbox_dedup")).migrate(db.url(), db.user(), db.password());
+    execute(
+        "CREATE TABLE it_fault (active boolean NOT NULL)",
+        "INSERT INTO it_fault VALUES (true)",
+        "CREATE FUNCTION it_refuse_settlement() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            + " IF (SELECT active FROM it_fault) THEN RAISE EXCEPTION 'injected: settlement refused';"
+            + " END IF; RETURN COALESCE(NEW, OLD); END $$",
+        "CREATE TRIGGER it_refuse_settlement BEFORE UPDATE OR DELETE ON outbox_dedup"
+            + " FOR EACH ROW EXECUTE FUNCTION it_refuse_settlement()");
+    String name = "outbox-dedup-" + UUID.randomUUID().toString().substring(0, 8);
+    String topic = KafkaTestSupport.uniqueTopic("connect-dedup");
+    KafkaTestSupport.createTopic(topic, 3);
+    int events = 50;
+    try (Connection c = db.connect()) {
+      List<OutboxMessage> batch = new ArrayList<>();
+      for (int i = 0; i < events; i++) {
+        String key = "key-" + (i % 10);
+        batch.add(
+            OutboxMessage.of(
+                "order", key, "OrderChanged", "{\"key\":\"" + key + "\",\"seq\":" + i / 10 + "}"));
+      }
+      OutboxWriter.forTable("outbox_dedup").writeAll(c, batch);
+    }
+    ConnectRest rest = new ConnectRest(ConnectWorkers.PORTS[0]);
+    Map<String, String> config = config(topic, "1");
+    config.put("table", "outbox_dedup");
+    config.put("dead-letter-table", "outbox_dedup_dead_letter");
+    rest.putConfig(name, config);
+    assertThat(KafkaTestSupport.readRecords(topic, events, Duration.ofSeconds(90))).hasSize(events);
+    // Recording keeps failing: the rows are claimed again and again, and stay unpublished.
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> count("SELECT count(*) FROM outbox_dedup WHERE published_at IS NOT NULL") == 0);
+    execute("UPDATE it_fault SET active = false");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                count("SELECT count(*) FROM outbox_dedup WHERE published_at IS NOT NULL")
+                    == events);
+    List<ConsumerRecord<String, byte[]>> records =
+        KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, Duration.ofSeconds(60));
+    checkDelivery(records, events);
+    assertThat(records).as("records, duplicates included").hasSize(events);
+    rest.delete(name);
+  }
+
+  private static void execute(String... statements) throws SQLException {
+    try (Connection c = db.connect();
+        Statement st = c.createStatement()) {
+      for (String sql : statements) {
+        st.execute(sql);
+      }
+    }
+  }
+
   private static Map<String, String> config(String topic, String tasksMax) {
     Map<String, String> c = new LinkedHashMap<>();
     c.put("connector.class", OutboxSourceConnector.class.getName());
@@ -109,7 +176,7 @@ class ConnectIT {
   }
 
   @Test
-  @Order(2) // kills a worker
+  @Order(3) // kills a worker
   void survivesAKilledWorkerAndMoreTasksWithoutLossOrReorder() throws Exception {
     String name = "outbox-it-" + UUID.randomUUID().toString().substring(0, 8);
     String topic = KafkaTestSupport.uniqueTopic("connect-it");
