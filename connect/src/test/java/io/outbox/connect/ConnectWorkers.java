@@ -48,9 +48,9 @@ final class ConnectWorkers {
               .redirectErrorStream(true)
               .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
               .start();
-      if (!p.waitFor(4, TimeUnit.MINUTES)) {
+      if (!p.waitFor(12, TimeUnit.MINUTES)) {
         p.destroyForcibly();
-        throw new IllegalStateException("services.sh connect " + command + " took over 4 min");
+        throw new IllegalStateException("services.sh connect " + command + " took over 12 min");
       }
       if (p.exitValue() != 0) {
         throw new IllegalStateException(
