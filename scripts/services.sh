@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Test/demo services without Docker (DESIGN.md §7): PostgreSQL with wal_level=logical on 5432,
-# Kafka (KRaft, single node) on 9092, RabbitMQ on 5672, NATS with JetStream on 4222, Redis on 6379,
-# all on 127.0.0.1.
+# Test/demo services without Docker (DESIGN.md §7), all on 127.0.0.1: a PostgreSQL cluster of our
+# own with wal_level=logical on 25432, Kafka (KRaft, single node) on 9092, RabbitMQ on 5672, NATS
+# with JetStream on 24222, Redis on 26379. The machine's own PostgreSQL, NATS and Redis (if any, on
+# their usual ports) are never reconfigured, restarted or used.
 #
 #   scripts/services.sh up       make sure all of them answer (idempotent), waiting until they do
 #   scripts/services.sh down     stop what `up` started (never a service that was already running)
@@ -10,14 +11,17 @@
 #   scripts/services.sh connect up|down|status
 #                                two Kafka Connect workers in distributed mode (not part of `up`)
 #
+# The ports of our own servers can be moved with OUTBOX_SERVICES_PG_PORT, OUTBOX_SERVICES_NATS_PORT
+# and OUTBOX_SERVICES_REDIS_PORT (for `up`, `status` and `env` alike).
+#
 # How each service is provided:
-#   PostgreSQL  Debian's package. The machine's own cluster (pg_lsclusters, normally "15 main" on
-#               127.0.0.1:5432, trust auth) is started if it is down, and switched to
-#               wal_level=logical (ALTER SYSTEM + one restart) when it is not logical yet; the same for
-#               max_replication_slots/max_wal_senders (>= 20) and max_connections (>= 200). Nothing
-#               is restarted when the settings are already right. Without any PostgreSQL, the package
-#               is installed with apt-get; without a cluster, one is created with trust auth.
-#               `down` stops the cluster only if `up` started it; the settings stay as they are.
+#   PostgreSQL  Debian's binaries (the postgresql package, installed with apt-get if missing). A
+#               throwaway cluster made with initdb under .run/postgres/data (or, when the postgres OS
+#               user cannot reach this checkout, under /var/tmp/outbox-relay-postgres-<hash>), trust
+#               auth on 127.0.0.1 only, TCP only, wal_level=logical, 20 slots and WAL senders, 200
+#               connections; started with pg_ctl (as the postgres OS user when run as root), log in
+#               postgres.log beside the data. The data survives `down`/`up`; delete the directory
+#               to start afresh. A server already answering on the port is used when it is logical.
 #   Kafka       The broker jars from Maven Central (scripts/kafka/pom.xml, copied once into
 #               .run/kafka/lib), run as one KRaft node (broker + controller) with a fresh log directory
 #               under .run/kafka/data at every start; log in .run/kafka/kafka.log. Broker defaults for
@@ -25,12 +29,12 @@
 #   RabbitMQ    Debian's rabbitmq-server (installed with apt-get if missing), started detached when
 #               nothing answers on 5672.
 #   NATS        Debian's nats-server (installed with apt-get if missing), started with JetStream
-#               (-js) when nothing answers on 4222, its store under .run/nats/jetstream, log in
-#               .run/nats/nats.log. A server already answering on 4222 is used as it is: it must have
+#               (-js) when nothing answers on 24222, its store under .run/nats/jetstream, log in
+#               .run/nats/nats.log. A server already answering on 24222 is used as it is: it must have
 #               JetStream enabled (the NATS sink's tests say so at once if not).
 #   Redis       Debian's redis-server (installed with apt-get if missing), started when nothing
-#               answers on 6379, without persistence (a throwaway test server), files under
-#               .run/redis. A server already answering on 6379 is used as it is.
+#               answers on 26379, without persistence (a throwaway test server), files under
+#               .run/redis. A server already answering on 26379 is used as it is.
 #
 #   Connect     Only with `connect up`: two Kafka Connect workers in distributed mode (group
 #               outbox-relay-connect) on $HOST:8083 and :8084 (OUTBOX_CONNECT_PORTS="8083 8084"),
@@ -57,8 +61,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUN="$ROOT/.run"
 HOST=127.0.0.1
 
-PG_PORT=5432
-PG_STARTED="$RUN/postgres.started"   # holds "<version> <cluster>" when `up` started that cluster
+PG_PORT=${OUTBOX_SERVICES_PG_PORT:-25432}
+PG_STARTED="$RUN/postgres.started"   # holds the data directory when `up` started the cluster
 
 KAFKA_PORT=9092
 KAFKA_CONTROLLER_PORT=9093
@@ -71,7 +75,7 @@ KAFKA_POM="$ROOT/scripts/kafka/pom.xml"
 RABBIT_PORT=5672
 RABBIT_STARTED="$RUN/rabbitmq.started"
 
-NATS_PORT=4222
+NATS_PORT=${OUTBOX_SERVICES_NATS_PORT:-24222}
 NATS_DIR="$RUN/nats"
 NATS_PID="$NATS_DIR/nats.pid"
 
@@ -82,7 +86,7 @@ CONNECT_PORTS=${OUTBOX_CONNECT_PORTS:-"8083 8084"}
 CONNECT_PLUGINS=${OUTBOX_CONNECT_PLUGIN_PATH:-"$ROOT/connect/target/plugin"}
 CONNECT_TIMEOUT=${OUTBOX_CONNECT_TIMEOUT:-300}
 
-REDIS_PORT=6379
+REDIS_PORT=${OUTBOX_SERVICES_REDIS_PORT:-26379}
 REDIS_DIR="$RUN/redis"
 REDIS_PID="$REDIS_DIR/redis.pid"
 
@@ -125,100 +129,86 @@ apt_install() {
 # ---------------------------------------------------------------------------------------------
 # PostgreSQL
 
-pg_cluster() { pg_lsclusters -h 2>/dev/null | awk '$2 == "main" { print $1, $2, $3, $4; exit }'; }
-
-pg_logfile() {
-  local ver=$1
-  echo "/var/log/postgresql/postgresql-$ver-main.log"
+# The newest installed server's binaries (Debian: /usr/lib/postgresql/<version>/bin).
+pg_bin() {
+  find /usr/lib/postgresql -mindepth 3 -maxdepth 3 -path '*/bin/initdb' -printf '%h\n' 2>/dev/null |
+    sort -V | tail -n 1
 }
 
-# Runs psql as the superuser over the Unix socket (peer/trust), so it works whatever the TCP auth is.
-pg_admin() {
-  if [[ $EUID -eq 0 ]] && id postgres >/dev/null 2>&1; then
-    runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -p "$PG_PORT" -d postgres -Atc "$1"
+# PostgreSQL refuses to run as root: as root, the cluster belongs to the postgres OS user.
+as_pg() {
+  if [[ $EUID -eq 0 ]]; then
+    runuser -u postgres -- "$@"
   else
-    psql -X -q -v ON_ERROR_STOP=1 -h "$HOST" -p "$PG_PORT" -U postgres -d postgres -Atc "$1"
+    "$@"
   fi
+}
+
+# The cluster's directory: .run/postgres, or, when the postgres OS user cannot reach the checkout
+# (a clone under /root, say), a directory of this checkout's own under /var/tmp.
+pg_dir() {
+  if [[ $EUID -ne 0 ]] || runuser -u postgres -- test -x "$RUN" 2>/dev/null; then
+    echo "$RUN/postgres"
+  else
+    echo "/var/tmp/outbox-relay-postgres-$(printf '%s' "$ROOT" | sha1sum | cut -c1-12)"
+  fi
+}
+
+# Runs psql as the superuser over TCP (the private cluster trusts 127.0.0.1).
+pg_admin() {
+  psql -X -q -v ON_ERROR_STOP=1 -h "$HOST" -p "$PG_PORT" -U postgres -d postgres -Atc "$1"
 }
 
 pg_ready() { pg_isready -q -h "$HOST" -p "$PG_PORT" -t 2; }
 
-# Daemons started from here must not inherit the lock descriptor (9), or they would hold the lock
-# for as long as they run: hence the `9>&-` on every command that may start one.
-pg_ctl_cluster() { pg_ctlcluster --skip-systemctl-redirect "$1" main "$2" >&2 9>&-; }
-
 pg_setting() { pg_admin "SELECT setting FROM pg_settings WHERE name = '$1'"; }
 
-# Switches the running cluster to logical decoding and enough slots/connections; restarts only when
-# something changed.
-pg_configure() {
-  local ver=$1 changed=0 name setting min
-  local -A current=()
-  while IFS='|' read -r name setting; do
-    current[$name]=$setting
-  done < <(pg_admin "SELECT name, setting FROM pg_settings WHERE name IN
-    ('wal_level', 'max_replication_slots', 'max_wal_senders', 'max_connections')")
-  if [[ "${current[wal_level]}" != logical ]]; then
-    log "postgresql: setting wal_level = logical (was ${current[wal_level]})"
-    pg_admin "ALTER SYSTEM SET wal_level = logical"
-    changed=1
-  fi
-  for pair in max_replication_slots:20 max_wal_senders:20 max_connections:200; do
-    name=${pair%%:*}
-    min=${pair##*:}
-    if ((current[$name] < min)); then
-      log "postgresql: raising $name from ${current[$name]} to $min"
-      pg_admin "ALTER SYSTEM SET $name = $min"
-      changed=1
-    fi
-  done
-  if ((changed)); then
-    log "postgresql: restarting cluster $ver/main to apply the settings"
-    pg_ctl_cluster "$ver" restart
-    wait_for "PostgreSQL $ver/main" "$PG_TIMEOUT" "$(pg_logfile "$ver")" pg_ready
-    [[ "$(pg_setting wal_level)" == logical ]] ||
-      die "PostgreSQL $ver/main still reports wal_level=$(pg_setting wal_level) after the restart; see $(pg_logfile "$ver")"
-  fi
-}
-
+# A cluster of our own, made with initdb under pg_dir on PG_PORT, trust auth on 127.0.0.1 only,
+# logical decoding on. The machine's own clusters are never touched.
 pg_up() {
-  if ! command -v pg_lsclusters >/dev/null || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+  if [[ -z "$(pg_bin)" ]] || ! command -v psql >/dev/null; then
     apt_install postgresql
   fi
-  local cluster ver port state
-  cluster=$(pg_cluster)
-  if [[ -z "$cluster" ]]; then
-    if port_open "$PG_PORT"; then
-      # Not ours and not Debian's: use it if it is already fit, we cannot reconfigure it.
-      [[ "$(pg_setting wal_level 2>/dev/null)" == logical ]] ||
-        die "a PostgreSQL without a Debian cluster answers on $HOST:$PG_PORT but not with wal_level=logical; set it there or stop it"
-      log "postgresql: using the server already on $HOST:$PG_PORT"
-      return
-    fi
-    ver=$(find /usr/lib/postgresql -mindepth 1 -maxdepth 1 -printf "%f\n" | sort -V | tail -n 1)
-    log "postgresql: creating cluster $ver/main on port $PG_PORT (trust auth)"
-    pg_createcluster "$ver" main --port "$PG_PORT" -- --auth=trust >&2 9>&-
-    echo "listen_addresses = '$HOST'" >"/etc/postgresql/$ver/main/conf.d/outbox-relay.conf"
-    cluster=$(pg_cluster)
+  local bin dir data
+  bin=$(pg_bin)
+  [[ -n "$bin" ]] || die "postgresql: no initdb under /usr/lib/postgresql/*/bin after installing the package"
+  dir=$(pg_dir)
+  data="$dir/data"
+  if pg_ready; then
+    [[ "$(pg_setting wal_level 2>/dev/null)" == logical ]] ||
+      die "a PostgreSQL without wal_level=logical answers on $HOST:$PG_PORT; stop it or set OUTBOX_SERVICES_PG_PORT to a free port"
+    return
   fi
-  read -r ver _ port state <<<"$cluster"
-  [[ "$port" == "$PG_PORT" ]] ||
-    die "PostgreSQL cluster $ver/main is configured for port $port, expected $PG_PORT (/etc/postgresql/$ver/main/postgresql.conf)"
-  if [[ "$state" != online* ]]; then
-    log "postgresql: starting cluster $ver/main"
-    pg_ctl_cluster "$ver" start
-    echo "$ver main" >"$PG_STARTED"
+  mkdir -p "$dir"
+  [[ $EUID -eq 0 ]] && chown postgres: "$dir"
+  if [[ ! -f "$data/PG_VERSION" ]]; then
+    log "postgresql: creating a cluster of our own in $data (trust auth on $HOST:$PG_PORT)"
+    as_pg "$bin/initdb" -D "$data" -U postgres -A trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 ||
+      die "postgresql: initdb failed; see $dir/initdb.log"
+    as_pg tee -a "$data/postgresql.conf" >/dev/null <<CONF
+# scripts/services.sh: a throwaway cluster for the tests and the demo
+listen_addresses = '$HOST'
+port = $PG_PORT
+unix_socket_directories = ''
+wal_level = logical
+max_replication_slots = 20
+max_wal_senders = 20
+max_connections = 200
+CONF
   fi
-  wait_for "PostgreSQL $ver/main" "$PG_TIMEOUT" "$(pg_logfile "$ver")" pg_ready
-  pg_configure "$ver"
+  log "postgresql: starting the cluster in $data on $HOST:$PG_PORT"
+  as_pg "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t "$PG_TIMEOUT" start >&2 9>&- ||
+    die "postgresql: the cluster did not start; see $dir/postgres.log"
+  echo "$data" >"$PG_STARTED"
+  wait_for "PostgreSQL" "$PG_TIMEOUT" "$dir/postgres.log" pg_ready
 }
 
 pg_down() {
   if [[ -f "$PG_STARTED" ]]; then
-    local ver
-    read -r ver _ <"$PG_STARTED"
-    log "postgresql: stopping cluster $ver/main (started by services.sh)"
-    pg_ctl_cluster "$ver" stop || true
+    local data
+    data=$(cat "$PG_STARTED")
+    log "postgresql: stopping the cluster in $data"
+    as_pg "$(pg_bin)/pg_ctl" -D "$data" -m fast -w stop >&2 9>&- || true
     rm -f "$PG_STARTED"
   else
     log "postgresql: left running (not started by services.sh)"
@@ -227,7 +217,7 @@ pg_down() {
 
 pg_status() {
   local who="pre-existing" wal=""
-  [[ -f "$PG_STARTED" ]] && who="started by services.sh"
+  [[ -f "$PG_STARTED" ]] && who="started by services.sh, $(cat "$PG_STARTED")"
   if pg_ready; then
     wal=$(pg_setting wal_level 2>/dev/null || echo "?")
     echo "postgresql: up   $HOST:$PG_PORT ($who, wal_level=$wal)"

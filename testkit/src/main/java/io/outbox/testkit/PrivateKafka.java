@@ -32,7 +32,8 @@ public final class PrivateKafka implements AutoCloseable {
   public static final String HOME = "OUTBOX_RELAY_HOME";
 
   private static final String HOST = "127.0.0.1";
-  private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+  // Generous: on a 2-core machine under a full build a broker start has taken more than 60 s.
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(180);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration FORMAT_TIMEOUT = Duration.ofSeconds(60);
   private static final int LOG_TAIL_LINES = 40;
