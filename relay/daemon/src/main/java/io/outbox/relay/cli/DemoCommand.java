@@ -8,6 +8,7 @@ import io.outbox.relay.demo.Demo;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -26,7 +27,7 @@ import picocli.CommandLine.Spec;
     description = {
       "The quickstart: services, a demo database, the relay, a sample app and a consumer.",
       "Starts the local services (scripts/services.sh up), creates the database outbox_demo, runs",
-      "the relay (polling -> Kafka; or --source cdc, --sink rabbitmq) while a sample order service",
+      "the relay (polling -> Kafka; or --source cdc, --sink rabbitmq|nats|redis) while a sample order service",
       "writes orders and outbox events in the same transactions and a consumer reads them back;",
       "ends with a summary (a cdc run drops its replication slot at the end).",
       "Exit 0 when every committed event arrived."
@@ -65,7 +66,7 @@ final class DemoCommand implements Callable<Integer> {
   @Option(
       names = "--sink",
       paramLabel = "TYPE",
-      description = "kafka or rabbitmq (default: the sink.type of the configuration).")
+      description = "kafka, rabbitmq, nats or redis (default: the sink.type of the configuration).")
   String sink;
 
   @Option(
@@ -85,9 +86,9 @@ final class DemoCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
-    if (sink != null && !sink.equals("kafka") && !sink.equals("rabbitmq")) {
+    if (sink != null && !List.of("kafka", "rabbitmq", "nats", "redis").contains(sink)) {
       throw new ParameterException(
-          spec.commandLine(), "--sink must be kafka or rabbitmq, not '" + sink + "'");
+          spec.commandLine(), "--sink must be kafka, rabbitmq, nats or redis, not '" + sink + "'");
     }
     if (source != null && !source.equals("polling") && !source.equals("cdc")) {
       throw new ParameterException(

@@ -29,7 +29,7 @@ public final class Demo {
    *
    * @param settings the relay settings; the demo runs their single pipeline
    * @param topic where the consumer reads (the pipeline's destination for {@code order} events: a
-   *     Kafka topic or a RabbitMQ exchange)
+   *     Kafka topic, a RabbitMQ exchange, a NATS subject or a Redis stream)
    * @param duration how long the order service writes
    * @param rate orders per second (two events each)
    * @param writers concurrent writer threads
@@ -51,11 +51,7 @@ public final class Demo {
     OrderService orders =
         new OrderService(
             db.url(), db.user(), db.password(), db.table(), options.writers(), options.rate());
-    try (DemoConsumer consumer =
-        p.sinkType().equals("rabbitmq")
-            ? RabbitDemoConsumer.start(p.sinkSettings().getString("uri"), options.topic())
-            : KafkaDemoConsumer.start(
-                p.sinkSettings().getString("bootstrap-servers"), options.topic())) {
+    try (DemoConsumer consumer = consumer(p, options.topic())) {
       out.printf(
           "demo: relay %s -> %s, destination %s; writing ~%d orders/s (2 events each) for %ds%n",
           p.sourceType(),
@@ -106,6 +102,17 @@ public final class Demo {
    * Sends one event through before the order service starts, so that the connections the relay and
    * the consumer open on first use do not count as the orders' latency.
    */
+  /** The consumer of {@code p}'s broker, reading {@code destination}. */
+  private static DemoConsumer consumer(PipelineSettings p, String destination) throws Exception {
+    return switch (p.sinkType()) {
+      case "rabbitmq" -> RabbitDemoConsumer.start(p.sinkSettings().getString("uri"), destination);
+      case "nats" -> NatsDemoConsumer.start(p.sinkSettings().getString("url"), destination);
+      case "redis" -> RedisDemoConsumer.start(p.sinkSettings().getString("uri"), destination);
+      default ->
+          KafkaDemoConsumer.start(p.sinkSettings().getString("bootstrap-servers"), destination);
+    };
+  }
+
   private void warmUp(DatabaseSettings db, DemoConsumer consumer) throws Exception {
     UUID id;
     try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password())) {

@@ -64,6 +64,52 @@ abstract class DemoConsumer implements AutoCloseable {
     return orderViolations.get();
   }
 
+  /** One read of a polling consumer: whether it found anything new. */
+  @FunctionalInterface
+  interface ReadStep {
+    boolean read() throws Exception;
+  }
+
+  private volatile boolean stopped;
+  private Thread reader;
+
+  /**
+   * Starts a thread that calls {@code step} until {@link #stopReading}, pausing a little when it
+   * found nothing new and a little longer when the broker failed (it tries again).
+   */
+  final void startReading(String name, ReadStep step) {
+    reader =
+        new Thread(
+            () -> {
+              while (!stopped) {
+                long pauseMillis;
+                try {
+                  pauseMillis = step.read() ? 0 : 20;
+                } catch (InterruptedException e) {
+                  return;
+                } catch (Exception e) {
+                  pauseMillis = 200; // the broker failed for a moment: try again
+                }
+                try {
+                  Thread.sleep(pauseMillis);
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            },
+            name);
+    reader.setDaemon(true);
+    reader.start();
+  }
+
+  /** Stops the thread of {@link #startReading}, waiting for it a moment. */
+  final void stopReading() throws InterruptedException {
+    stopped = true;
+    if (reader != null) {
+      reader.join(2000);
+    }
+  }
+
   @Override
   public abstract void close();
 }

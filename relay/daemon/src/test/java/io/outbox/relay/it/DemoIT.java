@@ -42,6 +42,16 @@ class DemoIT {
   }
 
   @Test
+  void demoThroughNatsDeliversEveryCommittedEventAndExitsZero(@TempDir Path dir) throws Exception {
+    assertThat(runDemo(dir, "--sink", "nats")).isZero();
+  }
+
+  @Test
+  void demoThroughRedisDeliversEveryCommittedEventAndExitsZero(@TempDir Path dir) throws Exception {
+    assertThat(runDemo(dir, "--sink", "redis")).isZero();
+  }
+
+  @Test
   void demoThroughCdcDeliversEveryCommittedEventAndLeavesNoSlot(@TempDir Path dir)
       throws Exception {
     assertThat(runDemo(dir, "--source", "cdc")).isZero();
@@ -66,6 +76,8 @@ class DemoIT {
           database { url = "%s", user = "%s", password = "%s" }
           sink.kafka.bootstrap-servers = "%s"
           sink.rabbitmq.uri = "%s"
+          sink.nats.url = "%s"
+          sink.redis.uri = "%s"
         }
         """
             .formatted(
@@ -73,7 +85,9 @@ class DemoIT {
                 Services.pgUser(),
                 Services.pgPassword(),
                 Services.kafkaBootstrap(),
-                Services.rabbitUri()));
+                Services.rabbitUri(),
+                Services.natsUrl(),
+                Services.redisUri()));
     StringWriter err = new StringWriter();
     java.util.List<String> args =
         new java.util.ArrayList<>(

@@ -1,5 +1,7 @@
 package io.outbox.sink.nats;
 
+import static io.outbox.relay.spi.support.BatchPublisher.describe;
+
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.Message;
@@ -7,28 +9,17 @@ import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
-import io.outbox.relay.spi.SinkHealthLog;
 import io.outbox.relay.spi.Verdict;
+import io.outbox.relay.spi.support.BatchPublisher;
+import io.outbox.relay.spi.support.InFlightWindow;
+import io.outbox.relay.spi.support.PendingBatch;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,75 +28,36 @@ import org.slf4j.LoggerFactory;
  * then publishes the batch's messages asynchronously in order, each with its event id as {@code
  * Nats-Msg-Id}, within a window of {@code max-pending} unacknowledged messages; each publish ack
  * yields its event's verdict ({@link PublishFailures}). A batch completes when every event has its
- * verdict or {@code publish-timeout} expired.
+ * verdict or {@code publish-timeout} expired ({@link BatchPublisher}).
  */
 final class NatsSink implements Sink {
 
   private static final Logger log = LoggerFactory.getLogger(NatsSink.class);
 
-  private final String pipeline;
-  private final NatsSinkSettings settings;
   private final JetStreamLink link;
-  private final Semaphore window;
-  private final ScheduledThreadPoolExecutor timers;
-  private final ExecutorService senders;
-  private final Set<PendingBatch> inFlight = ConcurrentHashMap.newKeySet();
-  private final SinkHealthLog health;
-  private volatile boolean closed;
+  private final InFlightWindow window;
+  private final BatchPublisher publisher;
 
   NatsSink(String pipeline, NatsSinkSettings settings, JetStreamLink link) {
-    this.pipeline = pipeline;
-    this.settings = settings;
     this.link = link;
-    this.window = new Semaphore(settings.maxPending());
-    this.health = new SinkHealthLog(log, "NATS", pipeline);
-    this.timers = new ScheduledThreadPoolExecutor(1, threads("nats-" + pipeline + "-timer"));
-    timers.setRemoveOnCancelPolicy(true);
-    timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-    this.senders = Executors.newCachedThreadPool(threads("nats-" + pipeline + "-send"));
-  }
-
-  private static ThreadFactory threads(String name) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, "outbox-relay-" + name + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
+    this.window = new InFlightWindow(settings.maxPending(), "max-pending");
+    this.publisher =
+        new BatchPublisher(
+            "NATS",
+            pipeline,
+            log,
+            settings.publishTimeout(),
+            "publish-timeout",
+            e -> "subject '" + e.destination() + "'");
   }
 
   @Override
   public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
-    if (batch.isEmpty()) {
-      return CompletableFuture.completedFuture(List.of());
-    }
-    long deadline = System.nanoTime() + settings.publishTimeout().toNanos();
-    PendingBatch pending = new PendingBatch(batch, deadline, this::finish);
-    if (closed) {
-      pending.expire("the NATS sink is closed");
-      return pending.result();
-    }
-    inFlight.add(pending);
-    try {
-      pending.timeout(
-          timers.schedule(
-              () ->
-                  pending.expire(
-                      "no publish ack from NATS within publish-timeout ("
-                          + settings.publishTimeout().toMillis()
-                          + " ms)"),
-              settings.publishTimeout().toNanos(),
-              TimeUnit.NANOSECONDS));
-      // Sent on a sender thread: waiting for room in the window must not hold up the lane.
-      senders.execute(() -> send(pending));
-    } catch (RejectedExecutionException e) {
-      pending.expire("the NATS sink is closed");
-    }
-    return pending.result();
+    return publisher.publish(batch, this::send);
   }
 
   /** Publishes the batch's events in order; failures found before a publish are verdicts too. */
-  private void send(PendingBatch batch) {
+  private void send(PendingBatch batch) throws InterruptedException {
     List<RoutedEvent> events = batch.events();
     Map<String, Verdict> subjects = new HashMap<>(); // per subject: null = bound, else its verdict
     JetStream js;
@@ -114,22 +66,12 @@ final class NatsSink implements Sink {
     } catch (IOException | JetStreamApiException | RuntimeException e) {
       batch.failFrom(0, Verdict.unavailable("cannot connect to NATS: " + describe(e)));
       return;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      batch.failFrom(0, Verdict.unavailable("interrupted while connecting to NATS"));
-      return;
     }
     for (int i = 0; i < events.size(); i++) {
-      if (batch.verdict(i) != null) {
+      if (batch.verdict(i) != null || batch.holdBehind(i)) {
         continue;
       }
-      RoutedEvent routed = events.get(i);
-      String subject = routed.destination();
-      Verdict held = batch.keyFailure(i);
-      if (held != null) {
-        batch.complete(i, Verdict.heldBehind(held));
-        continue;
-      }
+      String subject = events.get(i).destination();
       try {
         if (!subjects.containsKey(subject)) {
           subjects.put(
@@ -143,29 +85,21 @@ final class NatsSink implements Sink {
           batch.complete(i, subjects.get(subject));
           continue;
         }
-        Message message = NatsMessages.toMessage(routed);
-        long left = batch.deadlineNanos() - System.nanoTime();
-        if (!window.tryAcquire(Math.max(0, left), TimeUnit.NANOSECONDS)) {
-          batch.failFrom(
-              i,
-              Verdict.unavailable(
-                  "subject '"
-                      + subject
-                      + "': max-pending ("
-                      + settings.maxPending()
-                      + ") messages still unacknowledged at publish-timeout"));
+        Message message = NatsMessages.toMessage(events.get(i));
+        if (!window.acquire(batch.deadlineNanos())) {
+          batch.failFrom(i, window.full(batch, i));
           return;
+        }
+        if (batch.holdBehind(i)) { // again: an ack may have failed while waiting for room
+          window.release();
+          continue;
         }
         publishOne(js, batch, i, subject, message);
       } catch (IllegalArgumentException e) {
         // An invalid subject or header, or a message over the server's max_payload.
         batch.complete(i, Verdict.permanent("subject '" + subject + "': " + describe(e)));
       } catch (IOException | JetStreamApiException | IllegalStateException e) {
-        batch.failFrom(i, Verdict.unavailable("subject '" + subject + "': " + describe(e)));
-        return;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        batch.failFrom(i, Verdict.unavailable("interrupted while publishing to NATS"));
+        batch.failFrom(i, batch.unavailable(i, describe(e)));
         return;
       }
     }
@@ -186,89 +120,29 @@ final class NatsSink implements Sink {
     }
     ack.whenComplete(
         (a, error) -> {
-          window.release();
+          // The verdict first, then the permit: a sender waiting for room then sees a failed key.
           if (error == null) {
             batch.complete(index, Verdict.published());
-            return;
+          } else {
+            PublishFailures.Failure f = PublishFailures.classify(error, subject);
+            if (f.noStream()) {
+              link.forget(subject); // checked again before the next publish to it
+            }
+            batch.complete(index, f.verdict());
           }
-          PublishFailures.Failure f = PublishFailures.classify(error, subject);
-          if (f.noStream()) {
-            link.forget(subject); // checked again before the next publish to it
-          }
-          batch.complete(index, f.verdict());
+          window.release();
         });
-  }
-
-  /** Runs once per batch, on the thread of its last verdict (often the client's). */
-  private void finish(PendingBatch batch) {
-    inFlight.remove(batch);
-    List<Verdict> verdicts = batch.verdicts();
-    health.batch(batch.events(), verdicts);
-    // Complete off the client's thread: whatever the caller chains must not stall NATS.
-    try {
-      timers.execute(() -> batch.result().complete(verdicts));
-    } catch (RejectedExecutionException e) {
-      batch.result().complete(verdicts);
-    }
   }
 
   @Override
   public boolean probe(Duration timeout) {
-    if (closed) {
-      return false;
-    }
-    Future<Boolean> check;
-    try {
-      check = senders.submit(link::answers);
-    } catch (RejectedExecutionException e) {
-      return false;
-    }
-    try {
-      boolean ok = check.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-      health.probeAnswered();
-      return ok;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      check.cancel(true);
-      return false;
-    } catch (ExecutionException | TimeoutException e) {
-      check.cancel(true);
-      log.debug("NATS probe for pipeline {} failed: {}", pipeline, describe(e));
-      return false;
-    }
+    return publisher.probe(link::answers, timeout);
   }
 
   @Override
   public void close(Duration timeout) {
-    log.info("Closing the NATS sink of pipeline {} (timeout {} ms)", pipeline, timeout.toMillis());
-    closed = true;
-    CompletableFuture<?> all =
-        CompletableFuture.allOf(
-            inFlight.stream().map(PendingBatch::result).toArray(CompletableFuture[]::new));
-    try {
-      all.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException e) {
-      // whatever is left is expired below
-    }
-    for (PendingBatch batch : inFlight) {
-      batch.expire("the NATS sink was closed before NATS acknowledged the message");
-    }
+    publisher.drain(timeout);
     link.close();
-    senders.shutdownNow();
-    timers.shutdown();
-  }
-
-  /** Class and message, and the cause's; never payload data. */
-  static String describe(Throwable e) {
-    Throwable t = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
-    String message = t.getMessage() == null ? "" : ": " + t.getMessage();
-    Throwable cause = t.getCause();
-    String because =
-        cause != null && cause != t && cause.getMessage() != null
-            ? " (caused by " + cause.getClass().getSimpleName() + ": " + cause.getMessage() + ")"
-            : "";
-    return t.getClass().getSimpleName() + message + because;
+    publisher.shutdown();
   }
 }

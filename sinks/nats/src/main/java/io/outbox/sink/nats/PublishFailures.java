@@ -2,6 +2,7 @@ package io.outbox.sink.nats;
 
 import io.nats.client.JetStreamApiException;
 import io.outbox.relay.spi.Verdict;
+import io.outbox.relay.spi.support.BatchPublisher;
 import java.io.IOException;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
@@ -52,13 +53,13 @@ final class PublishFailures {
     if (e instanceof IOException && String.valueOf(e.getMessage()).contains("503")) {
       return new Failure(
           Verdict.unavailable(
-              where + "no stream answered (no responders): " + NatsSink.describe(e)),
+              where + "no stream answered (no responders): " + BatchPublisher.describe(e)),
           true);
     }
     if (e instanceof TimeoutException || e instanceof CancellationException) {
       return new Failure(Verdict.unavailable(where + "no publish ack from NATS in time"), false);
     }
-    return new Failure(Verdict.unavailable(where + NatsSink.describe(e)), false);
+    return new Failure(Verdict.unavailable(where + BatchPublisher.describe(e)), false);
   }
 
   private static Throwable unwrap(Throwable e) {

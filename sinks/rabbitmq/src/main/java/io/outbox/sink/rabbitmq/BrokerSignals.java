@@ -1,5 +1,6 @@
 package io.outbox.sink.rabbitmq;
 
+import io.outbox.relay.spi.support.PendingBatch;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,13 +18,13 @@ final class BrokerSignals implements PublishChannel.Listener {
   private final String pipeline;
   private final RabbitConnection connection;
   private final BackPressure backPressure;
-  private final Consumer<BatchPublish> onResend;
+  private final Consumer<PendingBatch> onResend;
 
   BrokerSignals(
       String pipeline,
       RabbitConnection connection,
       BackPressure backPressure,
-      Consumer<BatchPublish> onResend) {
+      Consumer<PendingBatch> onResend) {
     this.pipeline = pipeline;
     this.connection = connection;
     this.backPressure = backPressure;
@@ -31,7 +32,7 @@ final class BrokerSignals implements PublishChannel.Listener {
   }
 
   @Override
-  public void resend(BatchPublish batch) {
+  public void resend(PendingBatch batch) {
     onResend.accept(batch);
   }
 

@@ -7,6 +7,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.Return;
 import com.rabbitmq.client.ShutdownSignalException;
 import io.outbox.relay.spi.Verdict;
+import io.outbox.relay.spi.support.PendingBatch;
 import java.io.IOException;
 import java.util.HashSet;
 import java.util.Map;
@@ -26,7 +27,7 @@ final class PublishChannel {
   /** What a channel tells the sink besides verdicts; called on the connection's thread. */
   interface Listener {
     /** Some of {@code batch}'s events must be sent again, on another channel. */
-    void resend(BatchPublish batch);
+    void resend(PendingBatch batch);
 
     /** The broker said {@code exchange} does not exist. */
     void missingExchange(String exchange);
@@ -43,7 +44,7 @@ final class PublishChannel {
 
   /** One published, unconfirmed message. */
   static final class Entry {
-    final BatchPublish batch;
+    final PendingBatch batch;
     final int index;
     final String exchange;
     final String routingKey;
@@ -52,7 +53,7 @@ final class PublishChannel {
     volatile String returned; // set by basic.return, which precedes the message's basic.ack
 
     Entry(
-        BatchPublish batch,
+        PendingBatch batch,
         int index,
         String exchange,
         String routingKey,
@@ -256,7 +257,7 @@ final class PublishChannel {
       // sent again and the sink's own size check, knowing the limit now, stops this one.
       tooLarge = oversized(why.tooLargeBody(), why.maxBody());
     }
-    Set<BatchPublish> resend = new HashSet<>();
+    Set<PendingBatch> resend = new HashSet<>();
     Map.Entry<Long, Entry> next;
     while ((next = outstanding.pollFirstEntry()) != null) {
       Entry e = next.getValue();

@@ -6,6 +6,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
+import io.outbox.relay.spi.support.BatchPublisher;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -236,7 +237,7 @@ final class RabbitConnection {
           pipeline,
           cause.getReason() instanceof AMQP.Connection.Close close
               ? close.getReplyCode() + " " + close.getReplyText()
-              : RabbitSink.describe(cause.getCause() == null ? cause : cause.getCause()));
+              : BatchPublisher.describe(cause.getCause() == null ? cause : cause.getCause()));
     }
   }
 

@@ -1,7 +1,6 @@
 package io.outbox.sink.rabbitmq;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
@@ -9,11 +8,11 @@ import com.typesafe.config.ConfigValueType;
 import io.outbox.relay.spi.EventTemplate;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.SettingsReader;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
@@ -105,14 +104,15 @@ public record RabbitSinkSettings(
     Map<String, Exchange> declare = new TreeMap<>();
     ConfigObject exchanges = c.getObject("declare");
     for (String name : exchanges.keySet()) {
-      Config e = exchanges.toConfig().getConfig(ConfigUtil.joinPath(name));
+      Config e =
+          exchanges
+              .toConfig()
+              .getConfig(ConfigUtil.joinPath(name))
+              .withFallback(c.getConfig("exchange-defaults"));
       declare.put(
           name,
           new Exchange(
-              name,
-              e.getString("type"),
-              !e.hasPath("durable") || e.getBoolean("durable"),
-              e.hasPath("auto-delete") && e.getBoolean("auto-delete")));
+              name, e.getString("type"), e.getBoolean("durable"), e.getBoolean("auto-delete")));
     }
     return new RabbitSinkSettings(
         c.getString("uri"),
@@ -134,44 +134,43 @@ public record RabbitSinkSettings(
    * password), without connecting to RabbitMQ.
    */
   public static List<SettingsProblem> validate(PluginContext context) {
-    List<SettingsProblem> problems = new ArrayList<>();
-    String uri = string(context, "uri", problems);
+    SettingsReader read = new SettingsReader(context);
+    String uri = read.string("uri");
     if (uri != null) {
       String reason = uriProblem(uri);
       if (reason != null) {
-        problems.add(problem(context, "uri", reason));
+        read.problem("uri", reason);
       }
     }
-    String routingKey = string(context, "routing-key", problems);
+    String routingKey = read.string("routing-key");
     if (routingKey != null) {
       List<String> reasons = EventTemplate.problems(routingKey);
       if (!reasons.isEmpty()) {
-        problems.add(problem(context, "routing-key", reasons.get(0)));
+        read.problem("routing-key", reasons.get(0));
       }
     }
-    positiveDuration(context, "confirm-timeout", problems);
-    positiveDuration(context, "connection-timeout", problems);
-    Duration heartbeat = duration(context, "heartbeat", problems);
-    if (heartbeat != null && (heartbeat.isNegative() || heartbeat.getSeconds() > 65535)) {
-      problems.add(
-          problem(
-              context,
-              "heartbeat",
-              "must be between 0s (off) and 65535s, got " + heartbeat.toMillis() + "ms"));
+    read.duration("confirm-timeout", Duration.ofMillis(1), false);
+    read.duration("connection-timeout", Duration.ofMillis(1), false);
+    if (read.duration("heartbeat", Duration.ZERO, true)
+        && context.settings().getDuration("heartbeat").getSeconds() > 65535) {
+      read.problem(
+          "heartbeat", "must be between 0s (off) and 65535s, got " + read.raw("heartbeat"));
     }
-    intInRange(context, "max-unconfirmed", 1, 1_000_000, problems);
-    intInRange(context, "channels", 1, 256, problems);
-    booleanValue(context, "check-exchanges", problems);
-    String trustStore = string(context, "trust-store", problems);
+    read.intBetween("max-unconfirmed", 1, 1_000_000);
+    read.intBetween("channels", 1, 256);
+    read.bool("check-exchanges");
+    String trustStore = read.string("trust-store");
     if (trustStore != null && !trustStore.isBlank() && !Files.isReadable(Path.of(trustStore))) {
-      problems.add(problem(context, "trust-store", "no readable file at \"" + trustStore + "\""));
+      read.problem("trust-store", "no readable file at \"" + trustStore + "\"");
     }
-    string(context, "trust-store-password", problems);
+    read.string("trust-store-password");
     if (context.settings().hasPath("password")) {
-      string(context, "password", problems);
+      read.string("password");
     }
-    validateDeclare(context, problems);
-    return List.copyOf(problems);
+    read.bool("exchange-defaults.durable");
+    read.bool("exchange-defaults.auto-delete");
+    validateDeclare(read, context.settings());
+    return read.problems();
   }
 
   /** {@link #uri()} with the password of its user info replaced by {@code ****}. */
@@ -249,159 +248,50 @@ public record RabbitSinkSettings(
     return null;
   }
 
-  private static void validateDeclare(PluginContext context, List<SettingsProblem> problems) {
-    Config c = context.settings();
+  private static void validateDeclare(SettingsReader read, Config c) {
     if (!c.hasPath("declare")) {
-      problems.add(problem(context, "declare", "must be set to an object such as { }"));
+      read.problem("declare", "must be set to an object such as { }");
       return;
     }
     if (c.getValue("declare").valueType() != ConfigValueType.OBJECT) {
-      problems.add(
-          problem(
-              context,
-              "declare",
-              "must be an object of exchanges such as { \"outbox.order\" { type = topic } }, got "
-                  + typeName(c.getValue("declare"))));
+      read.problem(
+          "declare",
+          "must be an object of exchanges such as { \"outbox.order\" { type = topic } }, got "
+              + read.raw("declare"));
       return;
     }
-    ConfigObject exchanges = c.getObject("declare");
-    for (Map.Entry<String, ConfigValue> entry : exchanges.entrySet()) {
+    for (Map.Entry<String, ConfigValue> entry : c.getObject("declare").entrySet()) {
       String name = entry.getKey();
       String key = "declare." + ConfigUtil.joinPath(name);
       if (name.isEmpty() || RabbitMessages.tooLong(name)) {
-        problems.add(problem(context, key, "an exchange name must have 1..255 bytes"));
+        read.problem(key, "an exchange name must have 1..255 bytes");
       }
       if (entry.getValue().valueType() != ConfigValueType.OBJECT) {
-        problems.add(
-            problem(
-                context,
-                key,
-                "must be an object such as { type = topic, durable = true }, got "
-                    + typeName(entry.getValue())));
+        read.problem(
+            key,
+            "must be an object such as { type = topic, durable = true }, got " + read.raw(key));
         continue;
       }
-      ConfigObject exchange = (ConfigObject) entry.getValue();
-      for (String k : exchange.keySet()) {
+      for (String k : ((ConfigObject) entry.getValue()).keySet()) {
         if (!EXCHANGE_KEYS.contains(k)) {
-          problems.add(
-              problem(
-                  context,
-                  key + "." + ConfigUtil.joinPath(k),
-                  "unknown key; an exchange has type, durable and auto-delete (quote names with dots:"
-                      + " declare { \"outbox.order\" { type = topic } })"));
+          read.problem(
+              key + "." + ConfigUtil.joinPath(k),
+              "unknown key; an exchange has type, durable and auto-delete (quote names with dots:"
+                  + " declare { \"outbox.order\" { type = topic } })");
         }
       }
-      Config e = exchange.toConfig();
-      if (!e.hasPath("type")) {
-        problems.add(
-            problem(context, key + ".type", "must be set: direct, fanout, topic or headers"));
-      } else {
-        String type = null;
-        try {
-          type = e.getString("type");
-        } catch (ConfigException ex) {
-          // reported below
-        }
-        if (type == null || !(EXCHANGE_TYPES.contains(type) || type.startsWith("x-"))) {
-          problems.add(
-              problem(
-                  context,
-                  key + ".type",
-                  "must be direct, fanout, topic, headers or a plug-in's x-... type, got "
-                      + e.getValue("type").render()));
-        }
+      String type = read.string(key + ".type");
+      if (type != null && !(EXCHANGE_TYPES.contains(type) || type.startsWith("x-"))) {
+        read.problem(
+            key + ".type",
+            "must be direct, fanout, topic, headers or a plug-in's x-... type, got "
+                + read.raw(key + ".type"));
       }
       for (String flag : List.of("durable", "auto-delete")) {
-        if (e.hasPath(flag) && e.getValue(flag).valueType() != ConfigValueType.BOOLEAN) {
-          try {
-            e.getBoolean(flag); // "yes"/"true" strings are booleans to typesafe-config
-          } catch (ConfigException ex) {
-            problems.add(
-                problem(
-                    context,
-                    key + "." + flag,
-                    "must be true or false, got " + e.getValue(flag).render()));
-          }
+        if (c.hasPath(key + "." + flag)) {
+          read.bool(key + "." + flag);
         }
       }
     }
-  }
-
-  private static String string(PluginContext context, String key, List<SettingsProblem> problems) {
-    Config c = context.settings();
-    try {
-      return c.getString(key);
-    } catch (ConfigException.Missing e) {
-      problems.add(problem(context, key, "must be set"));
-    } catch (ConfigException e) {
-      problems.add(problem(context, key, "must be a string, got " + typeName(c.getValue(key))));
-    }
-    return null;
-  }
-
-  private static void booleanValue(
-      PluginContext context, String key, List<SettingsProblem> problems) {
-    Config c = context.settings();
-    try {
-      c.getBoolean(key);
-    } catch (ConfigException.Missing e) {
-      problems.add(problem(context, key, "must be set to true or false"));
-    } catch (ConfigException e) {
-      problems.add(problem(context, key, "must be true or false, got " + c.getValue(key).render()));
-    }
-  }
-
-  private static void intInRange(
-      PluginContext context, String key, int min, int max, List<SettingsProblem> problems) {
-    Config c = context.settings();
-    try {
-      int v = c.getInt(key);
-      if (v < min || v > max) {
-        problems.add(
-            problem(context, key, "must be between " + min + " and " + max + ", got " + v));
-      }
-    } catch (ConfigException.Missing e) {
-      problems.add(problem(context, key, "must be set to a number"));
-    } catch (ConfigException e) {
-      problems.add(
-          problem(context, key, "must be a whole number, got " + c.getValue(key).render()));
-    }
-  }
-
-  private static Duration duration(
-      PluginContext context, String key, List<SettingsProblem> problems) {
-    Config c = context.settings();
-    try {
-      return c.getDuration(key);
-    } catch (ConfigException.Missing e) {
-      problems.add(problem(context, key, "must be set to a duration such as 30s"));
-    } catch (ConfigException e) {
-      problems.add(
-          problem(
-              context,
-              key,
-              "must be a duration such as 30s or 500ms, got " + c.getValue(key).render()));
-    }
-    return null;
-  }
-
-  private static void positiveDuration(
-      PluginContext context, String key, List<SettingsProblem> problems) {
-    Duration d = duration(context, key, problems);
-    if (d != null && d.toMillis() < 1) {
-      problems.add(
-          problem(
-              context,
-              key,
-              "must be a positive duration (at least 1ms), got " + d.toMillis() + "ms"));
-    }
-  }
-
-  private static String typeName(ConfigValue v) {
-    return v.valueType().name().toLowerCase(Locale.ROOT);
-  }
-
-  private static SettingsProblem problem(PluginContext context, String key, String message) {
-    return new SettingsProblem(context.pathOf(key), message);
   }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
+import io.outbox.relay.spi.support.PendingBatch;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -13,8 +14,8 @@ import org.junit.jupiter.api.Test;
 class PublishChannelTest {
 
   private final FakeChannel fake = new FakeChannel();
-  private final List<BatchPublish> resent = new ArrayList<>();
-  private final List<BatchPublish> finished = new ArrayList<>();
+  private final List<PendingBatch> resent = new ArrayList<>();
+  private final List<PendingBatch> finished = new ArrayList<>();
   private final List<String> missingExchanges = new ArrayList<>();
   private final List<Long> maxSizes = new ArrayList<>();
   private int refused;
@@ -26,7 +27,7 @@ class PublishChannelTest {
         window,
         new PublishChannel.Listener() {
           @Override
-          public void resend(BatchPublish batch) {
+          public void resend(PendingBatch batch) {
             resent.add(batch);
           }
 
@@ -52,25 +53,33 @@ class PublishChannelTest {
         });
   }
 
-  private BatchPublish batch(String... exchanges) {
+  private PendingBatch batch(String... exchanges) {
     List<RoutedEvent> events = new ArrayList<>();
     for (int i = 0; i < exchanges.length; i++) {
       events.add(Events.routed(exchanges[i], "o-" + i, "{}"));
     }
-    return new BatchPublish(events, System.nanoTime() + 60_000_000_000L, finished::add);
+    return new PendingBatch(
+        events,
+        System.nanoTime() + 60_000_000_000L,
+        e -> "exchange '" + e.destination() + "'",
+        finished::add);
   }
 
   /** A batch to exchange {@code ex} whose event {@code i} has a body of {@code sizes[i]} bytes. */
-  private BatchPublish sized(int... sizes) {
+  private PendingBatch sized(int... sizes) {
     List<RoutedEvent> events = new ArrayList<>();
     for (int i = 0; i < sizes.length; i++) {
       events.add(Events.routed("ex", "o-" + i, "x".repeat(sizes[i])));
     }
-    return new BatchPublish(events, System.nanoTime() + 60_000_000_000L, finished::add);
+    return new PendingBatch(
+        events,
+        System.nanoTime() + 60_000_000_000L,
+        e -> "exchange '" + e.destination() + "'",
+        finished::add);
   }
 
   /** Publishes every event of {@code batch} in order; the tags are 1..n. */
-  private static void publishAll(PublishChannel pc, BatchPublish batch) throws Exception {
+  private static void publishAll(PublishChannel pc, PendingBatch batch) throws Exception {
     for (int i = 0; i < batch.events().size(); i++) {
       RoutedEvent r = batch.events().get(i);
       assertThat(pc.acquire(System.nanoTime())).isTrue();
@@ -89,7 +98,7 @@ class PublishChannelTest {
     }
   }
 
-  private static List<Outcome> outcomes(BatchPublish batch) {
+  private static List<Outcome> outcomes(PendingBatch batch) {
     List<Outcome> out = new ArrayList<>();
     for (int i = 0; i < batch.events().size(); i++) {
       Verdict v = batch.verdict(i);
@@ -101,7 +110,7 @@ class PublishChannelTest {
   @Test
   void publishesMandatoryAndGivesVerdictsOnlyOnAcks() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish batch = batch("ex", "ex", "ex");
+    PendingBatch batch = batch("ex", "ex", "ex");
     publishAll(pc, batch);
 
     assertThat(fake.published).allSatisfy(p -> assertThat(p.mandatory()).isTrue());
@@ -118,7 +127,7 @@ class PublishChannelTest {
   @Test
   void aReturnedMessageIsPermanentEvenThoughItsAckFollows() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish batch = batch("ex", "ex");
+    PendingBatch batch = batch("ex", "ex");
     publishAll(pc, batch);
 
     fake.returnMessage(1);
@@ -133,7 +142,7 @@ class PublishChannelTest {
   @Test
   void aNackIsBackPressureSinkUnavailableForThatEventOnly() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish batch = batch("ex", "ex", "ex");
+    PendingBatch batch = batch("ex", "ex", "ex");
     publishAll(pc, batch);
 
     fake.ack(1, false);
@@ -154,7 +163,7 @@ class PublishChannelTest {
   @Test
   void aMultipleNackRefusesEveryMessageUpToItsTag() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish batch = batch("ex", "ex", "ex");
+    PendingBatch batch = batch("ex", "ex", "ex");
     publishAll(pc, batch);
 
     fake.nack(2, true);
@@ -166,7 +175,7 @@ class PublishChannelTest {
   @Test
   void aMessageOverMaxMessageSizeIsPermanentAndTheOthersAreSentAgainUncharged() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish batch = sized(10, 2000, 30, 40);
+    PendingBatch batch = sized(10, 2000, 30, 40);
     publishAll(pc, batch);
     fake.ack(1, false);
 
@@ -187,8 +196,8 @@ class PublishChannelTest {
   @Test
   void theTooLargeMessageIsFoundByItsSizeAmongMessagesOfOtherBatches() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish first = sized(5000, 10);
-    BatchPublish second = sized(20, 4000, 30);
+    PendingBatch first = sized(5000, 10);
+    PendingBatch second = sized(20, 4000, 30);
     publishAll(pc, first);
     publishAll(pc, second);
     fake.ack(1, false);
@@ -206,7 +215,7 @@ class PublishChannelTest {
   @Test
   void aMissingExchangeFailsItsEventsAndSendsTheOthersBackInOrder() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish batch = batch("ex", "gone", "ex", "ex");
+    PendingBatch batch = batch("ex", "gone", "ex", "ex");
     publishAll(pc, batch);
     fake.ack(1, false);
 
@@ -224,7 +233,7 @@ class PublishChannelTest {
   @Test
   void aLostConnectionMakesEveryUnconfirmedMessageSinkUnavailable() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish batch = batch("ex", "ex", "ex");
+    PendingBatch batch = batch("ex", "ex", "ex");
     publishAll(pc, batch);
     fake.ack(1, false);
 
@@ -240,7 +249,7 @@ class PublishChannelTest {
   @Test
   void anUnexplainedChannelErrorIsRetryableForTheUnconfirmed() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish batch = batch("ex");
+    PendingBatch batch = batch("ex");
     publishAll(pc, batch);
 
     fake.closeByBroker(406, "PRECONDITION_FAILED - something");
@@ -253,7 +262,7 @@ class PublishChannelTest {
   @Test
   void theWindowBoundsUnconfirmedMessagesAndAcksFreeIt() throws Exception {
     PublishChannel pc = channel(2);
-    BatchPublish batch = batch("ex", "ex");
+    PendingBatch batch = batch("ex", "ex");
     publishAll(pc, batch);
 
     assertThat(pc.acquire(System.nanoTime() + 20_000_000L)).isFalse();
@@ -264,7 +273,7 @@ class PublishChannelTest {
   @Test
   void publishingOnAClosedChannelIsRefusedWithoutLosingTheEvent() throws Exception {
     PublishChannel pc = channel(10);
-    BatchPublish batch = batch("ex");
+    PendingBatch batch = batch("ex");
     fake.closeByBroker(404, "NOT_FOUND - no exchange 'other' in vhost '/'");
     RoutedEvent r = batch.events().get(0);
 

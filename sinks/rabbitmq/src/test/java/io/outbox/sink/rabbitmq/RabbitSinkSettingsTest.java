@@ -48,6 +48,23 @@ class RabbitSinkSettingsTest {
   }
 
   @Test
+  void exchangeDefaultsComeFromTheConfigurationNotTheCode() {
+    RabbitSinkSettings s =
+        RabbitSinkSettings.from(
+            context(
+                """
+                exchange-defaults { durable = false, auto-delete = true }
+                declare { tmp { type = direct }, kept { type = topic, durable = true } }
+                """));
+    assertThat(s.declare())
+        .containsEntry("tmp", new RabbitSinkSettings.Exchange("tmp", "direct", false, true))
+        .containsEntry("kept", new RabbitSinkSettings.Exchange("kept", "topic", true, true));
+    assertThat(RabbitSinkSettings.validate(context("exchange-defaults.durable = often")))
+        .extracting(SettingsProblem::path)
+        .containsExactly(PATH + ".exchange-defaults.durable");
+  }
+
+  @Test
   void everyBadValueIsReportedAtOnceWithItsFullPath() {
     List<SettingsProblem> problems =
         RabbitSinkSettings.validate(
