@@ -126,6 +126,47 @@ final class BenchRun {
     return report;
   }
 
+  /**
+   * The insert baseline again, with the relay running and draining what the writers commit: what
+   * the relay costs the application (issue #15: the insert trigger's NOTIFY used to serialize its
+   * commits). Waits until the relay has settled it all, so that the latency run starts empty.
+   */
+  private void insertWithRelay(BenchDatabase db, ChildJvm relay) throws Exception {
+    step(
+        "insert with the relay running: %d writers for %ds",
+        plan.writers(), plan.duration().toSeconds());
+    Writers.Outcome o = Writers.run(db, plan.workload(), plan.writers(), 0, plan.duration());
+    Results.Throughput with =
+        Results.Throughput.of(
+            "insert (relay running)",
+            plan.writers()
+                + " writers as in insert (no relay), while the relay drains what they commit",
+            o.commits().size(),
+            o.nanos());
+    report.throughput.add(with);
+    report.throughput.stream()
+        .filter(t -> t.name().equals("insert (no relay)"))
+        .findFirst()
+        .ifPresent(
+            without ->
+                report.notes.add(
+                    String.format(
+                        java.util.Locale.ROOT,
+                        "insert with the relay running / without: %.2f",
+                        with.eventsPerSecond() / without.eventsPerSecond())));
+    long deadline = System.nanoTime() + plan.timeout().toNanos();
+    try (Connection c = db.connect()) {
+      while (db.pending(c) > 0) {
+        relay.checkAlive();
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              "the relay did not settle the insert run's events within " + plan.timeout());
+        }
+        Thread.sleep(100);
+      }
+    }
+  }
+
   /** Backlog, drain, then (relay still running) the latency run. */
   private void relay(BenchDatabase db) throws Exception {
     RelayUnderTest.Setup setup = plan.relay();
@@ -146,6 +187,9 @@ final class BenchRun {
             name, plan.dir(), setup, db, plan.brokers(), plan.workload().events(), plan.timeout());
     report.throughput.add(drain.throughput());
     try (ChildJvm relay = drain.relay()) {
+      if (plan.baselines().contains("insert")) {
+        insertWithRelay(db, relay);
+      }
       if (plan.rate() > 0) {
         step("latency: %d events/s for %ds", plan.rate(), plan.duration().toSeconds());
         StageMetrics stages = StageMetrics.fromLog(plan.dir().resolve("relay.log"));
