@@ -84,6 +84,18 @@ final class BenchDatabase implements AutoCloseable {
     }
   }
 
+  /** Enables or disables the migration's insert trigger (the NOTIFY wake-up). */
+  void notifyTrigger(boolean enabled) throws SQLException {
+    try (Connection c = connect();
+        Statement st = c.createStatement()) {
+      st.execute(
+          "ALTER TABLE "
+              + TABLE
+              + (enabled ? " ENABLE" : " DISABLE")
+              + " TRIGGER outbox_relay_notify");
+    }
+  }
+
   /**
    * Inserts events {@code 0..events-1} of the workload in chunks of 1,000 per transaction, in
    * order, so that each key's events are in {@code id} order; then analyzes the table, as

@@ -55,17 +55,10 @@ final class BenchRun {
         report.settings.put("postgresql", meta.getDatabaseProductVersion());
       }
       if (plan.baselines().contains("insert")) {
-        step("insert baseline: %d writers for %ds", plan.writers(), plan.duration().toSeconds());
-        Writers.Outcome o = Writers.run(db, plan.workload(), plan.writers(), 0, plan.duration());
-        report.throughput.add(
-            Results.Throughput.of(
-                "insert (no relay)",
-                plan.writers()
-                    + " writers, one event per transaction (OutboxWriter.write + commit), as fast"
-                    + " as they can",
-                o.commits().size(),
-                o.nanos()));
-        db.truncate();
+        db.notifyTrigger(false);
+        insert(db, "insert (no trigger)", "the migration's insert trigger disabled");
+        db.notifyTrigger(true);
+        insert(db, "insert (no relay)", "the trigger notifying on every commit (nobody is busy)");
       }
       relay(db);
       if (plan.baselines().contains("raw")) {
@@ -126,6 +119,58 @@ final class BenchRun {
     return report;
   }
 
+  /** One insert baseline: {@code --writers} committing one event per transaction, flat out. */
+  private Results.Throughput insert(BenchDatabase db, String name, String how) throws Exception {
+    step("%s: %d writers for %ds", name, plan.writers(), plan.duration().toSeconds());
+    Writers.Outcome o = Writers.run(db, plan.workload(), plan.writers(), 0, plan.duration());
+    Results.Throughput t =
+        Results.Throughput.of(
+            name,
+            plan.writers()
+                + " writers, one event per transaction (OutboxWriter.write + commit), as fast as"
+                + " they can, "
+                + how,
+            o.commits().size(),
+            o.nanos());
+    report.throughput.add(t);
+    if (!name.equals("insert (relay running)")) {
+      db.truncate();
+    }
+    return t;
+  }
+
+  /**
+   * The insert baseline again, with the relay running and draining what the writers commit: what
+   * the relay costs the application (issue #15: the insert trigger's NOTIFY used to serialize its
+   * commits). Waits until the relay has settled it all, so that the latency run starts empty.
+   */
+  private void insertWithRelay(BenchDatabase db, ChildJvm relay) throws Exception {
+    Results.Throughput with =
+        insert(db, "insert (relay running)", "while the relay drains what they commit");
+    report.throughput.stream()
+        .filter(t -> t.name().equals("insert (no trigger)"))
+        .findFirst()
+        .ifPresent(
+            without ->
+                report.notes.add(
+                    String.format(
+                        java.util.Locale.ROOT,
+                        "insert with the relay running / without the trigger: %.2f (issue #15:"
+                            + " >= 0.9)",
+                        with.eventsPerSecond() / without.eventsPerSecond())));
+    long deadline = System.nanoTime() + plan.timeout().toNanos();
+    try (Connection c = db.connect()) {
+      while (db.pending(c) > 0) {
+        relay.checkAlive();
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              "the relay did not settle the insert run's events within " + plan.timeout());
+        }
+        Thread.sleep(100);
+      }
+    }
+  }
+
   /** Backlog, drain, then (relay still running) the latency run. */
   private void relay(BenchDatabase db) throws Exception {
     RelayUnderTest.Setup setup = plan.relay();
@@ -146,6 +191,9 @@ final class BenchRun {
             name, plan.dir(), setup, db, plan.brokers(), plan.workload().events(), plan.timeout());
     report.throughput.add(drain.throughput());
     try (ChildJvm relay = drain.relay()) {
+      if (plan.baselines().contains("insert")) {
+        insertWithRelay(db, relay);
+      }
       if (plan.rate() > 0) {
         step("latency: %d events/s for %ds", plan.rate(), plan.duration().toSeconds());
         StageMetrics stages = StageMetrics.fromLog(plan.dir().resolve("relay.log"));

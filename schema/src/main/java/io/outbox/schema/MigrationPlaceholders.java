@@ -38,6 +38,8 @@ final class MigrationPlaceholders {
     values.put("notify_function", quote(tables.schema()) + "." + quote(tables.notifyFunction()));
     // The channel is lower-case letters, digits and '_' (see OutboxTables), safe in a literal.
     values.put("notify_channel", "'" + tables.notifyChannel() + "'");
+    // An int literal (a hash, never user text): the advisory locks of the quiet wake-up (V6).
+    values.put("wake_lock_key", Integer.toString(tables.wakeLockKey()));
     return Map.copyOf(values);
   }
 }

@@ -178,6 +178,21 @@ public record OutboxTables(
   }
 
   /**
+   * The first half of the two-int advisory locks through which the insert trigger skips its {@code
+   * NOTIFY} while the relay is busy (docs/design.md, "Wake-ups"): {@code (key, 1)}, held
+   * exclusively by the active instance's wake gate while a lane claims back-to-back, and {@code
+   * (key, 2)}, held shared until commit by every transaction that skipped its notification. A
+   * stable 32-bit hash of the outbox alone: the trigger knows no pipeline.
+   */
+  public int wakeLockKey() {
+    byte[] digest = sha256("outbox-relay:wake:" + displayTable());
+    return ((digest[0] & 0xff) << 24)
+        | ((digest[1] & 0xff) << 16)
+        | ((digest[2] & 0xff) << 8)
+        | (digest[3] & 0xff);
+  }
+
+  /**
    * The session advisory lock that makes one relay instance the pipeline's active publisher: a
    * stable 64-bit hash of the pipeline and the outbox (the same on every instance and JVM). {@code
    * status} looks for it in {@code pg_locks}.

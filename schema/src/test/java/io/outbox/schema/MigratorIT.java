@@ -45,11 +45,11 @@ class MigratorIT {
     }
     MigrationResult second = migrate(tables);
 
-    assertThat(first.applied()).isEqualTo(4);
-    assertThat(first.version()).isEqualTo("4");
+    assertThat(first.applied()).isEqualTo(5);
+    assertThat(first.version()).isEqualTo("6");
     assertThat(second.applied()).isZero();
-    assertThat(second.version()).isEqualTo("4");
-    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 4");
+    assertThat(second.version()).isEqualTo("6");
+    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 6");
     try (Connection c = db.connect()) {
       assertThat(Catalog.snapshot(c)).isEqualTo(before);
       assertThat(Catalog.count(c, "SELECT count(*) FROM public.outbox_relay_schema_history"))
@@ -70,7 +70,7 @@ class MigratorIT {
 
     MigrationResult result = migrate(tables);
 
-    assertThat(result.applied()).isEqualTo(4);
+    assertThat(result.applied()).isEqualTo(5);
     try (Connection c = db.connect()) {
       assertThat(Catalog.tables(c))
           .containsExactly(
@@ -156,9 +156,9 @@ class MigratorIT {
     OutboxTables payments = OutboxTables.of("payments_outbox");
     OutboxTables billing = OutboxTables.of("billing.events_outbox", "billing.events_dead");
 
-    assertThat(migrate(orders).applied()).isEqualTo(4);
-    assertThat(migrate(payments).applied()).isEqualTo(4);
-    assertThat(migrate(billing).applied()).isEqualTo(4);
+    assertThat(migrate(orders).applied()).isEqualTo(5);
+    assertThat(migrate(payments).applied()).isEqualTo(5);
+    assertThat(migrate(billing).applied()).isEqualTo(5);
     assertThat(migrate(payments).applied()).isZero();
 
     try (Connection c = db.connect()) {
@@ -204,7 +204,7 @@ class MigratorIT {
     // The application's schema is not empty, and has a history table of its own.
     MigrationResult relay = new Migrator(OutboxTables.of("outbox")).migrate(dataSource);
 
-    assertThat(relay.applied()).isEqualTo(4);
+    assertThat(relay.applied()).isEqualTo(5);
     assertThat(app.migrate().migrationsExecuted).isZero();
     app.validate();
     try (Connection c = db.connect()) {
@@ -218,7 +218,12 @@ class MigratorIT {
                   "SELECT coalesce(version, '-') || ' ' || type || ' ' || success"
                       + " FROM public.outbox_relay_schema_history ORDER BY installed_rank"))
           .containsExactly(
-              "0 BASELINE true", "1 SQL true", "2 SQL true", "3 SQL true", "4 SQL true");
+              "0 BASELINE true",
+              "1 SQL true",
+              "2 SQL true",
+              "3 SQL true",
+              "4 SQL true",
+              "6 SQL true");
       assertThat(Catalog.tables(c)).contains("public.orders", "public.outbox");
     }
   }
@@ -231,8 +236,8 @@ class MigratorIT {
     OutboxTables mixed = OutboxTables.of("Billing.OrderEvents", "Billing.OrderEvents_Dead");
     OutboxTables longOne = OutboxTables.of("billing." + table);
 
-    assertThat(migrate(mixed).applied()).isEqualTo(4);
-    assertThat(migrate(longOne).applied()).isEqualTo(4);
+    assertThat(migrate(mixed).applied()).isEqualTo(5);
+    assertThat(migrate(longOne).applied()).isEqualTo(5);
     assertThat(migrate(longOne).applied()).isZero();
 
     try (Connection c = db.connect()) {

@@ -1,13 +1,17 @@
 package io.outbox.schema;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -113,6 +117,124 @@ class NotifyTriggerIT {
                   "public",
                   "orders_outbox"))
           .containsExactly("AFTER INSERT STATEMENT");
+    }
+  }
+
+  @Test
+  void skipsTheNotificationWhileTheGateIsHeldAndMarksTheTransactionUntilItEnds() throws Exception {
+    int key = orders.wakeLockKey();
+    try (Connection listener = db.connect();
+        Connection gate = db.connect();
+        Connection writer = db.connect()) {
+      listen(listener, orders.notifyChannel());
+      execute(gate, "SELECT pg_advisory_lock(" + key + ", 1)");
+      writer.setAutoCommit(false);
+      execute(writer, INSERT_THREE.formatted(orders.qualifiedTable()));
+
+      execute(gate, "SELECT pg_advisory_unlock(" + key + ", 1)");
+      execute(gate, "SET lock_timeout = 200");
+      assertThat(tryLock(gate, key, 2)).as("the barrier while the skipper is open").isFalse();
+      writer.commit();
+      assertThat(tryLock(gate, key, 2)).as("the barrier once it committed").isTrue();
+      assertThat(receive(listener, QUIET_MILLIS)).as("skipped").isEmpty();
+
+      execute(writer, INSERT_THREE.formatted(orders.qualifiedTable()));
+      writer.commit();
+      assertThat(receive(listener, ARRIVAL_MILLIS)).as("gate free again").hasSize(1);
+    }
+  }
+
+  @Test
+  void aGateRequestStillWaitingAlreadyMakesNewInsertsSkip() throws Exception {
+    int key = orders.wakeLockKey();
+    try (Connection listener = db.connect();
+        Connection gate = db.connect();
+        Connection first = db.connect();
+        Connection second = db.connect()) {
+      listen(listener, orders.notifyChannel());
+      first.setAutoCommit(false);
+      second.setAutoCommit(false);
+      execute(first, INSERT_THREE.formatted(orders.qualifiedTable())); // holds (key, 1) shared
+      CompletableFuture<Void> acquired = lockAsync(gate, key, 1);
+      awaitWaiting(key);
+
+      execute(second, INSERT_THREE.formatted(orders.qualifiedTable())); // queued behind the gate
+      first.commit();
+      acquired.get(ARRIVAL_MILLIS, TimeUnit.MILLISECONDS);
+      assertThat(receive(listener, ARRIVAL_MILLIS)).as("the first, which found it free").hasSize(1);
+      second.commit();
+      assertThat(receive(listener, QUIET_MILLIS)).as("the second skipped").isEmpty();
+    }
+  }
+
+  @Test
+  void notifiesWhileTheGateWaitsForSkippers() throws Exception {
+    int key = orders.wakeLockKey();
+    try (Connection listener = db.connect();
+        Connection gate = db.connect();
+        Connection skipper = db.connect();
+        Connection writer = db.connect()) {
+      listen(listener, orders.notifyChannel());
+      skipper.setAutoCommit(false);
+      writer.setAutoCommit(false);
+      execute(gate, "SELECT pg_advisory_lock(" + key + ", 1)");
+      execute(skipper, INSERT_THREE.formatted(orders.qualifiedTable()));
+      execute(gate, "SELECT pg_advisory_unlock(" + key + ", 1)");
+      CompletableFuture<Void> barrier = lockAsync(gate, key, 2);
+      awaitWaiting(key);
+
+      execute(writer, INSERT_THREE.formatted(orders.qualifiedTable())); // cannot mark itself
+      writer.commit();
+      assertThat(receive(listener, ARRIVAL_MILLIS)).as("the unmarked writer").hasSize(1);
+      assertThat(barrier).isNotDone();
+      skipper.commit();
+      barrier.get(ARRIVAL_MILLIS, TimeUnit.MILLISECONDS);
+      assertThat(receive(listener, QUIET_MILLIS)).as("the skipper").isEmpty();
+    }
+  }
+
+  /** Waits until a session waits for one of the outbox's wake locks. */
+  private void awaitWaiting(int key) throws Exception {
+    try (Connection c = db.connect()) {
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .until(
+              () ->
+                  Catalog.count(
+                          c,
+                          "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                              + " AND NOT granted AND classid = ?::bigint::oid",
+                          key & 0xffff_ffffL)
+                      > 0);
+    }
+  }
+
+  /** {@code pg_advisory_lock(key, half)} on another thread: it may wait. */
+  private static CompletableFuture<Void> lockAsync(Connection c, int key, int half) {
+    return CompletableFuture.runAsync(
+        () -> {
+          try {
+            execute(c, "SELECT pg_advisory_lock(" + key + ", " + half + ")");
+          } catch (SQLException e) {
+            throw new IllegalStateException(e);
+          }
+        });
+  }
+
+  private static boolean tryLock(Connection c, int key, int half) {
+    try {
+      execute(c, "SELECT pg_advisory_lock(" + key + ", " + half + ")");
+      execute(c, "SELECT pg_advisory_unlock(" + key + ", " + half + ")");
+      return true;
+    } catch (SQLException e) {
+      assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("55P03");
+      return false;
+    }
+  }
+
+  private static void execute(Connection c, String sql) throws SQLException {
+    try (Statement statement = c.createStatement()) {
+      statement.execute(sql);
     }
   }
 

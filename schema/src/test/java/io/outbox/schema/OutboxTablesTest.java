@@ -175,7 +175,15 @@ class OutboxTablesTest {
         .containsEntry("dead_lettered_at_index", "\"outbox_dead_letter_dead_lettered_at_idx\"")
         .containsEntry("dead_letter_event_id_index", "\"outbox_dead_letter_event_id_idx\"")
         .containsEntry("notify_function", "\"public\".\"outbox_relay_notify_outbox\"")
-        .containsEntry("notify_channel", "'outbox_relay_public_outbox'");
+        .containsEntry("notify_channel", "'outbox_relay_public_outbox'")
+        .containsEntry("wake_lock_key", Integer.toString(OutboxTables.of("outbox").wakeLockKey()));
+  }
+
+  @Test
+  void wakeLockKeyIsStableAndDiffersPerTable() {
+    assertThat(OutboxTables.of("outbox").wakeLockKey())
+        .isEqualTo(OutboxTables.of("public.outbox").wakeLockKey())
+        .isNotEqualTo(OutboxTables.of("app.outbox").wakeLockKey());
   }
 
   @Test
@@ -185,7 +193,7 @@ class OutboxTablesTest {
     Set<String> names = new TreeSet<>();
     values.forEach(
         (key, value) -> {
-          if (key.equals("notify_channel")) {
+          if (key.equals("notify_channel") || key.equals("wake_lock_key")) {
             return;
           }
           for (String part : value.split("\\.")) {
@@ -206,7 +214,8 @@ class OutboxTablesTest {
           "V1__outbox_tables.sql",
           "V2__cdc_offsets.sql",
           "V3__retention.sql",
-          "V4__leader_lease.sql"
+          "V4__leader_lease.sql",
+          "V6__quiet_wake_ups.sql"
         }) {
       try (InputStream in =
           getClass().getResourceAsStream("/db/outbox-relay/migration/" + migration)) {

@@ -26,9 +26,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Reads the outbox by polling: each claim is a transaction that takes its lane's advisory lock and
  * locks the lane's next claimable rows ({@code FOR UPDATE}, under the lane's advisory lock);
- * notifications from the insert trigger wake idle lanes, the poll interval is the fallback. One
- * instance per pipeline is active at a time ({@link LeaderLock}); it also runs the pipeline's
- * retention ({@link RetentionJob}) while active.
+ * notifications from the insert trigger wake idle lanes (sent only while no lane is busy, {@link
+ * WakeGate}), the poll interval is the fallback. One instance per pipeline is active at a time
+ * ({@link LeaderLock}); it also runs the pipeline's retention ({@link RetentionJob}) while active.
  */
 final class PollingSource implements Source {
 
@@ -55,6 +55,7 @@ final class PollingSource implements Source {
   private volatile ClaimTransactions claims;
   private volatile HikariDataSource pool;
   private NotificationListener listener; // guarded by lifecycle
+  private volatile WakeGate gate; // set once, guarded by lifecycle
   private RetentionJob retention; // guarded by lifecycle
   private volatile boolean closed;
   private final LongAdder claimQueries = new LongAdder();
@@ -134,6 +135,18 @@ final class PollingSource implements Source {
               new NotificationListener(
                   connections, sql.listen, tables.notifyChannel(), wakeUps, pipeline);
           listener.start();
+          WakeGate g =
+              new WakeGate(
+                  connections,
+                  tables.outboxTables().wakeLockKey(),
+                  lanes,
+                  wakeUps,
+                  leader::held,
+                  gateLockTimeout(),
+                  pipeline,
+                  tables.displayTable());
+          g.start();
+          gate = g;
         }
         if (retention == null && database.retention().enabled()) {
           // Runs only while this instance holds the leader lock; its own session, autocommit.
@@ -170,9 +183,17 @@ final class PollingSource implements Source {
         if (generation != idleGeneration[lane] || now - idleSince[lane] >= poll) {
           claimQueries.increment();
           PollingClaim claim = transactions.open(lane, maxEvents, leader::held, null);
+          WakeGate g = gate;
           if (claim == null) {
+            if (g != null) {
+              g.empty(lane);
+            }
             checkLeadership(); // rows found just as the leader lock was lost were given back
           } else {
+            if (g != null) {
+              g.found(lane);
+            }
+            wakeOthersWhileQuiet();
             idleGeneration[lane] = NOT_IDLE;
             handedOut = true;
             return claim;
@@ -221,6 +242,7 @@ final class PollingSource implements Source {
       if (claim == null) {
         return Claim.empty();
       }
+      wakeOthersWhileQuiet();
       handedOut = true;
       return claim;
     } finally {
@@ -286,6 +308,31 @@ final class PollingSource implements Source {
     return true;
   }
 
+  /**
+   * While inserts may skip their notification (the wake gate is quiet), a claim that found rows
+   * stands in for them: the waiting lanes look once more, so a row of theirs committed while
+   * another lane was busy waits at most for one of that lane's claims.
+   */
+  private void wakeOthersWhileQuiet() {
+    WakeGate g = gate;
+    if (g != null && g.quiet()) {
+      wakeUps.wakeAll();
+    }
+  }
+
+  /**
+   * How long the wake gate waits for its locks: the poll interval, after which a row is found by
+   * polling anyway, but less than statement-timeout, which would end the wait as a failure.
+   */
+  private Duration gateLockTimeout() {
+    Duration poll = settings.pollInterval();
+    Duration statement = settings.statementTimeout();
+    if (statement.isZero() || statement.compareTo(poll.multipliedBy(2)) > 0) {
+      return poll;
+    }
+    return statement.dividedBy(2);
+  }
+
   /** Checks a claim's arguments; the claim transactions of the current activation. */
   private ClaimTransactions claimTransactions(int lane, int maxEvents) {
     outstanding.checkArguments(lane, maxEvents);
@@ -334,6 +381,10 @@ final class PollingSource implements Source {
     if (stopping != null) {
       stopping.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
     }
+    WakeGate g = gate;
+    if (g != null) {
+      g.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
+    }
     leader.close();
     backlog.close();
     HikariDataSource p = pool;
@@ -366,13 +417,23 @@ final class PollingSource implements Source {
     }
   }
 
-  /** Whether the notification listener is listening (diagnostics and tests). */
+  /**
+   * Whether wake-ups work: the notification listener is listening and the wake gate is ready
+   * (diagnostics and tests).
+   */
   boolean listening() {
     NotificationListener l;
     synchronized (lifecycle) {
       l = listener;
     }
-    return l != null && l.listening();
+    WakeGate g = gate;
+    return l != null && l.listening() && g != null && g.ready();
+  }
+
+  /** Whether inserts skip their notification right now (diagnostics and tests). */
+  boolean wakeGateHolding() {
+    WakeGate g = gate;
+    return g != null && g.holding();
   }
 
   /** How many claim transactions ran so far (diagnostics and tests). */
