@@ -251,14 +251,21 @@ final class WakeGate {
     wakeUps.wakeAll();
   }
 
-  /** Ends other sessions holding {@code (key, 1)} exclusively: only a gate takes it that way. */
+  /**
+   * Ends other sessions of this pipeline's gate (an earlier, frozen active instance) holding {@code
+   * (key, 1)} exclusively: only a gate takes it that way.
+   */
   private int endStaleHolders(Connection c) throws SQLException {
     String sql =
         "SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l"
             + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2"
             + " AND l.mode = 'ExclusiveLock'"
             + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-            + " AND l.classid = ?::bigint::oid AND l.objid = 1 AND l.pid <> pg_backend_pid()";
+            + " AND l.classid = ?::bigint::oid AND l.objid = 1 AND l.pid <> pg_backend_pid()"
+            // Only this pipeline's own gate sessions (the same session name): another pipeline
+            // on the table (a Kafka Connect task, say) holds the gate legitimately while busy.
+            + " AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.pid"
+            + " AND a.application_name = current_setting('application_name'))";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setLong(1, key & 0xffff_ffffL);
       try (ResultSet rs = ps.executeQuery()) {

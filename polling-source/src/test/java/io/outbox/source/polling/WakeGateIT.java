@@ -148,6 +148,8 @@ class WakeGateIT {
     int key = OutboxTables.of("outbox").wakeLockKey();
     try (Connection stale = fx.db.connect()) {
       try (Statement s = stale.createStatement()) {
+        // As the gate session of an earlier instance of the same pipeline names itself.
+        s.execute("SET application_name = 'outbox-relay " + PollingFixture.PIPELINE + " wake'");
         s.execute("SELECT pg_advisory_lock(" + key + ", 1)");
       }
       PollingSource source =
@@ -160,6 +162,28 @@ class WakeGateIT {
 
       await().atMost(Duration.ofSeconds(10)).until(source::wakeGateHolding);
       assertThat(stale.isValid(2)).as("the stale holder's session").isFalse();
+      claim.release();
+    }
+  }
+
+  @Test
+  void anotherPipelinesGateOnTheSameTableIsLeftAlone() throws Exception {
+    int key = OutboxTables.of("outbox").wakeLockKey();
+    try (Connection other = fx.db.connect()) {
+      try (Statement s = other.createStatement()) {
+        s.execute("SET application_name = 'outbox-relay another-pipeline wake'");
+        s.execute("SELECT pg_advisory_lock(" + key + ", 1)");
+      }
+      PollingSource source =
+          fx.source(
+              1, OnPublish.MARK, Map.of("poll-interval", "300ms"), new CopyOnWriteArrayList<>());
+      source.activate();
+      await().atMost(Duration.ofSeconds(5)).until(source::listening);
+      fx.insert("order", "1");
+      Claim claim = source.claim(0, 10, Duration.ofSeconds(2));
+      assertThat(claim.events()).hasSize(1);
+      Thread.sleep(1_500);
+      assertThat(other.isValid(2)).as("the other pipeline's gate session").isTrue();
       claim.release();
     }
   }
