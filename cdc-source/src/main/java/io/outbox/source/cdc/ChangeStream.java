@@ -20,6 +20,8 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What one activation of the CDC source holds in memory: the streamed events, per lane, waiting to
@@ -105,6 +107,9 @@ final class ChangeStream<R> {
   /** The most parked rows one statement reads back. */
   private static final int READ_BACK = 500;
 
+  private static final Logger log = LoggerFactory.getLogger(ChangeStream.class);
+
+  private final String pipeline;
   private final int lanes;
   private final int laneBuffer;
   private final Clock clock;
@@ -120,6 +125,14 @@ final class ChangeStream<R> {
   private boolean closed;
 
   ChangeStream(int lanes, int laneBuffer, Clock clock) {
+    this(lanes, laneBuffer, clock, "-");
+  }
+
+  /**
+   * @param pipeline named in the log lines
+   */
+  ChangeStream(int lanes, int laneBuffer, Clock clock, String pipeline) {
+    this.pipeline = pipeline;
     this.lanes = lanes;
     this.laneBuffer = laneBuffer;
     this.clock = clock;
@@ -169,7 +182,7 @@ final class ChangeStream<R> {
           break;
         }
         if (lane.held.containsKey(key)) {
-          lane.parked.put(key, new ParkedKey(key, event.id(), watermark.add(record, 1)));
+          startParking(lane, new ParkedKey(key, event.id(), watermark.add(record, 1)));
           parkedEvents++;
           return true;
         }
@@ -475,8 +488,7 @@ final class ChangeStream<R> {
     parkedEvents++;
     if (parked == null) {
       // Its hold on its position becomes the pin of the range.
-      lane.parked.put(
-          item.event.key(), new ParkedKey(item.event.key(), item.event.id(), item.position));
+      startParking(lane, new ParkedKey(item.event.key(), item.event.id(), item.position));
       return;
     }
     parked.add(item.event.id());
@@ -485,6 +497,27 @@ final class ChangeStream<R> {
     } else {
       watermark.release(item.position);
     }
+  }
+
+  private void startParking(Lane lane, ParkedKey parked) {
+    if (lane.parked.isEmpty()) {
+      log.info(
+          "pipeline {} lane {}: full ({} events) while keys are held back by a retry; their newer"
+              + " events leave memory and are read back from the table once they are released",
+          pipeline,
+          indexOf(lane),
+          laneBuffer);
+    }
+    lane.parked.put(parked.key(), parked);
+  }
+
+  private int indexOf(Lane lane) {
+    for (int i = 0; i < lanes; i++) {
+      if (state[i] == lane) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /** Whether {@code e} belongs to a parked range: its key's read-back brings it. */
@@ -555,6 +588,13 @@ final class ChangeStream<R> {
       if (p.firstId() > p.lastId()) {
         l.parked.remove(p.key());
         watermark.release(p.pin());
+        log.info(
+            "pipeline {} lane {}: a released key's {} parked event(s) were read back from the"
+                + " table ({} key(s) still parked in this lane)",
+            pipeline,
+            lane,
+            p.count(),
+            l.parked.size());
       }
       changed.signalAll();
     } finally {
