@@ -7,6 +7,7 @@ import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.RelayProcess;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -90,6 +91,7 @@ class CdcHeldKeyBacklogIT {
     double othersSeconds = (System.nanoTime() - started) / 1e9;
     long heldPending = pending("= 'h'");
     long peakWhileHeld = peakHeap.get();
+    long liveWhileHeld = liveHeap(relay, scrape);
     if (FIXED_HOLD == 0) {
       assertThat(heldPending)
           .as("every row of h still pending: h was held throughout")
@@ -108,13 +110,15 @@ class CdcHeldKeyBacklogIT {
               return fx.unpublished() == 0;
             });
     double allSeconds = (System.nanoTime() - started) / 1e9;
+    long liveAtEnd = liveHeap(relay, scrape);
     assertThat(relay.isAlive()).isTrue();
     assertThat(relay.logContains("OutOfMemoryError")).isFalse();
     assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
     System.out.printf(
         "CdcHeldKeyBacklogIT: %d rows (h: %d) written in %.1f s at -Xmx%s; other keys published"
             + " after %.1f s with h held; every row after %.1f s; heap used: peak %d MiB while h"
-            + " was held, %d MiB overall%n",
+            + " was held, %d MiB overall (garbage included); after a full GC: %d MiB with h's"
+            + " events parked, %d MiB at the end%n",
         ROWS + 1,
         heldPending,
         writeSeconds,
@@ -122,7 +126,9 @@ class CdcHeldKeyBacklogIT {
         othersSeconds,
         allSeconds,
         peakWhileHeld >> 20,
-        peakHeap.get() >> 20);
+        peakHeap.get() >> 20,
+        liveWhileHeld >> 20,
+        liveAtEnd >> 20);
 
     if (ROWS <= 200_000) {
       Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
@@ -195,6 +201,20 @@ class CdcHeldKeyBacklogIT {
       }
     }
     return ids;
+  }
+
+  /** The heap in use right after a full GC of the relay ({@code jcmd <pid> GC.run}). */
+  private static long liveHeap(RelayProcess relay, Scrape scrape) throws Exception {
+    Process jcmd =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                Long.toString(relay.pid()),
+                "GC.run")
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    assertThat(jcmd.waitFor(60, TimeUnit.SECONDS)).as("jcmd GC.run").isTrue();
+    return scrape.heapUsed();
   }
 
   private static int freePort() throws IOException {
