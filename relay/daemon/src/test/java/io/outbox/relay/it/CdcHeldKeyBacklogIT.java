@@ -44,7 +44,7 @@ class CdcHeldKeyBacklogIT {
   private static final String HEAP = System.getProperty("it.held.heap", "128m");
   private static final int FIXED_HOLD = Integer.getInteger("it.held.hold-seconds", 0);
   private static final int PER_TRANSACTION = 10_000;
-  private static final int HOLD_STEP_SECONDS = 20;
+  private static final int HOLD_STEP_SECONDS = 30;
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
