@@ -25,6 +25,13 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RelayProcess {
   private static final String MAIN = "io.outbox.relay.cli.Main";
+
+  /**
+   * An entry of the environment given to {@link #start(String, Path, String, Map, String...)} that
+   * sets the process's maximum heap ({@code -Xmx}, e.g. {@code 128m}) instead of 256m.
+   */
+  public static final String MAX_HEAP = "OUTBOX_RELAY_TEST_MAX_HEAP";
+
   private static final Set<RelayProcess> RUNNING = ConcurrentHashMap.newKeySet();
 
   static {
@@ -108,7 +115,7 @@ public final class RelayProcess {
     Path log = dir.resolve(name + ".log");
     List<String> line = new ArrayList<>();
     line.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    line.add("-Xmx256m");
+    line.add("-Xmx" + environment.getOrDefault(MAX_HEAP, "256m"));
     line.add("-XX:+UseSerialGC"); // two cores: no parallel GC threads fighting the caller's JVM
     line.add("-cp");
     line.add(System.getProperty("java.class.path"));

@@ -53,6 +53,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final OutstandingClaims outstanding;
   private final SlotSetup slot;
   private final CurrentRows rows;
+  private final ParkedRows parkedRows;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
   private volatile StreamSession session;
@@ -75,6 +76,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.outstanding = new OutstandingClaims(lanes, pipeline);
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
     this.rows = new CurrentRows(tables, leader.fenceSql());
+    this.parkedRows = new ParkedRows(tables);
   }
 
   @Override
@@ -172,9 +174,13 @@ final class CdcSource implements Source, CdcClaim.Writer {
       long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
       long queryNanos = 0;
       while (true) {
+        readBackParked(s, lane);
         Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
         List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, wait);
         if (items.isEmpty()) {
+          if (s.stream().parkedToRead(lane) != null && System.nanoTime() < deadline) {
+            continue; // a held-back key was released: its parked rows come first
+          }
           checkActive(s);
           return Claim.empty();
         }
@@ -236,6 +242,41 @@ final class CdcSource implements Source, CdcClaim.Writer {
       c.setAutoCommit(true);
       return rows.read(c, leader.fenced(), items);
     }
+  }
+
+  /**
+   * Reads back a batch of the parked rows of a key of {@code lane} that is no longer held back
+   * ({@link ParkedRows}), if any, into the lane.
+   */
+  private void readBackParked(StreamSession s, int lane) {
+    ParkedRows.Request request = s.stream().parkedToRead(lane);
+    if (request == null) {
+      return;
+    }
+    List<ParkedRows.Row> read;
+    HikariDataSource p = pool;
+    try {
+      if (p == null) {
+        throw new SQLException("source closed");
+      }
+      try (Connection c = p.getConnection()) {
+        c.setAutoCommit(true);
+        read = parkedRows.read(c, request);
+      }
+    } catch (SQLException e) {
+      checkActive(s);
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + " lane "
+              + lane
+              + ": reading back the held-back events of one key from "
+              + tables.displayTable()
+              + " failed: "
+              + e.getMessage(),
+          e);
+    }
+    s.stream().readBack(lane, request, read);
   }
 
   /** A failed engine or a lost leader lock ends the session; the pipeline activates again. */

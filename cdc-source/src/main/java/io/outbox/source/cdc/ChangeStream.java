@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -19,6 +20,8 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What one activation of the CDC source holds in memory: the streamed events, per lane, waiting to
@@ -28,30 +31,45 @@ import java.util.concurrent.locks.ReentrantLock;
  * committable once every event up to it has a final verdict (published or dead-lettered). While a
  * catch-up is being read, streamed events wait behind it.
  *
- * <p>Positions are the engine's records of type {@code R}; final ones in a row collapse into the
- * latest, so memory grows with the events not yet final, not with the stream.
+ * <p>A key held back by a retry does not stall its lane: once the lane is full, its streamed events
+ * are parked, they leave memory and only a {@link ParkedKey} remains (the range of their ids and a
+ * pin on the earliest position, so the watermark never passes them); when no event of the key waits
+ * for a retry any more, the claim path reads them back from the table ({@link ParkedRows}), ahead
+ * of the key's newer events, which stay parked until the whole range is read.
+ *
+ * <p>Positions are the engine's records of type {@code R} ({@link Watermark}); final ones next to
+ * each other collapse into the latest, so memory grows with the events not yet final, not with the
+ * stream.
  *
  * @param <R> the engine's record type, handed back to its committer
  */
 final class ChangeStream<R> {
 
-  /** One event in memory, from the stream ({@code position} set) or read from the table. */
+  /**
+   * One event in memory, from the stream or read from the table ({@code fromTable}: caught up,
+   * swept or read back after it was parked). {@code position} is what it holds of the watermark:
+   * its stream position, the pin of its parked range, or none (caught up or swept, until the stream
+   * delivers it too).
+   */
   static final class Item {
     private OutboxEvent event;
-    private final Position position;
+    private Watermark.Position position;
     private final Instant notBefore;
     private final boolean caughtUp;
+    private final boolean fromTable;
     private Instant due; // while waiting for a retry
 
-    Item(OutboxEvent event, Position position, Instant notBefore) {
-      this(event, position, notBefore, false);
-    }
-
-    private Item(OutboxEvent event, Position position, Instant notBefore, boolean caughtUp) {
+    private Item(
+        OutboxEvent event,
+        Watermark.Position position,
+        Instant notBefore,
+        boolean caughtUp,
+        boolean fromTable) {
       this.event = event;
       this.position = position;
       this.notBefore = notBefore;
       this.caughtUp = caughtUp;
+      this.fromTable = fromTable;
     }
 
     OutboxEvent event() {
@@ -59,42 +77,62 @@ final class ChangeStream<R> {
     }
   }
 
-  /** A stream position and how many of its events are not final yet. */
-  static final class Position {
-    private Object record;
-    private int open;
-
-    Position(Object record, int open) {
-      this.record = record;
-      this.open = open;
-    }
-  }
-
   private static final class Lane {
     final ArrayDeque<Item> queue = new ArrayDeque<>();
     final TreeMap<Long, Item> ahead = new TreeMap<>(); // read from the table: before the stream
     final List<Item> retrying = new ArrayList<>();
+    final Map<AggregateKey, Integer> held = new HashMap<>(); // keys of `retrying`, with counts
+    final Map<AggregateKey, ParkedKey> parked = new LinkedHashMap<>();
     int streamed; // items of the queue that came from the stream (bounded by the lane buffer)
+
+    void retry(Item item) {
+      retrying.add(item);
+      held.merge(item.event.key(), 1, Integer::sum);
+    }
+
+    void retried(Item item) {
+      held.computeIfPresent(item.event.key(), (k, n) -> n == 1 ? null : n - 1);
+    }
+
+    /** Whether an item of a parked key is still to wait for the parked rows before it. */
+    boolean parkedBefore(Item item) {
+      ParkedKey p = parked.get(item.event.key());
+      return p != null && !p.allows(item.event.id());
+    }
   }
 
   /** When an event whose retry the database says is not due yet is taken again at the soonest. */
   private static final Duration RECHECK = Duration.ofMillis(10);
 
+  /** The most parked rows one statement reads back. */
+  private static final int READ_BACK = 500;
+
+  private static final Logger log = LoggerFactory.getLogger(ChangeStream.class);
+
+  private final String pipeline;
   private final int lanes;
   private final int laneBuffer;
   private final Clock clock;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private final Lane[] state;
-  private final ArrayDeque<Position> positions = new ArrayDeque<>();
-  private final Set<Long> inMemory = new HashSet<>();
-  private Object committable; // the latest position all of whose events are final
+  private final Watermark watermark = new Watermark();
+  private final Map<Long, Item> inMemory = new HashMap<>();
+  private long parkedEvents; // events that left memory for a parked range, since the start
   private Instant streamTime;
   private boolean catchingUp; // streamed events wait until the catch-up is read
   private int openCaughtUp; // caught-up events without a final verdict
   private boolean closed;
 
   ChangeStream(int lanes, int laneBuffer, Clock clock) {
+    this(lanes, laneBuffer, clock, "-");
+  }
+
+  /**
+   * @param pipeline named in the log lines
+   */
+  ChangeStream(int lanes, int laneBuffer, Clock clock, String pipeline) {
+    this.pipeline = pipeline;
     this.lanes = lanes;
     this.laneBuffer = laneBuffer;
     this.clock = clock;
@@ -115,22 +153,47 @@ final class ChangeStream<R> {
       if (closed) {
         return false;
       }
-      if (inMemory.contains(event.id())) {
-        position(record, 0); // the sweep has it already
-        advance();
-        return !closed;
+      Item known = inMemory.get(event.id());
+      if (known != null) {
+        // The sweep's or the catch-up's copy: it takes this position, so that the watermark cannot
+        // pass it while it is not final.
+        if (known.position == null) {
+          known.position = watermark.add(record, 1);
+        } else {
+          watermark.add(record, 0);
+        }
+        return true;
       }
       Lane lane = state[event.key().lane(lanes)];
-      while (!closed && lane.streamed >= laneBuffer) {
-        changed.await();
+      AggregateKey key = event.key();
+      while (true) {
+        if (closed) {
+          return false;
+        }
+        ParkedKey parked = lane.parked.get(key);
+        if (parked != null) {
+          // Behind the parked events of its key: parked too; the pin holds the watermark.
+          parked.add(event.id());
+          parkedEvents++;
+          watermark.add(record, 0);
+          return true;
+        }
+        if (lane.streamed < laneBuffer) {
+          break;
+        }
+        if (lane.held.containsKey(key)) {
+          startParking(lane, new ParkedKey(key, event.id(), watermark.add(record, 1)));
+          parkedEvents++;
+          return true;
+        }
+        if (parkHeld(lane) == 0) {
+          changed.await(); // full of events of keys that may go: the engine waits
+        }
       }
-      if (closed) {
-        return false;
-      }
-      Item item = new Item(event, position(record, 1), notBefore);
+      Item item = new Item(event, watermark.add(record, 1), notBefore, false, false);
       lane.queue.addLast(item);
       lane.streamed++;
-      inMemory.add(event.id());
+      inMemory.put(event.id(), item);
       changed.signalAll();
       return true;
     } finally {
@@ -147,8 +210,7 @@ final class ChangeStream<R> {
         // that was never taken.
         return;
       }
-      position(record, 0);
-      advance();
+      watermark.add(record, 0);
     } finally {
       lock.unlock();
     }
@@ -185,8 +247,11 @@ final class ChangeStream<R> {
     try {
       int added = 0;
       for (OutboxEvent e : events) {
-        if (inMemory.add(e.id())) {
-          state[e.key().lane(lanes)].ahead.put(e.id(), new Item(e, null, null));
+        Lane lane = state[e.key().lane(lanes)];
+        if (!inMemory.containsKey(e.id()) && !parked(lane, e)) {
+          Item item = new Item(e, null, null, false, true);
+          inMemory.put(e.id(), item);
+          lane.ahead.put(e.id(), item);
           added++;
         }
       }
@@ -227,12 +292,13 @@ final class ChangeStream<R> {
       if (closed) {
         return false;
       }
-      if (inMemory.add(event.id())) {
-        Item item = new Item(event, null, notBefore, true);
+      if (!inMemory.containsKey(event.id())) {
+        Item item = new Item(event, null, notBefore, true, true);
+        inMemory.put(event.id(), item);
         openCaughtUp++;
         if (retryAt != null && retryAt.isAfter(clock.instant())) {
           item.due = retryAt;
-          lane.retrying.add(item);
+          lane.retry(item);
         } else {
           lane.ahead.put(event.id(), item);
         }
@@ -282,11 +348,14 @@ final class ChangeStream<R> {
     }
   }
 
-  /** Whether the event with this row id is buffered, claimed or waiting for a retry. */
+  /**
+   * Whether the event with this row id is buffered, claimed or waiting for a retry (an event parked
+   * is not, but {@link #offerSwept} leaves it to its key's read-back).
+   */
   boolean holds(long id) {
     lock.lock();
     try {
-      return inMemory.contains(id);
+      return inMemory.containsKey(id);
     } finally {
       lock.unlock();
     }
@@ -303,8 +372,8 @@ final class ChangeStream<R> {
       while (!closed) {
         Instant now = clock.instant();
         List<Item> batch = takeNow(state[lane], maxEvents, now);
-        if (!batch.isEmpty()) {
-          return batch;
+        if (!batch.isEmpty() || toRead(state[lane]) != null) {
+          return batch; // empty: parked rows of a released key are to be read back first
         }
         long left = deadline - System.nanoTime();
         if (left <= 0) {
@@ -331,14 +400,16 @@ final class ChangeStream<R> {
       Item item = it.next();
       if (batch.size() < maxEvents && !item.due.isAfter(now)) {
         it.remove();
+        lane.retried(item);
         item.due = null;
         batch.add(item);
       } else {
         held.add(item.event.key());
       }
     }
-    int fromTable = takeFrom(lane.ahead.values().iterator(), batch, maxEvents, held, now);
-    int fromStream = catchingUp ? 0 : takeFrom(lane.queue.iterator(), batch, maxEvents, held, now);
+    int fromTable = takeFrom(lane, lane.ahead.values().iterator(), batch, maxEvents, held, now);
+    int fromStream =
+        catchingUp ? 0 : takeFrom(lane, lane.queue.iterator(), batch, maxEvents, held, now);
     if (fromStream > 0) {
       lane.streamed -= fromStream;
     }
@@ -350,11 +421,16 @@ final class ChangeStream<R> {
 
   /** Moves the items that may go from {@code it} to {@code batch}; returns how many moved. */
   private static int takeFrom(
-      Iterator<Item> it, List<Item> batch, int maxEvents, Set<AggregateKey> held, Instant now) {
+      Lane lane,
+      Iterator<Item> it,
+      List<Item> batch,
+      int maxEvents,
+      Set<AggregateKey> held,
+      Instant now) {
     int moved = 0;
     while (it.hasNext() && batch.size() < maxEvents) {
       Item item = it.next();
-      if (held.contains(item.event.key())) {
+      if (held.contains(item.event.key()) || lane.parkedBefore(item)) {
         continue;
       }
       if (item.notBefore != null && item.notBefore.isAfter(now)) {
@@ -383,6 +459,147 @@ final class ChangeStream<R> {
 
   private static Instant earlier(Instant a, Instant b) {
     return b != null && (a == null || b.isBefore(a)) ? b : a;
+  }
+
+  /**
+   * Parks the streamed events of held-back keys buffered in a full lane: they leave memory, their
+   * key keeps the range of their ids and the earliest position ({@link ParkedKey}).
+   *
+   * @return how many left the lane
+   */
+  private int parkHeld(Lane lane) {
+    int moved = 0;
+    for (Iterator<Item> it = lane.queue.iterator(); it.hasNext(); ) {
+      Item item = it.next();
+      AggregateKey key = item.event.key();
+      if (lane.held.containsKey(key) || lane.parked.containsKey(key)) {
+        it.remove();
+        lane.streamed--;
+        inMemory.remove(item.event.id());
+        park(lane, item);
+        moved++;
+      }
+    }
+    return moved;
+  }
+
+  private void park(Lane lane, Item item) {
+    ParkedKey parked = lane.parked.get(item.event.key());
+    parkedEvents++;
+    if (parked == null) {
+      // Its hold on its position becomes the pin of the range.
+      startParking(lane, new ParkedKey(item.event.key(), item.event.id(), item.position));
+      return;
+    }
+    parked.add(item.event.id());
+    if (item.position.before(parked.pin())) {
+      watermark.release(parked.repin(item.position));
+    } else {
+      watermark.release(item.position);
+    }
+  }
+
+  private void startParking(Lane lane, ParkedKey parked) {
+    if (lane.parked.isEmpty()) {
+      log.info(
+          "pipeline {} lane {}: full ({} events) while keys are held back by a retry; their newer"
+              + " events leave memory and are read back from the table once they are released",
+          pipeline,
+          indexOf(lane),
+          laneBuffer);
+    }
+    lane.parked.put(parked.key(), parked);
+  }
+
+  private int indexOf(Lane lane) {
+    for (int i = 0; i < lanes; i++) {
+      if (state[i] == lane) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** Whether {@code e} belongs to a parked range: its key's read-back brings it. */
+  private static boolean parked(Lane lane, OutboxEvent e) {
+    ParkedKey p = lane.parked.get(e.key());
+    return p != null && e.id() >= p.firstId() && e.id() <= p.lastId();
+  }
+
+  /** The next batch of parked rows to read back for {@code lane}, or {@code null}. */
+  ParkedRows.Request parkedToRead(int lane) {
+    lock.lock();
+    try {
+      return closed ? null : toRead(state[lane]);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * A released key's parked range (no event of it waits for a retry), while the lane has room for
+   * the rows read from the table.
+   */
+  private ParkedRows.Request toRead(Lane lane) {
+    int room = laneBuffer - lane.ahead.size();
+    if (room <= 0 || lane.parked.isEmpty()) {
+      return null;
+    }
+    for (ParkedKey p : lane.parked.values()) {
+      if (!lane.held.containsKey(p.key())) {
+        return new ParkedRows.Request(p, p.firstId(), p.lastId(), Math.min(room, READ_BACK));
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Adds a batch of parked rows read back for {@code request} ahead of the streamed events, in id
+   * order (their key's newer events stay parked until the whole range is read); rows in memory
+   * already are skipped. Each holds the range's pin. Once the range is read, the key is no longer
+   * parked.
+   */
+  void readBack(int lane, ParkedRows.Request request, List<ParkedRows.Row> rows) {
+    lock.lock();
+    try {
+      Lane l = state[lane];
+      ParkedKey p = request.parked();
+      if (closed || l.parked.get(p.key()) != p) {
+        return;
+      }
+      for (ParkedRows.Row row : rows) {
+        long id = row.event().id();
+        if (!inMemory.containsKey(id)) {
+          Item item = new Item(row.event(), p.pin(), row.availableAt(), false, true);
+          watermark.hold(p.pin());
+          inMemory.put(id, item);
+          l.ahead.put(id, item);
+        }
+      }
+      // An earlier event of the key parked meanwhile lowered the range: it is read again from
+      // there.
+      if (p.firstId() >= request.firstId()) {
+        // Unless an earlier event of the key was parked meanwhile: then read again from there.
+        p.readUpTo(
+            rows.size() == request.limit()
+                ? rows.get(rows.size() - 1).event().id()
+                : request.lastId());
+      }
+      if (p.firstId() > p.lastId()) {
+        l.parked.remove(p.key());
+        watermark.release(p.pin());
+        log.info(
+            "pipeline {} lane {}: a released key's {} parked event(s) were read back from the"
+                + " table ({} key(s) still parked in this lane)",
+            pipeline,
+            lane,
+            p.count(),
+            l.parked.size());
+      }
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
   }
 
   /**
@@ -427,7 +644,7 @@ final class ChangeStream<R> {
           if (row.retryAt() != null) {
             // Not due on the database's clock; this clock may be a few ms behind it: no busy loop.
             item.due = row.retryAt().isAfter(now) ? row.retryAt() : now.plus(RECHECK);
-            l.retrying.add(item);
+            l.retry(item);
             held.add(item.event.key());
           } else {
             out.add(item);
@@ -435,9 +652,6 @@ final class ChangeStream<R> {
         }
       }
       putBack(l, back);
-      if (finished) {
-        advance();
-      }
       if (out.size() < items.size()) {
         changed.signalAll();
       }
@@ -468,13 +682,12 @@ final class ChangeStream<R> {
         } else if (s instanceof Settlement.Retry r) {
           item.event = withAttempts(item.event, r.attempts());
           item.due = now.plus(r.delay());
-          l.retrying.add(item);
+          l.retry(item);
         } else {
           back.add(item);
         }
       }
       putBack(l, back);
-      advance();
       changed.signalAll();
     } finally {
       lock.unlock();
@@ -496,7 +709,7 @@ final class ChangeStream<R> {
     List<Item> sorted = new ArrayList<>(items);
     sorted.sort(Comparator.comparingLong((Item i) -> i.event.id()).reversed());
     for (Item item : sorted) {
-      if (item.position == null) {
+      if (item.fromTable) {
         lane.ahead.put(item.event.id(), item);
       } else {
         lane.queue.addFirst(item);
@@ -508,27 +721,10 @@ final class ChangeStream<R> {
   private void finish(Item item) {
     inMemory.remove(item.event.id());
     if (item.position != null) {
-      item.position.open--;
+      watermark.release(item.position);
     }
     if (item.caughtUp) {
       openCaughtUp--;
-    }
-  }
-
-  private Position position(Object record, int open) {
-    Position tail = positions.peekLast();
-    if (open == 0 && tail != null && tail.open == 0) {
-      tail.record = record; // final positions in a row: only the latest matters
-      return tail;
-    }
-    Position p = new Position(record, open);
-    positions.addLast(p);
-    return p;
-  }
-
-  private void advance() {
-    while (!positions.isEmpty() && positions.peekFirst().open == 0) {
-      committable = positions.pollFirst().record;
     }
   }
 
@@ -540,9 +736,7 @@ final class ChangeStream<R> {
   R takeCommittable() {
     lock.lock();
     try {
-      Object r = committable;
-      committable = null;
-      return (R) r;
+      return (R) watermark.takeCommittable();
     } finally {
       lock.unlock();
     }
@@ -553,6 +747,40 @@ final class ChangeStream<R> {
     lock.lock();
     try {
       return inMemory.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** How many events left memory for a parked range since the start (diagnostics and tests). */
+  long parkedEvents() {
+    lock.lock();
+    try {
+      return parkedEvents;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** How many keys have events parked now (diagnostics and tests). */
+  int parkedKeys() {
+    lock.lock();
+    try {
+      int n = 0;
+      for (Lane l : state) {
+        n += l.parked.size();
+      }
+      return n;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** How many stream positions the watermark keeps (bounded; tests). */
+  int positions() {
+    lock.lock();
+    try {
+      return watermark.size();
     } finally {
       lock.unlock();
     }

@@ -67,7 +67,7 @@ final class StreamSession {
     this.tables = tables;
     this.pipeline = pipeline;
     this.clock = clock;
-    this.stream = new ChangeStream<>(lanes, settings.laneBuffer(), clock);
+    this.stream = new ChangeStream<>(lanes, settings.laneBuffer(), clock, pipeline);
     this.changes = new ChangeEvents(EngineProperties.heartbeatPrefix(settings.slotName()));
     this.sweep = new ReconcileSweep(connections, settings, tables, pipeline, stream);
   }

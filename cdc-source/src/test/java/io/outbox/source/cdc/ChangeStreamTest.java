@@ -19,7 +19,7 @@ class ChangeStreamTest {
   private final MutableClock clock = new MutableClock();
   private final ChangeStream<String> stream = new ChangeStream<>(1, 100, clock);
 
-  private static OutboxEvent event(long id, String key) {
+  static OutboxEvent event(long id, String key) {
     return new OutboxEvent(
         id,
         UUID.randomUUID(),

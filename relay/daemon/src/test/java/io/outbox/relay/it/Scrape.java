@@ -63,6 +63,18 @@ final class Scrape {
     return m.find() ? OptionalDouble.of(Double.parseDouble(m.group(1))) : OptionalDouble.empty();
   }
 
+  /** The heap in use now: the sum of {@code jvm_memory_used_bytes} over the heap's pools. */
+  long heapUsed() {
+    Matcher m =
+        Pattern.compile("^jvm_memory_used_bytes\\{area=\"heap\"[^}]*} (\\S+)$", Pattern.MULTILINE)
+            .matcher(metrics());
+    double sum = 0;
+    while (m.find()) {
+      sum += Double.parseDouble(m.group(1));
+    }
+    return (long) sum;
+  }
+
   /** The value of a sample labelled only {@code pipeline="<pipeline>"}, or NaN when absent. */
   double pipeline(String name, String pipeline) {
     return value(name, "pipeline=\"" + pipeline + "\"").orElse(Double.NaN);

@@ -1,0 +1,156 @@
+package io.outbox.source.cdc;
+
+import static io.outbox.source.cdc.ChangeStreamTest.event;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Settlement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Issue #13.8: a held-back key's events leave a full lane and come back when it is released. */
+class ChangeStreamParkingTest {
+
+  private final ChangeStreamTest.MutableClock clock = new ChangeStreamTest.MutableClock();
+  private final ChangeStream<String> stream = new ChangeStream<>(1, 2, clock);
+
+  /** Takes k#1 and lets it wait 3 s for a retry. */
+  private void holdKeyK() throws Exception {
+    stream.offer("r1", event(1, "k"), null);
+    List<ChangeStream.Item> first = stream.take(0, 10, Duration.ZERO);
+    stream.settled(
+        0,
+        first,
+        List.of(new Settlement.Retry(first.get(0).event(), 1, Duration.ofSeconds(3), "x")));
+  }
+
+  /** Holds k, then fills the lane with k#2 and k#3, which other#4 parks. */
+  private void parkK2AndK3() throws Exception {
+    holdKeyK();
+    stream.offer("r2", event(2, "k"), null);
+    stream.offer("r3", event(3, "k"), null);
+    stream.offer("r4", event(4, "other"), null);
+  }
+
+  private static List<Long> ids(List<ChangeStream.Item> items) {
+    return items.stream().map(i -> i.event().id()).toList();
+  }
+
+  private void publish(List<ChangeStream.Item> items) {
+    List<Settlement> s = new ArrayList<>();
+    for (ChangeStream.Item i : items) {
+      s.add(new Settlement.Published(i.event()));
+    }
+    stream.settled(0, items, s);
+  }
+
+  /** What the table would return for a parked range: the given ids of key k. */
+  private static List<ParkedRows.Row> rows(long... ids) {
+    List<ParkedRows.Row> rows = new ArrayList<>();
+    for (long id : ids) {
+      rows.add(new ParkedRows.Row(event(id, "k"), null));
+    }
+    return rows;
+  }
+
+  @Test
+  void aHeldKeysEventsLeaveAFullLaneAndComeBackInOrderWhenItIsReleased() throws Exception {
+    holdKeyK();
+    stream.offer("r2", event(2, "k"), null);
+    stream.offer("r3", event(3, "k"), null);
+    // The lane is full of k's events: another key's event parks them instead of waiting.
+    assertThat(stream.offer("r4", event(4, "other"), null)).isTrue();
+    stream.offer("r5", event(5, "k"), null);
+    assertThat(stream.parkedKeys()).isEqualTo(1);
+    assertThat(stream.parkedEvents()).isEqualTo(3);
+    assertThat(stream.size()).as("k#1 retrying and other#4").isEqualTo(2);
+    assertThat(stream.parkedToRead(0)).as("k is still held back").isNull();
+
+    List<ChangeStream.Item> other = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(other)).containsExactly(4L);
+    publish(other);
+    assertThat(stream.takeCommittable()).as("k#1 holds the watermark").isNull();
+
+    clock.advance(Duration.ofSeconds(3));
+    List<ChangeStream.Item> retry = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(retry)).containsExactly(1L);
+    publish(retry);
+    assertThat(stream.takeCommittable()).as("not past the parked k#2").isEqualTo("r1");
+
+    ParkedRows.Request first = stream.parkedToRead(0);
+    assertThat(first.firstId()).isEqualTo(2);
+    assertThat(first.lastId()).isEqualTo(5);
+    assertThat(first.limit()).as("the lane's room").isEqualTo(2);
+    stream.readBack(0, first, rows(2, 3));
+    stream.offer("r6", event(6, "k"), null); // still behind the parked range
+    assertThat(stream.parkedEvents()).isEqualTo(4);
+    List<ChangeStream.Item> back = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(back)).containsExactly(2L, 3L);
+    publish(back);
+    assertThat(stream.takeCommittable()).as("the range's pin holds until it is read").isNull();
+
+    ParkedRows.Request second = stream.parkedToRead(0);
+    assertThat(second.firstId()).isEqualTo(4);
+    assertThat(second.lastId()).isEqualTo(6);
+    stream.readBack(0, second, rows(5, 6));
+    assertThat(stream.parkedKeys()).isZero();
+    List<ChangeStream.Item> rest = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(rest)).containsExactly(5L, 6L);
+    publish(rest);
+    assertThat(stream.takeCommittable()).isEqualTo("r6");
+    assertThat(stream.size()).isZero();
+
+    stream.offer("r7", event(7, "k"), null);
+    assertThat(ids(stream.take(0, 10, Duration.ZERO))).as("no longer parked").containsExactly(7L);
+  }
+
+  @Test
+  void theSweepLeavesAParkedRowToItsKeysReadBack() throws Exception {
+    parkK2AndK3();
+    assertThat(stream.offerSwept(List.of(event(2, "k"), event(3, "k")))).isZero();
+    assertThat(stream.size()).isEqualTo(2);
+  }
+
+  @Test
+  void aSweptCopyTakesTheStreamPositionOfItsEvent() throws Exception {
+    ChangeStream<String> s = new ChangeStream<>(1, 10, clock);
+    OutboxEvent e = event(1, "a");
+    assertThat(s.offerSwept(List.of(e))).isEqualTo(1);
+    List<ChangeStream.Item> taken = s.take(0, 10, Duration.ZERO);
+    assertThat(s.offer("r1", e, null)).isTrue();
+    s.pass("hb");
+    assertThat(s.takeCommittable()).as("not past the swept copy in flight").isNull();
+    s.settled(0, taken, List.of(new Settlement.Published(e)));
+    assertThat(s.takeCommittable()).isEqualTo("hb");
+  }
+
+  @Test
+  void theWatermarkStaysSmallBehindAKeyHeldForLong() throws Exception {
+    holdKeyK();
+    for (long id = 2; id < 20_000; id++) {
+      stream.offer("r" + id, event(id, "o" + id % 7), null);
+      publish(stream.checked(0, stream.take(0, 10, Duration.ZERO), pending(id)));
+    }
+    assertThat(stream.takeCommittable()).isNull();
+    assertThat(stream.positions()).isLessThanOrEqualTo(3);
+  }
+
+  private static Map<Long, ChangeStream.Row> pending(long id) {
+    return Map.of(id, new ChangeStream.Row(0, null));
+  }
+
+  @Test
+  void aStaleReadBackChangesNothing() throws Exception {
+    parkK2AndK3();
+    publish(stream.take(0, 10, Duration.ZERO));
+    clock.advance(Duration.ofSeconds(3));
+    publish(stream.take(0, 10, Duration.ZERO));
+    ParkedRows.Request r = stream.parkedToRead(0);
+    stream.readBack(0, r, rows(2, 3));
+    stream.readBack(0, r, rows(2, 3)); // a stale request changes nothing
+    assertThat(ids(stream.take(0, 10, Duration.ZERO))).containsExactly(2L, 3L);
+  }
+}
