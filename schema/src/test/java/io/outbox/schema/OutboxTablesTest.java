@@ -195,7 +195,7 @@ class OutboxTablesTest {
             names.add(value);
           }
         });
-    assertThat(names).hasSize(11);
+    assertThat(names).hasSize(12);
   }
 
   @Test
@@ -206,7 +206,8 @@ class OutboxTablesTest {
           "V1__outbox_tables.sql",
           "V2__cdc_offsets.sql",
           "V3__retention.sql",
-          "V4__leader_lease.sql"
+          "V4__leader_lease.sql",
+          "V5__ledger_watermark.sql"
         }) {
       try (InputStream in =
           getClass().getResourceAsStream("/db/outbox-relay/migration/" + migration)) {
