@@ -45,13 +45,23 @@ class ExactlyOnceIT {
     }
   }
 
+  /** Exactly-once with this test's own ledger and transactional ids (the pipeline is "it"). */
+  private String exactlyOnce() {
+    return EXACTLY_ONCE
+        + ", sink.kafka.ledger.topic = \""
+        + fx.topic("ledger")
+        + "\", sink.kafka.transactional-id-prefix = \""
+        + fx.topic("tx")
+        + "\"";
+  }
+
   @Test
   void killDashNineUnderLoadDeliversEveryEventOnce() throws Exception {
     int events = 20_000;
     fx = new RelayFixture("eos_kill");
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = new ArrayList<>(OutboxLoad.backlog(fx, events, 300));
-    String config = fx.config("lanes = 4, batch-size = 500, " + EXACTLY_ONCE);
+    String config = fx.config("lanes = 4, batch-size = 500, " + exactlyOnce());
 
     List<String> kills = new ArrayList<>();
     for (int threshold : new int[] {events / 5, events * 2 / 5, events * 3 / 5}) {
@@ -85,7 +95,7 @@ class ExactlyOnceIT {
     fx = new RelayFixture("eos_ledger");
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = OutboxLoad.backlog(fx, events, 100);
-    String config = fx.config("lanes = 2, batch-size = 200, " + EXACTLY_ONCE);
+    String config = fx.config("lanes = 2, batch-size = 200, " + exactlyOnce());
 
     RelayProcess crashing =
         relays.start(
@@ -115,7 +125,7 @@ class ExactlyOnceIT {
   void aFrozenActiveWakesFencedAndPublishesNothingTwice() throws Exception {
     fx = new RelayFixture("eos_frozen");
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
-    String config = fx.config("lanes = 2, batch-size = 100, " + EXACTLY_ONCE);
+    String config = fx.config("lanes = 2, batch-size = 100, " + exactlyOnce());
     RelayProcess a = relays.start("a", config);
     await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
     RelayProcess b = relays.start("b", config);

@@ -23,6 +23,7 @@ import org.slf4j.LoggerFactory;
 final class ExactlyOnceKafkaSink implements TransactionalSink {
 
   private static final Logger log = LoggerFactory.getLogger(ExactlyOnceKafkaSink.class);
+  private static final Duration ACTIVATION_BOUND = Duration.ofSeconds(30);
 
   private final String pipeline;
   private final KafkaSinkSettings settings;
@@ -52,6 +53,7 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
           new TransactionalLane(
               i,
               pipeline,
+              settings.transactionalIdPrefix(),
               producerConfig,
               factory,
               settings.ledgerTopic(),
@@ -62,9 +64,14 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
 
   @Override
   public void fence(List<Integer> which) {
-    ledger.ensure(lanes.length, settings.sendTimeout());
+    // Once per activation: a generous bound (a slow first metadata request is no outage).
+    Duration bound =
+        settings.sendTimeout().compareTo(ACTIVATION_BOUND) > 0
+            ? settings.sendTimeout()
+            : ACTIVATION_BOUND;
+    ledger.ensure(lanes.length, bound);
     for (int lane : which) {
-      lanes[lane].fence(settings.sendTimeout());
+      lanes[lane].fence(bound);
     }
   }
 

@@ -29,6 +29,8 @@ import java.util.TreeMap;
  *     pipeline
  * @param ledgerRetention {@code ledger.retention}: the {@code retention.ms} of a ledger topic the
  *     relay creates
+ * @param transactionalIdPrefix {@code transactional-id-prefix}, its default resolved: lane n's
+ *     producer has the transactional id {@code <prefix>.lane-<n>}
  */
 public record KafkaSinkSettings(
     String bootstrapServers,
@@ -37,7 +39,8 @@ public record KafkaSinkSettings(
     Duration probeTimeout,
     Delivery delivery,
     String ledgerTopic,
-    Duration ledgerRetention) {
+    Duration ledgerRetention,
+    String transactionalIdPrefix) {
 
   /** {@code sink.kafka.delivery}. */
   public enum Delivery {
@@ -72,6 +75,7 @@ public record KafkaSinkSettings(
     Objects.requireNonNull(delivery, "delivery");
     Objects.requireNonNull(ledgerTopic, "ledgerTopic");
     Objects.requireNonNull(ledgerRetention, "ledgerRetention");
+    Objects.requireNonNull(transactionalIdPrefix, "transactionalIdPrefix");
     producer = Collections.unmodifiableMap(new TreeMap<>(producer == null ? Map.of() : producer));
   }
 
@@ -93,13 +97,19 @@ public record KafkaSinkSettings(
         c.getDuration("probe-timeout"),
         Delivery.parse(c.getString("delivery")),
         ledgerTopic(context),
-        c.getDuration("ledger.retention"));
+        c.getDuration("ledger.retention"),
+        defaulted(context, "transactional-id-prefix", "outbox-relay." + context.pipeline()));
   }
 
   /** {@code ledger.topic}, or {@code outbox-relay.<pipeline>.ledger} when blank. */
   private static String ledgerTopic(PluginContext context) {
-    String topic = context.settings().getString("ledger.topic").strip();
-    return topic.isEmpty() ? "outbox-relay." + context.pipeline() + ".ledger" : topic;
+    return defaulted(context, "ledger.topic", "outbox-relay." + context.pipeline() + ".ledger");
+  }
+
+  /** The string at {@code key}, or {@code otherwise} when it is blank. */
+  private static String defaulted(PluginContext context, String key, String otherwise) {
+    String value = context.settings().getString(key).strip();
+    return value.isEmpty() ? otherwise : value;
   }
 
   /**
@@ -146,6 +156,8 @@ public record KafkaSinkSettings(
         + ledgerTopic
         + ", ledgerRetention="
         + ledgerRetention
+        + ", transactionalIdPrefix="
+        + transactionalIdPrefix
         + "]";
   }
 
@@ -172,6 +184,12 @@ public record KafkaSinkSettings(
       problems.add(problem(context, "ledger.topic", "must be a string (blank for the default)"));
     }
     positiveDuration(context, "ledger.retention", problems);
+    try {
+      defaulted(context, "transactional-id-prefix", "");
+    } catch (ConfigException e) {
+      problems.add(
+          problem(context, "transactional-id-prefix", "must be a string (blank for the default)"));
+    }
   }
 
   private static void validateServers(PluginContext context, List<SettingsProblem> problems) {

@@ -33,9 +33,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One lane's transactional producer ({@code transactional.id = outbox-relay.<pipeline>.lane-<n>})
- * and the thread that runs its transactions, one after the other: begin, send the events, wait for
- * their acknowledgements, send the ledger record, commit; abort when an event failed.
+ * One lane's transactional producer ({@code transactional.id = <prefix>.lane-<n>}, the same on
+ * every instance, so that a new one fences the old) and the thread that runs its transactions, one
+ * after the other: begin, send the events, wait for their acknowledgements, send the ledger record,
+ * commit; abort when an event failed.
  */
 final class TransactionalLane {
 
@@ -56,6 +57,7 @@ final class TransactionalLane {
   TransactionalLane(
       int lane,
       String pipeline,
+      String transactionalIdPrefix,
       Map<String, Object> producerConfig,
       KafkaClients.Factory factory,
       String ledgerTopic,
@@ -63,7 +65,7 @@ final class TransactionalLane {
       Duration sendTimeout) {
     this.lane = lane;
     this.pipeline = pipeline;
-    this.transactionalId = transactionalId(pipeline, lane);
+    this.transactionalId = transactionalIdPrefix + ".lane-" + lane;
     this.config = laneConfig(producerConfig, transactionalId, lane, sendTimeout);
     this.factory = factory;
     this.ledgerTopic = ledgerTopic;
@@ -76,11 +78,6 @@ final class TransactionalLane {
               t.setDaemon(true);
               return t;
             });
-  }
-
-  /** The lane's transactional id: the same on every instance, so a new one fences the old. */
-  static String transactionalId(String pipeline, int lane) {
-    return "outbox-relay." + pipeline + ".lane-" + lane;
   }
 
   private static Map<String, Object> laneConfig(
