@@ -71,6 +71,8 @@ final class LedgerTopic {
     config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
+    // A deleted ledger must stay missing (and be reported), not come back empty.
+    config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
     config.remove(ConsumerConfig.GROUP_ID_CONFIG);
     this.consumerConfig = Map.copyOf(config);
   }

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -200,6 +201,7 @@ final class TransactionalLane {
       throws InterruptedException {
     long deadline = System.nanoTime() + sendTimeout.toNanos();
     List<Future<RecordMetadata>> sent = new ArrayList<>(events.size());
+    int refusedInSend = -1; // the record the producer refused inside send, if any
     for (int i = 0; i < events.size(); i++) {
       RoutedEvent routed = events.get(i);
       String invalid = TopicNames.problem(routed.destination());
@@ -209,7 +211,12 @@ final class TransactionalLane {
       }
       ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
       try {
-        sent.add(p.send(record));
+        Future<RecordMetadata> f = p.send(record);
+        sent.add(f);
+        if (failedAlready(f)) {
+          refusedInSend = i; // the size check...: the rest is rolled back anyway
+          break;
+        }
       } catch (KafkaException e) {
         if (isFence(e)) {
           throw e;
@@ -223,23 +230,17 @@ final class TransactionalLane {
       }
     }
     p.flush();
+    // Once the transaction is in error, the producer fails the records it still held with the
+    // same exception as the one at fault: an exception shared by several records names none of
+    // them (the pipeline splits the batch until the offender is alone).
+    Throwable[] errors = new Throwable[sent.size()];
+    Map<Throwable, Integer> shared = new IdentityHashMap<>();
     for (int i = 0; i < sent.size(); i++) {
       try {
         sent.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (ExecutionException e) {
-        Throwable cause = e.getCause();
-        if (cause instanceof TransactionAbortedException
-            || cause.getClass() == KafkaException.class) {
-          continue; // failed because another record of the transaction did
-        }
-        if (isFence(cause)) {
-          throw (KafkaException) cause;
-        }
-        Failure f = classify(cause, KafkaRecords.toRecord(events.get(i)), deadline);
-        if (f.scope() == FailureClassifier.Scope.SINK) {
-          return f;
-        }
-        verdicts[i] = f.verdict();
+        errors[i] = e.getCause();
+        shared.merge(errors[i], 1, Integer::sum);
       } catch (TimeoutException e) {
         return new Failure(
             Verdict.unavailable(
@@ -250,7 +251,42 @@ final class TransactionalLane {
             false);
       }
     }
+    for (int i = 0; i < errors.length; i++) {
+      Throwable cause = errors[i];
+      if (cause == null
+          || cause instanceof TransactionAbortedException
+          || cause.getClass() == KafkaException.class) {
+        continue; // failed because another record of the transaction did
+      }
+      if (isFence(cause)) {
+        throw (KafkaException) cause;
+      }
+      Failure f = classify(cause, KafkaRecords.toRecord(events.get(i)), deadline);
+      if (f.scope() == FailureClassifier.Scope.SINK) {
+        return f; // an outage, whoever it reached first
+      }
+      if ((refusedInSend >= 0 && i != refusedInSend)
+          || (refusedInSend < 0 && shared.get(cause) > 1)) {
+        continue; // failed because another record of the transaction did
+      }
+      verdicts[i] = f.verdict();
+    }
     return null;
+  }
+
+  private boolean failedAlready(Future<RecordMetadata> f) {
+    if (!f.isDone()) {
+      return false;
+    }
+    try {
+      f.get();
+      return false;
+    } catch (ExecutionException e) {
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   private Failure classify(Throwable e, ProducerRecord<String, byte[]> record, long deadline) {
