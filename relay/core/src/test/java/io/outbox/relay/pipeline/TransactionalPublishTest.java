@@ -3,23 +3,18 @@ package io.outbox.relay.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.outbox.relay.spi.LedgerEntry;
 import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SinkTransaction;
-import io.outbox.relay.spi.TransactionalSink;
 import io.outbox.relay.spi.Verdict;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 class TransactionalPublishTest {
@@ -32,8 +27,8 @@ class TransactionalPublishTest {
       throws Exception {
     List<OutboxEvent> events =
         List.of(Events.event(1, "a"), Events.event(2, "b"), Events.event(3, "a"));
-    ScriptedSink sink =
-        new ScriptedSink(
+    ScriptedTransactionalSink sink =
+        new ScriptedTransactionalSink(
             batch ->
                 batch.stream().anyMatch(r -> r.event().id() == 2 && r.destination().equals(TOPIC))
                     ? aborted(batch, 2, Verdict.permanent("too large"))
@@ -60,8 +55,8 @@ class TransactionalPublishTest {
   void aRetryableFailureHoldsBackTheKeysLaterEvents() throws Exception {
     List<OutboxEvent> events =
         List.of(Events.event(1, "a"), Events.event(2, "a"), Events.event(3, "b"));
-    ScriptedSink sink =
-        new ScriptedSink(
+    ScriptedTransactionalSink sink =
+        new ScriptedTransactionalSink(
             batch ->
                 batch.stream().anyMatch(r -> r.event().id() == 1)
                     ? aborted(batch, 1, Verdict.retryable("not enough replicas"))
@@ -84,8 +79,8 @@ class TransactionalPublishTest {
       events.add(Events.event(i, "k" + i));
     }
     // Kafka aborts every transaction holding event 6 without naming it.
-    ScriptedSink sink =
-        new ScriptedSink(
+    ScriptedTransactionalSink sink =
+        new ScriptedTransactionalSink(
             batch ->
                 batch.stream().anyMatch(r -> r.event().id() == 6)
                     ? new SinkTransaction.Aborted(
@@ -110,20 +105,26 @@ class TransactionalPublishTest {
     List<OutboxEvent> events = List.of(Events.event(1, "a"));
     Verdict[] verdicts = new Verdict[1];
     assertThat(
-            publish(new ScriptedSink(b -> new SinkTransaction.Fenced("epoch")), events, verdicts)
+            publish(
+                    new ScriptedTransactionalSink(b -> new SinkTransaction.Fenced("epoch")),
+                    events,
+                    verdicts)
                 .ending())
         .isEqualTo(TransactionalPublish.Ending.FENCED);
     assertThat(verdicts[0]).isNull();
     assertThat(
             publish(
-                    new ScriptedSink(b -> new SinkTransaction.Failed("timeout", true)),
+                    new ScriptedTransactionalSink(b -> new SinkTransaction.Failed("timeout", true)),
                     events,
                     verdicts)
                 .ending())
         .isEqualTo(TransactionalPublish.Ending.IN_DOUBT);
     assertThat(verdicts[0]).isNull();
     TransactionalPublish.Result down =
-        publish(new ScriptedSink(b -> new SinkTransaction.Failed("down", false)), events, verdicts);
+        publish(
+            new ScriptedTransactionalSink(b -> new SinkTransaction.Failed("down", false)),
+            events,
+            verdicts);
     assertThat(down.ending()).isEqualTo(TransactionalPublish.Ending.DONE);
     assertThat(verdicts[0].outcome()).isEqualTo(Verdict.Outcome.SINK_UNAVAILABLE);
   }
@@ -137,7 +138,8 @@ class TransactionalPublishTest {
   }
 
   private static TransactionalPublish.Result publish(
-      ScriptedSink sink, List<OutboxEvent> events, Verdict[] verdicts) throws Exception {
+      ScriptedTransactionalSink sink, List<OutboxEvent> events, Verdict[] verdicts)
+      throws Exception {
     SettlementPlanner planner =
         new SettlementPlanner(
             3,
@@ -172,56 +174,5 @@ class TransactionalPublishTest {
                 return new RoutedEvent(d.event(), DEAD);
               }
             });
-  }
-
-  /**
-   * Answers each transaction with the script's outcome, or commits it when the script says null.
-   */
-  private static final class ScriptedSink implements TransactionalSink {
-    final List<List<RoutedEvent>> transactions = new ArrayList<>();
-    final List<LedgerRecord> ledgers = new ArrayList<>();
-    private final Function<List<RoutedEvent>, SinkTransaction> script;
-
-    ScriptedSink(Function<List<RoutedEvent>, SinkTransaction> script) {
-      this.script = script;
-    }
-
-    @Override
-    public CompletionStage<SinkTransaction> publish(
-        int lane, List<RoutedEvent> events, LedgerRecord ledger) {
-      transactions.add(List.copyOf(events));
-      ledgers.add(ledger);
-      SinkTransaction t = script.apply(events);
-      return CompletableFuture.completedFuture(
-          t != null
-              ? t
-              : new SinkTransaction.Committed(new LedgerPosition(lane, transactions.size() - 1)));
-    }
-
-    @Override
-    public void fence(List<Integer> lanes) {}
-
-    @Override
-    public List<LedgerEntry> readLedger(Map<Integer, Long> settled, Duration timeout) {
-      return List.of();
-    }
-
-    @Override
-    public String ledgerName() {
-      return "ledger";
-    }
-
-    @Override
-    public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public boolean probe(Duration timeout) {
-      return true;
-    }
-
-    @Override
-    public void close(Duration timeout) {}
   }
 }
