@@ -53,11 +53,20 @@ abstract class Receiver implements AutoCloseable {
     Kafka(Brokers brokers) {
       Map<String, Object> props =
           Map.of(
-              ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.kafkaBootstrap(),
-              ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
-              ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
-              ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "5",
-              ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+              ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+              brokers.kafkaBootstrap(),
+              ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+              ByteArrayDeserializer.class.getName(),
+              ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+              ByteArrayDeserializer.class.getName(),
+              ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG,
+              "5",
+              ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+              "false",
+              // Committed records only, as an exactly-once consumer reads (--relay-config
+              // "sink.kafka.delivery = exactly-once"); the same for an idempotent producer.
+              ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+              "read_committed");
       consumer = new KafkaConsumer<>(props);
       List<TopicPartition> partitions =
           IntStream.range(0, brokers.partitions())

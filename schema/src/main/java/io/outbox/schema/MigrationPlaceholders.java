@@ -35,6 +35,8 @@ final class MigrationPlaceholders {
     values.put("offsets_pkey", quote(fit(tables.offsetsTable(), "_pkey")));
     values.put("leader_table", quote(tables.schema()) + "." + quote(tables.leaderTable()));
     values.put("leader_pkey", quote(fit(tables.leaderTable(), "_pkey")));
+    values.put("ledger_table", tables.qualifiedLedgerTable());
+    values.put("ledger_pkey", quote(fit(tables.ledgerTable(), "_pkey")));
     values.put("notify_function", quote(tables.schema()) + "." + quote(tables.notifyFunction()));
     // The channel is lower-case letters, digits and '_' (see OutboxTables), safe in a literal.
     values.put("notify_channel", "'" + tables.notifyChannel() + "'");

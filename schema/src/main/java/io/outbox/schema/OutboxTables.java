@@ -161,6 +161,20 @@ public record OutboxTables(
   }
 
   /**
+   * The bare name of the ledger watermark table, {@code <table>_relay_ledger}, in {@link
+   * #schema()}: per pipeline and ledger partition, the last settled ledger offset of an
+   * exactly-once pipeline ({@link LedgerWatermarks}).
+   */
+  public String ledgerTable() {
+    return fit(table, "_relay_ledger");
+  }
+
+  /** The ledger watermark table for SQL, quoted: {@code "public"."outbox_relay_ledger"}. */
+  public String qualifiedLedgerTable() {
+    return quote(schema) + "." + quote(ledgerTable());
+  }
+
+  /**
    * The transaction advisory lock {@code (key1, key2)} that fences claims: every claim transaction
    * holds it shared; an instance taking over holds it exclusively while it raises the epoch, so it
    * waits for (or ends) the claims of the instance before it. A two-int key, which never collides

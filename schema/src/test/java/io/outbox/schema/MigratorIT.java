@@ -45,7 +45,7 @@ class MigratorIT {
     }
     MigrationResult second = migrate(tables);
 
-    assertThat(first.applied()).isEqualTo(5);
+    assertThat(first.applied()).isEqualTo(6);
     assertThat(first.version()).isEqualTo("6");
     assertThat(second.applied()).isZero();
     assertThat(second.version()).isEqualTo("6");
@@ -59,6 +59,7 @@ class MigratorIT {
               "public.outbox",
               "public.outbox_dead_letter",
               "public.outbox_relay_leader",
+              "public.outbox_relay_ledger",
               "public.outbox_relay_offsets",
               "public.outbox_relay_schema_history");
     }
@@ -70,13 +71,14 @@ class MigratorIT {
 
     MigrationResult result = migrate(tables);
 
-    assertThat(result.applied()).isEqualTo(5);
+    assertThat(result.applied()).isEqualTo(6);
     try (Connection c = db.connect()) {
       assertThat(Catalog.tables(c))
           .containsExactly(
               "billing.events_dead",
               "billing.events_outbox",
               "billing.events_outbox_relay_leader",
+              "billing.events_outbox_relay_ledger",
               "billing.events_outbox_relay_offsets",
               "billing.events_outbox_relay_schema_history");
       assertThat(Catalog.indexes(c, "billing"))
@@ -90,6 +92,7 @@ class MigratorIT {
               "events_outbox_pkey",
               "events_outbox_published_idx",
               "events_outbox_relay_leader_pkey",
+              "events_outbox_relay_ledger_pkey",
               "events_outbox_relay_offsets_pkey",
               "events_outbox_relay_schema_history_pk",
               "events_outbox_relay_schema_history_s_idx",
@@ -156,9 +159,9 @@ class MigratorIT {
     OutboxTables payments = OutboxTables.of("payments_outbox");
     OutboxTables billing = OutboxTables.of("billing.events_outbox", "billing.events_dead");
 
-    assertThat(migrate(orders).applied()).isEqualTo(5);
-    assertThat(migrate(payments).applied()).isEqualTo(5);
-    assertThat(migrate(billing).applied()).isEqualTo(5);
+    assertThat(migrate(orders).applied()).isEqualTo(6);
+    assertThat(migrate(payments).applied()).isEqualTo(6);
+    assertThat(migrate(billing).applied()).isEqualTo(6);
     assertThat(migrate(payments).applied()).isZero();
 
     try (Connection c = db.connect()) {
@@ -167,16 +170,19 @@ class MigratorIT {
               "billing.events_dead",
               "billing.events_outbox",
               "billing.events_outbox_relay_leader",
+              "billing.events_outbox_relay_ledger",
               "billing.events_outbox_relay_offsets",
               "billing.events_outbox_relay_schema_history",
               "public.orders_outbox",
               "public.orders_outbox_dead_letter",
               "public.orders_outbox_relay_leader",
+              "public.orders_outbox_relay_ledger",
               "public.orders_outbox_relay_offsets",
               "public.orders_outbox_relay_schema_history",
               "public.payments_outbox",
               "public.payments_outbox_dead_letter",
               "public.payments_outbox_relay_leader",
+              "public.payments_outbox_relay_ledger",
               "public.payments_outbox_relay_offsets",
               "public.payments_outbox_relay_schema_history");
       assertThat(
@@ -204,7 +210,7 @@ class MigratorIT {
     // The application's schema is not empty, and has a history table of its own.
     MigrationResult relay = new Migrator(OutboxTables.of("outbox")).migrate(dataSource);
 
-    assertThat(relay.applied()).isEqualTo(5);
+    assertThat(relay.applied()).isEqualTo(6);
     assertThat(app.migrate().migrationsExecuted).isZero();
     app.validate();
     try (Connection c = db.connect()) {
@@ -223,6 +229,7 @@ class MigratorIT {
               "2 SQL true",
               "3 SQL true",
               "4 SQL true",
+              "5 SQL true",
               "6 SQL true");
       assertThat(Catalog.tables(c)).contains("public.orders", "public.outbox");
     }
@@ -236,8 +243,8 @@ class MigratorIT {
     OutboxTables mixed = OutboxTables.of("Billing.OrderEvents", "Billing.OrderEvents_Dead");
     OutboxTables longOne = OutboxTables.of("billing." + table);
 
-    assertThat(migrate(mixed).applied()).isEqualTo(5);
-    assertThat(migrate(longOne).applied()).isEqualTo(5);
+    assertThat(migrate(mixed).applied()).isEqualTo(6);
+    assertThat(migrate(longOne).applied()).isEqualTo(6);
     assertThat(migrate(longOne).applied()).isZero();
 
     try (Connection c = db.connect()) {

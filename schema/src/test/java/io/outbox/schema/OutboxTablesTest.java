@@ -203,7 +203,7 @@ class OutboxTablesTest {
             names.add(value);
           }
         });
-    assertThat(names).hasSize(11);
+    assertThat(names).hasSize(12);
   }
 
   @Test
@@ -215,6 +215,7 @@ class OutboxTablesTest {
           "V2__cdc_offsets.sql",
           "V3__retention.sql",
           "V4__leader_lease.sql",
+          "V5__ledger_watermark.sql",
           "V6__quiet_wake_ups.sql"
         }) {
       try (InputStream in =

@@ -5,6 +5,7 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.LeaderLease;
+import io.outbox.schema.LedgerWatermarks;
 import io.outbox.schema.OutboxVerdicts;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -38,6 +39,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
   private final IntConsumer ended;
   private final LeaderLease lease;
   private final long epoch;
+  private final LedgerWatermarks ledger;
 
   ClaimTransactions(
       DataSource pool,
@@ -62,6 +64,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
     this.ended = ended;
     this.lease = lease;
     this.epoch = lease.epoch();
+    this.ledger = new LedgerWatermarks(tables.outboxTables());
   }
 
   /**
@@ -193,6 +196,16 @@ final class ClaimTransactions implements PollingClaim.Owner {
   @Override
   public boolean leading() {
     return lease.held() && lease.epoch() == epoch;
+  }
+
+  @Override
+  public long epoch() {
+    return epoch;
+  }
+
+  @Override
+  public LedgerWatermarks ledger() {
+    return ledger;
   }
 
   @Override

@@ -2,10 +2,12 @@ package io.outbox.source.polling;
 
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.LedgerWatermarks;
 import io.outbox.schema.OutboxVerdicts;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -44,6 +46,12 @@ final class PollingClaim implements Claim {
 
     /** Whether this instance still holds the lease its claims were made under. */
     boolean leading();
+
+    /** The epoch the claims are made under. */
+    long epoch();
+
+    /** The ledger watermark's statements. */
+    LedgerWatermarks ledger();
   }
 
   private final Owner owner;
@@ -95,6 +103,12 @@ final class PollingClaim implements Claim {
    */
   @Override
   public Settled settle(List<Settlement> settlements) {
+    return settle(settlements, null);
+  }
+
+  /** {@inheritDoc} The watermark is advanced before the settlement's commit, in its transaction. */
+  @Override
+  public Settled settle(List<Settlement> settlements, LedgerPosition position) {
     end();
     Batches batches;
     try {
@@ -116,6 +130,11 @@ final class PollingClaim implements Claim {
             lane,
             owner.sql().table,
             written);
+      }
+      if (position != null) {
+        owner
+            .ledger()
+            .advance(connection, owner.pipeline(), position.partition(), position.offset());
       }
       connection.commit();
       done = true;
@@ -140,6 +159,11 @@ final class PollingClaim implements Claim {
       }
       owner.ended(lane);
     }
+  }
+
+  @Override
+  public String identity() {
+    return "epoch " + owner.epoch();
   }
 
   @Override

@@ -5,6 +5,7 @@ import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.LedgerWatermark;
 import io.outbox.relay.spi.OutstandingClaims;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.PluginContext;
@@ -59,6 +60,7 @@ final class PollingSource implements Source {
   private RetentionJob retention; // guarded by lifecycle
   private volatile boolean closed;
   private final LongAdder claimQueries = new LongAdder();
+  private final PollingLedger ledger;
 
   PollingSource(PluginContext context, DatabaseSettings database, PollingSettings settings) {
     this.pipeline = database.pipeline() != null ? database.pipeline() : context.pipeline();
@@ -76,6 +78,13 @@ final class PollingSource implements Source {
         new LeaderLock(
             connections, tables, settings, wakeUps, this::report, pipeline, tables.displayTable());
     this.backlog = new BacklogReader(connections, tables, pipeline);
+    this.ledger =
+        new PollingLedger(() -> pool, leader::lease, tables, pipeline, database.onPublish());
+  }
+
+  @Override
+  public Optional<LedgerWatermark> ledgerWatermark() {
+    return Optional.of(ledger);
   }
 
   @Override

@@ -178,7 +178,14 @@ public final class Relay implements AutoCloseable {
       source.close(Duration.ofSeconds(5));
       throw e;
     }
-    Pipeline pipeline = new Pipeline(p, source, sink, registry, Clock.systemUTC());
+    Pipeline pipeline;
+    try {
+      pipeline = new Pipeline(p, source, sink, registry, Clock.systemUTC());
+    } catch (IllegalArgumentException e) { // a source and sink that cannot work together
+      sink.close(Duration.ofSeconds(5));
+      source.close(Duration.ofSeconds(5));
+      throw new StartupException(e.getMessage());
+    }
     created.set(pipeline);
     try {
       checkStaticDestinations(pipeline, sink);

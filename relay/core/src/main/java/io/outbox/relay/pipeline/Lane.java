@@ -6,13 +6,17 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
 import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.LedgerException;
+import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.SinkTransaction;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.TransactionalSink;
 import io.outbox.relay.spi.Verdict;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,6 +59,8 @@ final class Lane implements Runnable {
   private final PipelineStats stats;
   private final int batchSize;
   private final Router deadLetterRouter;
+  private final TransactionalPublish transactions; // exactly-once; null when at least once
+  private final LedgerRecovery recovery; // exactly-once; null when at least once
 
   /**
    * When the lane last made progress (a claim answered, a batch settled), {@link System#nanoTime}.
@@ -70,10 +76,20 @@ final class Lane implements Runnable {
   // Touched by the lane's thread only.
   private Claim ahead; // claimed ahead of the batch being published; publishable next
   private Unsettled unsettled; // published, settlement not yet written
+  // Exactly-once: a transaction of this lane may be committed but not settled (its outcome was
+  // unknown, or its settlement failed); the ledger is read before anything is claimed again.
+  private boolean recoverFirst;
 
-  /** A batch whose verdicts are all in and whose settlement is still to be written. */
+  /**
+   * A batch whose verdicts are all in and whose settlement is still to be written; {@code
+   * position}, exactly-once, where its last transaction's ledger record is (or {@code null}).
+   */
   private record Unsettled(
-      Claim claim, SettlementPlanner.Plan plan, long ackedAtMillis, long publishNanos) {}
+      Claim claim,
+      SettlementPlanner.Plan plan,
+      long ackedAtMillis,
+      long publishNanos,
+      LedgerPosition position) {}
 
   Lane(
       int index,
@@ -86,7 +102,9 @@ final class Lane implements Runnable {
       RetryPolicy errorBackoff,
       PipelineStats stats,
       int batchSize,
-      Router deadLetterRouter) {
+      Router deadLetterRouter,
+      TransactionalSink transactional,
+      LedgerRecovery recovery) {
     this.index = index;
     this.pipeline = pipeline;
     this.source = source;
@@ -98,6 +116,9 @@ final class Lane implements Runnable {
     this.stats = stats;
     this.batchSize = batchSize;
     this.deadLetterRouter = deadLetterRouter;
+    this.transactions =
+        transactional == null ? null : new TransactionalPublish(transactional, index, stats);
+    this.recovery = recovery;
   }
 
   @Override
@@ -137,6 +158,11 @@ final class Lane implements Runnable {
         ahead = null;
         if (claim == null) {
           settleUnsettled(); // nothing to overlap it with
+          if (recoverFirst) {
+            step = "settling in-doubt batches from the ledger";
+            recovery.recover(Set.of(index), false);
+            recoverFirst = false;
+          }
           step = "waiting for the sink to become available";
           if (!gate.awaitOpen(CLAIM_WAIT)) {
             continue;
@@ -159,6 +185,9 @@ final class Lane implements Runnable {
         failures = 0;
       } catch (LeadershipLostException e) {
         pipeline.leadershipLost(e.getMessage());
+        return;
+      } catch (LedgerException e) {
+        pipeline.fatal("lane " + index + " (the ledger)", e);
         return;
       } catch (SourceException e) {
         pipeline.sourceFailed();
@@ -211,6 +240,100 @@ final class Lane implements Runnable {
           stats.failed(verdicts[i]);
         }
       }
+      LedgerPosition committed = null;
+      if (transactions != null) {
+        checkOwned(claim);
+        step = PUBLISHING;
+        TransactionalPublish.Result r =
+            transactions.publish(claim.identity(), events, destinations, verdicts, driver(claim));
+        switch (r.ending()) {
+          case DONE -> committed = r.committed();
+          case ABANDONED -> {
+            recoverFirst = true; // a transaction may have been committed meanwhile
+            handedOver = true;
+            claim.release();
+            stats.released.increment(events.size());
+            return;
+          }
+          case FENCED ->
+              throw new LeadershipLostException(
+                  "pipeline "
+                      + pipeline.name()
+                      + " lane "
+                      + index
+                      + ": fenced by another instance, the batch is released unsettled: "
+                      + r.error());
+          case IN_DOUBT -> {
+            recoverFirst = true;
+            log.warn(
+                "pipeline {} lane {}: the outcome of a transaction is unknown, the ledger will tell"
+                    + " before anything is claimed again: {}",
+                pipeline.name(),
+                index,
+                r.error());
+            return; // the claim is released unsettled (finally)
+          }
+        }
+      } else {
+        if (!publishInWaves(claim, events, destinations, verdicts)) {
+          handedOver = true;
+          claim.release(); // abandoned at shutdown: the events will be claimed again
+          stats.released.increment(events.size());
+          return;
+        }
+      }
+      settleUnsettled(); // when no wave was published
+      long published = System.nanoTime();
+      stats.publishStage.record(published - started, NANOSECONDS);
+      Unsettled done =
+          new Unsettled(
+              claim,
+              planner.plan(events, Arrays.asList(verdicts)),
+              pipeline.clock().millis(),
+              published - started,
+              committed);
+      handedOver = true;
+      if (ahead != null && !(allFinal(done.plan()) && pipeline.keepClaiming())) {
+        releaseAhead();
+      }
+      if (ahead != null) {
+        unsettled = done;
+      } else {
+        settle(done);
+      }
+    } finally {
+      if (!handedOver) {
+        releaseQuietly(claim);
+        releaseAhead();
+      }
+    }
+  }
+
+  /** Checked right before the sink (see {@link Claim#owned}). */
+  private void checkOwned(Claim claim) {
+    if (!claim.owned()) {
+      // A process that was frozen wakes up to a lost lease and must not publish what another
+      // instance may have published since.
+      throw new LeadershipLostException(
+          "pipeline "
+              + pipeline.name()
+              + " lane "
+              + index
+              + ": the active role was lost before publishing (lease ran out, or another"
+              + " instance took over); the batch is released unpublished");
+    }
+  }
+
+  /**
+   * At least once: publishes the batch in waves (events of one destination in id order), filling in
+   * {@code verdicts}.
+   *
+   * @return {@code false} when the batch was abandoned (stop deadline, claim no longer owned)
+   */
+  private boolean publishInWaves(
+      Claim claim, List<OutboxEvent> events, String[] destinations, Verdict[] verdicts)
+      throws InterruptedException {
+    {
       Set<AggregateKey> held = new HashSet<>();
       boolean overlapped = false;
       for (List<Integer> wave : Waves.of(events, destinations)) {
@@ -231,17 +354,7 @@ final class Lane implements Runnable {
         if (routed.isEmpty()) {
           continue;
         }
-        if (!claim.owned()) {
-          // Checked right before the sink: a process that was frozen wakes up to a lost lease
-          // and must not publish what another instance may have published since.
-          throw new LeadershipLostException(
-              "pipeline "
-                  + pipeline.name()
-                  + " lane "
-                  + index
-                  + ": the active role was lost before publishing (lease ran out, or another"
-                  + " instance took over); the batch is released unpublished");
-        }
+        checkOwned(claim);
         step = PUBLISHING;
         stats.attempts.increment(routed.size());
         CompletableFuture<List<Verdict>> future = sink.publish(routed).toCompletableFuture();
@@ -251,10 +364,7 @@ final class Lane implements Runnable {
         }
         List<Verdict> answered = await(future, routed.size(), claim);
         if (answered == null) {
-          handedOver = true;
-          claim.release(); // abandoned at shutdown: the events will be claimed again
-          stats.released.increment(events.size());
-          return;
+          return false;
         }
         for (int j = 0; j < answered.size(); j++) {
           int i = positions.get(j);
@@ -266,30 +376,40 @@ final class Lane implements Runnable {
           }
         }
       }
-      settleUnsettled(); // when no wave was published
-      long published = System.nanoTime();
-      stats.publishStage.record(published - started, NANOSECONDS);
-      Unsettled done =
-          new Unsettled(
-              claim,
-              planner.plan(events, Arrays.asList(verdicts)),
-              pipeline.clock().millis(),
-              published - started);
-      handedOver = true;
-      if (ahead != null && !(allFinal(done.plan()) && pipeline.keepClaiming())) {
-        releaseAhead();
-      }
-      if (ahead != null) {
-        unsettled = done;
-      } else {
-        settle(done);
-      }
-    } finally {
-      if (!handedOver) {
-        releaseQuietly(claim);
-        releaseAhead();
-      }
     }
+    return true;
+  }
+
+  /** What {@link TransactionalPublish} needs from the lane for {@code claim}. */
+  private TransactionalPublish.Driver driver(Claim claim) {
+    return new TransactionalPublish.Driver() {
+      @Override
+      public void started() throws InterruptedException {
+        overlap(claim);
+      }
+
+      @Override
+      public SinkTransaction await(CompletableFuture<SinkTransaction> transaction)
+          throws InterruptedException {
+        try {
+          return awaitFuture(transaction, claim);
+        } catch (ExecutionException e) {
+          // The SPI forbids it; whether it committed is unknown.
+          return new SinkTransaction.Failed(
+              "sink failed the transaction: " + oneLine(e.getCause()), true);
+        }
+      }
+
+      @Override
+      public Settlement planned(OutboxEvent event, Verdict verdict) {
+        return planner.plan(List.of(event), List.of(verdict)).settlements().get(0);
+      }
+
+      @Override
+      public RoutedEvent copyOf(Settlement.DeadLetter deadLetter) {
+        return deadLetterCopy(deadLetter);
+      }
+    };
   }
 
   /**
@@ -377,12 +497,25 @@ final class Lane implements Runnable {
     long started = System.nanoTime();
     InterruptedException interrupted = null;
     try {
-      publishDeadLetters(u.plan().settlements(), u.claim());
+      if (transactions == null) { // exactly-once: the copies were part of the transaction
+        publishDeadLetters(u.plan().settlements(), u.claim());
+      }
     } catch (InterruptedException e) {
       interrupted = e; // the copies are best effort; the table's record is not
     }
     long writing = System.nanoTime();
-    Settled settled = u.claim().settle(u.plan().settlements());
+    Settled settled;
+    try {
+      settled =
+          u.position() == null
+              ? u.claim().settle(u.plan().settlements())
+              : u.claim().settle(u.plan().settlements(), u.position());
+    } catch (RuntimeException e) {
+      if (u.position() != null) {
+        recoverFirst = true; // committed in Kafka, not settled: the ledger has it
+      }
+      throw e;
+    }
     stats.settleStage.record(System.nanoTime() - writing, NANOSECONDS);
     progressed();
     record(u.plan(), settled, u.ackedAtMillis());
@@ -448,6 +581,18 @@ final class Lane implements Runnable {
    */
   private List<Verdict> await(CompletableFuture<List<Verdict>> future, int size, Claim claim)
       throws InterruptedException {
+    try {
+      return awaitFuture(future, claim);
+    } catch (ExecutionException e) {
+      // The SPI forbids it; treat it as an outage rather than blame the events.
+      String error = "sink failed the whole batch: " + oneLine(e.getCause());
+      return java.util.Collections.nCopies(size, Verdict.unavailable(error));
+    }
+  }
+
+  /** {@link #await}'s wait, for any outcome. */
+  private <T> T awaitFuture(CompletableFuture<T> future, Claim claim)
+      throws InterruptedException, ExecutionException {
     while (true) {
       try {
         return future.get(100, TimeUnit.MILLISECONDS);
@@ -455,10 +600,6 @@ final class Lane implements Runnable {
         if (pipeline.abandonInFlight() || (claim != null && !claim.owned())) {
           return null;
         }
-      } catch (ExecutionException e) {
-        // The SPI forbids it; treat it as an outage rather than blame the events.
-        String error = "sink failed the whole batch: " + oneLine(e.getCause());
-        return java.util.Collections.nCopies(size, Verdict.unavailable(error));
       }
     }
   }
@@ -475,16 +616,9 @@ final class Lane implements Runnable {
     List<RoutedEvent> copies = new ArrayList<>();
     for (Settlement s : settlements) {
       if (s instanceof Settlement.DeadLetter dl) {
-        String destination = deadLetterRouter.render(dl.event());
-        if (destination != null) {
-          copies.add(
-              new RoutedEvent(
-                  dl.event(),
-                  destination,
-                  Map.of(
-                      "dead-letter-reason", dl.reason().columnValue(),
-                      "dead-letter-attempts", Integer.toString(dl.attempts()),
-                      "dead-letter-error", dl.error())));
+        RoutedEvent copy = deadLetterCopy(dl);
+        if (copy != null) {
+          copies.add(copy);
         }
       }
     }
@@ -503,6 +637,21 @@ final class Lane implements Runnable {
             verdicts.get(i).error());
       }
     }
+  }
+
+  /** The copy of a dead letter for {@code dead-letter.destination}; {@code null} when none. */
+  private RoutedEvent deadLetterCopy(Settlement.DeadLetter dl) {
+    String destination = deadLetterRouter == null ? null : deadLetterRouter.render(dl.event());
+    if (destination == null) {
+      return null;
+    }
+    return new RoutedEvent(
+        dl.event(),
+        destination,
+        Map.of(
+            "dead-letter-reason", dl.reason().columnValue(),
+            "dead-letter-attempts", Integer.toString(dl.attempts()),
+            "dead-letter-error", dl.error()));
   }
 
   private void record(SettlementPlanner.Plan plan, Settled settled, long ackedAtMillis) {

@@ -6,10 +6,14 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.Backlog;
+import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.LedgerException;
+import io.outbox.relay.spi.LedgerWatermark;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.TransactionalSink;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,6 +32,7 @@ import org.slf4j.LoggerFactory;
 public final class Pipeline {
   private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
   private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration LEDGER_READ_TIMEOUT = Duration.ofSeconds(60);
 
   private final PipelineSettings settings;
   private final Source source;
@@ -40,6 +45,8 @@ public final class Pipeline {
   private final SettlementPlanner planner;
   private final Router router;
   private final Router deadLetterRouter;
+  private final TransactionalSink transactional; // exactly-once; null when at least once
+  private final LedgerRecovery recovery; // exactly-once; null when at least once
   private final Object monitor = new Object();
 
   private Thread supervisor;
@@ -91,6 +98,24 @@ public final class Pipeline {
             new RetryPolicy(
                 settings.retry().backoff(), () -> ThreadLocalRandom.current().nextDouble()));
     this.gate = new SinkGate(settings.name(), sink, errorBackoff, PROBE_TIMEOUT);
+    if (sink instanceof TransactionalSink t) {
+      LedgerWatermark watermark =
+          source
+              .ledgerWatermark()
+              .orElseThrow(
+                  () ->
+                      new IllegalArgumentException(
+                          "pipeline "
+                              + settings.name()
+                              + ": exactly-once delivery needs a source that keeps the ledger"
+                              + " watermark; this source does not (use source.type = polling, or"
+                              + " sink.kafka.delivery = at-least-once)"));
+      this.transactional = t;
+      this.recovery = new LedgerRecovery(settings.name(), t, watermark, stats, LEDGER_READ_TIMEOUT);
+    } else {
+      this.transactional = null;
+      this.recovery = null;
+    }
     registerGauges(registry);
   }
 
@@ -270,8 +295,65 @@ public final class Pipeline {
       if (stopping) {
         return;
       }
+      if (recovery != null && !settleInDoubt()) {
+        continue;
+      }
       runLanes();
     }
+  }
+
+  /**
+   * Exactly-once, on activation: fences the instance before this one in the broker and settles what
+   * it committed without settling, before any lane claims. Retries with backoff while the broker
+   * cannot be reached.
+   *
+   * @return {@code true} when the lanes may run; {@code false} when the role was lost, the ledger
+   *     cannot be trusted (the pipeline fails), or the pipeline stops
+   */
+  private boolean settleInDoubt() {
+    java.util.Set<Integer> lanes = new java.util.TreeSet<>();
+    for (int i = 0; i < settings.lanes(); i++) {
+      lanes.add(i);
+    }
+    int failures = 0;
+    while (!stopping) {
+      try {
+        recovery.recover(lanes, true);
+        return true;
+      } catch (LeadershipLostException e) {
+        log.warn(
+            "pipeline {}: lost the active role while settling the ledger: {}",
+            name(),
+            e.getMessage());
+        return false;
+      } catch (LedgerException e) {
+        fatal("the ledger", e);
+        return false;
+      } catch (RuntimeException e) {
+        failures++;
+        Duration pause = errorBackoff.delayAfter(failures);
+        log.warn(
+            "pipeline {}: cannot fence the earlier instance or read the ledger, retrying in {} ms:"
+                + " {}",
+            name(),
+            pause.toMillis(),
+            Lane.oneLine(e));
+        if (!sleepUnlessStopping(pause)) {
+          return false;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** {@code exactly-once} when the sink publishes in transactions, else {@code at-least-once}. */
+  public String deliveryMode() {
+    return transactional != null ? "exactly-once" : "at-least-once";
+  }
+
+  /** Exactly-once: the ledger's name, or {@code null}. */
+  public String ledgerName() {
+    return transactional != null ? transactional.ledgerName() : null;
   }
 
   private void runLanes() {
@@ -297,7 +379,9 @@ public final class Pipeline {
               errorBackoff,
               stats,
               settings.batchSize(),
-              deadLetterRouter);
+              deadLetterRouter,
+              transactional,
+              recovery);
       Thread t = new Thread(lane, "outbox-relay-" + name() + "-lane-" + i);
       lanes.add(t);
       running.add(lane);

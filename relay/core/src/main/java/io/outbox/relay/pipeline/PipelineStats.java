@@ -61,6 +61,20 @@ public final class PipelineStats {
   final Timer commitToAck;
   final DistributionSummary batchSize;
 
+  /** Exactly-once: broker transactions committed, aborted (an event at fault), failed. */
+  final Counter transactionsCommitted;
+
+  final Counter transactionsAborted;
+  final Counter transactionsFailed;
+
+  /** Exactly-once: times this instance's transactional publisher was fenced by another. */
+  final Counter fenced;
+
+  /** Exactly-once: in-doubt batches (ledger records) and their events settled from the ledger. */
+  final Counter ledgerBatchesSettled;
+
+  final Counter ledgerEventsSettled;
+
   /** From the row's {@code created_at} to the claim that took it, per event. */
   final Timer wakeStage;
 
@@ -111,6 +125,31 @@ public final class PipelineStats {
             "outbox.relay.dead.letter.move.failures",
             tags,
             "Dead letters the dead-letter table refused, kept in the outbox as retries.");
+    String txHelp = "Broker transactions of an exactly-once pipeline, by outcome.";
+    transactionsCommitted =
+        counter(registry, "outbox.relay.transactions", tags.and("outcome", "committed"), txHelp);
+    transactionsAborted =
+        counter(registry, "outbox.relay.transactions", tags.and("outcome", "aborted"), txHelp);
+    transactionsFailed =
+        counter(registry, "outbox.relay.transactions", tags.and("outcome", "failed"), txHelp);
+    fenced =
+        counter(
+            registry,
+            "outbox.relay.transactions.fenced",
+            tags,
+            "Times another instance fenced this instance's transactional publisher.");
+    ledgerBatchesSettled =
+        counter(
+            registry,
+            "outbox.relay.ledger.settled.batches",
+            tags,
+            "In-doubt batches (committed, not settled) settled from the ledger without re-sending.");
+    ledgerEventsSettled =
+        counter(
+            registry,
+            "outbox.relay.ledger.settled.events",
+            tags,
+            "Rows settled from the ledger (published before, settlement lost).");
     failure(registry, tags, Verdict.Outcome.SINK_UNAVAILABLE, "sink_unavailable");
     failure(registry, tags, Verdict.Outcome.RETRYABLE, "retryable");
     failure(registry, tags, Verdict.Outcome.PERMANENT, "permanent");

@@ -1,6 +1,7 @@
 package io.outbox.relay.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.ConfigFactory;
@@ -75,6 +76,16 @@ class PipelineTest {
       events.add(Events.event(i, "k" + (i % keys)));
     }
     return events;
+  }
+
+  @Test
+  void exactlyOnceNeedsASourceThatKeepsTheLedgerWatermark() {
+    FakeSource source = new FakeSource(3, events(1, 1));
+    ScriptedTransactionalSink sink = new ScriptedTransactionalSink(batch -> null);
+    assertThatThrownBy(() -> new Pipeline(settings(3, null), source, sink))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(
+            "exactly-once delivery needs a source that keeps the ledger watermark");
   }
 
   @Test

@@ -21,6 +21,9 @@ import java.util.List;
  * @param slotCreation the creation of the pipeline's CDC replication slot under way, with the
  *     transactions it waits for; {@code null} when none runs
  * @param error why the figures could not be read, or {@code null}
+ * @param delivery {@code at-least-once} or {@code exactly-once} ({@code sink.kafka.delivery})
+ * @param ledgerSettled exactly-once: per ledger partition, the last ledger offset the database
+ *     settled; {@code null} otherwise or when unreadable
  */
 record PipelineStatus(
     String pipeline,
@@ -28,7 +31,9 @@ record PipelineStatus(
     OutboxStatus.Instances instances,
     OutboxStatus.Backlog backlog,
     SlotCreationWait slotCreation,
-    String error) {
+    String error,
+    String delivery,
+    java.util.Map<Integer, Long> ledgerSettled) {
 
   private static final JsonFactory JSON = new JsonFactory();
   private static final int MAX_ERROR = 100;
@@ -44,11 +49,35 @@ record PipelineStatus(
       OutboxStatus.Instances instances,
       OutboxStatus.Backlog b,
       SlotCreationWait slotCreation) {
-    return new PipelineStatus(pipeline, table, instances, b, slotCreation, null);
+    return new PipelineStatus(
+        pipeline, table, instances, b, slotCreation, null, "at-least-once", null);
   }
 
   static PipelineStatus failed(String pipeline, String table, String error) {
-    return new PipelineStatus(pipeline, table, null, null, null, error);
+    return new PipelineStatus(pipeline, table, null, null, null, error, "at-least-once", null);
+  }
+
+  /** This status with its delivery mode and, exactly-once, the settled ledger offsets. */
+  PipelineStatus withDelivery(String mode, java.util.Map<Integer, Long> settled) {
+    return new PipelineStatus(
+        pipeline, table, instances, backlog, slotCreation, error, mode, settled);
+  }
+
+  /** {@code 1234 (partition 0), 1200 (partition 1)}, or {@code none yet}. */
+  String ledgerText() {
+    if (ledgerSettled.isEmpty()) {
+      return "none yet";
+    }
+    StringBuilder sb = new StringBuilder();
+    new java.util.TreeMap<>(ledgerSettled)
+        .forEach(
+            (p, o) ->
+                sb.append(sb.length() == 0 ? "" : ", ")
+                    .append(o)
+                    .append(" (partition ")
+                    .append(p)
+                    .append(')'));
+    return sb.toString();
   }
 
   /**
@@ -99,6 +128,12 @@ record PipelineStatus(
     }
     StringBuilder text = new StringBuilder(table.toString());
     for (PipelineStatus s : all) {
+      if (s.ledgerSettled != null) {
+        text.append(s.pipeline)
+            .append(": exactly-once, ledger settled up to offset ")
+            .append(s.ledgerText())
+            .append('\n');
+      }
       if (s.slotCreation != null) {
         text.append(s.pipeline)
             .append(": creating the replication slot for ")
@@ -157,6 +192,14 @@ record PipelineStatus(
         g.writeStartObject();
         g.writeStringField("pipeline", s.pipeline);
         g.writeStringField("table", s.table);
+        g.writeStringField("delivery", s.delivery);
+        if (s.ledgerSettled != null) {
+          g.writeObjectFieldStart("ledger_settled_offsets");
+          for (var e : new java.util.TreeMap<>(s.ledgerSettled).entrySet()) {
+            g.writeNumberField(Integer.toString(e.getKey()), e.getValue());
+          }
+          g.writeEndObject();
+        }
         if (s.error != null) {
           g.writeStringField("error", s.error);
         } else {

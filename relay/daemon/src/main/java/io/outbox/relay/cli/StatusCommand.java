@@ -2,6 +2,7 @@ package io.outbox.relay.cli;
 
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.schema.LedgerWatermarks;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.SlotCreationWait;
@@ -45,7 +46,7 @@ final class StatusCommand implements Callable<Integer> {
   public Integer call() {
     List<PipelineStatus> all = new ArrayList<>();
     for (PipelineSettings pipeline : config.load().settings().pipelines().values()) {
-      all.add(read(pipeline.name(), pipeline.database()));
+      all.add(read(pipeline.name(), pipeline.database(), delivery(pipeline)));
     }
     PrintWriter out = spec.commandLine().getOut();
     out.print(json ? PipelineStatus.json(all) : PipelineStatus.text(all));
@@ -53,16 +54,28 @@ final class StatusCommand implements Callable<Integer> {
     return all.stream().anyMatch(s -> s.error() != null) ? Main.FAILURE : 0;
   }
 
-  private static PipelineStatus read(String pipeline, DatabaseSettings db) {
+  /** {@code sink.kafka.delivery} of a Kafka pipeline, else {@code at-least-once}. */
+  private static String delivery(PipelineSettings pipeline) {
+    return "kafka".equals(pipeline.sinkType()) && pipeline.sinkSettings().hasPath("delivery")
+        ? pipeline.sinkSettings().getString("delivery")
+        : "at-least-once";
+  }
+
+  private static PipelineStatus read(String pipeline, DatabaseSettings db, String delivery) {
     OutboxTables tables = OutboxTables.of(db.table(), db.deadLetterTable());
     OutboxStatus status = new OutboxStatus(tables);
     try (Connection c = PipelineDatabase.connect(db)) {
       return PipelineStatus.read(
-          pipeline,
-          tables.displayTable(),
-          status.instances(c, pipeline),
-          status.backlog(c, pipeline),
-          SlotCreationWait.read(c, pipeline).orElse(null));
+              pipeline,
+              tables.displayTable(),
+              status.instances(c, pipeline),
+              status.backlog(c, pipeline),
+              SlotCreationWait.read(c, pipeline).orElse(null))
+          .withDelivery(
+              delivery,
+              "exactly-once".equals(delivery)
+                  ? new LedgerWatermarks(tables).read(c, pipeline)
+                  : null);
     } catch (CommandFailedException e) {
       return PipelineStatus.failed(pipeline, tables.displayTable(), e.getMessage());
     } catch (SQLException e) {

@@ -48,8 +48,8 @@ class MigrateCommandIT {
     assertThat(first.exitCode()).isZero();
     assertThat(first.out().lines())
         .containsExactly(
-            "orders: outbox \"public\".\"outbox\" at version 6 (5 migrations applied)",
-            "payments: outbox \"billing\".\"payments_outbox\" at version 6 (5 migrations applied)");
+            "orders: outbox \"public\".\"outbox\" at version 6 (6 migrations applied)",
+            "payments: outbox \"billing\".\"payments_outbox\" at version 6 (6 migrations applied)");
     assertThat(second.err()).isEmpty();
     assertThat(second.exitCode()).isZero();
     assertThat(second.out().lines())
@@ -89,7 +89,7 @@ class MigrateCommandIT {
             "orders: database.properties.no-such-property is not a PostgreSQL JDBC driver property");
     assertThat(run.out().lines())
         .containsExactly(
-            "payments: outbox \"public\".\"payments_outbox\" at version 6 (5 migrations applied)");
+            "payments: outbox \"public\".\"payments_outbox\" at version 6 (6 migrations applied)");
   }
 
   @Test

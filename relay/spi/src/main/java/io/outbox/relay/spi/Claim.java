@@ -28,6 +28,25 @@ public interface Claim {
    */
   Settled settle(List<Settlement> settlements);
 
+  /**
+   * {@link #settle(List)}, and in the same database transaction advances the ledger watermark of
+   * {@code position}'s partition to it ({@link LedgerWatermark}): the settlement of a batch an
+   * exactly-once sink committed with its ledger record at {@code position}.
+   *
+   * @throws UnsupportedOperationException when the source keeps no ledger watermark (the default)
+   */
+  default Settled settle(List<Settlement> settlements, LedgerPosition position) {
+    throw new UnsupportedOperationException("this source keeps no ledger watermark");
+  }
+
+  /**
+   * The claim's identity for the ledger and diagnostics (e.g. the epoch it was made under); empty
+   * by default.
+   */
+  default String identity() {
+    return "";
+  }
+
   /** Ends the claim without recording anything: the events will be claimed again. */
   void release();
 

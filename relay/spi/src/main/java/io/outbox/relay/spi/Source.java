@@ -107,6 +107,14 @@ public interface Source extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Where this source keeps the ledger watermark of an exactly-once pipeline; empty (the default)
+   * when it keeps none, and then the pipeline cannot run with a {@link TransactionalSink}.
+   */
+  default Optional<LedgerWatermark> ledgerWatermark() {
+    return Optional.empty();
+  }
+
   /** Gives up the active role and releases connections, waiting at most {@code timeout}. */
   void close(Duration timeout);
 

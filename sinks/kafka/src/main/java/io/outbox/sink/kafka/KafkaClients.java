@@ -121,6 +121,18 @@ final class KafkaClients implements TopicCheck.Broker {
   }
 
   /**
+   * A sink's probe: whether the cluster answers within the smaller of {@code timeout} and {@code
+   * probeTimeout}; an answer is logged as the end of an outage.
+   */
+  boolean probe(Duration timeout, Duration probeTimeout, io.outbox.relay.spi.SinkHealthLog health) {
+    boolean ok = clusterAnswers(timeout.compareTo(probeTimeout) < 0 ? timeout : probeTimeout);
+    if (ok) {
+      health.probeAnswered();
+    }
+    return ok;
+  }
+
+  /**
    * Whether the cluster answers a describe-cluster request within {@code timeout}; never throws.
    */
   boolean clusterAnswers(Duration timeout) {
@@ -230,7 +242,7 @@ final class KafkaClients implements TopicCheck.Broker {
     return (int) Math.max(1, Math.min(Integer.MAX_VALUE, d.toMillis()));
   }
 
-  private Admin admin() {
+  Admin admin() {
     synchronized (lock) {
       if (closed) {
         throw new IllegalStateException("the Kafka sink of pipeline " + pipeline + " is closed");

@@ -273,13 +273,7 @@ final class KafkaSink implements Sink {
 
   @Override
   public boolean probe(Duration timeout) {
-    Duration bound =
-        timeout.compareTo(settings.probeTimeout()) < 0 ? timeout : settings.probeTimeout();
-    boolean ok = clients.clusterAnswers(bound);
-    if (ok) {
-      health.probeAnswered();
-    }
-    return ok;
+    return clients.probe(timeout, settings.probeTimeout(), health);
   }
 
   @Override

@@ -56,7 +56,25 @@ public final class KafkaSinkProvider implements SinkProvider {
    */
   @Override
   public Sink create(PluginContext context) {
+    KafkaSinkSettings settings = KafkaSinkSettings.from(context);
+    if (settings.delivery() == KafkaSinkSettings.Delivery.EXACTLY_ONCE) {
+      return createExactlyOnce(context, KafkaClients.KAFKA);
+    }
     return create(context, KafkaClients.KAFKA);
+  }
+
+  /** The sink of {@code delivery = exactly-once}. */
+  static ExactlyOnceKafkaSink createExactlyOnce(
+      PluginContext context, KafkaClients.Factory factory) {
+    Parts p = Parts.of(context, factory, null);
+    return new ExactlyOnceKafkaSink(
+        context.pipeline(),
+        p.settings,
+        p.clients,
+        p.topics,
+        p.producerConfig,
+        factory,
+        context.lanes());
   }
 
   static KafkaSink create(PluginContext context, KafkaClients.Factory factory) {
@@ -69,16 +87,29 @@ public final class KafkaSinkProvider implements SinkProvider {
    */
   static KafkaSink create(
       PluginContext context, KafkaClients.Factory factory, TopicCheck.Broker broker) {
-    KafkaSinkSettings settings = KafkaSinkSettings.from(context);
-    Map<String, Object> producerConfig =
-        ProducerProperties.producerConfig(settings, context.pipeline());
-    Map<String, Object> adminConfig =
-        ProducerProperties.adminConfig(producerConfig, settings.probeTimeout());
-    KafkaClients clients =
-        new KafkaClients(context.pipeline(), producerConfig, adminConfig, factory);
-    TopicCheck topics =
-        new TopicCheck(
-            broker != null ? broker : clients, settings.probeTimeout(), Clock.systemUTC());
-    return new KafkaSink(context.pipeline(), settings, clients, topics, context.lanes());
+    Parts p = Parts.of(context, factory, broker);
+    return new KafkaSink(context.pipeline(), p.settings, p.clients, p.topics, context.lanes());
+  }
+
+  /** What both delivery modes are built from. */
+  private record Parts(
+      KafkaSinkSettings settings,
+      Map<String, Object> producerConfig,
+      KafkaClients clients,
+      TopicCheck topics) {
+
+    static Parts of(PluginContext context, KafkaClients.Factory factory, TopicCheck.Broker broker) {
+      KafkaSinkSettings settings = KafkaSinkSettings.from(context);
+      Map<String, Object> producerConfig =
+          ProducerProperties.producerConfig(settings, context.pipeline());
+      Map<String, Object> adminConfig =
+          ProducerProperties.adminConfig(producerConfig, settings.probeTimeout());
+      KafkaClients clients =
+          new KafkaClients(context.pipeline(), producerConfig, adminConfig, factory);
+      TopicCheck topics =
+          new TopicCheck(
+              broker != null ? broker : clients, settings.probeTimeout(), Clock.systemUTC());
+      return new Parts(settings, producerConfig, clients, topics);
+    }
   }
 }

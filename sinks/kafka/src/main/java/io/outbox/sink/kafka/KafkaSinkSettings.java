@@ -23,17 +23,59 @@ import java.util.TreeMap;
  *     producer is created
  * @param sendTimeout {@code send-timeout}: the bound on one published batch
  * @param probeTimeout {@code probe-timeout}: the longest one probe may take
+ * @param delivery {@code delivery}: at least once (an idempotent producer) or exactly once (one
+ *     transaction per batch, with a ledger)
+ * @param ledgerTopic {@code ledger.topic}, its default resolved: the ledger of an exactly-once
+ *     pipeline
+ * @param ledgerRetention {@code ledger.retention}: the {@code retention.ms} of a ledger topic the
+ *     relay creates
+ * @param transactionalIdPrefix {@code transactional-id-prefix}, its default resolved: lane n's
+ *     producer has the transactional id {@code <prefix>.lane-<n>}
  */
 public record KafkaSinkSettings(
     String bootstrapServers,
     Map<String, String> producer,
     Duration sendTimeout,
-    Duration probeTimeout) {
+    Duration probeTimeout,
+    Delivery delivery,
+    String ledgerTopic,
+    Duration ledgerRetention,
+    String transactionalIdPrefix) {
+
+  /** {@code sink.kafka.delivery}. */
+  public enum Delivery {
+    AT_LEAST_ONCE("at-least-once"),
+    EXACTLY_ONCE("exactly-once");
+
+    private final String text;
+
+    Delivery(String text) {
+      this.text = text;
+    }
+
+    /** As written in the configuration. */
+    public String text() {
+      return text;
+    }
+
+    static Delivery parse(String value) {
+      for (Delivery d : values()) {
+        if (d.text.equals(value)) {
+          return d;
+        }
+      }
+      return null;
+    }
+  }
 
   public KafkaSinkSettings {
     Objects.requireNonNull(bootstrapServers, "bootstrapServers");
     Objects.requireNonNull(sendTimeout, "sendTimeout");
     Objects.requireNonNull(probeTimeout, "probeTimeout");
+    Objects.requireNonNull(delivery, "delivery");
+    Objects.requireNonNull(ledgerTopic, "ledgerTopic");
+    Objects.requireNonNull(ledgerRetention, "ledgerRetention");
+    Objects.requireNonNull(transactionalIdPrefix, "transactionalIdPrefix");
     producer = Collections.unmodifiableMap(new TreeMap<>(producer == null ? Map.of() : producer));
   }
 
@@ -52,7 +94,22 @@ public record KafkaSinkSettings(
         String.join(",", servers(c)),
         ProducerProperties.flatten(c.getConfig("producer")),
         c.getDuration("send-timeout"),
-        c.getDuration("probe-timeout"));
+        c.getDuration("probe-timeout"),
+        Delivery.parse(c.getString("delivery")),
+        ledgerTopic(context),
+        c.getDuration("ledger.retention"),
+        defaulted(context, "transactional-id-prefix", "outbox-relay." + context.pipeline()));
+  }
+
+  /** {@code ledger.topic}, or {@code outbox-relay.<pipeline>.ledger} when blank. */
+  private static String ledgerTopic(PluginContext context) {
+    return defaulted(context, "ledger.topic", "outbox-relay." + context.pipeline() + ".ledger");
+  }
+
+  /** The string at {@code key}, or {@code otherwise} when it is blank. */
+  private static String defaulted(PluginContext context, String key, String otherwise) {
+    String value = context.settings().getString(key).strip();
+    return value.isEmpty() ? otherwise : value;
   }
 
   /**
@@ -65,6 +122,7 @@ public record KafkaSinkSettings(
     validateServers(context, problems);
     Duration sendTimeout = positiveDuration(context, "send-timeout", problems);
     positiveDuration(context, "probe-timeout", problems);
+    validateDelivery(context, problems);
     if (!c.hasPath("producer")) {
       problems.add(problem(context, "producer", "must be set to an object such as { }"));
     } else if (c.getValue("producer").valueType() != ConfigValueType.OBJECT) {
@@ -92,7 +150,46 @@ public record KafkaSinkSettings(
         + sendTimeout
         + ", probeTimeout="
         + probeTimeout
+        + ", delivery="
+        + delivery.text()
+        + ", ledgerTopic="
+        + ledgerTopic
+        + ", ledgerRetention="
+        + ledgerRetention
+        + ", transactionalIdPrefix="
+        + transactionalIdPrefix
         + "]";
+  }
+
+  private static void validateDelivery(PluginContext context, List<SettingsProblem> problems) {
+    Config c = context.settings();
+    try {
+      if (Delivery.parse(c.getString("delivery")) == null) {
+        problems.add(
+            problem(
+                context,
+                "delivery",
+                "must be at-least-once or exactly-once, got " + c.getValue("delivery").render()));
+      }
+    } catch (ConfigException e) {
+      problems.add(problem(context, "delivery", "must be at-least-once or exactly-once"));
+    }
+    try {
+      String topic = ledgerTopic(context);
+      String invalid = TopicNames.problem(topic);
+      if (invalid != null) {
+        problems.add(problem(context, "ledger.topic", invalid));
+      }
+    } catch (ConfigException e) {
+      problems.add(problem(context, "ledger.topic", "must be a string (blank for the default)"));
+    }
+    positiveDuration(context, "ledger.retention", problems);
+    try {
+      defaulted(context, "transactional-id-prefix", "");
+    } catch (ConfigException e) {
+      problems.add(
+          problem(context, "transactional-id-prefix", "must be a string (blank for the default)"));
+    }
   }
 
   private static void validateServers(PluginContext context, List<SettingsProblem> problems) {

@@ -1,0 +1,89 @@
+package io.outbox.relay.pipeline;
+
+import io.outbox.relay.spi.LedgerEntry;
+import io.outbox.relay.spi.LedgerWatermark;
+import io.outbox.relay.spi.TransactionalSink;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Settles, before anything is sent again, the batches an exactly-once pipeline committed to the
+ * broker but did not settle in the database (the relay died, or the settlement failed, in between):
+ * reads the ledger past the database's watermark with {@code read_committed} and marks those events
+ * published without sending them. Runs on activation for every lane, after the sink fenced the
+ * earlier instance, and for one lane after a commit whose outcome is unknown.
+ */
+final class LedgerRecovery {
+
+  private static final Logger log = LoggerFactory.getLogger(LedgerRecovery.class);
+
+  private final String pipeline;
+  private final TransactionalSink sink;
+  private final LedgerWatermark watermark;
+  private final PipelineStats stats;
+  private final Duration timeout;
+  private volatile long lastOffset = -1;
+
+  LedgerRecovery(
+      String pipeline,
+      TransactionalSink sink,
+      LedgerWatermark watermark,
+      PipelineStats stats,
+      Duration timeout) {
+    this.pipeline = pipeline;
+    this.sink = sink;
+    this.watermark = watermark;
+    this.stats = stats;
+    this.timeout = timeout;
+  }
+
+  /**
+   * Fences the earlier publisher of {@code lanes}, then settles their ledger partitions ({@code
+   * everything}: every partition, also those of lanes a former configuration had).
+   *
+   * @return how many ledger records were settled
+   * @throws io.outbox.relay.spi.LedgerException when the ledger cannot be trusted
+   */
+  int recover(Set<Integer> lanes, boolean everything) {
+    sink.fence(List.copyOf(lanes));
+    Map<Integer, Long> settled = watermark.settled();
+    List<LedgerEntry> entries = sink.readLedger(settled, timeout);
+    int records = 0;
+    int rows = 0;
+    for (LedgerEntry e : entries) {
+      if (!everything && !lanes.contains(e.position().partition())) {
+        continue; // another lane's, settled by that lane
+      }
+      rows += watermark.settleFromLedger(e.position(), e.record().events());
+      records++;
+      lastOffset = Math.max(lastOffset, e.position().offset());
+    }
+    stats.ledgerBatchesSettled.increment(records);
+    stats.ledgerEventsSettled.increment(rows);
+    if (records > 0) {
+      log.warn(
+          "pipeline {}: settled {} in-doubt batch(es) from the ledger '{}' ({} row(s) were still"
+              + " unsettled; their events were not sent again)",
+          pipeline,
+          records,
+          sink.ledgerName(),
+          rows);
+    } else {
+      log.info(
+          "pipeline {}: ledger '{}' checked, nothing in doubt (settled up to {})",
+          pipeline,
+          sink.ledgerName(),
+          settled);
+    }
+    return records;
+  }
+
+  /** The highest ledger offset settled from the ledger by this instance, or -1. */
+  long lastOffset() {
+    return lastOffset;
+  }
+}

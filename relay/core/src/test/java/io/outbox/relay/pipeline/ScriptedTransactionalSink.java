@@ -1,0 +1,65 @@
+package io.outbox.relay.pipeline;
+
+import io.outbox.relay.spi.LedgerEntry;
+import io.outbox.relay.spi.LedgerPosition;
+import io.outbox.relay.spi.LedgerRecord;
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.SinkTransaction;
+import io.outbox.relay.spi.TransactionalSink;
+import io.outbox.relay.spi.Verdict;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+
+/** Answers each transaction with the script's outcome, or commits it when the script says null. */
+final class ScriptedTransactionalSink implements TransactionalSink {
+  final List<List<RoutedEvent>> transactions = new ArrayList<>();
+  final List<LedgerRecord> ledgers = new ArrayList<>();
+  private final Function<List<RoutedEvent>, SinkTransaction> script;
+
+  ScriptedTransactionalSink(Function<List<RoutedEvent>, SinkTransaction> script) {
+    this.script = script;
+  }
+
+  @Override
+  public CompletionStage<SinkTransaction> publish(
+      int lane, List<RoutedEvent> events, LedgerRecord ledger) {
+    transactions.add(List.copyOf(events));
+    ledgers.add(ledger);
+    SinkTransaction t = script.apply(events);
+    return CompletableFuture.completedFuture(
+        t != null
+            ? t
+            : new SinkTransaction.Committed(new LedgerPosition(lane, transactions.size() - 1)));
+  }
+
+  @Override
+  public void fence(List<Integer> lanes) {}
+
+  @Override
+  public List<LedgerEntry> readLedger(Map<Integer, Long> settled, Duration timeout) {
+    return List.of();
+  }
+
+  @Override
+  public String ledgerName() {
+    return "ledger";
+  }
+
+  @Override
+  public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
+    throw new UnsupportedOperationException();
+  }
+
+  @Override
+  public boolean probe(Duration timeout) {
+    return true;
+  }
+
+  @Override
+  public void close(Duration timeout) {}
+}

@@ -1,0 +1,128 @@
+package io.outbox.sink.kafka;
+
+import io.outbox.relay.spi.LedgerEntry;
+import io.outbox.relay.spi.LedgerRecord;
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.SinkHealthLog;
+import io.outbox.relay.spi.SinkTransaction;
+import io.outbox.relay.spi.TransactionalSink;
+import io.outbox.relay.spi.Verdict;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Kafka sink in {@code delivery = exactly-once}: one transactional producer per lane ({@link
+ * TransactionalLane}), each batch one Kafka transaction with its ledger record ({@link
+ * LedgerTopic}).
+ */
+final class ExactlyOnceKafkaSink implements TransactionalSink {
+
+  private static final Logger log = LoggerFactory.getLogger(ExactlyOnceKafkaSink.class);
+  private static final Duration ACTIVATION_BOUND = Duration.ofSeconds(30);
+
+  private final String pipeline;
+  private final KafkaSinkSettings settings;
+  private final KafkaClients clients;
+  private final LedgerTopic ledger;
+  private final TransactionalLane[] lanes;
+  private final SinkHealthLog health;
+
+  ExactlyOnceKafkaSink(
+      String pipeline,
+      KafkaSinkSettings settings,
+      KafkaClients clients,
+      TopicCheck topics,
+      Map<String, Object> producerConfig,
+      KafkaClients.Factory factory,
+      int lanes) {
+    this.pipeline = pipeline;
+    this.settings = settings;
+    this.clients = clients;
+    this.health = new SinkHealthLog(log, "Kafka", pipeline);
+    this.ledger =
+        new LedgerTopic(
+            settings.ledgerTopic(), pipeline, settings.ledgerRetention(), producerConfig, clients);
+    this.lanes = new TransactionalLane[lanes];
+    for (int i = 0; i < lanes; i++) {
+      this.lanes[i] =
+          new TransactionalLane(
+              i,
+              pipeline,
+              settings.transactionalIdPrefix(),
+              producerConfig,
+              factory,
+              settings.ledgerTopic(),
+              topics,
+              settings.sendTimeout());
+    }
+  }
+
+  @Override
+  public void fence(List<Integer> which) {
+    // Once per activation: a generous bound (a slow first metadata request is no outage).
+    Duration bound =
+        settings.sendTimeout().compareTo(ACTIVATION_BOUND) > 0
+            ? settings.sendTimeout()
+            : ACTIVATION_BOUND;
+    ledger.ensure(lanes.length, bound);
+    for (int lane : which) {
+      lanes[lane].fence(bound);
+    }
+  }
+
+  @Override
+  public CompletionStage<SinkTransaction> publish(
+      int lane, List<RoutedEvent> events, LedgerRecord record) {
+    return lanes[lane]
+        .publish(events, record)
+        .whenComplete(
+            (t, e) -> {
+              if (t instanceof SinkTransaction.Committed) {
+                health.batch(
+                    events, java.util.Collections.nCopies(events.size(), Verdict.published()));
+              }
+            });
+  }
+
+  @Override
+  public List<LedgerEntry> readLedger(Map<Integer, Long> settled, Duration timeout) {
+    return ledger.read(settled, timeout);
+  }
+
+  @Override
+  public String ledgerName() {
+    return ledger.name();
+  }
+
+  /** Not used by the pipeline for a transactional sink (see {@link TransactionalSink}). */
+  @Override
+  public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
+    return CompletableFuture.failedFuture(
+        new UnsupportedOperationException(
+            "the exactly-once Kafka sink of pipeline "
+                + pipeline
+                + " publishes only in transactions"));
+  }
+
+  @Override
+  public boolean probe(Duration timeout) {
+    return clients.probe(timeout, settings.probeTimeout(), health);
+  }
+
+  @Override
+  public void close(Duration timeout) {
+    log.info(
+        "Closing the exactly-once Kafka sink of pipeline {} (timeout {} ms)",
+        pipeline,
+        timeout.toMillis());
+    for (TransactionalLane lane : lanes) {
+      lane.close(timeout);
+    }
+    clients.close(timeout);
+  }
+}

@@ -1,0 +1,381 @@
+package io.outbox.sink.kafka;
+
+import io.outbox.relay.spi.LedgerPosition;
+import io.outbox.relay.spi.LedgerRecord;
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.SinkTransaction;
+import io.outbox.relay.spi.Verdict;
+import io.outbox.sink.kafka.FailureClassifier.Failure;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.errors.TransactionAbortedException;
+import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One lane's transactional producer ({@code transactional.id = <prefix>.lane-<n>}, the same on
+ * every instance, so that a new one fences the old) and the thread that runs its transactions, one
+ * after the other: begin, send the events, wait for their acknowledgements, send the ledger record,
+ * commit; abort when an event failed.
+ */
+final class TransactionalLane {
+
+  private static final Logger log = LoggerFactory.getLogger(TransactionalLane.class);
+
+  private final int lane;
+  private final String pipeline;
+  private final String transactionalId;
+  private final Map<String, Object> config;
+  private final KafkaClients.Factory factory;
+  private final String ledgerTopic;
+  private final TopicCheck topics;
+  private final Duration sendTimeout;
+  private final ExecutorService thread;
+  private Producer<String, byte[]> producer; // lane thread only
+  private boolean fenced; // lane thread only: set when fenced, cleared by fence()
+
+  TransactionalLane(
+      int lane,
+      String pipeline,
+      String transactionalIdPrefix,
+      Map<String, Object> producerConfig,
+      KafkaClients.Factory factory,
+      String ledgerTopic,
+      TopicCheck topics,
+      Duration sendTimeout) {
+    this.lane = lane;
+    this.pipeline = pipeline;
+    this.transactionalId = transactionalIdPrefix + ".lane-" + lane;
+    this.config = laneConfig(producerConfig, transactionalId, lane, sendTimeout);
+    this.factory = factory;
+    this.ledgerTopic = ledgerTopic;
+    this.topics = topics;
+    this.sendTimeout = sendTimeout;
+    this.thread =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "outbox-relay-kafka-" + pipeline + "-lane-" + lane);
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  private static Map<String, Object> laneConfig(
+      Map<String, Object> producerConfig, String id, int lane, Duration sendTimeout) {
+    Map<String, Object> c = new java.util.HashMap<>(producerConfig);
+    c.put("transactional.id", id);
+    c.put(ProducerProperties.CLIENT_ID, c.get(ProducerProperties.CLIENT_ID) + "-lane-" + lane);
+    // Longer than one batch may take, so the coordinator never aborts a transaction in progress;
+    // short enough that a dead instance's open transaction does not block readers for long.
+    c.putIfAbsent(
+        "transaction.timeout.ms", String.valueOf(Math.max(60_000, sendTimeout.toMillis() * 2)));
+    return Map.copyOf(c);
+  }
+
+  /**
+   * Starts a fresh producer and registers it with the coordinator, which fences every earlier
+   * producer of this transactional id and ends its open transaction.
+   */
+  void fence(Duration timeout) {
+    Future<?> done =
+        thread.submit(
+            () -> {
+              discard();
+              register();
+              fenced = false;
+              log.info(
+                  "pipeline {} lane {}: transactional producer '{}' registered (earlier holders"
+                      + " fenced)",
+                  pipeline,
+                  lane,
+                  transactionalId);
+            });
+    try {
+      done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while registering " + transactionalId, e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      throw cause instanceof RuntimeException r
+          ? r
+          : new IllegalStateException(FailureClassifier.describe(cause), cause);
+    } catch (TimeoutException e) {
+      done.cancel(true);
+      throw new IllegalStateException(
+          "registering the transactional producer '"
+              + transactionalId
+              + "' took longer than "
+              + timeout.toMillis()
+              + " ms",
+          e);
+    }
+  }
+
+  /** Runs one transaction on the lane's thread. */
+  CompletableFuture<SinkTransaction> publish(List<RoutedEvent> events, LedgerRecord ledger) {
+    try {
+      return CompletableFuture.supplyAsync(() -> transact(events, ledger), thread);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(
+          new SinkTransaction.Failed("the Kafka sink is closed", false));
+    }
+  }
+
+  private SinkTransaction transact(List<RoutedEvent> events, LedgerRecord ledger) {
+    if (fenced || producer == null) {
+      if (fenced) {
+        return new SinkTransaction.Fenced(transactionalId + " was fenced by another instance");
+      }
+      try {
+        register();
+      } catch (RuntimeException e) {
+        return failedOrFenced(e, false, events.size());
+      }
+    }
+    Producer<String, byte[]> p = producer;
+    boolean committing = false;
+    try {
+      p.beginTransaction();
+      Verdict[] verdicts = new Verdict[events.size()];
+      Failure sinkFailure = sendAll(p, events, verdicts);
+      if (sinkFailure != null) {
+        abortQuietly(p);
+        return new SinkTransaction.Failed(sinkFailure.verdict().error(), false);
+      }
+      if (Arrays.stream(verdicts).anyMatch(v -> v != null)) {
+        abortQuietly(p);
+        for (int i = 0; i < verdicts.length; i++) {
+          if (verdicts[i] == null) {
+            verdicts[i] = Verdict.published(); // rolled back with the rest, not at fault
+          }
+        }
+        return new SinkTransaction.Aborted(Arrays.asList(verdicts));
+      }
+      Future<RecordMetadata> ledgerWrite =
+          p.send(
+              new ProducerRecord<>(ledgerTopic, lane, "lane-" + lane, LedgerCodec.encode(ledger)));
+      committing = true;
+      p.commitTransaction();
+      RecordMetadata m = ledgerWrite.get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      return new SinkTransaction.Committed(new LedgerPosition(lane, m.offset()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      discard();
+      return new SinkTransaction.Failed("interrupted", committing);
+    } catch (ExecutionException | TimeoutException e) {
+      discard(); // the ledger write's answer after a commit that returned: not expected
+      return new SinkTransaction.Failed(
+          "the ledger record's offset is unknown: " + FailureClassifier.describe(e), committing);
+    } catch (RuntimeException e) {
+      return failedOrFenced(e, committing, events.size());
+    }
+  }
+
+  /**
+   * Sends every event unless one fails on the way; returns a failure of the whole sink, otherwise
+   * leaves in {@code verdicts} the failure of each event at fault (nothing when all were acked).
+   */
+  private Failure sendAll(Producer<String, byte[]> p, List<RoutedEvent> events, Verdict[] verdicts)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + sendTimeout.toNanos();
+    List<Future<RecordMetadata>> sent = new ArrayList<>(events.size());
+    int refusedInSend = -1; // the record the producer refused inside send, if any
+    for (int i = 0; i < events.size(); i++) {
+      RoutedEvent routed = events.get(i);
+      String invalid = TopicNames.problem(routed.destination());
+      if (invalid != null) {
+        verdicts[i] = Verdict.permanent(invalid);
+        break; // the rest is rolled back anyway: no use sending it
+      }
+      ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
+      try {
+        Future<RecordMetadata> f = p.send(record);
+        sent.add(f);
+        if (failedAlready(f)) {
+          refusedInSend = i; // the size check...: the rest is rolled back anyway
+          break;
+        }
+      } catch (KafkaException e) {
+        if (isFence(e)) {
+          throw e;
+        }
+        Failure f = classify(e, record, deadline);
+        if (f.scope() == FailureClassifier.Scope.SINK) {
+          return f;
+        }
+        verdicts[i] = f.verdict();
+        break;
+      }
+    }
+    p.flush();
+    // Once the transaction is in error, the producer fails the records it still held with the
+    // same exception as the one at fault: an exception shared by several records names none of
+    // them (the pipeline splits the batch until the offender is alone).
+    Throwable[] errors = new Throwable[sent.size()];
+    Map<Throwable, Integer> shared = new IdentityHashMap<>();
+    for (int i = 0; i < sent.size(); i++) {
+      try {
+        sent.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (ExecutionException e) {
+        errors[i] = e.getCause();
+        shared.merge(errors[i], 1, Integer::sum);
+      } catch (TimeoutException e) {
+        return new Failure(
+            Verdict.unavailable(
+                "not acknowledged by Kafka within send-timeout ("
+                    + sendTimeout.toMillis()
+                    + " ms)"),
+            FailureClassifier.Scope.SINK,
+            false);
+      }
+    }
+    for (int i = 0; i < errors.length; i++) {
+      Throwable cause = errors[i];
+      if (cause == null
+          || cause instanceof TransactionAbortedException
+          || cause.getClass() == KafkaException.class) {
+        continue; // failed because another record of the transaction did
+      }
+      if (isFence(cause)) {
+        throw (KafkaException) cause;
+      }
+      Failure f = classify(cause, KafkaRecords.toRecord(events.get(i)), deadline);
+      if (f.scope() == FailureClassifier.Scope.SINK) {
+        return f; // an outage, whoever it reached first
+      }
+      if ((refusedInSend >= 0 && i != refusedInSend)
+          || (refusedInSend < 0 && shared.get(cause) > 1)) {
+        continue; // failed because another record of the transaction did
+      }
+      verdicts[i] = f.verdict();
+    }
+    return null;
+  }
+
+  private boolean failedAlready(Future<RecordMetadata> f) {
+    if (!f.isDone()) {
+      return false;
+    }
+    try {
+      f.get();
+      return false;
+    } catch (ExecutionException e) {
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private Failure classify(Throwable e, ProducerRecord<String, byte[]> record, long deadline) {
+    Failure f = FailureClassifier.classify(e, record.topic(), KafkaRecords.size(record));
+    if (f.checkTopic()) {
+      f = FailureClassifier.confirmed(e, record.topic(), topics.await(record.topic(), deadline));
+    }
+    return f;
+  }
+
+  private SinkTransaction failedOrFenced(RuntimeException e, boolean committing, int size) {
+    if (isFence(e)) {
+      fenced = true;
+      discard();
+      log.warn(
+          "pipeline {} lane {}: the transactional producer '{}' was fenced: another instance took"
+              + " over; standing down without settling",
+          pipeline,
+          lane,
+          transactionalId);
+      return new SinkTransaction.Fenced(
+          transactionalId + " was fenced by another instance: " + FailureClassifier.describe(e));
+    }
+    String error = "Kafka transaction failed: " + FailureClassifier.describe(e);
+    boolean aborted = producer != null && abortQuietly(producer);
+    if (!aborted) {
+      discard(); // a new producer's registration ends the open transaction, either way
+    }
+    boolean inDoubt = committing && !aborted;
+    if (!inDoubt && !(e instanceof RetriableException) && committing) {
+      // The commit itself was refused and the transaction is aborted: no event is known to be at
+      // fault (the pipeline splits the batch to find out).
+      log.warn("pipeline {} lane {}: {}; aborted", pipeline, lane, error);
+      return new SinkTransaction.Aborted(Collections.nCopies(size, Verdict.published()));
+    }
+    return new SinkTransaction.Failed(error, inDoubt);
+  }
+
+  private static boolean isFence(Throwable e) {
+    return e instanceof ProducerFencedException
+        || e instanceof InvalidProducerEpochException
+        || e instanceof TransactionalIdAuthorizationException;
+  }
+
+  /** A new producer, registered with the coordinator (which fences earlier ones). */
+  private void register() {
+    producer = factory.producer(config);
+    try {
+      producer.initTransactions();
+    } catch (RuntimeException e) {
+      discard();
+      throw e;
+    }
+  }
+
+  private boolean abortQuietly(Producer<String, byte[]> p) {
+    try {
+      p.abortTransaction();
+      return true;
+    } catch (RuntimeException e) {
+      log.debug(
+          "pipeline {} lane {}: abort failed: {}", pipeline, lane, FailureClassifier.describe(e));
+      discard();
+      return false;
+    }
+  }
+
+  private void discard() {
+    Producer<String, byte[]> p = producer;
+    producer = null;
+    if (p != null) {
+      try {
+        p.close(Duration.ZERO);
+      } catch (RuntimeException e) {
+        log.debug("pipeline {} lane {}: close failed: {}", pipeline, lane, e.toString());
+      }
+    }
+  }
+
+  void close(Duration timeout) {
+    Future<?> done = thread.submit(this::discard);
+    thread.shutdown();
+    try {
+      done.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      log.debug("pipeline {} lane {}: closing: {}", pipeline, lane, e.toString());
+    }
+    thread.shutdownNow();
+  }
+}

@@ -1,0 +1,171 @@
+package io.outbox.sink.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outbox.relay.spi.LedgerEntry;
+import io.outbox.relay.spi.LedgerException;
+import io.outbox.relay.spi.LedgerRecord;
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.SinkTransaction;
+import io.outbox.relay.spi.Verdict;
+import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.Services;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The exactly-once Kafka sink against the real broker: a batch and its ledger record commit
+ * together and read back with {@code read_committed}; a second instance fences the first; an event
+ * Kafka refuses aborts the transaction with that event at fault; a ledger that is gone or compacted
+ * is refused.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class ExactlyOnceKafkaSinkIT {
+  private static final Duration READ = Duration.ofSeconds(30);
+
+  private final String topic = KafkaTestSupport.uniqueTopic("eos.it");
+  private final String ledger = topic + ".ledger";
+  private final List<ExactlyOnceKafkaSink> sinks = new ArrayList<>();
+
+  @AfterEach
+  void close() {
+    sinks.forEach(s -> s.close(Duration.ofSeconds(5)));
+  }
+
+  private ExactlyOnceKafkaSink sink(String extra) {
+    ExactlyOnceKafkaSink sink =
+        KafkaSinkProvider.createExactlyOnce(
+            Contexts.context(
+                "bootstrap-servers = \""
+                    + Services.kafkaBootstrap()
+                    + "\", send-timeout = 10s, delivery = exactly-once, ledger.topic = \""
+                    + ledger
+                    + "\", transactional-id-prefix = \""
+                    + topic
+                    + "\"\n"
+                    + extra),
+            KafkaClients.KAFKA);
+    sinks.add(sink);
+    return sink;
+  }
+
+  private static LedgerRecord ledgerOf(List<RoutedEvent> batch) {
+    return new LedgerRecord(
+        0, "test", batch.stream().map(r -> LedgerRecord.Event.of(r.event())).toList());
+  }
+
+  @Test
+  void aBatchAndItsLedgerRecordCommitTogether() throws Exception {
+    KafkaTestSupport.createTopic(topic, 3);
+    ExactlyOnceKafkaSink sink = sink("");
+    sink.fence(List.of(0, 1, 2, 3));
+    List<RoutedEvent> batch =
+        List.of(
+            Events.routed(topic, "a", "{\"n\":1}"),
+            Events.routed(topic, "b", "{\"n\":2}"),
+            Events.routed(topic, "a", "{\"n\":3}"));
+
+    SinkTransaction outcome =
+        sink.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+
+    assertThat(outcome).isInstanceOf(SinkTransaction.Committed.class);
+    long offset = ((SinkTransaction.Committed) outcome).position().offset();
+    assertThat(KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ)).hasSize(3);
+    List<LedgerEntry> entries = sink.readLedger(Map.of(), READ);
+    assertThat(entries).hasSize(1);
+    assertThat(entries.get(0).position().partition()).isZero();
+    assertThat(entries.get(0).position().offset()).isEqualTo(offset);
+    assertThat(entries.get(0).record().events())
+        .extracting(LedgerRecord.Event::eventId)
+        .containsExactly(
+            batch.get(0).event().eventId(),
+            batch.get(1).event().eventId(),
+            batch.get(2).event().eventId());
+    assertThat(sink.readLedger(Map.of(0, offset), READ)).as("past the watermark").isEmpty();
+  }
+
+  @Test
+  void theInstanceThatTakesOverFencesTheOldOne() throws Exception {
+    KafkaTestSupport.createTopic(topic, 3);
+    ExactlyOnceKafkaSink zombie = sink("");
+    zombie.fence(List.of(0));
+    ExactlyOnceKafkaSink successor = sink("");
+    successor.fence(List.of(0));
+    List<RoutedEvent> batch = List.of(Events.routed(topic, "a", "{\"from\":\"zombie\"}"));
+
+    SinkTransaction outcome =
+        zombie.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+
+    assertThat(outcome).isInstanceOf(SinkTransaction.Fenced.class);
+    assertThat(KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ)).isEmpty();
+    assertThat(successor.readLedger(Map.of(), READ)).isEmpty();
+    // The fenced instance stays fenced until it registers again (a new activation).
+    assertThat(zombie.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get())
+        .isInstanceOf(SinkTransaction.Fenced.class);
+  }
+
+  @Test
+  void anEventKafkaRefusesAbortsTheTransactionWithThatEventAtFault() throws Exception {
+    KafkaTestSupport.createTopic(topic, 3);
+    ExactlyOnceKafkaSink sink = sink("producer { \"max.request.size\" = 20000 }");
+    sink.fence(List.of(0));
+    List<RoutedEvent> batch =
+        List.of(
+            Events.routed(topic, "a", "{\"n\":1}"),
+            Events.routed(topic, "b", "{\"big\":\"" + "x".repeat(50_000) + "\"}"),
+            Events.routed(topic, "c", "{\"n\":3}"));
+
+    SinkTransaction outcome =
+        sink.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+
+    assertThat(outcome).isInstanceOf(SinkTransaction.Aborted.class);
+    List<Verdict> verdicts = ((SinkTransaction.Aborted) outcome).verdicts();
+    assertThat(verdicts).hasSize(3);
+    assertThat(verdicts.get(0).isPublished())
+        .as("rolled back, not at fault: %s", verdicts)
+        .isTrue();
+    assertThat(verdicts.get(1).outcome()).isEqualTo(Verdict.Outcome.PERMANENT);
+    assertThat(verdicts.get(2).isPublished()).isTrue();
+    assertThat(KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ))
+        .as("nothing of an aborted transaction is read_committed")
+        .isEmpty();
+    List<RoutedEvent> rest = List.of(batch.get(0), batch.get(2));
+    assertThat(sink.publish(0, rest, ledgerOf(rest)).toCompletableFuture().get())
+        .as("the producer goes on after an abort")
+        .isInstanceOf(SinkTransaction.Committed.class);
+    assertThat(KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ)).hasSize(2);
+  }
+
+  @Test
+  void aLedgerThatIsGoneOrCompactedIsRefused() throws Exception {
+    ExactlyOnceKafkaSink sink = sink("");
+    assertThatThrownBy(() -> sink.readLedger(Map.of(0, 41L), READ))
+        .isInstanceOf(LedgerException.class)
+        .hasMessageContaining("deleted or recreated")
+        .hasMessageContaining("_relay_ledger");
+
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, Services.kafkaBootstrap()))) {
+      admin
+          .createTopics(
+              List.of(
+                  new NewTopic(ledger, 4, (short) 1).configs(Map.of("cleanup.policy", "compact"))))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+    }
+    assertThatThrownBy(() -> sink.fence(List.of(0)))
+        .isInstanceOf(LedgerException.class)
+        .hasMessageContaining("cleanup.policy=compact");
+  }
+}
