@@ -56,6 +56,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
   private volatile StreamSession session;
+  private StreamSession last; // guarded by lifecycle: the newest session, stopped or not
   private volatile HikariDataSource pool;
   private volatile boolean closed;
   private volatile boolean walKeepWarned;
@@ -79,6 +80,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
 
   @Override
   public void activate() throws InterruptedException {
+    awaitNoEngineLeft();
     try (Connection c = connections.dedicated("check")) {
       new SlotGuard(settings, tables, pipeline, connections.where()).preflight(c);
     } catch (SQLException e) {
@@ -105,7 +107,14 @@ final class CdcSource implements Source, CdcClaim.Writer {
       OptionalLong catchUpTo = slot.prepare(() -> closed);
       StreamSession s =
           new StreamSession(
-              settings, connections, tables, pipeline, lanes, clock, leader::checkFence);
+              settings,
+              connections,
+              tables,
+              pipeline,
+              lanes,
+              clock,
+              leader::checkFence,
+              leader::held);
       catchUpTo.ifPresent(s::catchUp);
       synchronized (lifecycle) {
         if (closed) {
@@ -115,6 +124,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
           pool = connections.pool(lanes);
         }
         session = s;
+        last = s;
       }
       s.start();
     } catch (RuntimeException | InterruptedException e) {
@@ -124,7 +134,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
         session = null;
       }
       if (started != null) {
-        started.stop(Duration.ofSeconds(10));
+        started.stop(StreamSession.STOP_TIMEOUT);
         slot.endAbandonedEngine();
       }
       leader.release();
@@ -136,6 +146,34 @@ final class CdcSource implements Source, CdcClaim.Writer {
         settings.slotName());
     report(Role.ACTIVE);
     startRetention();
+  }
+
+  /**
+   * An instance never takes the active role while an engine of its own still runs: that engine's
+   * task reconnects by itself and would take the slot back from whichever instance streams it.
+   *
+   * @throws SourceException when the previous session's engine still has threads after {@link
+   *     StreamSession#STOP_TIMEOUT}; the pipeline tries again later
+   */
+  private void awaitNoEngineLeft() {
+    StreamSession previous;
+    synchronized (lifecycle) {
+      previous = last;
+    }
+    if (previous == null || previous.engineGone()) {
+      return;
+    }
+    if (!previous.stop(StreamSession.STOP_TIMEOUT)) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": the change stream engine of this instance's previous session is still running"
+              + " (threads "
+              + previous.liveEngineThreads()
+              + "); not taking the active role while it could take slot "
+              + settings.slotName()
+              + " back");
+    }
   }
 
   /**
@@ -163,6 +201,13 @@ final class CdcSource implements Source, CdcClaim.Writer {
     outstanding.checkArguments(lane, maxEvents);
     StreamSession s = session;
     if (s == null) {
+      synchronized (lifecycle) {
+        if (last != null) {
+          // Another lane (or the session's watch) ended the session: every lane stands down.
+          throw new LeadershipLostException(
+              "pipeline " + pipeline + ": the change stream of this instance stopped");
+        }
+      }
       throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
     }
     outstanding.begin(lane);
@@ -253,14 +298,16 @@ final class CdcSource implements Source, CdcClaim.Writer {
         session = null;
       }
     }
-    s.stop(Duration.ofSeconds(10));
+    // The engine first, and all of it: it must not take the slot back once another instance
+    // streams it (awaitNoEngineLeft refuses the next activation until it is gone).
+    s.stop(StreamSession.STOP_TIMEOUT);
     leader.release();
     report(Role.STANDBY);
     throw new LeadershipLostException(
         "pipeline "
             + pipeline
             + ": "
-            + (failure != null
+            + (held
                 ? "the change stream stopped (" + failure + "); starting it again"
                 : "this instance lost its leader lock for slot "
                     + settings.slotName()
@@ -367,6 +414,15 @@ final class CdcSource implements Source, CdcClaim.Writer {
   /** Stops renewing the lease while keeping every session open, as a frozen process (tests). */
   void stopRenewingLease() {
     leader.stopRenewing();
+  }
+
+  /** The threads still alive of this instance's newest engine, stopped or not (tests). */
+  List<String> engineThreads() {
+    StreamSession s;
+    synchronized (lifecycle) {
+      s = last;
+    }
+    return s == null ? List.of() : s.liveEngineThreads();
   }
 
   /** How many events the active session holds in memory (diagnostics and tests). */
