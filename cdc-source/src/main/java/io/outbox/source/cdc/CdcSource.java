@@ -24,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
-import java.util.OptionalLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,6 +52,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final OutstandingClaims outstanding;
   private final SlotSetup slot;
   private final CurrentRows rows;
+  private final UnseenRows unseen;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
   private volatile StreamSession session;
@@ -76,6 +76,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.outstanding = new OutstandingClaims(lanes, pipeline);
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
     this.rows = new CurrentRows(tables, leader.fenceSql());
+    this.unseen = new UnseenRows(pipeline, clock);
   }
 
   @Override
@@ -104,7 +105,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
         },
         () -> closed);
     try {
-      OptionalLong catchUpTo = slot.prepare(() -> closed);
+      CatchUp.Bound catchUpTo = slot.prepare(() -> closed);
       StreamSession s =
           new StreamSession(
               settings,
@@ -115,7 +116,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
               clock,
               leader::checkFence,
               leader::held);
-      catchUpTo.ifPresent(s::catchUp);
+      s.catchUp(catchUpTo);
       synchronized (lifecycle) {
         if (closed) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
@@ -125,6 +126,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
         }
         session = s;
         last = s;
+        unseen.clear();
       }
       s.start();
     } catch (RuntimeException | InterruptedException e) {
@@ -247,7 +249,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       StreamSession s, int lane, List<ChangeStream.Item> items) {
     Map<Long, ChangeStream.Row> pending;
     try {
-      pending = readRows(items);
+      pending = unseen.pending(items, readRows(items));
     } catch (SQLException | RuntimeException e) {
       s.stream().released(lane, items);
       checkActive(s);
@@ -270,7 +272,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     return s.stream().checked(lane, items, pending);
   }
 
-  private Map<Long, ChangeStream.Row> readRows(List<ChangeStream.Item> items) throws SQLException {
+  private CurrentRows.Read readRows(List<ChangeStream.Item> items) throws SQLException {
     HikariDataSource p = pool;
     if (p == null) {
       throw new SQLException("source closed");

@@ -102,11 +102,11 @@ final class StreamSession {
   }
 
   /**
-   * Before {@link #start}: the rows up to id {@code upTo} are caught up from the table ahead of the
-   * stream, whose events wait until they are read ({@link CatchUp}).
+   * Before {@link #start}: the pending rows up to the bound are caught up from the table ahead of
+   * the stream, whose events wait until they are read ({@link CatchUp}).
    */
-  void catchUp(long upTo) {
-    catchUp = new CatchUp(connections, settings, tables, pipeline, stream, fence, clock, upTo);
+  void catchUp(CatchUp.Bound bound) {
+    catchUp = new CatchUp(connections, settings, tables, pipeline, stream, fence, clock, bound);
     stream.beginCatchUp();
   }
 

@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext.Role;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -18,9 +17,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What an activation of the CDC source must guarantee after a hand-over (soak finding F1): the
- * instance that lost the lease stops its engine for good, every thread of it, so that it never
- * takes the slot back.
+ * What an activation of the CDC source must guarantee after a hand-over (soak findings F1 and F3):
+ * the instance that lost the lease stops its engine for good, every thread of it, so that it never
+ * takes the slot back; and the new active instance publishes every row pending before its stream,
+ * even one its stored position has passed, ahead of the later streamed events of its key.
  */
 class CdcActivationIT {
 
@@ -43,7 +43,7 @@ class CdcActivationIT {
     a.activate();
     fx.commit(List.of(event("k", 1)));
     CdcFixture.claimAll(a, 1, 1, Duration.ofSeconds(30)).forEach(CdcFixture::publishAll);
-    long streamer = walsender();
+    long streamer = fx.walsender();
     assertThat(streamer).as("A streams the slot").isPositive();
     assertThat(a.engineThreads()).as("A's engine threads").isNotEmpty();
 
@@ -73,8 +73,8 @@ class CdcActivationIT {
     await()
         .alias("B streams the slot")
         .atMost(Duration.ofSeconds(30))
-        .until(() -> walsender() > 0 && walsender() != streamer);
-    long bStreamer = walsender();
+        .until(() -> fx.walsender() > 0 && fx.walsender() != streamer);
+    long bStreamer = fx.walsender();
 
     UUID next = fx.commit(List.of(event("k", 2))).get(0);
     List<UUID> published = new CopyOnWriteArrayList<>();
@@ -96,14 +96,39 @@ class CdcActivationIT {
     await()
         .during(Duration.ofSeconds(5))
         .atMost(Duration.ofSeconds(6))
-        .until(() -> a.engineThreads().isEmpty() && walsender() == bStreamer);
+        .until(() -> a.engineThreads().isEmpty() && fx.walsender() == bStreamer);
   }
 
-  /** The pid of the session streaming the fixture's slot, 0 when none. */
-  private long walsender() throws SQLException {
-    return fx.count(
-        "SELECT coalesce((SELECT active_pid FROM pg_replication_slots WHERE slot_name = '"
-            + fx.slot()
-            + "' AND active), 0)");
+  @Test
+  void aRowPendingBehindTheStoredPositionIsPublishedAtTheNextActivationAheadOfItsKey()
+      throws Exception {
+    fx = new CdcFixture("cdc_behind_position");
+    CdcSource first = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    first.activate();
+    UUID k1 = fx.commit(List.of(event("k", 1))).get(0);
+    CdcFixture.claimAll(first, 1, 1, Duration.ofSeconds(30)).forEach(CdcFixture::publishAll);
+    long before = fx.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
+    fx.commit(List.of(event("x", 1)));
+    CdcFixture.claimAll(first, 1, 1, Duration.ofSeconds(30)).forEach(CdcFixture::publishAll);
+    await()
+        .alias("the stored position is past k1 and x1")
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> fx.confirmedLsn() > before);
+    first.close(Duration.ofSeconds(10));
+
+    // k1's row is pending again behind the stored position: what an event the stream skipped, or
+    // a position stored past a row that was not final, leaves behind.
+    fx.execute("UPDATE outbox SET published_at = NULL WHERE aggregate_id = 'k'");
+    UUID k2 = fx.commit(List.of(event("k", 2))).get(0);
+
+    // reconcile-after is 5 minutes: the sweep cannot be what publishes k1 here.
+    CdcSource second = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    second.activate();
+    List<Claim> claims = CdcFixture.claimAll(second, 1, 2, Duration.ofSeconds(30));
+    List<UUID> order =
+        claims.stream().flatMap(c -> c.events().stream()).map(OutboxEvent::eventId).toList();
+    assertThat(order).as("k1 ahead of k2, its key's next event").containsExactly(k1, k2);
+    claims.forEach(CdcFixture::publishAll);
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL")).isZero();
   }
 }
