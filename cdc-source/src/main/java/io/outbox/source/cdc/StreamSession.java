@@ -457,9 +457,11 @@ final class StreamSession {
 
   /**
    * The names of the engine's threads still alive that could reach the slot. Not counted: the JDBC
-   * driver's shared timer and cleaner threads, which the driver may have started from one of them,
-   * and Debezium's signal processor, whose executor a connector restarted after a retriable error
-   * leaves running (seen in the soak; it reads signal channels, never the replication stream).
+   * driver's shared timer and cleaner threads, which the driver may have started from one of them;
+   * Debezium's signal processor (it reads signal channels, never the replication stream); and idle
+   * workers of an executor, waiting for a task that nobody gives them any more. A connector that
+   * Debezium restarted after a retriable error leaves such executors behind, never shut down (seen
+   * in the soak: a coordinator worker and a signal processor, idle for good).
    */
   List<String> liveEngineThreads() {
     Thread[] threads = new Thread[engineThreads.activeCount() + 8];
@@ -470,11 +472,23 @@ final class StreamSession {
       String name = t.getName();
       if (t.isAlive()
           && !name.startsWith("PostgreSQL-JDBC-")
-          && !name.endsWith("-SignalProcessor")) {
+          && !name.endsWith("-SignalProcessor")
+          && !idleWorker(t)) {
         names.add(name);
       }
     }
     return names;
+  }
+
+  /** Whether {@code t} is a pool thread waiting for its next task, running none. */
+  private static boolean idleWorker(Thread t) {
+    for (StackTraceElement frame : t.getStackTrace()) {
+      if ("java.util.concurrent.ThreadPoolExecutor".equals(frame.getClassName())
+          && "getTask".equals(frame.getMethodName())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
