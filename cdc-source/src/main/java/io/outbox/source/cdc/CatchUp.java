@@ -19,14 +19,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The catch-up of a new slot, whose stream does not hold the rows committed before it existed:
- * every row still unpublished with an id up to the highest at the slot's creation is read from the
- * table in id order, page by page as the lanes take them (memory stays bounded whatever the
- * backlog), and handed to the lanes ahead of the streamed events, which wait until it is read. A
- * marker in the offsets table — written before the slot is created, bounded by that id once the
- * slot exists, removed once every caught-up row has a final verdict — makes an instance killed in
- * the middle resume the catch-up at its next activation; rows published meanwhile are not read
- * again.
+ * The catch-up at an activation. For a new slot, whose stream does not hold the rows committed
+ * before it existed: every row still unpublished with an id up to the highest at the slot's
+ * creation is read from the table in id order, page by page as the lanes take them (memory stays
+ * bounded whatever the backlog), and handed to the lanes ahead of the streamed events, which wait
+ * until it is read. A marker in the offsets table — written before the slot is created, bounded by
+ * that id once the slot exists, removed once every caught-up row has a final verdict — makes an
+ * instance killed in the middle resume the catch-up at its next activation; rows published
+ * meanwhile are not read again. For a slot that exists, every row pending at the activation is read
+ * the same way (no marker: the next activation reads again whatever is pending then), so that a row
+ * the stream's stored position has passed is still published ahead of the later streamed events of
+ * its key.
  */
 final class CatchUp {
 
@@ -47,7 +50,14 @@ final class CatchUp {
   private final PostgresOffsetStore.Fence fence;
   private final Clock clock;
   private final long upTo;
+  private final boolean marked;
   private final OutboxRows rows;
+
+  /**
+   * What an activation catches up: the rows up to id {@code upTo}; {@code marked} when the marker
+   * of a new slot's catch-up is set (cleared once they are final).
+   */
+  record Bound(long upTo, boolean marked) {}
 
   CatchUp(
       CdcConnections connections,
@@ -57,7 +67,7 @@ final class CatchUp {
       ChangeStream<?> stream,
       PostgresOffsetStore.Fence fence,
       Clock clock,
-      long upTo) {
+      Bound bound) {
     this.connections = connections;
     this.settings = settings;
     this.tables = tables;
@@ -65,7 +75,8 @@ final class CatchUp {
     this.stream = stream;
     this.fence = fence;
     this.clock = clock;
-    this.upTo = upTo;
+    this.upTo = bound.upTo();
+    this.marked = bound.marked();
     this.rows = new OutboxRows(tables);
   }
 
@@ -90,15 +101,19 @@ final class CatchUp {
     if (m.find()) {
       return OptionalLong.of(Long.parseLong(m.group(1)));
     }
-    long max;
+    long max = highestId(c, tables);
+    write(c, fence, tables, pipeline, "{\"up_to_id\":" + max + "}");
+    return OptionalLong.of(max);
+  }
+
+  /** The highest id in the outbox now; 0 when it is empty. */
+  static long highestId(Connection c, OutboxTables tables) throws SQLException {
     try (Statement st = c.createStatement();
         ResultSet rs =
             st.executeQuery("SELECT coalesce(max(id), 0) FROM " + tables.qualifiedTable())) {
       rs.next();
-      max = rs.getLong(1);
+      return rs.getLong(1);
     }
-    write(c, fence, tables, pipeline, "{\"up_to_id\":" + max + "}");
-    return OptionalLong.of(max);
   }
 
   private static String read(Connection c, OutboxTables tables, String pipeline)
@@ -163,12 +178,13 @@ final class CatchUp {
       stream.caughtUpRead();
       if (counts[0] + counts[1] > 0) {
         log.info(
-            "pipeline {}: read {} unpublished row(s) of {} up to id {}, committed before slot {}"
-                + " existed, to publish ahead of its stream{}",
+            "pipeline {}: read {} unpublished row(s) of {} up to id {}, {} slot {}, to publish"
+                + " ahead of its stream{}",
             pipeline,
             counts[0],
             tables.displayTable(),
             upTo,
+            marked ? "committed before" : "pending at the activation on",
             settings.slotName(),
             counts[1] == 0
                 ? ""
@@ -179,7 +195,7 @@ final class CatchUp {
       if (!stream.awaitCaughtUpFinal()) {
         return;
       }
-      while (!clearMarker()) {
+      while (marked && !clearMarker()) {
         TimeUnit.MILLISECONDS.sleep(RETRY.toMillis());
       }
       if (counts[0] > 0) {

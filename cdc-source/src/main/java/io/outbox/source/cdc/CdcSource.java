@@ -24,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
-import java.util.OptionalLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,9 +53,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final SlotSetup slot;
   private final CurrentRows rows;
   private final ParkedRows parkedRows;
+  private final UnseenRows unseen;
   private final Object lifecycle = new Object();
   private Role reported; // guarded by lifecycle
   private volatile StreamSession session;
+  private StreamSession last; // guarded by lifecycle: the newest session, stopped or not
   private volatile HikariDataSource pool;
   private volatile boolean closed;
   private volatile boolean walKeepWarned;
@@ -77,10 +78,12 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
     this.rows = new CurrentRows(tables, leader.fenceSql());
     this.parkedRows = new ParkedRows(tables);
+    this.unseen = new UnseenRows(pipeline, clock);
   }
 
   @Override
   public void activate() throws InterruptedException {
+    awaitNoEngineLeft();
     try (Connection c = connections.dedicated("check")) {
       new SlotGuard(settings, tables, pipeline, connections.where()).preflight(c);
     } catch (SQLException e) {
@@ -104,11 +107,18 @@ final class CdcSource implements Source, CdcClaim.Writer {
         },
         () -> closed);
     try {
-      OptionalLong catchUpTo = slot.prepare(() -> closed);
+      CatchUp.Bound catchUpTo = slot.prepare(() -> closed);
       StreamSession s =
           new StreamSession(
-              settings, connections, tables, pipeline, lanes, clock, leader::checkFence);
-      catchUpTo.ifPresent(s::catchUp);
+              settings,
+              connections,
+              tables,
+              pipeline,
+              lanes,
+              clock,
+              leader::checkFence,
+              leader::held);
+      s.catchUp(catchUpTo);
       synchronized (lifecycle) {
         if (closed) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
@@ -117,6 +127,8 @@ final class CdcSource implements Source, CdcClaim.Writer {
           pool = connections.pool(lanes);
         }
         session = s;
+        last = s;
+        unseen.clear();
       }
       s.start();
     } catch (RuntimeException | InterruptedException e) {
@@ -126,7 +138,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
         session = null;
       }
       if (started != null) {
-        started.stop(Duration.ofSeconds(10));
+        started.stop(StreamSession.STOP_TIMEOUT);
         slot.endAbandonedEngine();
       }
       leader.release();
@@ -138,6 +150,34 @@ final class CdcSource implements Source, CdcClaim.Writer {
         settings.slotName());
     report(Role.ACTIVE);
     startRetention();
+  }
+
+  /**
+   * An instance never takes the active role while an engine of its own still runs: that engine's
+   * task reconnects by itself and would take the slot back from whichever instance streams it.
+   *
+   * @throws SourceException when the previous session's engine still has threads after {@link
+   *     StreamSession#STOP_TIMEOUT}; the pipeline tries again later
+   */
+  private void awaitNoEngineLeft() {
+    StreamSession previous;
+    synchronized (lifecycle) {
+      previous = last;
+    }
+    if (previous == null || previous.engineGone()) {
+      return;
+    }
+    if (!previous.stop(StreamSession.STOP_TIMEOUT)) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": the change stream engine of this instance's previous session is still running"
+              + " (threads "
+              + previous.liveEngineThreads()
+              + "); not taking the active role while it could take slot "
+              + settings.slotName()
+              + " back");
+    }
   }
 
   /**
@@ -165,6 +205,13 @@ final class CdcSource implements Source, CdcClaim.Writer {
     outstanding.checkArguments(lane, maxEvents);
     StreamSession s = session;
     if (s == null) {
+      synchronized (lifecycle) {
+        if (last != null) {
+          // Another lane (or the session's watch) ended the session: every lane stands down.
+          throw new LeadershipLostException(
+              "pipeline " + pipeline + ": the change stream of this instance stopped");
+        }
+      }
       throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
     }
     outstanding.begin(lane);
@@ -208,7 +255,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       StreamSession s, int lane, List<ChangeStream.Item> items) {
     Map<Long, ChangeStream.Row> pending;
     try {
-      pending = readRows(items);
+      pending = unseen.pending(items, readRows(items));
     } catch (SQLException | RuntimeException e) {
       s.stream().released(lane, items);
       checkActive(s);
@@ -231,7 +278,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     return s.stream().checked(lane, items, pending);
   }
 
-  private Map<Long, ChangeStream.Row> readRows(List<ChangeStream.Item> items) throws SQLException {
+  private CurrentRows.Read readRows(List<ChangeStream.Item> items) throws SQLException {
     HikariDataSource p = pool;
     if (p == null) {
       throw new SQLException("source closed");
@@ -294,14 +341,16 @@ final class CdcSource implements Source, CdcClaim.Writer {
         session = null;
       }
     }
-    s.stop(Duration.ofSeconds(10));
+    // The engine first, and all of it: it must not take the slot back once another instance
+    // streams it (awaitNoEngineLeft refuses the next activation until it is gone).
+    s.stop(StreamSession.STOP_TIMEOUT);
     leader.release();
     report(Role.STANDBY);
     throw new LeadershipLostException(
         "pipeline "
             + pipeline
             + ": "
-            + (failure != null
+            + (held
                 ? "the change stream stopped (" + failure + "); starting it again"
                 : "this instance lost its leader lock for slot "
                     + settings.slotName()
@@ -408,6 +457,15 @@ final class CdcSource implements Source, CdcClaim.Writer {
   /** Stops renewing the lease while keeping every session open, as a frozen process (tests). */
   void stopRenewingLease() {
     leader.stopRenewing();
+  }
+
+  /** The threads still alive of this instance's newest engine, stopped or not (tests). */
+  List<String> engineThreads() {
+    StreamSession s;
+    synchronized (lifecycle) {
+      s = last;
+    }
+    return s == null ? List.of() : s.liveEngineThreads();
   }
 
   /** How many events the active session holds in memory (diagnostics and tests). */

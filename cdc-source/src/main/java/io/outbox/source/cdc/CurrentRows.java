@@ -6,52 +6,67 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Reads what the outbox holds now for the events a CDC claim took from memory, in one statement (a
  * primary-key probe per event) fenced like a settlement: a stream restarted from its stored
  * position delivers again events published since, and the sweep may hand over a row the stream
  * delivers too; the row, not the INSERT, says whether an event is still to be sent and with how
- * many attempts.
+ * many attempts. A row that is not there at all is told apart from a published one: PostgreSQL may
+ * stream a transaction a moment before other sessions see it committed ({@link UnseenRows}).
  */
 final class CurrentRows {
 
   private final String sql;
+  private final String deadLettered;
 
   /**
    * @param fenceSql the leader lock's {@link CdcLeaderLock#fenceSql() fence expression}
    */
   CurrentRows(OutboxTables tables, String fenceSql) {
-    // One row with NULLs when no id is pending; ok false (nothing read) when fenced out.
+    // One row with NULLs when no id is there; ok false (nothing read) when fenced out.
     this.sql =
-        "SELECT f.ok, o.id, o.attempts, o.next_attempt_at, o.next_attempt_at > now()"
-            + " FROM (SELECT "
+        "SELECT f.ok, o.id, o.attempts, o.next_attempt_at, o.next_attempt_at > now(),"
+            + " o.published_at IS NULL FROM (SELECT "
             + fenceSql
             + " AS ok) f LEFT JOIN "
             + tables.qualifiedTable()
-            + " o ON f.ok AND o.id = ANY(?) AND o.published_at IS NULL";
+            + " o ON f.ok AND o.id = ANY(?)";
+    this.deadLettered =
+        "SELECT id FROM " + tables.qualifiedDeadLetterTable() + " WHERE id = ANY(?)";
   }
+
+  /**
+   * What the outbox holds for the events taken.
+   *
+   * @param pending the unpublished rows, by id
+   * @param absent the ids of no row at all, in the outbox or the dead-letter table: deleted
+   *     (published with {@code on-publish = delete}), or not visible yet; an id in neither is
+   *     published or dead-lettered
+   */
+  record Read(Map<Long, ChangeStream.Row> pending, Set<Long> absent) {}
 
   /**
    * On {@code c}: in autocommit mode the statement takes the fence lock and releases it; in a
    * transaction, the lock is held until it ends.
    *
    * @param fenced the parameters of the fence: nothing is read unless this epoch is current
-   * @return the unpublished rows among {@code items}, by id; an id missing was published,
-   *     dead-lettered or deleted
    * @throws SQLException when the database fails, or another instance took over
    */
-  Map<Long, ChangeStream.Row> read(
-      Connection c, CdcLeaderLock.Fenced fenced, List<ChangeStream.Item> items)
+  Read read(Connection c, CdcLeaderLock.Fenced fenced, List<ChangeStream.Item> items)
       throws SQLException {
     Long[] ids = new Long[items.size()];
     for (int i = 0; i < ids.length; i++) {
       ids[i] = items.get(i).event().id();
     }
     Map<Long, ChangeStream.Row> pending = new HashMap<>();
+    Set<Long> absent = new HashSet<>(Arrays.asList(ids));
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       int next = fenced.bind(ps, 1);
       ps.setArray(next, c.createArrayOf("bigint", ids));
@@ -62,12 +77,27 @@ final class CurrentRows {
           if (rs.wasNull()) {
             continue;
           }
+          absent.remove(id);
+          if (!rs.getBoolean(6)) {
+            continue; // published
+          }
           OffsetDateTime retryAt = rs.getBoolean(5) ? rs.getObject(4, OffsetDateTime.class) : null;
           pending.put(
               id, new ChangeStream.Row(rs.getInt(3), retryAt == null ? null : retryAt.toInstant()));
         }
       }
     }
-    return pending;
+    if (!absent.isEmpty()) {
+      // Dead-lettered: final. (A second statement only when some row is not in the outbox.)
+      try (PreparedStatement ps = c.prepareStatement(deadLettered)) {
+        ps.setArray(1, c.createArrayOf("bigint", absent.toArray()));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            absent.remove(rs.getLong(1));
+          }
+        }
+      }
+    }
+    return new Read(pending, absent);
   }
 }

@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
  * What an activation does with the slot, holding the lease, before a session streams from it: ends
  * a replication connection still on it, checks it (with the publication and the dead-letter table),
  * creates it when it is new ({@link SlotCreation}, the {@link CatchUp} marker written first) and
- * reads what is left to catch up; after a start given up, ends the replication connection the
- * engine may have left on it.
+ * reads what is to be caught up (for a slot that exists: every row pending at the activation);
+ * after a start given up, ends the replication connection the engine may have left on it.
  */
 final class SlotSetup {
 
@@ -56,10 +56,12 @@ final class SlotSetup {
    * Makes the slot ready to stream from.
    *
    * @param closed true once the source closes: a creation under way is given up
-   * @return the id up to which rows are still to be caught up from the table, if any
+   * @return what is to be caught up from the table ahead of the stream: for a new slot, the rows up
+   *     to the highest id at its creation; for a slot that exists, every row still pending up to
+   *     the highest id now
    * @throws SourceException naming what is wrong with the slot, or a database failure
    */
-  OptionalLong prepare(BooleanSupplier closed) throws InterruptedException {
+  CatchUp.Bound prepare(BooleanSupplier closed) throws InterruptedException {
     leader.freeSlot(settings.slotName());
     boolean newSlot = onCheckSession(this::check) == SlotGuard.SlotState.NEW;
     if (newSlot) {
@@ -71,17 +73,24 @@ final class SlotSetup {
           });
       creation.create(() -> !closed.getAsBoolean() && leader.held());
     }
-    OptionalLong upTo =
+    OptionalLong marked =
         onCheckSession(c -> CatchUp.pending(c, leader::checkFence, tables, pipeline));
-    if (upTo.isPresent() && !newSlot) {
+    if (marked.isPresent() && !newSlot) {
       log.info(
           "pipeline {}: resuming the catch-up of slot {} (rows up to id {}), not finished before"
               + " (a restart or a hand-over in the middle)",
           pipeline,
           settings.slotName(),
-          upTo.getAsLong());
+          marked.getAsLong());
     }
-    return upTo;
+    if (newSlot) {
+      return new CatchUp.Bound(marked.orElse(0), true);
+    }
+    // The stream resumes at the stored position, but a row pending now may be behind it (a
+    // position stored past a row that was not final, or a row the stream skipped): every row
+    // pending now is read ahead of the stream, so none waits for the sweep or goes out of order.
+    long highest = onCheckSession(c -> CatchUp.highestId(c, tables));
+    return new CatchUp.Bound(Math.max(highest, marked.orElse(0)), marked.isPresent());
   }
 
   /**

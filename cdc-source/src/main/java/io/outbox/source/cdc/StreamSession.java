@@ -10,10 +10,12 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,11 +25,21 @@ import org.slf4j.LoggerFactory;
  * the {@link ChangeStream}; a committer thread stores, every {@code offset-commit-interval}, the
  * latest position whose events are all final (the engine then confirms it to the slot); a sweep
  * thread runs the {@link ReconcileSweep}; for a new slot, a catch-up thread runs the {@link
- * CatchUp}. Ends on {@link #stop} or when the engine fails.
+ * CatchUp}; a watch thread stops the engine at once when this instance no longer holds the lease,
+ * and restarts the stream when it receives nothing, not even a heartbeat, for a while ({@link
+ * #stallTimeout}). Ends on {@link #stop} or when the engine fails. Every thread of the engine runs
+ * in a thread group of the session's own, so that {@link #stop} can wait until the engine is really
+ * gone (its tasks retry and reconnect on their own otherwise, and would take the slot back from the
+ * instance that is active now).
  */
 final class StreamSession {
 
   private static final Logger log = LoggerFactory.getLogger(StreamSession.class);
+  private static final long WATCH_EVERY_MILLIS = 100;
+  private static final Duration MIN_STALL = Duration.ofSeconds(30);
+
+  /** Debezium waits up to task.management.timeout.ms (15 s) for its task to stop. */
+  static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
 
   private final CdcSettings settings;
   private final CdcConnections connections;
@@ -45,14 +57,24 @@ final class StreamSession {
   private volatile boolean stopping;
   private RecordChangeEvent<SourceRecord> uncommitted; // committer thread only
   private String registration;
-  private DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
+  private DebeziumEngine<RecordChangeEvent<SourceRecord>> engine; // guarded by stopLock
   private Thread engineThread;
   private Thread committerThread;
   private Thread sweepThread;
   private Thread catchUpThread;
 
   private final PostgresOffsetStore.Fence fence;
+  private final BooleanSupplier owned;
+  private final ThreadGroup engineThreads;
+  private final Object stopLock = new Object();
+  private Thread watchThread;
+  private volatile long lastReceivedNanos = System.nanoTime();
+  private volatile boolean receiving;
 
+  /**
+   * @param owned whether this instance still holds the lease (no I/O): the engine is stopped as
+   *     soon as it turns false
+   */
   StreamSession(
       CdcSettings settings,
       CdcConnections connections,
@@ -60,9 +82,12 @@ final class StreamSession {
       String pipeline,
       int lanes,
       Clock clock,
-      PostgresOffsetStore.Fence fence) {
+      PostgresOffsetStore.Fence fence,
+      BooleanSupplier owned) {
     this.settings = settings;
     this.fence = fence;
+    this.owned = owned;
+    this.engineThreads = new ThreadGroup("outbox-relay-" + pipeline + "-cdc-engine");
     this.connections = connections;
     this.tables = tables;
     this.pipeline = pipeline;
@@ -77,11 +102,11 @@ final class StreamSession {
   }
 
   /**
-   * Before {@link #start}: the rows up to id {@code upTo} are caught up from the table ahead of the
-   * stream, whose events wait until they are read ({@link CatchUp}).
+   * Before {@link #start}: the pending rows up to the bound are caught up from the table ahead of
+   * the stream, whose events wait until they are read ({@link CatchUp}).
    */
-  void catchUp(long upTo) {
-    catchUp = new CatchUp(connections, settings, tables, pipeline, stream, fence, clock, upTo);
+  void catchUp(CatchUp.Bound bound) {
+    catchUp = new CatchUp(connections, settings, tables, pipeline, stream, fence, clock, bound);
     stream.beginCatchUp();
   }
 
@@ -95,22 +120,10 @@ final class StreamSession {
         PostgresOffsetStore.register(
             new PostgresOffsetStore.Target(
                 connections, tables.qualifiedOffsetsTable(), pipeline, fence));
-    engine =
-        DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-            .using(EngineProperties.of(settings, connections, tables, pipeline, registration))
-            .using(clock)
-            .using(
-                new DebeziumEngine.ConnectorCallback() {
-                  @Override
-                  public void taskStarted() {
-                    started.countDown();
-                  }
-                })
-            .using(this::completed)
-            .notifying(
-                (DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>>) this::handleBatch)
-            .build();
-    engineThread = thread("engine", engine);
+    // Built on the engine thread: the engine's executors then make their threads in its group.
+    engineThread =
+        new Thread(engineThreads, this::runEngine, "outbox-relay-" + pipeline + "-cdc-engine");
+    engineThread.setDaemon(true);
     engineThread.start();
     boolean up = false;
     long deadline = System.nanoTime() + settings.startTimeout().toNanos();
@@ -136,6 +149,7 @@ final class StreamSession {
               + " did not start"
               + (why != null ? ": " + why : " within " + settings.startTimeout()));
     }
+    lastReceivedNanos = System.nanoTime();
     committerThread = thread("offsets", this::commitLoop);
     committerThread.start();
     if (!settings.reconcileAfter().isZero()) {
@@ -146,6 +160,8 @@ final class StreamSession {
       catchUpThread = thread("catch-up", catchUp::run);
       catchUpThread.start();
     }
+    watchThread = thread("watch", this::watchLoop);
+    watchThread.start();
     log.info(
         "pipeline {}: streaming {} from slot {} (publication {}) on {}",
         pipeline,
@@ -155,6 +171,41 @@ final class StreamSession {
         connections.where());
   }
 
+  /** The engine thread: builds the engine (unless stopped meanwhile) and runs it. */
+  private void runEngine() {
+    try {
+      DebeziumEngine<RecordChangeEvent<SourceRecord>> built =
+          DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+              .using(EngineProperties.of(settings, connections, tables, pipeline, registration))
+              .using(clock)
+              .using(
+                  new DebeziumEngine.ConnectorCallback() {
+                    @Override
+                    public void taskStarted() {
+                      started.countDown();
+                    }
+                  })
+              .using(this::completed)
+              .notifying(
+                  (DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>>)
+                      this::handleBatch)
+              .build();
+      synchronized (stopLock) {
+        if (stopping) {
+          return;
+        }
+        engine = built;
+      }
+      built.run();
+    } catch (RuntimeException e) {
+      failure.compareAndSet(null, "the engine failed: " + e.getMessage());
+      log.error("pipeline {}: the change stream failed", pipeline, e);
+    } finally {
+      stream.close();
+      ended.countDown();
+    }
+  }
+
   private Thread thread(String role, Runnable body) {
     Thread t = new Thread(body, "outbox-relay-" + pipeline + "-cdc-" + role);
     t.setDaemon(true);
@@ -162,6 +213,20 @@ final class StreamSession {
   }
 
   private void handleBatch(
+      List<RecordChangeEvent<SourceRecord>> records,
+      DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+      throws InterruptedException {
+    receiving = true;
+    lastReceivedNanos = System.nanoTime();
+    try {
+      hand(records, committer);
+    } finally {
+      lastReceivedNanos = System.nanoTime();
+      receiving = false;
+    }
+  }
+
+  private void hand(
       List<RecordChangeEvent<SourceRecord>> records,
       DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
       throws InterruptedException {
@@ -259,34 +324,171 @@ final class StreamSession {
     }
   }
 
-  /** Stores the final position, stops the engine and the threads; waits at most {@code timeout}. */
-  void stop(Duration timeout) {
-    if (ended.getCount() > 0 && committer != null) {
+  /**
+   * The watch thread: stops the engine as soon as this instance no longer holds the lease (before
+   * its lanes notice), and ends the session when the stream receives nothing for {@link
+   * #stallTimeout()}.
+   */
+  private void watchLoop() {
+    long stallNanos = stallTimeout().toNanos();
+    while (!stopping) {
       try {
-        commitNow();
+        TimeUnit.MILLISECONDS.sleep(WATCH_EVERY_MILLIS);
       } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+        return;
+      }
+      if (stopping || ended.getCount() == 0) {
+        return;
+      }
+      if (!owned.getAsBoolean()) {
+        abandon("this instance no longer holds the lease of slot " + settings.slotName());
+        return;
+      }
+      long silent = System.nanoTime() - lastReceivedNanos;
+      if (!receiving && silent > stallNanos) {
+        String why =
+            "the change stream received nothing, not even a heartbeat, for "
+                + TimeUnit.NANOSECONDS.toMillis(silent)
+                + " ms (heartbeat-interval "
+                + settings.heartbeatInterval().toMillis()
+                + " ms): "
+                + new SlotHolder(connections, settings.slotName()).describe();
+        log.error("pipeline {}: {}; restarting the stream", pipeline, why);
+        abandon(why);
+        return;
       }
     }
-    stopping = true;
+  }
+
+  /**
+   * No progress for this long is a stuck stream: three heartbeats, at least 30 s (the engine may
+   * take that long to decode a large transaction before it sends anything).
+   */
+  Duration stallTimeout() {
+    Duration three = settings.heartbeatInterval().multipliedBy(3);
+    return three.compareTo(MIN_STALL) > 0 ? three : MIN_STALL;
+  }
+
+  /** Ends the session for {@code why} and stops the engine, from the watch thread. */
+  private void abandon(String why) {
+    failure.compareAndSet(null, why);
+    log.warn("pipeline {}: stopping the change stream: {}", pipeline, why);
+    stop(STOP_TIMEOUT);
+  }
+
+  /**
+   * Stores the final position, stops the engine and the threads and waits, at most {@code timeout},
+   * until every thread of the engine ended; may be called again (it then only waits).
+   *
+   * @return whether the engine is gone
+   */
+  boolean stop(Duration timeout) {
+    long deadline = System.nanoTime() + Math.max(1, timeout.toNanos());
+    DebeziumEngine<RecordChangeEvent<SourceRecord>> closing;
+    synchronized (stopLock) {
+      boolean first = !stopping;
+      if (first && ended.getCount() > 0 && committer != null) {
+        try {
+          commitNow();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      stopping = true;
+      closing = first ? engine : null;
+    }
     stream.close();
     interrupt(committerThread);
     interrupt(sweepThread);
     interrupt(catchUpThread);
-    long deadline = System.nanoTime() + Math.max(1, timeout.toNanos());
-    if (engine != null) {
-      closeEngine(deadline);
+    if (Thread.currentThread() != watchThread) {
+      interrupt(watchThread);
     }
-    if (engineThread != null) {
-      try {
-        engineThread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+    if (closing != null) {
+      closeEngine(closing, deadline);
     }
+    boolean gone = awaitEngineGone(deadline);
     if (registration != null) {
       PostgresOffsetStore.unregister(registration);
     }
+    return gone;
+  }
+
+  /**
+   * Waits until no thread of the engine is left; past half the time left, interrupts them (a task
+   * restarting its connector or retrying its replication connection).
+   */
+  private boolean awaitEngineGone(long deadline) {
+    boolean interrupted = false;
+    long half = System.nanoTime() + (deadline - System.nanoTime()) / 2;
+    while (true) {
+      if (liveEngineThreads().isEmpty()) {
+        return true;
+      }
+      long now = System.nanoTime();
+      if (now - deadline >= 0) {
+        log.error(
+            "pipeline {}: the change stream's engine did not stop; threads still running: {}",
+            pipeline,
+            liveEngineThreads());
+        return false;
+      }
+      if (!interrupted && now - half >= 0) {
+        log.warn(
+            "pipeline {}: the change stream's engine is slow to stop; interrupting {}",
+            pipeline,
+            liveEngineThreads());
+        engineThreads.interrupt();
+        interrupted = true;
+      }
+      try {
+        TimeUnit.MILLISECONDS.sleep(50); // polling thread liveness: no event to wait for
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return liveEngineThreads().isEmpty();
+      }
+    }
+  }
+
+  /** Whether the engine was stopped and none of its threads is left. */
+  boolean engineGone() {
+    return stopping && liveEngineThreads().isEmpty();
+  }
+
+  /**
+   * The names of the engine's threads still alive that could reach the slot. Not counted: the JDBC
+   * driver's shared timer and cleaner threads, which the driver may have started from one of them;
+   * Debezium's signal processor (it reads signal channels, never the replication stream); and idle
+   * workers of an executor, waiting for a task that nobody gives them any more. A connector that
+   * Debezium restarted after a retriable error leaves such executors behind, never shut down (seen
+   * in the soak: a coordinator worker and a signal processor, idle for good).
+   */
+  List<String> liveEngineThreads() {
+    Thread[] threads = new Thread[engineThreads.activeCount() + 8];
+    int n = engineThreads.enumerate(threads, true);
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Thread t = threads[i];
+      String name = t.getName();
+      if (t.isAlive()
+          && !name.startsWith("PostgreSQL-JDBC-")
+          && !name.endsWith("-SignalProcessor")
+          && !idleWorker(t)) {
+        names.add(name);
+      }
+    }
+    return names;
+  }
+
+  /** Whether {@code t} is a pool thread waiting for its next task, running none. */
+  private static boolean idleWorker(Thread t) {
+    for (StackTraceElement frame : t.getStackTrace()) {
+      if ("java.util.concurrent.ThreadPoolExecutor".equals(frame.getClassName())
+          && "getTask".equals(frame.getMethodName())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -294,7 +496,7 @@ final class StreamSession {
    * start-timeout}); left alone, that task would then stream on: so the refusal is retried until
    * the task is up and can be stopped, within the deadline.
    */
-  private void closeEngine(long deadline) {
+  private void closeEngine(DebeziumEngine<RecordChangeEvent<SourceRecord>> engine, long deadline) {
     while (true) {
       try {
         engine.close();

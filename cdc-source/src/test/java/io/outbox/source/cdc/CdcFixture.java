@@ -221,6 +221,14 @@ final class CdcFixture implements AutoCloseable {
             + "'), -1)");
   }
 
+  /** The pid of the session streaming this fixture's slot, 0 when none. */
+  long walsender() throws SQLException {
+    return count(
+        "SELECT coalesce((SELECT active_pid FROM pg_replication_slots WHERE slot_name = '"
+            + slot()
+            + "' AND active), 0)");
+  }
+
   void execute(String sql) throws SQLException {
     try (Connection c = db.connect();
         Statement st = c.createStatement()) {

@@ -45,7 +45,7 @@ class CdcLeaseIT {
     List<UUID> ids = fx.commit(List.of(event("k", 1), event("k", 2)));
     List<Claim> held = CdcFixture.claimAll(a, 1, 2, Duration.ofSeconds(30));
     assertThat(held).hasSize(1);
-    long streamer = walsender();
+    long streamer = fx.walsender();
     assertThat(streamer).as("A streams the slot").isPositive();
 
     List<Role> bRoles = new CopyOnWriteArrayList<>();
@@ -88,7 +88,7 @@ class CdcLeaseIT {
     await()
         .alias("B streams the slot now")
         .atMost(Duration.ofSeconds(30))
-        .until(() -> walsender() > 0 && walsender() != streamer);
+        .until(() -> fx.walsender() > 0 && fx.walsender() != streamer);
 
     // B streams the rows A could not settle, and what comes next.
     UUID next = fx.commit(List.of(event("k", 3))).get(0);
@@ -100,13 +100,5 @@ class CdcLeaseIT {
     assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL")).isZero();
     assertThat(tookOverMs).as("take-over time, ms").isLessThan(3_000 + 12_000);
     System.out.println("CdcLeaseIT: take-over after " + tookOverMs + " ms");
-  }
-
-  /** The pid of the session streaming the fixture's slot, 0 when none. */
-  private long walsender() throws SQLException {
-    return fx.count(
-        "SELECT coalesce((SELECT active_pid FROM pg_replication_slots WHERE slot_name = '"
-            + fx.slot()
-            + "' AND active), 0)");
   }
 }
