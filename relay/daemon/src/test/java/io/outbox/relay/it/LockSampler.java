@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import io.outbox.schema.OutboxTables;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -23,7 +24,12 @@ final class LockSampler implements AutoCloseable {
   private static final String HOLDERS =
       "SELECT a.application_name, l.objsubid FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
           + " WHERE l.locktype = 'advisory' AND l.granted"
-          + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+          + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+          // Not the wake gate's locks (two int keys too): the relay's gate session and the
+          // application's inserts (the trigger) take them, neither is a claim.
+          + " AND NOT (l.objsubid = 2 AND l.classid = ("
+          + (OutboxTables.of("outbox").wakeLockKey() & 0xffff_ffffL)
+          + "::bigint)::oid)";
 
   /** One look at the locks; {@code nanos} is when the query was sent. */
   record Sample(long nanos, Set<String> leader, Set<String> claiming) {}
