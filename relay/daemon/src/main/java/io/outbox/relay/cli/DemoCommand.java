@@ -30,8 +30,7 @@ import picocli.CommandLine.Spec;
     description = {
       "The quickstart: services, a demo database, the relay, a sample app and a consumer.",
       "Starts the local services (scripts/services.sh up), creates the database outbox_demo, runs",
-      "the relay (polling -> Kafka; or --source cdc, --sink rabbitmq|nats|redis) while a sample"
-          + " order service",
+      "the relay (polling -> Kafka; or --source cdc, --sink rabbitmq|nats|redis) while a sample order service",
       "writes orders and outbox events in the same transactions and a consumer reads them back;",
       "ends with a summary (a cdc run drops its replication slot at the end).",
       "--exactly-once: sink.kafka.delivery = exactly-once, a read_committed consumer, and the",
