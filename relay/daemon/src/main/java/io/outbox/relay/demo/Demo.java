@@ -47,10 +47,6 @@ public final class Demo {
       int writers,
       Path exactlyOnceConfig) {
 
-    public Options(RelaySettings settings, String topic, Duration duration, int rate, int writers) {
-      this(settings, topic, duration, rate, writers, null);
-    }
-
     boolean exactlyOnce() {
       return exactlyOnceConfig != null;
     }
