@@ -126,6 +126,17 @@ public final class BenchCommand implements Callable<Integer> {
   List<String> baselines;
 
   @Option(
+      names = "--delivery",
+      paramLabel = "MODE",
+      description = {
+        "at-least-once, exactly-once or both: the relay's sink.kafka.delivery (--sink kafka);",
+        "both drains and measures latency with at-least-once, then with exactly-once, in the",
+        "same run, and reports the drain ratio (issue #14: >= 0.7). Figures are then named",
+        "after the mode. Default: the relay's default (at-least-once), figures unnamed."
+      })
+  String delivery;
+
+  @Option(
       names = "--lanes",
       paramLabel = "N",
       description = "The relay's lanes (default: the relay's default, 2).")
@@ -256,13 +267,15 @@ public final class BenchCommand implements Callable<Integer> {
                 batchSize,
                 classpath,
                 jvmOptions.isBlank() ? List.of() : Arrays.asList(jvmOptions.trim().split("\\s+")),
-                relayConfig),
+                relayConfig,
+                null),
             new Brokers(kafkaBootstrap, rabbitUri, "bench-" + run + ".", partitions),
             baselines,
             rate,
             Duration.ofSeconds(duration),
             writers,
             Duration.ofSeconds(timeout),
+            deliveries(),
             pgUrl,
             pgUser,
             System.getenv().getOrDefault("OUTBOX_PG_PASSWORD", ""),
@@ -291,6 +304,14 @@ public final class BenchCommand implements Callable<Integer> {
     return String.join(" ", all.subList(all.indexOf(spec.name()) + 1, all.size()));
   }
 
+  /** The delivery modes to run, in order; empty: one run with the relay's default. */
+  private List<String> deliveries() {
+    if (delivery == null) {
+      return List.of();
+    }
+    return delivery.equals("both") ? List.of("at-least-once", "exactly-once") : List.of(delivery);
+  }
+
   private void validate() {
     check(List.of("polling", "cdc").contains(source), "--source must be polling or cdc");
     check(List.of("kafka", "rabbitmq").contains(sink), "--sink must be kafka or rabbitmq");
@@ -301,6 +322,15 @@ public final class BenchCommand implements Callable<Integer> {
         "--payload-bytes must be >= " + Workload.MIN_PAYLOAD_BYTES);
     check(rate >= 0 && duration >= 1 && timeout >= 1, "--rate >= 0, --duration, --timeout >= 1");
     check(partitions >= 1, "--partitions must be >= 1");
+    if (delivery != null) {
+      check(
+          List.of("at-least-once", "exactly-once", "both").contains(delivery),
+          "--delivery must be at-least-once, exactly-once or both, not '" + delivery + "'");
+      check(sink.equals("kafka"), "--delivery needs --sink kafka (the Kafka sink's delivery)");
+      check(
+          delivery.equals("at-least-once") || source.equals("polling"),
+          "--delivery " + delivery + " needs --source polling (exactly-once with cdc is refused)");
+    }
     for (String b : baselines) {
       check(
           List.of("raw", "insert", "debezium", "none").contains(b),

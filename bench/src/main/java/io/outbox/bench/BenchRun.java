@@ -12,7 +12,12 @@ import java.util.List;
 /** One bench run: the steps of {@link BenchCommand} in order, collecting a {@link Report}. */
 final class BenchRun {
 
-  /** Everything a run is told. */
+  /**
+   * Everything a run is told.
+   *
+   * @param deliveries the relay's {@code sink.kafka.delivery} modes, drained and measured one after
+   *     the other; empty: once, with the relay's default and figures not named after a mode
+   */
   record Plan(
       String run,
       Path dir,
@@ -24,6 +29,7 @@ final class BenchRun {
       Duration duration,
       int writers,
       Duration timeout,
+      List<String> deliveries,
       String pgUrl,
       String pgUser,
       String pgPassword,
@@ -60,7 +66,20 @@ final class BenchRun {
         db.notifyTrigger(true);
         insert(db, "insert (no relay)", "the trigger notifying on every commit (nobody is busy)");
       }
-      relay(db);
+      if (plan.deliveries().isEmpty()) {
+        relay(db, plan.relay(), plan.dir(), null, true);
+      } else {
+        for (String delivery : plan.deliveries()) {
+          // Each mode's relay has its own config and log; the insert baseline runs beside the
+          // first.
+          relay(
+              db,
+              plan.relay().withDelivery(delivery),
+              plan.dir().resolve(delivery),
+              delivery,
+              delivery.equals(plan.deliveries().get(0)));
+        }
+      }
       if (plan.baselines().contains("raw")) {
         step("raw %s baseline: %d records", plan.relay().sink(), plan.workload().events());
         report.throughput.add(
@@ -171,9 +190,15 @@ final class BenchRun {
     }
   }
 
-  /** Backlog, drain, then (relay still running) the latency run. */
-  private void relay(BenchDatabase db) throws Exception {
-    RelayUnderTest.Setup setup = plan.relay();
+  /**
+   * Backlog, drain, then (relay still running) the latency run. {@code delivery} names the figures
+   * of one delivery mode (null: unnamed); {@code dir} holds this relay's config and log.
+   */
+  private void relay(
+      BenchDatabase db, RelayUnderTest.Setup setup, Path dir, String delivery, boolean withInsert)
+      throws Exception {
+    Files.createDirectories(dir);
+    String suffix = delivery == null ? "" : " " + delivery;
     boolean cdc = setup.source().equals("cdc");
     if (cdc) {
       db.createSlot(RelayUnderTest.slot(db));
@@ -184,25 +209,26 @@ final class BenchRun {
     report.settings.put(
         "backlog load events/s",
         Math.round(plan.workload().events() / ((System.nanoTime() - t0) / 1e9)));
-    String name = "relay " + setup.source() + "->" + setup.sink() + " " + setup.onPublish();
+    String name =
+        "relay " + setup.source() + "->" + setup.sink() + " " + setup.onPublish() + suffix;
     step("%s: draining", name);
     RelayDrain.Outcome drain =
         RelayDrain.run(
-            name, plan.dir(), setup, db, plan.brokers(), plan.workload().events(), plan.timeout());
+            name, dir, setup, db, plan.brokers(), plan.workload().events(), plan.timeout());
     report.throughput.add(drain.throughput());
     try (ChildJvm relay = drain.relay()) {
-      if (plan.baselines().contains("insert")) {
+      if (withInsert && plan.baselines().contains("insert")) {
         insertWithRelay(db, relay);
       }
       if (plan.rate() > 0) {
         step("latency: %d events/s for %ds", plan.rate(), plan.duration().toSeconds());
-        StageMetrics stages = StageMetrics.fromLog(plan.dir().resolve("relay.log"));
+        StageMetrics stages = StageMetrics.fromLog(dir.resolve("relay.log"));
         StageMetrics.Snapshot stagesBefore = stages == null ? null : stages.scrape();
         ProcSample before = relay.sample();
         ProcSample harnessBefore = ProcSample.of(ProcessHandle.current().pid());
         MachineCpu machineBefore = MachineCpu.now();
         long latencyStarted = System.nanoTime();
-        report.latency.addAll(
+        List<Results.Latency> latencies =
             LatencyRun.run(
                 db,
                 plan.workload(),
@@ -213,7 +239,19 @@ final class BenchRun {
                 plan.rate(),
                 plan.duration(),
                 relay,
-                report.notes));
+                report.notes);
+        for (Results.Latency l : latencies) {
+          report.latency.add(
+              new Results.Latency(
+                  l.name() + suffix,
+                  l.measures(),
+                  l.count(),
+                  l.p50(),
+                  l.p90(),
+                  l.p99(),
+                  l.max(),
+                  l.missing()));
+        }
         if (!setup.onPublish().equals("mark")) {
           report.notes.add("commit-to-ack needs published_at: run with --on-publish mark");
         }
@@ -222,10 +260,10 @@ final class BenchRun {
         // The relay's CPU while it kept up with the rate (the run's warm-up included), beside the
         // harness's own (writers, consumer) and the machine's idle share: a run whose machine had
         // no idle CPU measured the machine, not the relay.
-        cores(report, "relay CPU during the latency run", before, after, seconds);
+        cores(report, "relay CPU during the latency run" + suffix, before, after, seconds);
         cores(
             report,
-            "harness CPU during the latency run",
+            "harness CPU during the latency run" + suffix,
             harnessBefore,
             ProcSample.of(ProcessHandle.current().pid()),
             seconds);
@@ -233,7 +271,7 @@ final class BenchRun {
         if (machineBefore != null && machineAfter != null) {
           double idle = machineAfter.idleShareSince(machineBefore);
           report.settings.put(
-              "machine idle during the latency run",
+              "machine idle during the latency run" + suffix,
               String.format(
                   java.util.Locale.ROOT,
                   "%.0f %% of %d cores",
@@ -243,9 +281,10 @@ final class BenchRun {
             report.notes.add(
                 String.format(
                     java.util.Locale.ROOT,
-                    "SATURATED: the machine was %.0f %% idle during the latency run (below %.0f"
+                    "SATURATED: the machine was %.0f %% idle during the latency run%s (below %.0f"
                         + " %%): its latency figures measure the machine, not the relay",
                     idle * 100,
+                    suffix,
                     MachineCpu.SATURATED_IDLE_SHARE * 100));
           }
         }
@@ -260,17 +299,17 @@ final class BenchRun {
       ProcSample end = relay.sample();
       if (end != null) {
         report.settings.put(
-            "relay peak RSS MiB (whole run)", Math.round(end.peakRssBytes() / 1048576.0));
+            "relay peak RSS MiB (whole run)" + suffix, Math.round(end.peakRssBytes() / 1048576.0));
       }
       int exit = relay.stop(Duration.ofSeconds(60));
-      report.settings.put("relay exit code", exit);
+      report.settings.put("relay exit code" + suffix, exit);
     }
     if (cdc) {
       db.dropSlot(RelayUnderTest.slot(db));
     }
     long dead = db.deadLetters();
     if (dead > 0) {
-      report.notes.add(dead + " events were dead-lettered: see " + plan.dir().resolve("relay.log"));
+      report.notes.add(dead + " events were dead-lettered: see " + dir.resolve("relay.log"));
     }
     db.truncate();
   }
@@ -288,6 +327,11 @@ final class BenchRun {
     s.put("source", plan.relay().source());
     s.put("sink", plan.relay().sink());
     s.put("on-publish", plan.relay().onPublish());
+    s.put(
+        "delivery",
+        plan.deliveries().isEmpty()
+            ? "the relay's default (at-least-once)"
+            : String.join(", then ", plan.deliveries()));
     s.put("lanes", plan.relay().lanes() != null ? plan.relay().lanes() : "default (2)");
     s.put(
         "batch-size",

@@ -90,12 +90,19 @@ record Brokers(String kafkaBootstrap, String rabbitUri, String prefix, int parti
     }
   }
 
-  /** Deletes the topic of this run (best effort). */
+  /** The ledger topic of an exactly-once relay of this run. */
+  String ledgerTopic() {
+    return prefix + "ledger";
+  }
+
+  /** Deletes the topic of this run and its ledger topic, if an exactly-once relay made one. */
   void deleteTopic() {
-    try (Admin admin = admin()) {
-      admin.deleteTopics(List.of(destination())).all().get(60, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      // Left for the broker's retention; the name is unique to the run.
+    for (String topic : List.of(destination(), ledgerTopic())) {
+      try (Admin admin = admin()) {
+        admin.deleteTopics(List.of(topic)).all().get(60, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        // Best effort: left for the broker's retention; the name is unique to the run.
+      }
     }
   }
 

@@ -17,7 +17,12 @@ final class RelayUnderTest {
 
   private RelayUnderTest() {}
 
-  /** What the relay of a run is told. */
+  /**
+   * What the relay of a run is told.
+   *
+   * @param delivery {@code sink.kafka.delivery} ({@code at-least-once} or {@code exactly-once}), or
+   *     null for the relay's default
+   */
   record Setup(
       String source,
       String sink,
@@ -26,7 +31,15 @@ final class RelayUnderTest {
       Integer batchSize,
       String classpath,
       List<String> jvmOptions,
-      String extraConfig) {}
+      String extraConfig,
+      String delivery) {
+
+    /** The same relay with {@code sink.kafka.delivery = delivery}. */
+    Setup withDelivery(String delivery) {
+      return new Setup(
+          source, sink, onPublish, lanes, batchSize, classpath, jvmOptions, extraConfig, delivery);
+    }
+  }
 
   /** Writes the configuration of the run to {@code dir/relay.conf}. */
   static Path writeConfig(Path dir, Setup setup, BenchDatabase db, Brokers brokers)
@@ -69,6 +82,18 @@ final class RelayUnderTest {
     }
     if (setup.batchSize() != null) {
       conf.append("    batch-size = ").append(setup.batchSize()).append('\n');
+    }
+    if (setup.delivery() != null) {
+      conf.append("    sink.kafka.delivery = ").append(setup.delivery()).append('\n');
+      if (setup.delivery().equals("exactly-once")) {
+        // The run's own ledger topic (deleted with the run's topic) and transactional ids.
+        conf.append("    sink.kafka.ledger.topic = ")
+            .append(quote(brokers.ledgerTopic()))
+            .append('\n');
+        conf.append("    sink.kafka.transactional-id-prefix = ")
+            .append(quote(brokers.prefix() + "tx"))
+            .append('\n');
+      }
     }
     if (!setup.extraConfig().isBlank()) {
       conf.append("    ").append(setup.extraConfig().strip()).append('\n');

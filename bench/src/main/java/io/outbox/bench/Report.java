@@ -94,7 +94,7 @@ final class Report {
     }
     if (!targets.isEmpty()) {
       out.println();
-      out.println("targets (issue #7)");
+      out.println("targets (issue #7; exactly-once / at-least-once: issue #14)");
       for (Target t : targets) {
         out.printf("  %-56s %12.3f  %s%n", t.target(), t.actual(), t.met() ? "met" : "MISSED");
       }

@@ -1,7 +1,10 @@
 package io.outbox.bench;
 
-/** The ratios and targets of issue #7 for the figures of a run. */
+/** The ratios and targets of issue #7 (and of #14 for a run with both deliveries). */
 final class Targets {
+  /** The drain ratio of a run with {@code --delivery both}; issue #14 asks for at least 0.7. */
+  static final String DELIVERY_RATIO = "exactly-once / at-least-once (drain)";
+
   private Targets() {}
 
   static void evaluate(Report report, RelayUnderTest.Setup setup) {
@@ -13,6 +16,7 @@ final class Targets {
     if (relay == null) {
       return;
     }
+    deliveries(report);
     Results.Throughput raw =
         report.find(setup.sink().equals("kafka") ? "raw kafka" : "raw rabbitmq");
     Results.Throughput dbzDefault = report.find("debezium default");
@@ -53,6 +57,37 @@ final class Targets {
           f.cpuSecondsPer10k(),
           f.cpuSecondsPer10k() <= 0.3);
     }
+  }
+
+  /** Issue #14: the exactly-once relay beside the at-least-once one, measured in the same run. */
+  private static void deliveries(Report report) {
+    Results.Throughput atLeastOnce = relayNamed(report, " at-least-once");
+    Results.Throughput exactlyOnce = relayNamed(report, " exactly-once");
+    if (atLeastOnce == null || exactlyOnce == null) {
+      return;
+    }
+    report.ratio(DELIVERY_RATIO, exactlyOnce, atLeastOnce);
+    ratioTarget(report, DELIVERY_RATIO, 0.7);
+    StringBuilder p99 = new StringBuilder();
+    for (String mode : new String[] {"at-least-once", "exactly-once"}) {
+      report.latency.stream()
+          .filter(l -> l.name().equals("commit-to-ack (published_at) " + mode))
+          .findFirst()
+          .ifPresent(
+              l ->
+                  p99.append(p99.length() == 0 ? "" : ", ")
+                      .append(String.format(java.util.Locale.ROOT, "%s %.1f ms", mode, l.p99())));
+    }
+    if (p99.length() > 0) {
+      report.notes.add("commit-to-ack p99 at the run's rate (issue #14): " + p99);
+    }
+  }
+
+  private static Results.Throughput relayNamed(Report report, String suffix) {
+    return report.throughput.stream()
+        .filter(t -> t.name().startsWith("relay ") && t.name().endsWith(suffix))
+        .findFirst()
+        .orElse(null);
   }
 
   private static void ratioTarget(Report report, String ratio, double min) {

@@ -27,29 +27,8 @@ class BenchIT {
   void smallRunPrintsTableAndWritesJson() throws Exception {
     Path json = dir.resolve("bench.json");
     StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int exit =
-        Main.execute(
-            new PrintWriter(out),
-            new PrintWriter(err),
-            "bench",
-            "--events",
-            "2000",
-            "--keys",
-            "50",
-            "--rate",
-            "100",
-            "--duration",
-            "2",
-            "--baselines",
-            "raw",
-            "--skip-services",
-            "--work-dir",
-            dir.resolve("work").toString(),
-            "--json",
-            json.toString());
+    smallRun(json, out, "--baselines", "raw");
 
-    assertThat(exit).as("exit code; stderr: %s%nstdout: %s", err, out).isZero();
     assertThat(out.toString()).contains("relay polling->kafka mark", "raw kafka", "targets");
     JsonNode report = new ObjectMapper().readTree(json.toFile());
     assertThat(report.at("/settings/events").asInt()).isEqualTo(2000);
@@ -91,5 +70,72 @@ class BenchIT {
     assertThat(report.at("/settings/machine idle during the latency run").asText())
         .contains("% of");
     assertThat(Files.readString(dir.resolve("work/relay.log"))).doesNotContain("ERROR");
+  }
+
+  @Test
+  void bothDeliveriesRunSideBySideAndReportTheirRatio() throws Exception {
+    Path json = dir.resolve("bench.json");
+    StringWriter out = new StringWriter();
+    smallRun(json, out, "--baselines", "none", "--delivery", "both");
+
+    JsonNode report = new ObjectMapper().readTree(json.toFile());
+    List<String> names = new ArrayList<>();
+    report.get("throughput").forEach(t -> names.add(t.get("name").asText()));
+    assertThat(names)
+        .containsExactly(
+            "relay polling->kafka mark at-least-once", "relay polling->kafka mark exactly-once");
+    for (JsonNode t : report.get("throughput")) {
+      assertThat(t.get("events").asLong()).as(t.toString()).isBetween(1L, 2000L);
+    }
+    List<String> latencies = new ArrayList<>();
+    for (JsonNode l : report.get("latency")) {
+      latencies.add(l.get("name").asText());
+      assertThat(l.get("count").asLong()).as(l.toString()).isPositive();
+      assertThat(l.get("missing").asLong()).as(l.toString()).isZero();
+    }
+    assertThat(latencies)
+        .containsExactly(
+            "commit-to-consumer-receive at-least-once",
+            "commit-to-ack (published_at) at-least-once",
+            "commit-to-consumer-receive exactly-once",
+            "commit-to-ack (published_at) exactly-once");
+    assertThat(report.at("/ratios/exactly-once ~1 at-least-once (drain)").asDouble()).isPositive();
+    assertThat(report.at("/settings/relay exit code at-least-once").asInt()).isZero();
+    assertThat(report.at("/settings/relay exit code exactly-once").asInt()).isZero();
+    // Each mode's relay had its own config; only the exactly-once one used transactions.
+    assertThat(Files.readString(dir.resolve("work/exactly-once/relay.conf")))
+        .contains("sink.kafka.delivery = exactly-once", "sink.kafka.ledger.topic");
+    assertThat(Files.readString(dir.resolve("work/at-least-once/relay.conf")))
+        .contains("sink.kafka.delivery = at-least-once");
+    assertThat(Files.readString(dir.resolve("work/exactly-once/relay.log")))
+        .contains("transactional producer")
+        .doesNotContain("ERROR");
+    assertThat(out.toString()).contains("commit-to-ack p99 at the run's rate (issue #14)");
+  }
+
+  /** A small run (2,000 events, 100 events/s for 2 s) with {@code extra}; asserts exit code 0. */
+  private void smallRun(Path json, StringWriter out, String... extra) {
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "bench",
+                "--events",
+                "2000",
+                "--keys",
+                "50",
+                "--rate",
+                "100",
+                "--duration",
+                "2",
+                "--skip-services",
+                "--work-dir",
+                dir.resolve("work").toString(),
+                "--json",
+                json.toString()));
+    args.addAll(List.of(extra));
+    StringWriter err = new StringWriter();
+    int exit =
+        Main.execute(new PrintWriter(out), new PrintWriter(err), args.toArray(String[]::new));
+    assertThat(exit).as("exit code; stderr: %s%nstdout: %s", err, out).isZero();
   }
 }

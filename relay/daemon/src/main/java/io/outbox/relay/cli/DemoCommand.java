@@ -2,10 +2,13 @@ package io.outbox.relay.cli;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigUtil;
+import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.demo.Demo;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +33,9 @@ import picocli.CommandLine.Spec;
       "the relay (polling -> Kafka; or --source cdc, --sink rabbitmq|nats|redis) while a sample order service",
       "writes orders and outbox events in the same transactions and a consumer reads them back;",
       "ends with a summary (a cdc run drops its replication slot at the end).",
-      "Exit 0 when every committed event arrived."
+      "--exactly-once: sink.kafka.delivery = exactly-once, a read_committed consumer, and the",
+      "relay in a process of its own that the demo kills with kill -9 half-way through.",
+      "Exit 0 when every committed event arrived (with --exactly-once: once)."
     })
 final class DemoCommand implements Callable<Integer> {
 
@@ -79,6 +84,15 @@ final class DemoCommand implements Callable<Integer> {
   String source;
 
   @Option(
+      names = "--exactly-once",
+      description = {
+        "Publish with sink.kafka.delivery = exactly-once (Kafka, polling source only), read",
+        "with isolation.level = read_committed, kill -9 the relay (run as a process of its own)",
+        "half-way through and start a new one; fails on any duplicate."
+      })
+  boolean exactlyOnce;
+
+  @Option(
       names = "--no-services",
       description = "Do not run scripts/services.sh up: the services already run.")
   boolean noServices;
@@ -98,10 +112,16 @@ final class DemoCommand implements Callable<Integer> {
       throw new ParameterException(
           spec.commandLine(), "--duration, --rate and --writers must be at least 1");
     }
-    Path home = LocalServices.home();
-    if (!noServices) {
-      LocalServices.up(home, out, "demo");
+    if (exactlyOnce && sink != null && !sink.equals("kafka")) {
+      throw new ParameterException(spec.commandLine(), exactlyOnceRefusal("--sink " + sink));
     }
+    if (exactlyOnce && "cdc".equals(source)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--exactly-once runs with the polling source; exactly-once with --source cdc is not"
+              + " supported yet");
+    }
+    Path home = LocalServices.home();
     Path file = configFile != null ? configFile : home.resolve("config/demo.conf");
     String run = UUID.randomUUID().toString().substring(0, 8);
     String topicPrefix = "demo-" + run;
@@ -133,6 +153,23 @@ final class DemoCommand implements Callable<Integer> {
               .append(sink)
               .append("\"\n");
         }
+        if (exactlyOnce) {
+          // This run's own ledger topic and transactional ids: the demo database is new.
+          String pipeline = "outbox-relay.pipelines.\"" + name + "\".";
+          overrides
+              .append(pipeline)
+              .append("sink.kafka.delivery = exactly-once\n")
+              .append(pipeline)
+              .append("sink.kafka.ledger.topic = \"")
+              .append(topicPrefix)
+              .append(".ledger\"\n")
+              .append(pipeline)
+              .append("sink.kafka.transactional-id-prefix = \"")
+              .append(topicPrefix)
+              .append("\"\n")
+              .append(pipeline)
+              .append("on-publish = mark\n");
+        }
       }
     }
     user = ConfigFactory.parseString(overrides.toString()).withFallback(user);
@@ -143,11 +180,49 @@ final class DemoCommand implements Callable<Integer> {
               + " must define exactly one pipeline for the demo, found "
               + settings.pipelines().size());
     }
+    PipelineSettings pipeline = settings.pipelines().values().iterator().next();
+    if (exactlyOnce && !pipeline.sinkType().equals("kafka")) {
+      throw new CommandFailedException(
+          exactlyOnceRefusal(file + "'s sink.type " + pipeline.sinkType()));
+    }
+    if (exactlyOnce && !pipeline.sourceType().equals("polling")) {
+      throw new CommandFailedException(
+          "--exactly-once runs with the polling source, not "
+              + file
+              + "'s source.type "
+              + pipeline.sourceType());
+    }
+    Path relayConfig = null;
+    if (exactlyOnce) {
+      // The relay process reads the user's file with this run's settings on top.
+      Path dir = Files.createTempDirectory("outbox-demo-" + run + "-");
+      relayConfig = dir.resolve("demo.conf");
+      Files.writeString(
+          relayConfig,
+          "include file("
+              + ConfigUtil.quoteString(file.toAbsolutePath().toString())
+              + ")\n"
+              + overrides);
+    }
+    if (!noServices) {
+      LocalServices.up(home, out, "demo");
+    }
     out.flush();
     System.out.flush();
     return new Demo(System.out)
         .run(
             new Demo.Options(
-                settings, topicPrefix + ".order", Duration.ofSeconds(seconds), rate, writers));
+                settings,
+                topicPrefix + ".order",
+                Duration.ofSeconds(seconds),
+                rate,
+                writers,
+                relayConfig));
+  }
+
+  private static String exactlyOnceRefusal(String sink) {
+    return "--exactly-once needs the Kafka sink (Kafka transactions), not "
+        + sink
+        + "; other sinks deliver at least once";
   }
 }

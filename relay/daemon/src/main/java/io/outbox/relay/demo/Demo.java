@@ -10,6 +10,7 @@ import io.outbox.schema.OutboxMessage;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxWriter;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.LongSupplier;
 
 /**
  * The quickstart: a sample order service writes orders and outbox events in the same transactions,
@@ -33,9 +35,22 @@ public final class Demo {
    * @param duration how long the order service writes
    * @param rate orders per second (two events each)
    * @param writers concurrent writer threads
+   * @param exactlyOnceConfig null for the in-process relay; else the configuration file (with
+   *     {@code sink.kafka.delivery = exactly-once}) of a relay the demo runs as a process of its
+   *     own and kills with {@code kill -9} half-way through, reading with {@code read_committed}
    */
   public record Options(
-      RelaySettings settings, String topic, Duration duration, int rate, int writers) {}
+      RelaySettings settings,
+      String topic,
+      Duration duration,
+      int rate,
+      int writers,
+      Path exactlyOnceConfig) {
+
+    boolean exactlyOnce() {
+      return exactlyOnceConfig != null;
+    }
+  }
 
   private final PrintStream out;
 
@@ -51,33 +66,46 @@ public final class Demo {
     OrderService orders =
         new OrderService(
             db.url(), db.user(), db.password(), db.table(), options.writers(), options.rate());
-    try (DemoConsumer consumer = consumer(p, options.topic())) {
+    try (DemoConsumer consumer = consumer(p, options.topic(), options.exactlyOnce())) {
       out.printf(
-          "demo: relay %s -> %s, destination %s; writing ~%d orders/s (2 events each) for %ds%n",
+          "demo: relay %s -> %s%s, destination %s; writing ~%d orders/s (2 events each) for %ds%n",
           p.sourceType(),
           p.sinkType(),
+          options.exactlyOnce() ? " exactly-once (read_committed consumer)" : "",
           options.topic(),
           options.rate(),
           options.duration().toSeconds());
+      if (options.exactlyOnce()) {
+        return new KilledRelayRun(this, options, db, orders, consumer).run();
+      }
       try (Relay relay = Relay.start(options.settings())) {
         Pipeline pipeline = relay.pipelines().get(0);
         warmUp(db, consumer);
-        Thread progress = progress(orders, pipeline, consumer);
+        Thread progress = progress(orders, () -> pipeline.stats().published(), consumer);
         orders.run(options.duration());
-        out.printf("demo: order service done, waiting for the last events...%n");
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!consumer.receivedAll(orders.committed.keySet()) && System.nanoTime() < deadline) {
-          Thread.sleep(100);
-        }
+        awaitLastEvents(orders, consumer);
         progress.interrupt();
         progress.join();
-        return summary(orders, pipeline, consumer);
+        // Minus the warm-up event sent before the order service started.
+        return summary(orders, pipeline.stats().published() - 1, consumer, null);
       } finally {
         if (p.sourceType().equals("cdc")) {
           dropReplicationSlots(db);
         }
       }
     }
+  }
+
+  void awaitLastEvents(OrderService orders, DemoConsumer consumer) throws InterruptedException {
+    out.printf("demo: order service done, waiting for the last events...%n");
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (!consumer.receivedAll(orders.committed.keySet()) && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+  }
+
+  PrintStream out() {
+    return out;
   }
 
   /**
@@ -103,17 +131,19 @@ public final class Demo {
    * the consumer open on first use do not count as the orders' latency.
    */
   /** The consumer of {@code p}'s broker, reading {@code destination}. */
-  private static DemoConsumer consumer(PipelineSettings p, String destination) throws Exception {
+  private static DemoConsumer consumer(
+      PipelineSettings p, String destination, boolean readCommitted) throws Exception {
     return switch (p.sinkType()) {
       case "rabbitmq" -> RabbitDemoConsumer.start(p.sinkSettings().getString("uri"), destination);
       case "nats" -> NatsDemoConsumer.start(p.sinkSettings().getString("url"), destination);
       case "redis" -> RedisDemoConsumer.start(p.sinkSettings().getString("uri"), destination);
       default ->
-          KafkaDemoConsumer.start(p.sinkSettings().getString("bootstrap-servers"), destination);
+          KafkaDemoConsumer.start(
+              p.sinkSettings().getString("bootstrap-servers"), destination, readCommitted);
     };
   }
 
-  private void warmUp(DatabaseSettings db, DemoConsumer consumer) throws Exception {
+  void warmUp(DatabaseSettings db, DemoConsumer consumer) throws Exception {
     UUID id;
     try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password())) {
       id =
@@ -154,7 +184,7 @@ public final class Demo {
     }
   }
 
-  private Thread progress(OrderService orders, Pipeline pipeline, DemoConsumer consumer) {
+  Thread progress(OrderService orders, LongSupplier published, DemoConsumer consumer) {
     long start = System.nanoTime();
     Thread t =
         new Thread(
@@ -166,7 +196,7 @@ public final class Demo {
                       "  %3ds  written %6d   published %6d   consumed %6d%n",
                       (System.nanoTime() - start) / 1_000_000_000L,
                       orders.committed.size(),
-                      pipeline.stats().published(),
+                      published.getAsLong(),
                       consumer.distinct());
                 }
               } catch (InterruptedException e) {
@@ -179,7 +209,11 @@ public final class Demo {
     return t;
   }
 
-  private int summary(OrderService orders, Pipeline pipeline, DemoConsumer consumer) {
+  /**
+   * Prints the summary; returns the exit code. {@code kills} is null for the in-process relay; else
+   * the exactly-once run's kill -9s, and a duplicate fails the run.
+   */
+  int summary(OrderService orders, long published, DemoConsumer consumer, String kills) {
     Map<UUID, Long> committed = orders.committed;
     long missing = committed.keySet().stream().filter(id -> !consumer.has(id)).count();
     long leaked = orders.rolledBack.keySet().stream().filter(consumer::has).count();
@@ -192,22 +226,32 @@ public final class Demo {
     out.printf("%ndemo summary%n");
     out.printf("  written (committed)        %8d events%n", committed.size());
     out.printf("  rolled back (never sent)   %8d events%n", orders.rolledBack.size());
-    // Minus the warm-up event sent before the order service started.
-    out.printf("  published by the relay     %8d events%n", pipeline.stats().published() - 1);
+    out.printf("  published by the relay     %8d events%n", published);
     out.printf("  consumed (distinct)        %8d events%n", consumer.distinct());
     out.printf("  duplicates                 %8d%n", consumer.duplicates());
     out.printf("  key order violations       %8d%n", consumer.orderViolations());
     out.printf(
         "  commit-to-consume latency  p50 %s ms, p99 %s ms, max %s ms%n",
         millis(latencies, 0.50), millis(latencies, 0.99), millis(latencies, 1.0));
-    boolean ok = missing == 0 && leaked == 0 && orders.failures.get() == 0;
-    if (ok) {
+    if (kills != null) {
+      out.printf("  relay killed (kill -9)     %s%n", kills);
+    }
+    boolean once = kills == null || consumer.duplicates() == 0;
+    boolean ok = missing == 0 && leaked == 0 && orders.failures.get() == 0 && once;
+    if (ok && kills != null) {
+      out.printf(
+          "demo: OK, every committed event arrived exactly once (read_committed), across a kill"
+              + " -9 of the relay%n");
+    } else if (ok) {
       out.printf("demo: OK, every committed event arrived%n");
     } else {
       out.printf(
           "demo: FAILED: %d committed event(s) missing, %d rolled-back event(s) published,"
-              + " %d writer failure(s)%n",
-          missing, leaked, orders.failures.get());
+              + " %d writer failure(s)%s%n",
+          missing,
+          leaked,
+          orders.failures.get(),
+          once ? "" : ", " + consumer.duplicates() + " duplicate(s) in an exactly-once run");
     }
     return ok ? 0 : 1;
   }

@@ -16,32 +16,40 @@ import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
-/** Reads the demo topic from the beginning of each partition, without a consumer group. */
+/**
+ * Reads the demo topic from the beginning of each partition, without a consumer group; with {@code
+ * isolation.level = read_committed} for {@code demo --exactly-once}, so that records of aborted
+ * transactions are never seen.
+ */
 final class KafkaDemoConsumer extends DemoConsumer {
   private static final int PARTITIONS = 3;
 
   private final Thread thread;
   private volatile boolean running = true;
 
-  private KafkaDemoConsumer(String bootstrap, String topic) {
-    thread = new Thread(() -> consume(bootstrap, topic), "demo-consumer");
+  private KafkaDemoConsumer(String bootstrap, String topic, boolean readCommitted) {
+    thread = new Thread(() -> consume(bootstrap, topic, readCommitted), "demo-consumer");
     thread.setDaemon(true);
   }
 
   /** Creates the topic, then starts reading it. */
-  static KafkaDemoConsumer start(String bootstrap, String topic) throws Exception {
+  static KafkaDemoConsumer start(String bootstrap, String topic, boolean readCommitted)
+      throws Exception {
     Properties admin = new Properties();
     admin.put("bootstrap.servers", bootstrap);
     try (Admin a = Admin.create(admin)) {
       a.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all().get();
     }
-    KafkaDemoConsumer c = new KafkaDemoConsumer(bootstrap, topic);
+    KafkaDemoConsumer c = new KafkaDemoConsumer(bootstrap, topic, readCommitted);
     c.thread.start();
     return c;
   }
 
-  private void consume(String bootstrap, String topic) {
+  private void consume(String bootstrap, String topic, boolean readCommitted) {
     Properties p = new Properties();
+    if (readCommitted) {
+      p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    }
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());

@@ -43,8 +43,13 @@ final class Deliveries {
 
   /** Reads {@code topic} up to the end offsets it has now (the topic must exist). */
   static Deliveries readAll(String topic) {
+    return readAll(Services.kafkaBootstrap(), topic);
+  }
+
+  /** As {@link #readAll(String)}, from the broker at {@code bootstrap}. */
+  static Deliveries readAll(String bootstrap, String topic) {
     List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
-    try (KafkaConsumer<String, byte[]> consumer = consumer()) {
+    try (KafkaConsumer<String, byte[]> consumer = consumer(bootstrap)) {
       List<TopicPartition> partitions =
           consumer.partitionsFor(topic, READ_TIMEOUT).stream()
               .map(p -> new TopicPartition(topic, p.partition()))
@@ -81,11 +86,11 @@ final class Deliveries {
     return true;
   }
 
-  private static KafkaConsumer<String, byte[]> consumer() {
+  private static KafkaConsumer<String, byte[]> consumer(String bootstrap) {
     return new KafkaConsumer<>(
         Map.of(
             ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            Services.kafkaBootstrap(),
+            bootstrap,
             ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
             false,
             ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG,

@@ -1,9 +1,14 @@
 package io.outbox.relay.it;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.relay.cli.Main;
 import io.outbox.testkit.Services;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -67,6 +72,76 @@ class DemoIT {
     }
   }
 
+  @Test
+  void demoExactlyOnceKillsItsRelayAndSeesNoDuplicate(@TempDir Path dir) throws Exception {
+    // The demo prints its summary on System.out: read it there (and still show it).
+    PrintStream original = System.out;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    int exit;
+    try {
+      System.setOut(new PrintStream(new TeeStream(original, captured), true, UTF_8));
+      exit = runDemo(dir, "--exactly-once", "--duration", "8");
+    } finally {
+      System.setOut(original);
+    }
+    String out = captured.toString(UTF_8);
+    assertThat(out).contains("exactly-once (read_committed consumer)");
+    assertThat(out).containsPattern("kill -9 of the relay \\(pid \\d+\\) with \\d+ events settled");
+    long settledAtKill =
+        Long.parseLong(out.replaceFirst("(?s).*with (\\d+) events settled.*", "$1"));
+    long written =
+        Long.parseLong(out.replaceFirst("(?s).*written \\(committed\\) +(\\d+) events.*", "$1"));
+    assertThat(settledAtKill)
+        .as("killed in the middle of the run")
+        .isPositive()
+        .isLessThan(written);
+    assertThat(out).containsPattern("duplicates +0\\n");
+    assertThat(out).contains("demo: OK, every committed event arrived exactly once");
+    assertThat(exit).isZero();
+  }
+
+  @Test
+  void demoRefusesExactlyOnceWithoutKafka(@TempDir Path dir) throws Exception {
+    StringWriter err = new StringWriter();
+    int exit =
+        Main.execute(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(err),
+            "demo",
+            "--no-services",
+            "--exactly-once",
+            "--sink",
+            "rabbitmq");
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString().lines().findFirst())
+        .contains(
+            "outbox-relay demo: --exactly-once needs the Kafka sink (Kafka transactions), not"
+                + " --sink rabbitmq; other sinks deliver at least once");
+  }
+
+  /** Writes to two streams. */
+  private static final class TeeStream extends OutputStream {
+    private final OutputStream a;
+    private final OutputStream b;
+
+    TeeStream(OutputStream a, OutputStream b) {
+      this.a = a;
+      this.b = b;
+    }
+
+    @Override
+    public void write(int c) throws IOException {
+      a.write(c);
+      b.write(c);
+    }
+
+    @Override
+    public void write(byte[] bytes, int off, int len) throws IOException {
+      a.write(bytes, off, len);
+      b.write(bytes, off, len);
+    }
+  }
+
   private int runDemo(Path dir, String... extra) throws Exception {
     Path config = dir.resolve("demo.conf");
     Files.writeString(
@@ -92,15 +167,11 @@ class DemoIT {
     java.util.List<String> args =
         new java.util.ArrayList<>(
             java.util.List.of(
-                "demo",
-                "--no-services",
-                "--config",
-                config.toString(),
-                "--duration",
-                "3",
-                "--rate",
-                "100"));
+                "demo", "--no-services", "--config", config.toString(), "--rate", "100"));
     args.addAll(java.util.List.of(extra));
+    if (!args.contains("--duration")) {
+      args.addAll(java.util.List.of("--duration", "3"));
+    }
     int exit =
         Main.execute(
             new PrintWriter(new StringWriter()), new PrintWriter(err), args.toArray(String[]::new));

@@ -1,0 +1,144 @@
+package io.outbox.relay.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.PrivateKafka;
+import io.outbox.testkit.RelayProcess;
+import java.time.Duration;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Issue #14: {@code sink.kafka.delivery = exactly-once} (polling source) while the broker restarts
+ * under a stream of events, stopped as an operator would or killed. The relay (a process of its
+ * own) rides it out: a {@code read_committed} consumer sees every committed event exactly once,
+ * first deliveries in key order, nothing dead-lettered. The broker is a private one (the shared
+ * broker of the other tests is never stopped), shared by the tests of this class.
+ */
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
+class ExactlyOnceBrokerRestartIT {
+  private static final Logger log = LoggerFactory.getLogger(ExactlyOnceBrokerRestartIT.class);
+  private static final Duration DOWN = Duration.ofSeconds(8);
+
+  private static PrivateKafka kafka;
+
+  @RegisterExtension final RelayProcesses relays = new RelayProcesses();
+
+  @BeforeAll
+  static void startBroker() {
+    kafka = PrivateKafka.start();
+  }
+
+  @AfterAll
+  static void stopBroker() {
+    if (kafka != null) {
+      kafka.close();
+    }
+  }
+
+  @BeforeEach
+  void setUp() {
+    if (!kafka.isRunning()) {
+      kafka.restart(); // an earlier test failed while the broker was down
+    }
+  }
+
+  @Test
+  void brokerStoppedAndStartedAgainDeliversEveryEventOnce() throws Exception {
+    restartMidRun(false);
+  }
+
+  @Test
+  void brokerKilledAndStartedAgainDeliversEveryEventOnce() throws Exception {
+    restartMidRun(true);
+  }
+
+  private void restartMidRun(boolean kill) throws Exception {
+    try (RelayFixture fx = new RelayFixture(kill ? "eos_broker_kill" : "eos_broker_stop")) {
+      try {
+        restartMidRun(fx, kill);
+      } finally {
+        relays.killAll(); // before the fixture drops the database
+      }
+    }
+  }
+
+  private void restartMidRun(RelayFixture fx, boolean kill) throws Exception {
+    KafkaTestSupport.createTopic(kafka.bootstrap(), fx.topic("order"), 6);
+    String config =
+        fx.config(
+            "lanes = 2, batch-size = 200, sink.kafka.delivery = exactly-once,"
+                + " sink.kafka.ledger.topic = \""
+                + fx.topic("ledger")
+                + "\", sink.kafka.transactional-id-prefix = \""
+                + fx.topic("tx")
+                + "\"",
+            kafka.bootstrap());
+    RelayProcess relay = relays.start("relay", config);
+    Set<UUID> committed;
+    long publishedAtRestart;
+    long publishedWhileDown;
+    try (OutboxLoad stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10))) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> fx.published() >= 1_000);
+
+      if (kill) {
+        kafka.kill();
+      } else {
+        kafka.stop();
+      }
+      publishedAtRestart = fx.published();
+      log.info(
+          "broker {} with {} events published", kill ? "killed" : "stopped", publishedAtRestart);
+      // Pacing, not waiting for a condition: the outage's length, while the stream goes on.
+      TimeUnit.MILLISECONDS.sleep(DOWN.toMillis());
+      publishedWhileDown = fx.published();
+      kafka.restart();
+      log.info("broker back; {} events published while it was down", publishedWhileDown);
+      long committedThen = stream.committedCount();
+      await().atMost(Duration.ofSeconds(120)).until(() -> fx.published() >= committedThen + 500);
+      committed = stream.stop();
+    }
+    await().atMost(Duration.ofSeconds(120)).until(() -> fx.unpublished() == 0);
+    assertThat(relay.isAlive()).as("the relay rode the restart out").isTrue();
+    assertThat(relay.terminate(Duration.ofSeconds(30))).contains(0);
+
+    Deliveries deliveries = Deliveries.readAll(kafka.bootstrap(), fx.topic("order"));
+    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
+    assertThat(deliveries.duplicates()).as("duplicates seen by a read_committed consumer").isZero();
+    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
+    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts > 0"))
+        .as("the outage cost no event an attempt")
+        .isZero();
+    // The broker goes either between transactions (the sink is unavailable: paused, then
+    // resumed) or during a commit (in doubt: the ledger decides once the broker is back).
+    assertThat(relay.log())
+        .as("the relay saw the broker go")
+        .containsAnyOf(
+            "sink unavailable, pausing publishing", "the outcome of a transaction is unknown");
+    System.out.printf(
+        "ExactlyOnceBrokerRestartIT: broker %s at %d published (%d more while down);"
+            + " %d records for %d events, %d duplicate(s); relay log: paused %s, commit in doubt"
+            + " %s, 'unexpected failure' %d%n",
+        kill ? "killed" : "stopped",
+        publishedAtRestart,
+        publishedWhileDown - publishedAtRestart,
+        deliveries.records.size(),
+        committed.size(),
+        deliveries.duplicates(),
+        relay.logContains("sink unavailable, pausing publishing"),
+        relay.logContains("the outcome of a transaction is unknown"),
+        relay.log().lines().filter(l -> l.contains("unexpected failure")).count());
+  }
+}
