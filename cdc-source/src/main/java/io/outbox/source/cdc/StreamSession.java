@@ -107,7 +107,7 @@ final class StreamSession {
     this.fence = fence;
     this.owned = owned;
     this.gate = new TaskGate(pipeline);
-    this.walsenders = new Walsenders(connections, settings.slotName());
+    this.walsenders = new Walsenders(() -> connections.dedicated("check"), settings.slotName());
     this.connections = connections;
     this.tables = tables;
     this.pipeline = pipeline;
@@ -323,7 +323,10 @@ final class StreamSession {
       return;
     }
     try {
-      walsenders.noteStreaming();
+      Walsenders.Walsender w = walsenders.noteStreaming();
+      if (w != null) {
+        log.info("pipeline {}: slot {} is streamed by {}", pipeline, settings.slotName(), w);
+      }
       notedNanos = now;
       notedBatches = received;
     } catch (SQLException e) {
@@ -480,6 +483,7 @@ final class StreamSession {
         }
         awaitStopped(deadline);
       }
+      endWalsenders();
       while (true) {
         List<String> left = engineLeft();
         if (left.isEmpty()) {
@@ -494,6 +498,32 @@ final class StreamSession {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return engineLeft().isEmpty();
+    }
+  }
+
+  /**
+   * Once the engine's side is stopped, ends the server processes that streamed to it and are still
+   * connected (a client gone without a word), as an activation would end them anyway.
+   */
+  private void endWalsenders() {
+    if (running != null && !running.isDone() || !gate.quiet()) {
+      return; // the engine could still use them
+    }
+    try {
+      int ended = walsenders.endStillConnected();
+      if (ended > 0) {
+        log.warn(
+            "pipeline {}: ended {} server process(es) still streaming slot {} to this instance's"
+                + " stopped engine",
+            pipeline,
+            ended,
+            settings.slotName());
+      }
+    } catch (SQLException e) {
+      log.warn(
+          "pipeline {}: cannot end the replication connection of the stopped engine: {}",
+          pipeline,
+          e.getMessage());
     }
   }
 

@@ -1,5 +1,6 @@
 package io.outbox.source.cdc;
 
+import io.outbox.schema.RetentionJob.ConnectionSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -24,6 +25,8 @@ final class Walsenders {
           + " JOIN pg_stat_activity a ON a.pid = s.active_pid WHERE s.slot_name = ?";
   private static final String ALIVE =
       "SELECT 1 FROM pg_stat_activity WHERE pid = ? AND backend_start = ?";
+  private static final String END =
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = ? AND backend_start = ?";
 
   /** One walsender. */
   record Walsender(int pid, OffsetDateTime started) {
@@ -33,24 +36,33 @@ final class Walsenders {
     }
   }
 
-  private final CdcConnections connections;
+  private final ConnectionSource sessions;
   private final String slot;
   private final Set<Walsender> seen = new CopyOnWriteArraySet<>();
 
-  Walsenders(CdcConnections connections, String slot) {
-    this.connections = connections;
+  /**
+   * @param sessions opens a new session for each look
+   */
+  Walsenders(ConnectionSource sessions, String slot) {
+    this.sessions = sessions;
     this.slot = slot;
   }
 
-  /** Notes the process streaming the slot now; call only while this session's engine streams it. */
-  void noteStreaming() throws SQLException {
-    try (Connection c = connections.dedicated("check");
+  /**
+   * Notes the process streaming the slot now; call only while this session's engine streams it.
+   *
+   * @return that process if it is new to this session, else {@code null}
+   */
+  Walsender noteStreaming() throws SQLException {
+    try (Connection c = sessions.open();
         PreparedStatement ps = c.prepareStatement(STREAMING)) {
       ps.setString(1, slot);
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
-          seen.add(new Walsender(rs.getInt(1), rs.getObject(2, OffsetDateTime.class)));
+          Walsender w = new Walsender(rs.getInt(1), rs.getObject(2, OffsetDateTime.class));
+          return seen.add(w) ? w : null;
         }
+        return null;
       }
     }
   }
@@ -65,7 +77,7 @@ final class Walsenders {
       return List.of();
     }
     List<Walsender> alive = new ArrayList<>();
-    try (Connection c = connections.dedicated("check");
+    try (Connection c = sessions.open();
         PreparedStatement ps = c.prepareStatement(ALIVE)) {
       for (Walsender w : seen) {
         ps.setInt(1, w.pid());
@@ -80,5 +92,33 @@ final class Walsenders {
       }
     }
     return alive;
+  }
+
+  /**
+   * Ends the processes noted that are still connected: once the engine's side is stopped, one left
+   * (its client gone without a word, not yet noticed by {@code wal_sender_timeout}) would otherwise
+   * hold the slot.
+   *
+   * @return how many were ended
+   */
+  int endStillConnected() throws SQLException {
+    int ended = 0;
+    List<Walsender> left = stillConnected();
+    if (left.isEmpty()) {
+      return 0;
+    }
+    try (Connection c = sessions.open();
+        PreparedStatement ps = c.prepareStatement(END)) {
+      for (Walsender w : left) {
+        ps.setInt(1, w.pid());
+        ps.setObject(2, w.started());
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next() && rs.getBoolean(1)) {
+            ended++;
+          }
+        }
+      }
+    }
+    return ended;
   }
 }
