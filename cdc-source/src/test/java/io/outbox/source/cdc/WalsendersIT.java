@@ -41,18 +41,7 @@ class WalsendersIT {
     assertThat(walsenders.stillConnected()).as("nothing noted yet").isEmpty();
 
     try (Connection replication = replicationConnection();
-        PGReplicationStream stream =
-            replication
-                .unwrap(PGConnection.class)
-                .getReplicationAPI()
-                .replicationStream()
-                .logical()
-                .withSlotName(slot)
-                .withStartPosition(LogSequenceNumber.INVALID_LSN)
-                .withSlotOption("proto_version", "1")
-                .withSlotOption("publication_names", "walsenders_it")
-                .withStatusInterval(1, TimeUnit.SECONDS)
-                .start()) {
+        PGReplicationStream stream = stream(replication, slot)) {
       await()
           .alias("the slot is streamed")
           .atMost(Duration.ofSeconds(30))
@@ -81,16 +70,7 @@ class WalsendersIT {
     Walsenders walsenders = new Walsenders(fx.db::connect, slot);
     Connection replication = replicationConnection();
     try {
-      replication
-          .unwrap(PGConnection.class)
-          .getReplicationAPI()
-          .replicationStream()
-          .logical()
-          .withSlotName(slot)
-          .withStartPosition(LogSequenceNumber.INVALID_LSN)
-          .withSlotOption("proto_version", "1")
-          .withSlotOption("publication_names", "walsenders_it")
-          .start();
+      stream(replication, slot); // left open: the session ends it
       await().atMost(Duration.ofSeconds(30)).until(() -> fx.walsender() > 0);
       walsenders.noteStreaming();
 
@@ -107,6 +87,22 @@ class WalsendersIT {
         // ended by the server
       }
     }
+  }
+
+  /** Streams {@code slot} on {@code replication}, as the engine does. */
+  private static PGReplicationStream stream(Connection replication, String slot)
+      throws SQLException {
+    return replication
+        .unwrap(PGConnection.class)
+        .getReplicationAPI()
+        .replicationStream()
+        .logical()
+        .withSlotName(slot)
+        .withStartPosition(LogSequenceNumber.INVALID_LSN)
+        .withSlotOption("proto_version", "1")
+        .withSlotOption("publication_names", "walsenders_it")
+        .withStatusInterval(1, TimeUnit.SECONDS)
+        .start();
   }
 
   private Connection replicationConnection() throws SQLException {
