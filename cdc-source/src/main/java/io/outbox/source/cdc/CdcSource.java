@@ -156,8 +156,9 @@ final class CdcSource implements Source, CdcClaim.Writer {
    * An instance never takes the active role while an engine of its own still runs: that engine's
    * task reconnects by itself and would take the slot back from whichever instance streams it.
    *
-   * @throws SourceException when the previous session's engine still has threads after {@link
-   *     StreamSession#STOP_TIMEOUT}; the pipeline tries again later
+   * @throws SourceException when the previous session's engine is not gone ({@link
+   *     StreamSession#engineLeft}) after {@link StreamSession#STOP_TIMEOUT}; the pipeline tries
+   *     again later
    */
   private void awaitNoEngineLeft() {
     StreamSession previous;
@@ -171,9 +172,8 @@ final class CdcSource implements Source, CdcClaim.Writer {
       throw new SourceException(
           "pipeline "
               + pipeline
-              + ": the change stream engine of this instance's previous session is still running"
-              + " (threads "
-              + previous.liveEngineThreads()
+              + ": the change stream engine of this instance's previous session is not gone ("
+              + String.join("; ", previous.engineLeft())
               + "); not taking the active role while it could take slot "
               + settings.slotName()
               + " back");
@@ -459,13 +459,13 @@ final class CdcSource implements Source, CdcClaim.Writer {
     leader.stopRenewing();
   }
 
-  /** The threads still alive of this instance's newest engine, stopped or not (tests). */
-  List<String> engineThreads() {
+  /** What is left of this instance's newest engine, stopped or not (tests); empty when gone. */
+  List<String> engineLeft() {
     StreamSession s;
     synchronized (lifecycle) {
       s = last;
     }
-    return s == null ? List.of() : s.liveEngineThreads();
+    return s == null ? List.of() : s.engineLeft();
   }
 
   /** How many events the active session holds in memory (diagnostics and tests). */

@@ -6,7 +6,8 @@ import java.util.Properties;
 /**
  * The Debezium engine and PostgreSQL connector properties of one pipeline: the user's raw {@code
  * source.cdc.debezium} properties, then the ones the relay owns (connection, slot, publication,
- * table filter, no snapshot, INSERTs only, heartbeats, the relay's own offset store).
+ * table filter, no snapshot, INSERTs only, heartbeats, the relay's own offset store, the connector
+ * wrapped so that the session owns every call into its task).
  */
 final class EngineProperties {
 
@@ -22,12 +23,15 @@ final class EngineProperties {
       CdcConnections connections,
       OutboxTables tables,
       String pipeline,
-      String offsetRegistration) {
+      String offsetRegistration,
+      String taskGate) {
     Properties p = new Properties();
     p.putAll(settings.debezium());
     String name = "outbox-relay-" + settings.slotName();
     p.setProperty("name", name);
-    p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+    // Debezium's PostgreSQL connector, each call into its task passing the session's gate.
+    p.setProperty("connector.class", EngineConnector.class.getName());
+    p.setProperty(TaskGate.REGISTRATION, taskGate);
     p.setProperty("topic.prefix", name);
     // Offsets: the relay's table; flushed whenever the source commits (it decides the cadence).
     p.setProperty("offset.storage", PostgresOffsetStore.class.getName());

@@ -7,13 +7,19 @@ import io.debezium.engine.format.ChangeEventFormat;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxTables;
 import java.io.IOException;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -27,16 +33,24 @@ import org.slf4j.LoggerFactory;
  * thread runs the {@link ReconcileSweep}; for a new slot, a catch-up thread runs the {@link
  * CatchUp}; a watch thread stops the engine at once when this instance no longer holds the lease,
  * and restarts the stream when it receives nothing, not even a heartbeat, for a while ({@link
- * #stallTimeout}). Ends on {@link #stop} or when the engine fails. Every thread of the engine runs
- * in a thread group of the session's own, so that {@link #stop} can wait until the engine is really
- * gone (its tasks retry and reconnect on their own otherwise, and would take the slot back from the
- * instance that is active now).
+ * #stallTimeout}). Ends on {@link #stop} or when the engine fails.
+ *
+ * <p>Whether the engine is gone is answered from what the session owns, never from thread names:
+ * the engine's {@code run()} runs on the session's own executor, and is over when its future is
+ * done; every call into the connector task passes the session's {@link TaskGate}, which after a
+ * stop lets none in again and stops the task once the last call in flight has left (a task left
+ * alone restarts its connector after a retriable error and would take the slot back from the
+ * instance that is active now); and the server processes that streamed the slot to this session
+ * ({@link Walsenders}) are gone from {@code pg_stat_activity}.
  */
 final class StreamSession {
 
   private static final Logger log = LoggerFactory.getLogger(StreamSession.class);
   private static final long WATCH_EVERY_MILLIS = 100;
   private static final Duration MIN_STALL = Duration.ofSeconds(30);
+
+  /** How often the walsender streaming the slot is looked up again while streaming. */
+  private static final long NOTE_WALSENDER_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   /** Debezium waits up to task.management.timeout.ms (15 s) for its task to stop. */
   static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
@@ -58,14 +72,19 @@ final class StreamSession {
   private RecordChangeEvent<SourceRecord> uncommitted; // committer thread only
   private String registration;
   private DebeziumEngine<RecordChangeEvent<SourceRecord>> engine; // guarded by stopLock
-  private Thread engineThread;
+  private Future<?> running; // the engine's run(), on the session's own executor
   private Thread committerThread;
   private Thread sweepThread;
   private Thread catchUpThread;
 
   private final PostgresOffsetStore.Fence fence;
   private final BooleanSupplier owned;
-  private final ThreadGroup engineThreads;
+  private final TaskGate gate;
+  private final Walsenders walsenders;
+  private volatile boolean gone; // confirmed once: stays so
+  private long notedNanos; // committer thread only
+  private long notedBatches; // committer thread only
+  private volatile long batches; // handed over by the engine so far
   private final Object stopLock = new Object();
   private Thread watchThread;
   private volatile long lastReceivedNanos = System.nanoTime();
@@ -87,7 +106,8 @@ final class StreamSession {
     this.settings = settings;
     this.fence = fence;
     this.owned = owned;
-    this.engineThreads = new ThreadGroup("outbox-relay-" + pipeline + "-cdc-engine");
+    this.gate = new TaskGate(pipeline);
+    this.walsenders = new Walsenders(() -> connections.dedicated("check"), settings.slotName());
     this.connections = connections;
     this.tables = tables;
     this.pipeline = pipeline;
@@ -120,11 +140,10 @@ final class StreamSession {
         PostgresOffsetStore.register(
             new PostgresOffsetStore.Target(
                 connections, tables.qualifiedOffsetsTable(), pipeline, fence));
-    // Built on the engine thread: the engine's executors then make their threads in its group.
-    engineThread =
-        new Thread(engineThreads, this::runEngine, "outbox-relay-" + pipeline + "-cdc-engine");
-    engineThread.setDaemon(true);
-    engineThread.start();
+    ExecutorService runner =
+        Executors.newSingleThreadExecutor(r -> thread("engine", r)); // one run, then it ends
+    running = runner.submit(this::runEngine);
+    runner.shutdown();
     boolean up = false;
     long deadline = System.nanoTime() + settings.startTimeout().toNanos();
     while (System.nanoTime() < deadline) {
@@ -176,7 +195,9 @@ final class StreamSession {
     try {
       DebeziumEngine<RecordChangeEvent<SourceRecord>> built =
           DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-              .using(EngineProperties.of(settings, connections, tables, pipeline, registration))
+              .using(
+                  EngineProperties.of(
+                      settings, connections, tables, pipeline, registration, gate.open()))
               .using(clock)
               .using(
                   new DebeziumEngine.ConnectorCallback() {
@@ -218,6 +239,7 @@ final class StreamSession {
       throws InterruptedException {
     receiving = true;
     lastReceivedNanos = System.nanoTime();
+    batches++; // the engine's one polling thread
     try {
       hand(records, committer);
     } finally {
@@ -280,9 +302,35 @@ final class StreamSession {
           return;
         }
         commitNow();
+        noteWalsender();
       } catch (InterruptedException e) {
         return;
       }
+    }
+  }
+
+  /**
+   * Notes which server process streams the slot, on the first batch received and every {@link
+   * #NOTE_WALSENDER_NANOS} after (a connector restarted after a retriable error streams from a new
+   * one): while this instance holds the lease and receives, only its engine can be streaming it.
+   */
+  private void noteWalsender() {
+    long received = batches;
+    long now = System.nanoTime();
+    if (received == notedBatches
+        || (notedNanos != 0 && now - notedNanos < NOTE_WALSENDER_NANOS)
+        || !owned.getAsBoolean()) {
+      return;
+    }
+    try {
+      Walsenders.Walsender w = walsenders.noteStreaming();
+      if (w != null) {
+        log.info("pipeline {}: slot {} is streamed by {}", pipeline, settings.slotName(), w);
+      }
+      notedNanos = now;
+      notedBatches = received;
+    } catch (SQLException e) {
+      log.debug("pipeline {}: cannot look up who streams the slot: {}", pipeline, e.getMessage());
     }
   }
 
@@ -378,7 +426,7 @@ final class StreamSession {
 
   /**
    * Stores the final position, stops the engine and the threads and waits, at most {@code timeout},
-   * until every thread of the engine ended; may be called again (it then only waits).
+   * until the engine is gone ({@link #engineLeft}); may be called again (it then only waits).
    *
    * @return whether the engine is gone
    */
@@ -405,8 +453,10 @@ final class StreamSession {
       interrupt(watchThread);
     }
     if (closing != null) {
-      closeEngine(closing, deadline);
+      closeEngine(closing);
     }
+    // Whatever the engine did: no call reaches its connector again, and its task is stopped.
+    gate.close();
     boolean gone = awaitEngineGone(deadline);
     if (registration != null) {
       PostgresOffsetStore.unregister(registration);
@@ -415,114 +465,128 @@ final class StreamSession {
   }
 
   /**
-   * Waits until no thread of the engine is left; past half the time left, interrupts them (a task
-   * restarting its connector or retrying its replication connection).
+   * Waits until the engine is gone ({@link #engineLeft} empty); past half the time left, interrupts
+   * the calls into the connector still in flight (a task restarting its connector or retrying its
+   * replication connection) and the engine's run.
    */
   private boolean awaitEngineGone(long deadline) {
-    boolean interrupted = false;
     long half = System.nanoTime() + (deadline - System.nanoTime()) / 2;
-    while (true) {
-      if (liveEngineThreads().isEmpty()) {
-        return true;
-      }
-      long now = System.nanoTime();
-      if (now - deadline >= 0) {
-        log.error(
-            "pipeline {}: the change stream's engine did not stop; threads still running: {}",
-            pipeline,
-            liveEngineThreads());
-        return false;
-      }
-      if (!interrupted && now - half >= 0) {
+    try {
+      if (!awaitStopped(half)) {
         log.warn(
             "pipeline {}: the change stream's engine is slow to stop; interrupting {}",
             pipeline,
-            liveEngineThreads());
-        engineThreads.interrupt();
-        interrupted = true;
+            engineLeft());
+        gate.interruptCalls();
+        if (running != null) {
+          running.cancel(true);
+        }
+        awaitStopped(deadline);
       }
-      try {
-        TimeUnit.MILLISECONDS.sleep(50); // polling thread liveness: no event to wait for
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return liveEngineThreads().isEmpty();
+      endWalsenders();
+      while (true) {
+        List<String> left = engineLeft();
+        if (left.isEmpty()) {
+          return true;
+        }
+        if (System.nanoTime() - deadline >= 0) {
+          log.error("pipeline {}: the change stream's engine did not stop: {}", pipeline, left);
+          return false;
+        }
+        TimeUnit.MILLISECONDS.sleep(100); // the server ends the walsender: no event to wait for
       }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return engineLeft().isEmpty();
     }
-  }
-
-  /** Whether the engine was stopped and none of its threads is left. */
-  boolean engineGone() {
-    return stopping && liveEngineThreads().isEmpty();
   }
 
   /**
-   * The names of the engine's threads still alive that could reach the slot. Not counted: the JDBC
-   * driver's shared timer and cleaner threads, which the driver may have started from one of them;
-   * Debezium's signal processor (it reads signal channels, never the replication stream); and idle
-   * workers of an executor, waiting for a task that nobody gives them any more. A connector that
-   * Debezium restarted after a retriable error leaves such executors behind, never shut down (seen
-   * in the soak: a coordinator worker and a signal processor, idle for good).
+   * Once the engine's side is stopped, ends the server processes that streamed to it and are still
+   * connected (a client gone without a word), as an activation would end them anyway.
    */
-  List<String> liveEngineThreads() {
-    Thread[] threads = new Thread[engineThreads.activeCount() + 8];
-    int n = engineThreads.enumerate(threads, true);
-    List<String> names = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      Thread t = threads[i];
-      String name = t.getName();
-      if (t.isAlive()
-          && !name.startsWith("PostgreSQL-JDBC-")
-          && !name.endsWith("-SignalProcessor")
-          && !idleWorker(t)) {
-        names.add(name);
-      }
+  private void endWalsenders() {
+    if (running != null && !running.isDone() || !gate.quiet()) {
+      return; // the engine could still use them
     }
-    return names;
+    try {
+      int ended = walsenders.endStillConnected();
+      if (ended > 0) {
+        log.warn(
+            "pipeline {}: ended {} server process(es) still streaming slot {} to this instance's"
+                + " stopped engine",
+            pipeline,
+            ended,
+            settings.slotName());
+      }
+    } catch (SQLException e) {
+      log.warn(
+          "pipeline {}: cannot end the replication connection of the stopped engine: {}",
+          pipeline,
+          e.getMessage());
+    }
   }
 
-  /** Whether {@code t} is a pool thread waiting for its next task, running none. */
-  private static boolean idleWorker(Thread t) {
-    for (StackTraceElement frame : t.getStackTrace()) {
-      if ("java.util.concurrent.ThreadPoolExecutor".equals(frame.getClassName())
-          && "getTask".equals(frame.getMethodName())) {
-        return true;
+  /** Waits until the engine's run is over and its connector task quiet, or the deadline. */
+  private boolean awaitStopped(long deadline) throws InterruptedException {
+    if (running != null) {
+      try {
+        running.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        return false;
+      } catch (ExecutionException | java.util.concurrent.CancellationException e) {
+        // over: runEngine logs its own failures
       }
     }
-    return false;
+    return gate.awaitQuiet(deadline);
+  }
+
+  /** Whether the engine was stopped and nothing of it is left ({@link #engineLeft}). */
+  boolean engineGone() {
+    return stopping && engineLeft().isEmpty();
+  }
+
+  /**
+   * What of this session's engine is still running or connected, for messages; empty once it is
+   * gone for good: the engine's run is over, its connector task was stopped with no call in flight
+   * ({@link TaskGate}), and no server process that streamed the slot to it is left ({@link
+   * Walsenders}). Asks the database once the first two hold; when it cannot, says so.
+   */
+  List<String> engineLeft() {
+    if (gone) {
+      return List.of();
+    }
+    List<String> left = new ArrayList<>();
+    if (running != null && !running.isDone()) {
+      left.add("the engine's run");
+    }
+    left.addAll(gate.running());
+    if (!left.isEmpty()) {
+      return left;
+    }
+    try {
+      walsenders.stillConnected().forEach(w -> left.add("its replication connection, " + w));
+    } catch (SQLException e) {
+      left.add("its replication connection, which cannot be checked: " + e.getMessage());
+    }
+    if (left.isEmpty() && stopping) {
+      gone = true;
+    }
+    return left;
   }
 
   /**
    * Stops the engine. It refuses while its task is still starting (a start given up by {@code
-   * start-timeout}); left alone, that task would then stream on: so the refusal is retried until
-   * the task is up and can be stopped, within the deadline.
+   * start-timeout}): the closed {@link TaskGate} then stops that task as soon as its start returns,
+   * and refuses its first poll, which ends the engine.
    */
-  private void closeEngine(DebeziumEngine<RecordChangeEvent<SourceRecord>> engine, long deadline) {
-    while (true) {
-      try {
-        engine.close();
-        return;
-      } catch (IllegalStateException e) {
-        if (e.getMessage() == null || !e.getMessage().contains("tasks are starting")) {
-          return; // Debezium: "Engine has been already shut down"
-        }
-        if (System.nanoTime() - deadline >= 0) {
-          log.warn(
-              "pipeline {}: the change stream did not stop in time; its replication connection is"
-                  + " ended instead: {}",
-              pipeline,
-              e.getMessage());
-          return;
-        }
-        try {
-          TimeUnit.MILLISECONDS.sleep(100); // the task finishes starting meanwhile
-        } catch (InterruptedException interrupted) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      } catch (IOException | RuntimeException e) {
-        log.warn("pipeline {}: stopping the change stream: {}", pipeline, e.getMessage());
-        return;
-      }
+  private void closeEngine(DebeziumEngine<RecordChangeEvent<SourceRecord>> engine) {
+    try {
+      engine.close();
+    } catch (IllegalStateException e) {
+      log.debug("pipeline {}: stopping the change stream: {}", pipeline, e.getMessage());
+    } catch (IOException | RuntimeException e) {
+      log.warn("pipeline {}: stopping the change stream: {}", pipeline, e.getMessage());
     }
   }
 

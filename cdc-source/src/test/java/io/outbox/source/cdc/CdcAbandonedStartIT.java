@@ -51,6 +51,7 @@ class CdcAbandonedStartIT {
             () -> {
               assertThat(engineSessions()).as("sessions of the engine given up").isZero();
               assertThat(engineThreads()).as("engine threads").isEmpty();
+              assertThat(slow.engineLeft()).as("what is left of the engine").isEmpty();
             });
     // And it stays so: an engine left running would reconnect.
     await()
@@ -68,6 +69,7 @@ class CdcAbandonedStartIT {
     assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL")).isZero();
     assertThat(activeSlots()).as("the running engine's replication connection").isEqualTo(1);
     assertThat(engineThreads()).isNotEmpty();
+    assertThat(source.engineLeft()).as("the running engine").isNotEmpty();
   }
 
   /** The engine's sessions (Debezium names them), this test's database only. */

@@ -48,7 +48,7 @@ class CdcSettingsTest {
     CdcConnections connections = new CdcConnections(database(Map.of()), s, "orders");
     assertThat(connections.socketTimeoutSeconds()).isEqualTo("8");
     assertThat(
-            EngineProperties.of(s, connections, OutboxTables.of("outbox", "dl"), "orders", "r")
+            EngineProperties.of(s, connections, OutboxTables.of("outbox", "dl"), "orders", "r", "g")
                 .getProperty("database.socketTimeout"))
         .isEqualTo("8");
 
@@ -64,7 +64,8 @@ class CdcSettingsTest {
                     new CdcConnections(database(Map.of()), debeziumSet, "orders"),
                     OutboxTables.of("outbox", "dl"),
                     "orders",
-                    "r")
+                    "r",
+                    "g")
                 .getProperty("database.socketTimeout"))
         .isEqualTo("0");
   }
