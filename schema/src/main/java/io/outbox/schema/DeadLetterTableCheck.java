@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * Checks at start-up that a pipeline's dead-letter table will take the dead-letter move ({@link
@@ -29,39 +30,18 @@ public final class DeadLetterTableCheck {
 
   /** The columns the move writes. */
   static final List<String> WRITTEN =
-      List.of(
-          "id",
-          "event_id",
-          "aggregate_type",
-          "aggregate_id",
-          "event_type",
-          "destination",
-          "payload",
-          "headers",
-          "created_at",
-          "available_at",
-          "published_at",
-          "attempts",
-          "next_attempt_at",
-          "last_error",
-          "dead_lettered_at",
-          "reason",
-          "pipeline");
+      Stream.concat(
+              OutboxTables.OUTBOX_COLUMNS.stream(),
+              Stream.of("dead_lettered_at", "reason", "pipeline"))
+          .toList();
 
-  /** The columns the move copies from the outbox row. */
+  /**
+   * The columns the move copies from the outbox row: all but published_at, attempts, last_error.
+   */
   static final List<String> COPIED =
-      List.of(
-          "id",
-          "event_id",
-          "aggregate_type",
-          "aggregate_id",
-          "event_type",
-          "destination",
-          "payload",
-          "headers",
-          "created_at",
-          "available_at",
-          "next_attempt_at");
+      OutboxTables.OUTBOX_COLUMNS.stream()
+          .filter(c -> !List.of("published_at", "attempts", "last_error").contains(c))
+          .toList();
 
   private static final String COLUMNS =
       "SELECT a.attname, a.attnotnull,"

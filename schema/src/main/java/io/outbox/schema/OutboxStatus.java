@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads the state of one pipeline's outbox from the database: its backlog (pending rows, the oldest
@@ -16,6 +18,14 @@ import java.time.Duration;
  * table, so that reading it every few seconds stays cheap with a million published rows kept.
  */
 public final class OutboxStatus {
+
+  private static final Logger log = LoggerFactory.getLogger(OutboxStatus.class);
+
+  /** Opens a connection of the caller's pool or settings. */
+  @FunctionalInterface
+  public interface ConnectionOpener {
+    Connection open() throws SQLException;
+  }
 
   /**
    * The backlog of an outbox.
@@ -152,6 +162,28 @@ public final class OutboxStatus {
             rs.getLong(6));
       }
     }
+  }
+
+  /**
+   * Whether the active instance of {@code pipeline} should give its role up for {@code pause} so
+   * that a standby takes over: not when no other instance's leader session is connected (nobody to
+   * hand over to); when that cannot be read, yes. Logs the hand-over with {@code why}.
+   */
+  public boolean handOver(ConnectionOpener opener, String pipeline, Duration pause, String why) {
+    try (Connection c = opener.open()) {
+      c.setNetworkTimeout(Runnable::run, (int) Math.max(1000, pause.toMillis() / 2));
+      if (instances(c, pipeline).standbys() == 0) {
+        return false;
+      }
+    } catch (SQLException | RuntimeException e) {
+      log.debug("pipeline {}: cannot count the standbys, yielding: {}", pipeline, e.getMessage());
+    }
+    log.warn(
+        "pipeline {}: giving the active role up for {} ms so that a standby takes over: {}",
+        pipeline,
+        pause.toMillis(),
+        why);
+    return true;
   }
 
   /**

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -36,6 +37,24 @@ public record OutboxTables(
 
   /** Suffix of the default dead-letter table name, see {@link #of(String)}. */
   public static final String DEAD_LETTER_SUFFIX = "_dead_letter";
+
+  /** The outbox table's columns the relay reads and writes, in the migration's order. */
+  public static final List<String> OUTBOX_COLUMNS =
+      List.of(
+          "id",
+          "event_id",
+          "aggregate_type",
+          "aggregate_id",
+          "event_type",
+          "destination",
+          "payload",
+          "headers",
+          "created_at",
+          "available_at",
+          "published_at",
+          "attempts",
+          "next_attempt_at",
+          "last_error");
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
   private static final Pattern CHANNEL_SAFE = Pattern.compile("[a-z0-9_]+");

@@ -98,11 +98,7 @@ public record CdcSettings(
    * @throws IllegalArgumentException listing every problem
    */
   public static CdcSettings from(PluginContext context, String databaseName) {
-    List<SettingsProblem> problems = validate(context);
-    if (!problems.isEmpty()) {
-      throw new IllegalArgumentException("invalid cdc source settings: " + problems);
-    }
-    Config c = context.settings();
+    Config c = SettingsReader.valid(context, validate(context), "cdc source");
     return new CdcSettings(
         nameOr(c.getString("slot-name"), databaseName, context.pipeline()),
         nameOr(c.getString("publication-name"), databaseName, context.pipeline()),

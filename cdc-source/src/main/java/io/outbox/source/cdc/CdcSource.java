@@ -11,6 +11,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.support.RoleReporter;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
@@ -47,7 +48,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final OutboxVerdicts verdicts;
   private final CdcConnections connections;
   private final CdcLeaderLock leader;
-  private final PluginContext.RoleListener roleListener;
+  private final RoleReporter roles;
   private final DatabaseClock clock;
   private final OutstandingClaims outstanding;
   private final SlotSetup slot;
@@ -55,7 +56,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final ParkedRows parkedRows;
   private final UnseenRows unseen;
   private final Object lifecycle = new Object();
-  private Role reported; // guarded by lifecycle
   private volatile StreamSession session;
   private StreamSession last; // guarded by lifecycle: the newest session, stopped or not
   private volatile HikariDataSource pool;
@@ -71,7 +71,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
     this.verdicts = new OutboxVerdicts(tables);
     this.connections = new CdcConnections(database, settings, pipeline);
-    this.roleListener = context.roles();
+    this.roles = new RoleReporter(context.roles(), lifecycle);
     this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
     this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
@@ -398,22 +398,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
    */
   @Override
   public boolean yieldLeadership(Duration pause, String why) {
-    if (!leader.held()) {
+    if (!leader.held()
+        || !new OutboxStatus(tables)
+            .handOver(() -> connections.dedicated("yield"), pipeline, pause, why)) {
       return false;
     }
-    try (Connection c = connections.dedicated("yield")) {
-      c.setNetworkTimeout(Runnable::run, (int) Math.max(1000, pause.toMillis() / 2));
-      if (new OutboxStatus(tables).instances(c, pipeline).standbys() == 0) {
-        return false;
-      }
-    } catch (SQLException | RuntimeException e) {
-      log.debug("pipeline {}: cannot count the standbys, yielding: {}", pipeline, e.getMessage());
-    }
-    log.warn(
-        "pipeline {}: giving the active role up for {} ms so that a standby takes over: {}",
-        pipeline,
-        pause.toMillis(),
-        why);
     leader.yieldFor(pause);
     return true;
   }
@@ -550,11 +539,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     if (p != null) {
       p.close();
     }
-    synchronized (lifecycle) {
-      if (reported == Role.ACTIVE) {
-        report(Role.STANDBY);
-      }
-    }
+    roles.standbyIfActive();
   }
 
   /** Lets claims in flight settle, until the deadline. */
@@ -569,14 +554,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
   }
 
   private void report(Role role) {
-    synchronized (lifecycle) {
-      if (role == reported) {
-        return;
-      }
-      reported = role;
-    }
-    if (roleListener != null) {
-      roleListener.roleChanged(role);
-    }
+    roles.report(role);
   }
 }

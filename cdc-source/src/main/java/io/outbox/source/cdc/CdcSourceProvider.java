@@ -4,11 +4,9 @@ import io.debezium.connector.postgresql.PostgresConnectorConfig;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SecretKeys;
-import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.Source;
-import io.outbox.relay.spi.SourceProvider;
+import io.outbox.relay.spi.support.SettingsSourceProvider;
 import io.outbox.schema.DriverProperties;
-import java.util.List;
 import org.apache.kafka.common.config.ConfigDef;
 
 /**
@@ -16,7 +14,7 @@ import org.apache.kafka.common.config.ConfigDef;
  * Debezium's embedded engine (pgoutput), offsets kept in the relay's own table; settings under
  * {@code source.cdc} (see {@link CdcSettings}).
  */
-public final class CdcSourceProvider implements SourceProvider {
+public final class CdcSourceProvider extends SettingsSourceProvider {
 
   /** The {@code source.type} of this source. */
   public static final String TYPE = "cdc";
@@ -24,20 +22,18 @@ public final class CdcSourceProvider implements SourceProvider {
   private static final String DEBEZIUM = "debezium.";
   private static final ConfigDef CONNECTOR = PostgresConnectorConfig.configDef();
 
-  @Override
-  public String type() {
-    return TYPE;
-  }
-
-  @Override
-  public List<SettingsProblem> validate(PluginContext context) {
-    return CdcSettings.validate(context);
+  /** Called by {@link java.util.ServiceLoader}. */
+  public CdcSourceProvider() {
+    super(
+        TYPE,
+        CdcSettings::validate,
+        CdcSourceProvider::secret,
+        SecretKeys.declared(DriverProperties::isSecret, DriverProperties::isKnown));
   }
 
   /**
-   * {@inheritDoc}
-   *
-   * <p>Does not connect: the database is first used by {@link Source#activate()}.
+   * Reads the database name from the URL; does not connect: the database is first used by {@link
+   * Source#activate()}.
    *
    * @throws IllegalArgumentException when the settings, table names or database URL are invalid
    */
@@ -53,30 +49,16 @@ public final class CdcSourceProvider implements SourceProvider {
    * does not declare are left to the relay's fallback by name. The other {@code source.cdc} keys
    * hold no secret.
    */
-  @Override
-  public SecretKeys secretKeys() {
-    return key -> {
-      if (!key.startsWith(DEBEZIUM)) {
-        return SecretKeys.Answer.NOT_SECRET;
-      }
-      ConfigDef.ConfigKey declared = CONNECTOR.configKeys().get(key.substring(DEBEZIUM.length()));
-      if (declared == null) {
-        return SecretKeys.Answer.UNKNOWN;
-      }
-      return declared.type == ConfigDef.Type.PASSWORD
-          ? SecretKeys.Answer.SECRET
-          : SecretKeys.Answer.NOT_SECRET;
-    };
-  }
-
-  /** The PostgreSQL driver's own secret properties ({@link DriverProperties}). */
-  @Override
-  public SecretKeys databaseSecretKeys() {
-    return name ->
-        DriverProperties.isSecret(name)
-            ? SecretKeys.Answer.SECRET
-            : DriverProperties.isKnown(name)
-                ? SecretKeys.Answer.NOT_SECRET
-                : SecretKeys.Answer.UNKNOWN;
+  private static SecretKeys.Answer secret(String key) {
+    if (!key.startsWith(DEBEZIUM)) {
+      return SecretKeys.Answer.NOT_SECRET;
+    }
+    ConfigDef.ConfigKey declared = CONNECTOR.configKeys().get(key.substring(DEBEZIUM.length()));
+    if (declared == null) {
+      return SecretKeys.Answer.UNKNOWN;
+    }
+    return declared.type == ConfigDef.Type.PASSWORD
+        ? SecretKeys.Answer.SECRET
+        : SecretKeys.Answer.NOT_SECRET;
   }
 }

@@ -4,14 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.support.EventColumns;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.connect.data.Field;
@@ -94,8 +93,9 @@ final class ChangeEvents {
     Object headers = after.get("headers");
     String eventId = after.getString("event_id");
     Integer attempts = after.getInt32("attempts");
+    // A row that cannot be published as it is becomes an event with a defect, as polled.
     OutboxEvent event =
-        event(
+        EventColumns.event(
             after.getInt64("id"),
             eventId == null ? null : UUID.fromString(eventId),
             after.getString("aggregate_type"),
@@ -105,71 +105,11 @@ final class ChangeEvents {
             payload == null ? null : payload(payload),
             formatOf(payloadField.schema()),
             headers instanceof String text ? text : null,
+            ChangeEvents::headers,
             created == null ? null : instant(created),
             attempts == null ? 0 : attempts);
     Object available = after.get("available_at");
     return new Insert(event, available == null ? null : instant(available));
-  }
-
-  /**
-   * A row as an event, streamed or swept. A row that cannot be published as it is (a NULL in a
-   * column a table made by hand left nullable, headers that are not JSON) becomes an event with a
-   * {@link OutboxEvent#defect() defect} and placeholders, which the pipeline dead-letters, as the
-   * polling source reads it.
-   */
-  static OutboxEvent event(
-      long id,
-      UUID eventId,
-      String aggregateType,
-      String aggregateId,
-      String eventType,
-      String destination,
-      byte[] payload,
-      PayloadFormat format,
-      String headersText,
-      Instant createdAt,
-      int attempts) {
-    List<String> defects = new ArrayList<>(1);
-    if (eventId == null) {
-      defects.add("event_id is NULL");
-    }
-    String type = notNull(aggregateType, "aggregate_type", defects);
-    String key = notNull(aggregateId, "aggregate_id", defects);
-    String eventTypeOrEmpty = notNull(eventType, "event_type", defects);
-    if (payload == null) {
-      defects.add("payload is NULL");
-    }
-    Map<String, String> headers;
-    try {
-      headers = headers(headersText);
-    } catch (IllegalArgumentException e) {
-      defects.add(e.getMessage());
-      headers = Map.of();
-    }
-    if (createdAt == null) {
-      defects.add("created_at is NULL");
-    }
-    return new OutboxEvent(
-        id,
-        eventId == null ? new UUID(0, 0) : eventId,
-        type,
-        key,
-        eventTypeOrEmpty,
-        destination,
-        payload == null ? new byte[0] : payload,
-        format,
-        headers,
-        createdAt == null ? Instant.EPOCH : createdAt,
-        attempts,
-        defects.isEmpty() ? null : String.join("; ", defects));
-  }
-
-  private static String notNull(String value, String column, List<String> defects) {
-    if (value == null) {
-      defects.add(column + " is NULL");
-      return "";
-    }
-    return value;
   }
 
   static PayloadFormat formatOf(Schema schema) {

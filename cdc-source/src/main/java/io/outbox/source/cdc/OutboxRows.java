@@ -2,13 +2,12 @@ package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.support.EventColumns;
 import io.outbox.schema.OutboxTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.OffsetDateTime;
-import java.util.UUID;
 
 /**
  * Reads outbox rows from the table as events, with the bytes and headers the stream would carry:
@@ -40,19 +39,7 @@ final class OutboxRows {
 
   /** The event of the current row of a result selecting {@link #columns} first. */
   OutboxEvent event(ResultSet rs) throws SQLException {
-    OffsetDateTime created = rs.getObject(9, OffsetDateTime.class);
-    return ChangeEvents.event(
-        rs.getLong(1),
-        rs.getObject(2, UUID.class),
-        rs.getString(3),
-        rs.getString(4),
-        rs.getString(5),
-        rs.getString(6),
-        rs.getBytes(7),
-        format,
-        rs.getString(8),
-        created == null ? null : created.toInstant(),
-        rs.getInt(10));
+    return EventColumns.read(rs, format, ChangeEvents::headers);
   }
 
   private PayloadFormat payloadFormat(Connection c) throws SQLException {

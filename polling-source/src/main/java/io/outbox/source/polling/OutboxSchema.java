@@ -3,6 +3,7 @@ package io.outbox.source.polling;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.DeadLetterTableCheck;
+import io.outbox.schema.OutboxTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,22 +19,7 @@ import java.util.Optional;
  */
 final class OutboxSchema {
 
-  private static final List<String> OUTBOX_COLUMNS =
-      List.of(
-          "id",
-          "event_id",
-          "aggregate_type",
-          "aggregate_id",
-          "event_type",
-          "destination",
-          "payload",
-          "headers",
-          "created_at",
-          "available_at",
-          "published_at",
-          "attempts",
-          "next_attempt_at",
-          "last_error");
+  private static final List<String> OUTBOX_COLUMNS = OutboxTables.OUTBOX_COLUMNS;
 
   private static final List<String> STRINGS = List.of("text", "character varying", "character");
   private static final List<String> KEYS =

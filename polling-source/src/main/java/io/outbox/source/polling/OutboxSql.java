@@ -26,18 +26,6 @@ final class OutboxSql {
   /** Opens a claim made ahead: the fence lock alone (the lane's in-flight claim holds its lock). */
   static final String TRY_FENCE_LOCK = LeaderLease.fenceOnlySql();
 
-  // Column positions in the claim's result.
-  static final int ID = 1;
-  static final int EVENT_ID = 2;
-  static final int AGGREGATE_TYPE = 3;
-  static final int AGGREGATE_ID = 4;
-  static final int EVENT_TYPE = 5;
-  static final int DESTINATION = 6;
-  static final int PAYLOAD = 7;
-  static final int HEADERS = 8;
-  static final int CREATED_AT = 9;
-  static final int ATTEMPTS = 10;
-
   /** The outbox table, for messages. */
   final String table;
 
@@ -99,6 +87,7 @@ final class OutboxSql {
       String headers,
       String lanePredicate,
       String excludePredicate) {
+    // The columns in the order EventColumns.read takes them.
     return "SELECT o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type, o.destination,\n"
         + "       "
         + payloadColumn

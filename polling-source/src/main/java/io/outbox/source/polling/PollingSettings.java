@@ -57,11 +57,7 @@ public record PollingSettings(
    * @throws IllegalArgumentException listing every problem
    */
   public static PollingSettings from(PluginContext context) {
-    List<SettingsProblem> problems = validate(context);
-    if (!problems.isEmpty()) {
-      throw new IllegalArgumentException("invalid polling source settings: " + problems);
-    }
-    Config c = context.settings();
+    Config c = SettingsReader.valid(context, validate(context), "polling source");
     return new PollingSettings(
         c.getDuration("poll-interval"),
         c.getBoolean("listen"),

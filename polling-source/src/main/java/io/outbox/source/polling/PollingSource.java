@@ -12,6 +12,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.support.RoleReporter;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.RetentionJob;
 import io.outbox.schema.RetentionPolicy;
@@ -45,14 +46,13 @@ final class PollingSource implements Source {
   private final WakeUps wakeUps = new WakeUps();
   private final LeaderLock leader;
   private final BacklogReader backlog;
-  private final PluginContext.RoleListener roleListener;
+  private final RoleReporter roles;
   private final OutstandingClaims outstanding;
   // Per lane, touched only by the lane's claim() (one at a time, ordered by `outstanding`): the
   // wake-up generation and time of the lane's last query that found nothing.
   private final long[] idleGeneration;
   private final long[] idleSince;
   private final Object lifecycle = new Object();
-  private Role reported; // guarded by lifecycle
   private volatile ClaimTransactions claims;
   private volatile HikariDataSource pool;
   private NotificationListener listener; // guarded by lifecycle
@@ -69,7 +69,7 @@ final class PollingSource implements Source {
     this.settings = settings;
     this.tables = TableNames.of(database.table(), database.deadLetterTable());
     this.connections = new Connections(database, settings, pipeline);
-    this.roleListener = context.roles();
+    this.roles = new RoleReporter(context.roles(), lifecycle);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
     this.idleGeneration = new long[lanes];
     this.idleSince = new long[lanes];
@@ -296,23 +296,11 @@ final class PollingSource implements Source {
    */
   @Override
   public boolean yieldLeadership(Duration pause, String why) {
-    if (!leader.held()) {
+    if (!leader.held()
+        || !new OutboxStatus(tables.tables())
+            .handOver(() -> connections.dedicated("yield"), pipeline, pause, why)) {
       return false;
     }
-    try (Connection c = connections.dedicated("yield")) {
-      c.setNetworkTimeout(Runnable::run, (int) Math.max(1000, pause.toMillis() / 2));
-      OutboxStatus.Instances instances = new OutboxStatus(tables.tables()).instances(c, pipeline);
-      if (instances.standbys() == 0) {
-        return false;
-      }
-    } catch (SQLException | RuntimeException e) {
-      log.debug("pipeline {}: cannot count the standbys, yielding: {}", pipeline, e.getMessage());
-    }
-    log.warn(
-        "pipeline {}: giving the active role up for {} ms so that a standby takes over: {}",
-        pipeline,
-        pause.toMillis(),
-        why);
     leader.yieldFor(pause);
     return true;
   }
@@ -400,11 +388,7 @@ final class PollingSource implements Source {
     if (p != null) {
       p.close(); // aborts claims still open: their transactions roll back, nothing is lost
     }
-    synchronized (lifecycle) {
-      if (reported == Role.ACTIVE) {
-        report(Role.STANDBY);
-      }
-    }
+    roles.standbyIfActive();
   }
 
   /** Lets claims in flight settle, until the deadline. */
@@ -415,15 +399,7 @@ final class PollingSource implements Source {
   }
 
   private void report(Role role) {
-    synchronized (lifecycle) {
-      if (role == reported) {
-        return;
-      }
-      reported = role;
-    }
-    if (roleListener != null) {
-      roleListener.roleChanged(role);
-    }
+    roles.report(role);
   }
 
   /**

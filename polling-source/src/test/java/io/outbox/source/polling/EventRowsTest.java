@@ -3,7 +3,6 @@ package io.outbox.source.polling;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -44,7 +43,7 @@ class EventRowsTest {
   void textThatIsNotJsonIsRefusedWithoutQuotingIt() {
     for (String bad : List.of("{\"a\": secret", "{\"a\": \"b\"} secret", "secret")) {
       assertThatThrownBy(() -> EventRows.headers(bad))
-          .isInstanceOf(SQLException.class)
+          .isInstanceOf(IllegalArgumentException.class)
           .hasMessageStartingWith("headers are not a JSON object: ")
           .hasMessageNotContaining("secret");
     }

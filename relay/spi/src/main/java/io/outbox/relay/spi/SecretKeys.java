@@ -31,4 +31,20 @@ public interface SecretKeys {
   static SecretKeys unknown() {
     return key -> Answer.UNKNOWN;
   }
+
+  /** The keys {@code secrets} are secrets; every other key is known and holds none. */
+  static SecretKeys named(String... secrets) {
+    java.util.Set<String> names = java.util.Set.of(secrets);
+    return key -> names.contains(key) ? Answer.SECRET : Answer.NOT_SECRET;
+  }
+
+  /**
+   * What a client library declares: a key {@code isSecret} accepts is a secret, one {@code isKnown}
+   * accepts holds none, any other is left to the relay's fallback by name.
+   */
+  static SecretKeys declared(
+      java.util.function.Predicate<String> isSecret, java.util.function.Predicate<String> isKnown) {
+    return key ->
+        isSecret.test(key) ? Answer.SECRET : isKnown.test(key) ? Answer.NOT_SECRET : Answer.UNKNOWN;
+  }
 }

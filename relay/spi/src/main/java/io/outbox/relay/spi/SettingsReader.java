@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Checks a plug-in's settings subtree key by key and collects every problem, each with its full key
@@ -117,6 +118,18 @@ public final class SettingsReader {
     return null;
   }
 
+  /**
+   * A string that {@code reason} accepts: {@code reason} gives why a value is refused (never
+   * showing a secret), or {@code null} when it is fine.
+   */
+  public void checked(String key, Function<String, String> reason) {
+    String value = string(key);
+    String refused = value == null ? null : reason.apply(value);
+    if (refused != null) {
+      problem(key, refused);
+    }
+  }
+
   /** One of {@code allowed}, as written. */
   public void oneOf(String key, String... allowed) {
     String value = string(key);
@@ -168,6 +181,20 @@ public final class SettingsReader {
   /** Adds a problem of {@code key} (below the plug-in's subtree). */
   public void problem(String key, String message) {
     problems.add(new SettingsProblem(context.pathOf(key), message));
+  }
+
+  /**
+   * The plug-in's settings subtree, once its {@code validate} found no problem.
+   *
+   * @param problems what the plug-in's {@code validate} found
+   * @param what the plug-in, for the message, e.g. {@code Kafka sink}
+   * @throws IllegalArgumentException listing every problem
+   */
+  public static Config valid(PluginContext context, List<SettingsProblem> problems, String what) {
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException("invalid " + what + " settings: " + problems);
+    }
+    return context.settings();
   }
 
   /** Every problem found so far. */

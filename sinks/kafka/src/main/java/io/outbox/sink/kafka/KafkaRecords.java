@@ -1,5 +1,11 @@
 package io.outbox.sink.kafka;
 
+import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_ID;
+import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_TYPE;
+import static io.outbox.relay.spi.support.RelayHeaders.CREATED_AT;
+import static io.outbox.relay.spi.support.RelayHeaders.EVENT_ID;
+import static io.outbox.relay.spi.support.RelayHeaders.EVENT_TYPE;
+
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import java.nio.charset.StandardCharsets;
@@ -17,12 +23,6 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * headers, so that every name appears once.
  */
 final class KafkaRecords {
-
-  static final String EVENT_ID = "event-id";
-  static final String EVENT_TYPE = "event-type";
-  static final String AGGREGATE_TYPE = "aggregate-type";
-  static final String AGGREGATE_ID = "aggregate-id";
-  static final String CREATED_AT = "created-at";
 
   private KafkaRecords() {}
 

@@ -2,11 +2,9 @@ package io.outbox.sink.kafka;
 
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SecretKeys;
-import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.Sink;
-import io.outbox.relay.spi.SinkProvider;
+import io.outbox.relay.spi.support.SettingsSinkProvider;
 import java.time.Clock;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -14,7 +12,7 @@ import java.util.Map;
  * aggregate id, through an idempotent producer with {@code acks=all}. Settings: {@link
  * KafkaSinkSettings}, defaults in this module's {@code reference.conf}.
  */
-public final class KafkaSinkProvider implements SinkProvider {
+public final class KafkaSinkProvider extends SettingsSinkProvider<KafkaSinkSettings> {
 
   /** The {@code sink.type} this provider serves. */
   public static final String TYPE = "kafka";
@@ -22,11 +20,8 @@ public final class KafkaSinkProvider implements SinkProvider {
   private static final String PRODUCER = "producer.";
 
   /** Called by {@link java.util.ServiceLoader}. */
-  public KafkaSinkProvider() {}
-
-  @Override
-  public String type() {
-    return TYPE;
+  public KafkaSinkProvider() {
+    super(TYPE, KafkaSinkSettings::validate, KafkaSinkSettings::from, KafkaSinkProvider::secret);
   }
 
   /**
@@ -35,28 +30,18 @@ public final class KafkaSinkProvider implements SinkProvider {
    * certificates it also declares so; properties the client does not declare are left to the
    * relay's fallback by name. The sink's own keys hold no secret.
    */
-  @Override
-  public SecretKeys secretKeys() {
-    return key ->
-        key.startsWith(PRODUCER)
-            ? ProducerProperties.secret(key.substring(PRODUCER.length()))
-            : SecretKeys.Answer.NOT_SECRET;
-  }
-
-  @Override
-  public List<SettingsProblem> validate(PluginContext context) {
-    return KafkaSinkSettings.validate(context);
+  private static SecretKeys.Answer secret(String key) {
+    return key.startsWith(PRODUCER)
+        ? ProducerProperties.secret(key.substring(PRODUCER.length()))
+        : SecretKeys.Answer.NOT_SECRET;
   }
 
   /**
-   * Creates the sink; the producer connects lazily on the first publish or probe, so this never
-   * blocks on the network.
-   *
-   * @throws IllegalArgumentException when the settings are invalid, listing every problem
+   * The producer connects lazily on the first publish or probe, so this never blocks on the
+   * network.
    */
   @Override
-  public Sink create(PluginContext context) {
-    KafkaSinkSettings settings = KafkaSinkSettings.from(context);
+  protected Sink create(PluginContext context, KafkaSinkSettings settings) {
     if (settings.delivery() == KafkaSinkSettings.Delivery.EXACTLY_ONCE) {
       return createExactlyOnce(context, KafkaClients.KAFKA);
     }

@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigValueType;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.SettingsReader;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -85,11 +86,7 @@ public record KafkaSinkSettings(
    * @throws IllegalArgumentException listing every problem
    */
   public static KafkaSinkSettings from(PluginContext context) {
-    List<SettingsProblem> problems = validate(context);
-    if (!problems.isEmpty()) {
-      throw new IllegalArgumentException("invalid Kafka sink settings: " + problems);
-    }
-    Config c = context.settings();
+    Config c = SettingsReader.valid(context, validate(context), "Kafka sink");
     return new KafkaSinkSettings(
         String.join(",", servers(c)),
         ProducerProperties.flatten(c.getConfig("producer")),

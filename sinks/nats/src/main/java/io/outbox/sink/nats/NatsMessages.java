@@ -1,5 +1,11 @@
 package io.outbox.sink.nats;
 
+import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_ID;
+import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_TYPE;
+import static io.outbox.relay.spi.support.RelayHeaders.CREATED_AT;
+import static io.outbox.relay.spi.support.RelayHeaders.EVENT_ID;
+import static io.outbox.relay.spi.support.RelayHeaders.EVENT_TYPE;
+
 import io.nats.client.Message;
 import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsMessage;
@@ -34,11 +40,11 @@ final class NatsMessages {
   static Message toMessage(RoutedEvent routed) {
     OutboxEvent event = routed.event();
     Headers headers = new Headers();
-    headers.put("event-id", event.eventId().toString());
-    headers.put("event-type", encode(event.eventType()));
-    headers.put("aggregate-type", encode(event.aggregateType()));
-    headers.put("aggregate-id", encode(event.aggregateId()));
-    headers.put("created-at", event.createdAt().toString()); // ISO-8601
+    headers.put(EVENT_ID, event.eventId().toString());
+    headers.put(EVENT_TYPE, encode(event.eventType()));
+    headers.put(AGGREGATE_TYPE, encode(event.aggregateType()));
+    headers.put(AGGREGATE_ID, encode(event.aggregateId()));
+    headers.put(CREATED_AT, event.createdAt().toString()); // ISO-8601
     headers.put("content-type", event.payloadFormat().contentType());
     addAbsent(headers, routed.extraHeaders());
     addAbsent(headers, event.headers());

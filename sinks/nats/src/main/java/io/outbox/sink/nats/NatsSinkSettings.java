@@ -71,11 +71,7 @@ public record NatsSinkSettings(
    * @throws IllegalArgumentException listing every problem
    */
   public static NatsSinkSettings from(PluginContext context) {
-    List<SettingsProblem> problems = validate(context);
-    if (!problems.isEmpty()) {
-      throw new IllegalArgumentException("invalid NATS sink settings: " + problems);
-    }
-    Config c = context.settings();
+    Config c = SettingsReader.valid(context, validate(context), "NATS sink");
     Config s = c.getConfig("stream");
     Stream stream =
         s.getString("name").isEmpty()

@@ -1,5 +1,11 @@
 package io.outbox.sink.rabbitmq;
 
+import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_ID;
+import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_TYPE;
+import static io.outbox.relay.spi.support.RelayHeaders.CREATED_AT;
+import static io.outbox.relay.spi.support.RelayHeaders.EVENT_ID;
+import static io.outbox.relay.spi.support.RelayHeaders.EVENT_TYPE;
+
 import com.rabbitmq.client.AMQP;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
@@ -16,12 +22,6 @@ import java.util.TreeMap;
  * extra headers over row headers, so that every name appears once (as for Kafka).
  */
 final class RabbitMessages {
-
-  static final String EVENT_ID = "event-id";
-  static final String EVENT_TYPE = "event-type";
-  static final String AGGREGATE_TYPE = "aggregate-type";
-  static final String AGGREGATE_ID = "aggregate-id";
-  static final String CREATED_AT = "created-at";
 
   /** AMQP short strings (exchange, routing key, header names) hold at most this many bytes. */
   static final int MAX_SHORT_STRING = 255;

@@ -96,11 +96,7 @@ public record RabbitSinkSettings(
    * @throws IllegalArgumentException listing every problem
    */
   public static RabbitSinkSettings from(PluginContext context) {
-    List<SettingsProblem> problems = validate(context);
-    if (!problems.isEmpty()) {
-      throw new IllegalArgumentException("invalid RabbitMQ sink settings: " + problems);
-    }
-    Config c = context.settings();
+    Config c = SettingsReader.valid(context, validate(context), "RabbitMQ sink");
     Map<String, Exchange> declare = new TreeMap<>();
     ConfigObject exchanges = c.getObject("declare");
     for (String name : exchanges.keySet()) {
@@ -135,13 +131,7 @@ public record RabbitSinkSettings(
    */
   public static List<SettingsProblem> validate(PluginContext context) {
     SettingsReader read = new SettingsReader(context);
-    String uri = read.string("uri");
-    if (uri != null) {
-      String reason = uriProblem(uri);
-      if (reason != null) {
-        read.problem("uri", reason);
-      }
-    }
+    read.checked("uri", RabbitSinkSettings::uriProblem);
     String routingKey = read.string("routing-key");
     if (routingKey != null) {
       List<String> reasons = EventTemplate.problems(routingKey);

@@ -46,11 +46,7 @@ public record RedisSinkSettings(
    * @throws IllegalArgumentException listing every problem
    */
   public static RedisSinkSettings from(PluginContext context) {
-    List<SettingsProblem> problems = validate(context);
-    if (!problems.isEmpty()) {
-      throw new IllegalArgumentException("invalid Redis sink settings: " + problems);
-    }
-    Config c = context.settings();
+    Config c = SettingsReader.valid(context, validate(context), "Redis sink");
     return new RedisSinkSettings(
         c.getString("uri"),
         c.hasPath("password") ? c.getString("password") : null,
@@ -67,13 +63,7 @@ public record RedisSinkSettings(
    */
   public static List<SettingsProblem> validate(PluginContext context) {
     SettingsReader read = new SettingsReader(context);
-    String uri = read.string("uri");
-    if (uri != null) {
-      String reason = uriProblem(uri);
-      if (reason != null) {
-        read.problem("uri", reason);
-      }
-    }
+    read.checked("uri", RedisSinkSettings::uriProblem);
     if (context.settings().hasPath("password")) {
       read.string("password");
     }

@@ -1,5 +1,11 @@
 package io.outbox.sink.redis;
 
+import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_ID;
+import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_TYPE;
+import static io.outbox.relay.spi.support.RelayHeaders.CREATED_AT;
+import static io.outbox.relay.spi.support.RelayHeaders.EVENT_ID;
+import static io.outbox.relay.spi.support.RelayHeaders.EVENT_TYPE;
+
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import java.nio.charset.StandardCharsets;
@@ -98,11 +104,11 @@ final class StreamEntries {
   private static void fields(RoutedEvent routed, List<byte[]> out) {
     OutboxEvent event = routed.event();
     Map<String, String> fields = new LinkedHashMap<>();
-    fields.put("event-id", event.eventId().toString());
-    fields.put("event-type", event.eventType());
-    fields.put("aggregate-type", event.aggregateType());
-    fields.put("aggregate-id", event.aggregateId());
-    fields.put("created-at", event.createdAt().toString()); // ISO-8601
+    fields.put(EVENT_ID, event.eventId().toString());
+    fields.put(EVENT_TYPE, event.eventType());
+    fields.put(AGGREGATE_TYPE, event.aggregateType());
+    fields.put(AGGREGATE_ID, event.aggregateId());
+    fields.put(CREATED_AT, event.createdAt().toString()); // ISO-8601
     fields.put("content-type", event.payloadFormat().contentType());
     fields.put("payload", ""); // reserved: no header takes its name
     new TreeMap<>(routed.extraHeaders()).forEach(fields::putIfAbsent);
