@@ -10,12 +10,23 @@ import java.util.Objects;
 
 /**
  * Splits a batch into waves that are published one after the other, so that a failing event holds
- * back its key's later events even when they go to another destination.
+ * back its key's later events even when they go to another destination, or when the broker may
+ * refuse it alone.
  *
  * <p>A key's consecutive events for one destination share a wave: the broker keeps their order (one
  * Kafka partition, one RabbitMQ exchange and channel). When a key's next event goes elsewhere, it
- * moves to the next wave, published only once the earlier wave was acknowledged. A batch whose keys
- * each keep to one destination (the usual case) is a single wave.
+ * moves to the next wave, published only once the earlier wave was acknowledged.
+ *
+ * <p>A key's event that follows a <em>retry</em> (an event with attempts already counted) also
+ * moves to the next wave. Within one destination the broker keeps a key's order only while it
+ * accepts every record: a per-record refusal (Kafka answering {@code INVALID_RECORD} for one
+ * request) does not stop the next request of the partition, already in flight, from being appended,
+ * so a later event of the key would be delivered before the refused one. An event that failed
+ * before is the one most likely to fail again; sending its key's later events only after it was
+ * acknowledged keeps them behind it, at the cost of one round trip for that key only.
+ *
+ * <p>A batch whose keys each keep to one destination and that holds no retry (the usual case) is a
+ * single wave.
  */
 final class Waves {
   private Waves() {}
@@ -26,9 +37,9 @@ final class Waves {
    * @return positions into {@code events}, per wave, each in id order
    */
   static List<List<Integer>> of(List<OutboxEvent> events, String[] destinations) {
-    if (oneDestination(destinations, events.size())) {
-      // The usual case: no key can change destination, so the batch is one wave, in order. Skips
-      // a map lookup per event (hashing both strings of its key).
+    if (oneDestination(destinations, events.size()) && noRetry(events)) {
+      // The usual case: no key can change destination nor follow a retry, so the batch is one
+      // wave, in order. Skips a map lookup per event (hashing both strings of its key).
       List<Integer> all = new ArrayList<>(events.size());
       for (int i = 0; i < events.size(); i++) {
         all.add(i);
@@ -43,10 +54,10 @@ final class Waves {
       int wave =
           previous == null
               ? 0
-              : Objects.equals(previous.destination(), destinations[i])
+              : Objects.equals(previous.destination(), destinations[i]) && !previous.retry()
                   ? previous.wave()
                   : previous.wave() + 1;
-      last.put(events.get(i).key(), new Last(wave, destinations[i]));
+      last.put(events.get(i).key(), new Last(wave, destinations[i], events.get(i).attempts() > 0));
       while (waves.size() <= wave) {
         waves.add(new ArrayList<>());
       }
@@ -64,5 +75,14 @@ final class Waves {
     return true;
   }
 
-  private record Last(int wave, String destination) {}
+  private static boolean noRetry(List<OutboxEvent> events) {
+    for (OutboxEvent e : events) {
+      if (e.attempts() > 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private record Last(int wave, String destination, boolean retry) {}
 }

@@ -19,6 +19,12 @@ final class FakeSink implements Sink {
   volatile long delayMillis;
   volatile boolean closed;
 
+  /**
+   * When set, a refused event does not fail its key's later events of the same call: like Kafka
+   * appending the partition's next request after refusing one record of the request before.
+   */
+  volatile boolean independentRecords;
+
   @Override
   public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
     return CompletableFuture.supplyAsync(
@@ -31,7 +37,7 @@ final class FakeSink implements Sink {
             Verdict v =
                 !up
                     ? Verdict.unavailable("broker down")
-                    : failedKeys.contains(e.event().aggregateId())
+                    : !independentRecords && failedKeys.contains(e.event().aggregateId())
                         ? Verdict.retryable("earlier event of the key failed")
                         : verdicts.apply(e);
             if (!v.isPublished()) {

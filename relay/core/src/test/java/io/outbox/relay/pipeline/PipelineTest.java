@@ -266,6 +266,32 @@ class PipelineTest {
   }
 
   @Test
+  void aRetriedEventThatIsRefusedAgainKeepsItsKeysLaterEventsBehindItEvenWhenTheBrokerTakesThem() {
+    // Event 4 (key k1) failed before (one attempt counted) and is refused once more; the sink,
+    // like Kafka after a per-record refusal, would take k1's later events of the same call.
+    List<OutboxEvent> events = new ArrayList<>(events(60, 3));
+    OutboxEvent four = events.get(3);
+    events.set(3, Events.event(four.id(), four.aggregateId(), 1));
+    FakeSource source = new FakeSource(3, events);
+    FakeSink sink = new FakeSink();
+    sink.independentRecords = true;
+    java.util.concurrent.atomic.AtomicInteger refusals =
+        new java.util.concurrent.atomic.AtomicInteger();
+    sink.verdicts =
+        e ->
+            e.event().id() == 4 && refusals.incrementAndGet() <= 1
+                ? Verdict.retryable("INVALID_RECORD")
+                : Verdict.published();
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(refusals.get()).isEqualTo(2);
+    assertThat(sink.published).hasSize(60);
+    assertKeyOrder(sink.published);
+  }
+
+  @Test
   void stopFinishesInFlightBatchesAndClosesPlugins() {
     FakeSource source = new FakeSource(3, events(30, 30));
     FakeSink sink = new FakeSink();

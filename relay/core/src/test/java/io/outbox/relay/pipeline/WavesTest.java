@@ -23,6 +23,29 @@ class WavesTest {
   }
 
   @Test
+  void aKeysEventsAfterARetryWaitForTheNextWaveOtherKeysDoNot() {
+    // a's first event failed before (1 attempt): a's later events go once it was acknowledged;
+    // c's retry is c's only event of the batch, so nothing waits for it.
+    var events =
+        List.of(
+            event(1, "a", 1),
+            event(2, "b"),
+            event(3, "a"),
+            event(4, "a"),
+            event(5, "c", 2),
+            event(6, "b"));
+    assertThat(Waves.of(events, new String[] {"t", "t", "t", "t", "t", "t"}))
+        .containsExactly(List.of(0, 1, 4, 5), List.of(2, 3));
+  }
+
+  @Test
+  void aRetryAfterAnotherDestinationStillHoldsItsKeysNextEvent() {
+    var events = List.of(event(1, "a"), event(2, "a", 3), event(3, "a"));
+    assertThat(Waves.of(events, new String[] {"x", "t", "t"}))
+        .containsExactly(List.of(0), List.of(1), List.of(2));
+  }
+
+  @Test
   void unroutableEventsStayInTheirKeysWave() {
     var events = List.of(event(1, "a"), event(2, "a"));
     assertThat(Waves.of(events, new String[] {null, null})).containsExactly(List.of(0, 1));
