@@ -158,13 +158,11 @@ final class Lane implements Runnable {
         ahead = null;
         if (claim == null) {
           settleUnsettled(); // nothing to overlap it with
-          if (recoverFirst) {
-            step = "settling in-doubt batches from the ledger";
-            recovery.recover(Set.of(index), false);
-            recoverFirst = false;
-          }
           step = "waiting for the sink to become available";
           if (!gate.awaitOpen(CLAIM_WAIT)) {
+            continue;
+          }
+          if (recoverFirst && !recoverInDoubt()) {
             continue;
           }
           step = "claiming";
@@ -377,6 +375,31 @@ final class Lane implements Runnable {
         }
       }
     }
+    return true;
+  }
+
+  /**
+   * Exactly-once: settles from the ledger what this lane may have committed without settling,
+   * before anything is claimed again. The broker being unreachable meanwhile is an outage like any
+   * other (the gate closes and probes), not a failure of the lane.
+   *
+   * @return whether the ledger was read; {@code false} when the broker could not be reached
+   */
+  private boolean recoverInDoubt() {
+    step = "settling in-doubt batches from the ledger";
+    try {
+      recovery.recover(Set.of(index), false);
+    } catch (LedgerException | SourceException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      // The SPI's word for "the broker cannot be reached" (TransactionalSink#readLedger, #fence).
+      if (gate.reportUnavailable(
+          "the ledger cannot be read to settle an in-doubt transaction: " + oneLine(e))) {
+        stats.outages.increment();
+      }
+      return false;
+    }
+    recoverFirst = false;
     return true;
   }
 

@@ -24,6 +24,10 @@ final class FakeSource implements Source {
   private final Set<Long> inFlight = new HashSet<>();
   final List<Settlement> settled = new CopyOnWriteArrayList<>();
   volatile boolean closed;
+
+  /** Exactly-once tests: the watermark the source keeps ({@code null}: none, like CDC). */
+  volatile io.outbox.relay.spi.LedgerWatermark watermark;
+
   volatile boolean claimsAhead = true;
 
   /** What {@link Claim#owned()} answers: false makes every claim unpublishable. */
@@ -155,6 +159,15 @@ final class FakeSource implements Source {
     }
 
     @Override
+    public Settled settle(
+        List<Settlement> settlements, io.outbox.relay.spi.LedgerPosition position) {
+      if (watermark == null) {
+        throw new UnsupportedOperationException("no ledger watermark");
+      }
+      return settle(settlements); // the fake keeps no watermark of its own
+    }
+
+    @Override
     public Settled settle(List<Settlement> settlements) {
       String moveFailure = deadLetterMoveFailure;
       List<Settlement.Retry> kept = new ArrayList<>();
@@ -212,5 +225,10 @@ final class FakeSource implements Source {
         events.forEach(e -> inFlight.remove(e.id()));
       }
     }
+  }
+
+  @Override
+  public java.util.Optional<io.outbox.relay.spi.LedgerWatermark> ledgerWatermark() {
+    return java.util.Optional.ofNullable(watermark);
   }
 }

@@ -292,6 +292,49 @@ class PipelineTest {
   }
 
   @Test
+  void aBrokerAwayWhileAnInDoubtTransactionIsSettledIsAnOutageAndTheLaneCarriesOnAfterIt() {
+    FakeSource source = new FakeSource(1, events(20, 2));
+    source.watermark =
+        new io.outbox.relay.spi.LedgerWatermark() {
+          @Override
+          public Map<Integer, Long> settled() {
+            return Map.of();
+          }
+
+          @Override
+          public int settleFromLedger(
+              io.outbox.relay.spi.LedgerPosition position,
+              List<io.outbox.relay.spi.LedgerRecord.Event> events) {
+            return 0;
+          }
+        };
+    java.util.concurrent.atomic.AtomicInteger transactions =
+        new java.util.concurrent.atomic.AtomicInteger();
+    ScriptedTransactionalSink[] sink = new ScriptedTransactionalSink[1];
+    sink[0] =
+        new ScriptedTransactionalSink(
+            batch -> {
+              if (transactions.incrementAndGet() == 1) {
+                // The commit's outcome is unknown, and the broker stays away for three reads.
+                sink[0].failingLedgerReads.set(3);
+                return new io.outbox.relay.spi.SinkTransaction.Failed("EndTxn timed out", true);
+              }
+              return null;
+            });
+    pipeline = new Pipeline(settings(3, null), source, sink[0]);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(sink[0].ledgerReads.get()).isEqualTo(5); // at activation, 3 failed, then read
+    // Each failed read paused publishing as an outage (the fake's probe finds the sink up at once;
+    // a real broker away keeps the gate closed, one outage); no lane failure, nothing charged.
+    assertThat(pipeline.stats().sinkUnavailable()).isEqualTo(3);
+    assertThat(pipeline.stats().published()).isEqualTo(20);
+    assertThat(pipeline.stats().retried()).isZero();
+    assertThat(pipeline.stats().deadLettered()).isZero();
+  }
+
+  @Test
   void stopFinishesInFlightBatchesAndClosesPlugins() {
     FakeSource source = new FakeSource(3, events(30, 30));
     FakeSink sink = new FakeSink();

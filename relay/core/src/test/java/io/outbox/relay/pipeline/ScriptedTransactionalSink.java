@@ -21,6 +21,13 @@ final class ScriptedTransactionalSink implements TransactionalSink {
   final List<LedgerRecord> ledgers = new ArrayList<>();
   private final Function<List<RoutedEvent>, SinkTransaction> script;
 
+  /** How many of the next ledger reads fail as if the broker were away. */
+  final java.util.concurrent.atomic.AtomicInteger failingLedgerReads =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  final java.util.concurrent.atomic.AtomicInteger ledgerReads =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   ScriptedTransactionalSink(Function<List<RoutedEvent>, SinkTransaction> script) {
     this.script = script;
   }
@@ -42,6 +49,10 @@ final class ScriptedTransactionalSink implements TransactionalSink {
 
   @Override
   public List<LedgerEntry> readLedger(Map<Integer, Long> settled, Duration timeout) {
+    ledgerReads.incrementAndGet();
+    if (failingLedgerReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+      throw new IllegalStateException("Timed out waiting for a node assignment");
+    }
     return List.of();
   }
 
