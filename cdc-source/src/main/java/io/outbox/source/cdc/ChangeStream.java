@@ -31,11 +31,13 @@ import org.slf4j.LoggerFactory;
  * committable once every event up to it has a final verdict (published or dead-lettered). While a
  * catch-up is being read, streamed events wait behind it.
  *
- * <p>A key held back by a retry does not stall its lane: once the lane is full, its streamed events
- * are parked, they leave memory and only a {@link ParkedKey} remains (the range of their ids and a
- * pin on the earliest position, so the watermark never passes them); when no event of the key waits
- * for a retry any more, the claim path reads them back from the table ({@link ParkedRows}), ahead
- * of the key's newer events, which stay parked until the whole range is read.
+ * <p>A key held back by a retry does not stall its lane: once the lane is full (of streamed events,
+ * or of rows read by a catch-up), its events are parked, they leave memory and only a {@link
+ * ParkedKey} remains (the range of their ids and a pin on the earliest streamed position, so the
+ * watermark never passes them); when no event of the key waits for a retry any more, the claim path
+ * reads them back from the table ({@link ParkedRows}), ahead of the key's newer events, which stay
+ * parked until the whole range is read. Parked caught-up rows still count until they are final, so
+ * the catch-up ends only once they are.
  *
  * <p>Positions are the engine's records of type {@code R} ({@link Watermark}); final ones next to
  * each other collapse into the latest, so memory grows with the events not yet final, not with the
@@ -172,10 +174,15 @@ final class ChangeStream<R> {
         }
         ParkedKey parked = lane.parked.get(key);
         if (parked != null) {
-          // Behind the parked events of its key: parked too; the pin holds the watermark.
+          // Behind the parked events of its key: parked too; the pin holds the watermark (this
+          // event's position becomes the pin when only rows read from the table are parked).
           parked.add(event.id());
           parkedEvents++;
-          watermark.add(record, 0);
+          if (parked.pin() == null) {
+            parked.repin(watermark.add(record, 1));
+          } else {
+            watermark.add(record, 0);
+          }
           return true;
         }
         if (lane.streamed < laneBuffer) {
@@ -240,7 +247,8 @@ final class ChangeStream<R> {
 
   /**
    * Adds events the sweep found (not in memory already) ahead of the streamed ones, in id order
-   * with the other rows read from the table.
+   * with the other rows read from the table; an event of a parked key is left to (or joins) its
+   * key's parked range.
    */
   int offerSwept(List<OutboxEvent> events) {
     lock.lock();
@@ -248,7 +256,12 @@ final class ChangeStream<R> {
       int added = 0;
       for (OutboxEvent e : events) {
         Lane lane = state[e.key().lane(lanes)];
-        if (!inMemory.containsKey(e.id()) && !parked(lane, e)) {
+        ParkedKey parked = lane.parked.get(e.key());
+        if (!inMemory.containsKey(e.id()) && parked != null && e.id() > parked.lastId()) {
+          // Behind the parked events of its key: it would wait in the lane for their read-back.
+          parked.add(e.id());
+          parkedEvents++;
+        } else if (!inMemory.containsKey(e.id()) && !parked(lane, e)) {
           Item item = new Item(e, null, null, false, true);
           inMemory.put(e.id(), item);
           lane.ahead.put(e.id(), item);
@@ -277,7 +290,9 @@ final class ChangeStream<R> {
   /**
    * Adds a row of the catch-up (unless in memory already) ahead of the streamed events, in id
    * order; waits while its lane holds {@code lane-buffer} rows read from the table. A row due for a
-   * retry later ({@code retryAt}) waits for it and holds its key back, as a retry does.
+   * retry later ({@code retryAt}) waits for it and holds its key back, as a retry does. When the
+   * lane is full, the rows of held-back keys in it are parked (they leave memory, as streamed ones
+   * do), and so is a row of a held-back or parked key, so that one key cannot stop the catch-up.
    *
    * @return {@code false} when the stream was closed meanwhile
    */
@@ -286,24 +301,49 @@ final class ChangeStream<R> {
     lock.lockInterruptibly();
     try {
       Lane lane = state[event.key().lane(lanes)];
-      while (!closed && lane.ahead.size() >= laneBuffer) {
-        changed.await();
-      }
-      if (closed) {
-        return false;
-      }
-      if (!inMemory.containsKey(event.id())) {
-        Item item = new Item(event, null, notBefore, true, true);
-        inMemory.put(event.id(), item);
-        openCaughtUp++;
-        if (retryAt != null && retryAt.isAfter(clock.instant())) {
-          item.due = retryAt;
-          lane.retry(item);
-        } else {
-          lane.ahead.put(event.id(), item);
+      AggregateKey key = event.key();
+      while (true) {
+        if (closed) {
+          return false;
         }
-        changed.signalAll();
+        if (inMemory.containsKey(event.id())) {
+          return true;
+        }
+        ParkedKey parked = lane.parked.get(key);
+        if (parked != null) {
+          // Its key's parked rows are read back in id order, this one with them.
+          parked.add(event.id());
+          parkedEvents++;
+          if (parked.addCaughtUp(event.id())) {
+            openCaughtUp++;
+          }
+          return true;
+        }
+        if (lane.ahead.size() < laneBuffer) {
+          break;
+        }
+        if (lane.held.containsKey(key)) {
+          ParkedKey p = new ParkedKey(key, event.id(), null);
+          p.addCaughtUp(event.id());
+          openCaughtUp++;
+          parkedEvents++;
+          startParking(lane, p);
+          return true;
+        }
+        if (parkHeldAhead(lane) == 0) {
+          changed.await(); // full of rows of keys that may go: the catch-up waits
+        }
       }
+      Item item = new Item(event, null, notBefore, true, true);
+      inMemory.put(event.id(), item);
+      openCaughtUp++;
+      if (retryAt != null && retryAt.isAfter(clock.instant())) {
+        item.due = retryAt;
+        lane.retry(item);
+      } else {
+        lane.ahead.put(event.id(), item);
+      }
+      changed.signalAll();
       return true;
     } finally {
       lock.unlock();
@@ -483,19 +523,50 @@ final class ChangeStream<R> {
     return moved;
   }
 
+  /**
+   * Parks the rows read from the table that wait in a full lane behind a held-back key (a retry, or
+   * parked rows of their key before them).
+   *
+   * @return how many left the lane
+   */
+  private int parkHeldAhead(Lane lane) {
+    int moved = 0;
+    for (Iterator<Item> it = lane.ahead.values().iterator(); it.hasNext(); ) {
+      Item item = it.next();
+      if (lane.held.containsKey(item.event.key()) || lane.parkedBefore(item)) {
+        it.remove();
+        inMemory.remove(item.event.id());
+        park(lane, item);
+        moved++;
+      }
+    }
+    return moved;
+  }
+
+  /** Adds an item that left memory to its key's parked range (started if there is none). */
   private void park(Lane lane, Item item) {
     ParkedKey parked = lane.parked.get(item.event.key());
     parkedEvents++;
-    if (parked == null) {
-      // Its hold on its position becomes the pin of the range.
-      startParking(lane, new ParkedKey(item.event.key(), item.event.id(), item.position));
-      return;
+    if (item.caughtUp) {
+      openCaughtUp--; // the range counts for it from now on
     }
-    parked.add(item.event.id());
-    if (item.position.before(parked.pin())) {
-      watermark.release(parked.repin(item.position));
+    if (parked == null) {
+      // Its hold on its position, if any, becomes the pin of the range.
+      parked = new ParkedKey(item.event.key(), item.event.id(), item.position);
+      startParking(lane, parked);
     } else {
-      watermark.release(item.position);
+      parked.add(item.event.id());
+      if (item.position != null && (parked.pin() == null || item.position.before(parked.pin()))) {
+        Watermark.Position former = parked.repin(item.position);
+        if (former != null) {
+          watermark.release(former);
+        }
+      } else if (item.position != null) {
+        watermark.release(item.position);
+      }
+    }
+    if (item.caughtUp && parked.addCaughtUp(item.event.id())) {
+      openCaughtUp++;
     }
   }
 
@@ -570,8 +641,15 @@ final class ChangeStream<R> {
       for (ParkedRows.Row row : rows) {
         long id = row.event().id();
         if (!inMemory.containsKey(id)) {
-          Item item = new Item(row.event(), p.pin(), row.availableAt(), false, true);
-          watermark.hold(p.pin());
+          // A row that may have been caught up counts as one until it is final.
+          boolean caughtUp = p.caughtUp(id);
+          Item item = new Item(row.event(), p.pin(), row.availableAt(), caughtUp, true);
+          if (p.pin() != null) {
+            watermark.hold(p.pin());
+          }
+          if (caughtUp) {
+            openCaughtUp++;
+          }
           inMemory.put(id, item);
           l.ahead.put(id, item);
         }
@@ -585,9 +663,15 @@ final class ChangeStream<R> {
                 ? rows.get(rows.size() - 1).event().id()
                 : request.lastId());
       }
-      if (p.firstId() > p.lastId()) {
+      boolean ended = p.firstId() > p.lastId();
+      if (p.caughtUpReadBack(ended)) {
+        openCaughtUp--; // its caught-up rows are in memory now, each counted
+      }
+      if (ended) {
         l.parked.remove(p.key());
-        watermark.release(p.pin());
+        if (p.pin() != null) {
+          watermark.release(p.pin());
+        }
         log.info(
             "pipeline {} lane {}: a released key's {} parked event(s) were read back from the"
                 + " table ({} key(s) still parked in this lane)",
@@ -757,6 +841,16 @@ final class ChangeStream<R> {
     lock.lock();
     try {
       return parkedEvents;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** How many caught-up rows have no final verdict yet, a parked range counting as one (tests). */
+  int openCaughtUp() {
+    lock.lock();
+    try {
+      return openCaughtUp;
     } finally {
       lock.unlock();
     }

@@ -3,11 +3,13 @@ package io.outbox.source.cdc;
 import io.outbox.relay.spi.AggregateKey;
 
 /**
- * What is left in memory of a held-back key's streamed events once they were parked (a full lane
- * while one of its events waits for a retry): the range of row ids still to be read back from the
- * outbox table once the key is released, how many events went into it, and the pin, the stream
- * position of the earliest of them, which the watermark cannot pass until every parked row is
- * final. Guarded by the stream's lock.
+ * What is left in memory of a held-back key's events once they were parked (a full lane while one
+ * of its events waits for a retry): the range of row ids still to be read back from the outbox
+ * table once the key is released, how many events went into it, and the pin, the stream position of
+ * the earliest streamed one, which the watermark cannot pass until every parked row is final. Rows
+ * read from the table (caught up, swept) hold no position: a range of those alone has no pin (the
+ * next activation's catch-up reads every pending row again), and it counts as one caught-up row not
+ * final while caught-up rows in it are still to be read back. Guarded by the stream's lock.
  */
 final class ParkedKey {
 
@@ -15,7 +17,9 @@ final class ParkedKey {
   private long firstId; // the lowest id not read back yet
   private long lastId; // the highest id parked
   private long count; // events parked so far (diagnostics)
-  private Watermark.Position pin;
+  private Watermark.Position pin; // null while only rows read from the table are parked
+  private long caughtUpLast = Long.MIN_VALUE; // the highest id of a caught-up row parked
+  private boolean holdsCaughtUp; // counts in the stream's caught-up rows not final
 
   ParkedKey(AggregateKey key, long id, Watermark.Position pin) {
     this.key = key;
@@ -41,8 +45,38 @@ final class ParkedKey {
     return count;
   }
 
+  /** The pin, or {@code null} when no streamed event is parked. */
   Watermark.Position pin() {
     return pin;
+  }
+
+  /**
+   * A caught-up row with id {@code id} was parked.
+   *
+   * @return whether the range counts as a caught-up row not final from now on (it did not before)
+   */
+  boolean addCaughtUp(long id) {
+    caughtUpLast = Math.max(caughtUpLast, id);
+    boolean was = holdsCaughtUp;
+    holdsCaughtUp = true;
+    return !was;
+  }
+
+  /** Whether a row with id {@code id} read back may be a caught-up one. */
+  boolean caughtUp(long id) {
+    return id <= caughtUpLast;
+  }
+
+  /**
+   * Once every caught-up row parked was read back (or the range ends): whether the range stops
+   * counting as a caught-up row not final now (it did until now).
+   */
+  boolean caughtUpReadBack(boolean ended) {
+    if (!holdsCaughtUp || !ended && firstId <= caughtUpLast) {
+      return false;
+    }
+    holdsCaughtUp = false;
+    return true;
   }
 
   /** One more event of the key left memory. */
@@ -53,9 +87,10 @@ final class ParkedKey {
   }
 
   /**
-   * Makes {@code earlier} the pin (an event put back from a claim parked after later ones).
+   * Makes {@code earlier} the pin (an event put back from a claim parked after later ones, or the
+   * first streamed event of a range that had none).
    *
-   * @return the former pin, whose hold the caller releases
+   * @return the former pin, whose hold the caller releases, or {@code null}
    */
   Watermark.Position repin(Watermark.Position earlier) {
     Watermark.Position old = pin;

@@ -9,6 +9,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** Issue #13.8: a held-back key's events leave a full lane and come back when it is released. */
@@ -152,5 +156,91 @@ class ChangeStreamParkingTest {
     stream.readBack(0, r, rows(2, 3));
     stream.readBack(0, r, rows(2, 3)); // a stale request changes nothing
     assertThat(ids(stream.take(0, 10, Duration.ZERO))).containsExactly(2L, 3L);
+  }
+
+  @Test
+  void aCatchUpParksAHeldKeysRowsSoOtherKeysFlowAndBringsThemBackInOrder() throws Exception {
+    stream.beginCatchUp();
+    stream.offerCaughtUp(event(1, "k"), null, clock.instant().plusSeconds(3)); // holds k
+    stream.offerCaughtUp(event(2, "k"), null, null);
+    stream.offerCaughtUp(event(3, "k"), null, null);
+    // The lane is full of k's caught-up rows: another key's row parks them instead of waiting.
+    ExecutorService reader = Executors.newSingleThreadExecutor();
+    try {
+      Future<Boolean> other = reader.submit(() -> stream.offerCaughtUp(event(4, "o"), null, null));
+      assertThat(other.get(5, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      reader.shutdownNow();
+    }
+    assertThat(stream.offerCaughtUp(event(5, "k"), null, null)).isTrue(); // parked straight away
+    assertThat(stream.parkedKeys()).isEqualTo(1);
+    assertThat(stream.parkedEvents()).isEqualTo(3);
+    assertThat(stream.size()).as("k#1 retrying and o#4").isEqualTo(2);
+    stream.caughtUpRead();
+    stream.offer("r6", event(6, "k"), null); // streamed: behind the parked range, pinned
+    stream.offer("r7", event(7, "o"), null);
+
+    List<ChangeStream.Item> others = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(others)).containsExactly(4L, 7L);
+    publish(others);
+    assertThat(stream.takeCommittable()).as("the parked streamed k#6 holds the watermark").isNull();
+    assertThat(stream.openCaughtUp()).as("k's parked caught-up rows are not final").isPositive();
+
+    clock.advance(Duration.ofSeconds(3));
+    List<ChangeStream.Item> retry = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(retry)).containsExactly(1L);
+    publish(retry);
+    ParkedRows.Request first = stream.parkedToRead(0);
+    assertThat(first.firstId()).isEqualTo(2);
+    assertThat(first.lastId()).isEqualTo(6);
+    stream.readBack(0, first, rows(2, 3));
+    List<ChangeStream.Item> back = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(back)).containsExactly(2L, 3L);
+    publish(back);
+    stream.readBack(0, stream.parkedToRead(0), rows(5, 6));
+    assertThat(stream.parkedKeys()).isZero();
+    List<ChangeStream.Item> rest = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(rest)).containsExactly(5L, 6L);
+    assertThat(stream.openCaughtUp()).as("k#5 is in flight").isPositive();
+    publish(rest);
+    assertThat(stream.openCaughtUp()).isZero();
+    assertThat(stream.awaitCaughtUpFinal()).isTrue();
+    assertThat(stream.takeCommittable()).isEqualTo("r7");
+    assertThat(stream.size()).isZero();
+  }
+
+  @Test
+  void aCaughtUpRowAlsoStreamedKeepsItsPositionPinnedWhenParked() throws Exception {
+    stream.beginCatchUp();
+    stream.offerCaughtUp(event(1, "k"), null, clock.instant().plusSeconds(3)); // holds k
+    stream.offerCaughtUp(event(2, "k"), null, null);
+    stream.offer("r2", event(2, "k"), null); // the stream delivers k#2 too: it takes r2
+    stream.offerCaughtUp(event(3, "k"), null, null);
+    stream.offerCaughtUp(event(4, "o"), null, null); // the full lane parks k#2 and k#3
+    stream.caughtUpRead();
+    stream.offer("r5", event(5, "o"), null);
+    List<ChangeStream.Item> others = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(others)).containsExactly(4L, 5L);
+    publish(others);
+    assertThat(stream.parkedKeys()).isEqualTo(1);
+    assertThat(stream.takeCommittable()).as("the parked k#2 pins r2").isNull();
+    assertThat(stream.offerSwept(List.of(event(9, "k")))).as("joins k's range").isZero();
+    assertThat(stream.parkedEvents()).isEqualTo(3);
+
+    clock.advance(Duration.ofSeconds(3));
+    publish(stream.take(0, 10, Duration.ZERO));
+    ParkedRows.Request r = stream.parkedToRead(0);
+    assertThat(r.lastId()).isEqualTo(9);
+    stream.readBack(0, r, rows(2, 3));
+    List<ChangeStream.Item> back = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(back)).containsExactly(2L, 3L);
+    publish(back);
+    assertThat(stream.takeCommittable()).as("k#9 still parked behind r2's pin").isNull();
+    stream.readBack(0, stream.parkedToRead(0), rows(9));
+    List<ChangeStream.Item> swept = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(swept)).containsExactly(9L);
+    publish(swept);
+    assertThat(stream.takeCommittable()).isEqualTo("r5");
+    assertThat(stream.openCaughtUp()).isZero();
   }
 }

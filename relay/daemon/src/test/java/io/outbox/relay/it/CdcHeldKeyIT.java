@@ -28,7 +28,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * #LANE_BUFFER}). The other keys must be published within seconds of the last commit (the code
  * before published none of the lane's keys while {@code h} was held); then a {@code kill -9} while
  * {@code h}'s events are out of memory, {@code h} released, and the next relay publishes
- * everything, in per-key order.
+ * everything, in per-key order. The catch-up variant: the same rows are pending before the first
+ * start, so the new slot's catch-up reads them and {@code h}'s fill its lane; the other keys must
+ * still be published while {@code h} is held (the code before stopped the catch-up, and every key
+ * behind it, until {@code h} was released).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CdcHeldKeyIT {
@@ -51,11 +54,7 @@ class CdcHeldKeyIT {
 
   @Test
   void otherKeysFlowWhileOneKeyIsHeldAndNothingIsLostAcrossKill9() throws Exception {
-    fx = new RelayFixture("cdc_held_key");
-    KafkaTestSupport.createTopic(fx.topic("order"), 3);
-    String config =
-        fx.config(
-            "lanes = 2, batch-size = 100\n%s".formatted(fx.cdc("lane-buffer = " + LANE_BUFFER)));
+    String config = setUp("cdc_held_key");
     RelayProcess first = relays.start("first", config);
     await().atMost(Duration.ofSeconds(60)).until(() -> first.logContains(ACTIVE));
 
@@ -68,6 +67,46 @@ class CdcHeldKeyIT {
     long writing = System.nanoTime();
     committed.addAll(write());
     long written = System.nanoTime();
+    double othersSeconds = othersPublishedWhileHeld(first, held, written);
+    System.out.printf(
+        "CdcHeldKeyIT: %d events of other keys written in %.1f s, all published %.1f s after the"
+            + " last commit%n",
+        OTHERS, (written - writing) / 1e9, othersSeconds);
+    assertThat(othersSeconds).as("other keys published while h is held").isLessThan(15);
+
+    // kill -9 while h's events are out of memory: the stored position did not pass them.
+    recoversEverythingAfterKill9(first, held, config, committed, "streamed");
+  }
+
+  @Test
+  void aCatchUpParksAHeldKeysRowsSoOtherKeysFlowAndNothingIsLostAcrossKill9() throws Exception {
+    String config = setUp("cdc_held_catch_up");
+    long held = holdKeyH();
+    List<UUID> committed = new ArrayList<>(List.of(eventId(held)));
+    committed.addAll(write()); // all pending before the slot exists: the catch-up reads them
+    RelayProcess first = relays.start("first", config);
+    await().atMost(Duration.ofSeconds(90)).until(() -> first.logContains(ACTIVE));
+    double othersSeconds = othersPublishedWhileHeld(first, held, System.nanoTime());
+    System.out.printf(
+        "CdcHeldKeyIT: catch-up of %d events of other keys and %d of h: the others published %.1f"
+            + " s after the activation%n",
+        OTHERS, HELD + 1, othersSeconds);
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM outbox_relay_offsets WHERE offset_key ="
+                    + " convert_to('outbox-relay catch-up', 'UTF8') AND offset_value IS NOT NULL"))
+        .as("the catch-up is not over while h's rows are parked")
+        .isEqualTo(1);
+
+    recoversEverythingAfterKill9(first, held, config, committed, "caught up");
+  }
+
+  /**
+   * Waits until every event of the other keys is published while h stays held (its retry moved on),
+   * checks that h's events were parked and none published; returns the seconds since {@code from}.
+   */
+  private double othersPublishedWhileHeld(RelayProcess relay, long held, long from)
+      throws Exception {
     await()
         .atMost(Duration.ofSeconds(90))
         .pollInterval(Duration.ofMillis(100))
@@ -76,22 +115,25 @@ class CdcHeldKeyIT {
               moveRetry(held, "now() + interval '120 seconds'"); // h stays held meanwhile
               return pending("<> 'h'") == 0;
             });
-    double othersSeconds = (System.nanoTime() - written) / 1e9;
-    long heldPending = pending("= 'h'");
-    System.out.printf(
-        "CdcHeldKeyIT: %d events of other keys written in %.1f s, all published %.1f s after the"
-            + " last commit, %d of key h still pending%n",
-        OTHERS, (written - writing) / 1e9, othersSeconds, heldPending);
-    assertThat(heldPending).as("h is still held back").isEqualTo(HELD + 1);
-    assertThat(first.logContains("their newer events leave memory"))
+    double seconds = (System.nanoTime() - from) / 1e9;
+    assertThat(pending("= 'h'")).as("h is still held back").isEqualTo(HELD + 1);
+    assertThat(relay.logContains("their newer events leave memory"))
         .as("h's events were parked")
         .isTrue();
-    assertThat(othersSeconds).as("other keys published while h is held").isLessThan(15);
+    return seconds;
+  }
 
-    // kill -9 while h's events are out of memory: the stored position did not pass them.
-    first.kill9();
+  /**
+   * Kills {@code relay} with -9 while h's events are parked, commits 5 more of h, releases h (the
+   * next relay reads its row afresh) and checks that the next relay delivers everything, in key
+   * order.
+   */
+  private void recoversEverythingAfterKill9(
+      RelayProcess relay, long held, String config, List<UUID> committed, String variant)
+      throws Exception {
+    relay.kill9();
     committed.addAll(fx.commit(messages("h", 5, HELD + 1)));
-    moveRetry(held, "now()"); // h released (the next relay reads the row afresh)
+    moveRetry(held, "now()");
     RelayProcess last = relays.start("last", config);
     await().atMost(Duration.ofSeconds(150)).until(() -> fx.unpublished() == 0);
     assertThat(last.terminate(Duration.ofSeconds(30))).contains(0);
@@ -101,8 +143,17 @@ class CdcHeldKeyIT {
     RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
     assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
     System.out.printf(
-        "CdcHeldKeyIT: after kill -9 with h parked: %d records for %d events, %d duplicate(s)%n",
-        deliveries.records.size(), committed.size(), deliveries.duplicates());
+        "CdcHeldKeyIT: %s, after kill -9 with h parked: %d records for %d events, %d"
+            + " duplicate(s)%n",
+        variant, deliveries.records.size(), committed.size(), deliveries.duplicates());
+  }
+
+  /** The fixture on a new database {@code name}, the topic; returns the relay's config. */
+  private String setUp(String name) throws Exception {
+    fx = new RelayFixture(name);
+    KafkaTestSupport.createTopic(fx.topic("order"), 3);
+    return fx.config(
+        "lanes = 2, batch-size = 100\n%s".formatted(fx.cdc("lane-buffer = " + LANE_BUFFER)));
   }
 
   private long pending(String keyCondition) throws Exception {
