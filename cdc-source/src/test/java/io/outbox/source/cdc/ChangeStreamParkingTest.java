@@ -210,6 +210,7 @@ class ChangeStreamParkingTest {
   }
 
   @Test
+  @org.junit.jupiter.api.Timeout(30) // the catch-up runs on this thread: it hung on the old code
   void aCaughtUpRowAlsoStreamedKeepsItsPositionPinnedWhenParked() throws Exception {
     stream.beginCatchUp();
     stream.offerCaughtUp(event(1, "k"), null, clock.instant().plusSeconds(3)); // holds k
