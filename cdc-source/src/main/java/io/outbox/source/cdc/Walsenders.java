@@ -102,14 +102,14 @@ final class Walsenders {
    * @return how many were ended
    */
   int endStillConnected() throws SQLException {
-    int ended = 0;
-    List<Walsender> left = stillConnected();
-    if (left.isEmpty()) {
+    if (seen.isEmpty()) {
       return 0;
     }
+    // One look per process: the statement finds no row for one already gone.
+    int ended = 0;
     try (Connection c = sessions.open();
         PreparedStatement ps = c.prepareStatement(END)) {
-      for (Walsender w : left) {
+      for (Walsender w : seen) {
         ps.setInt(1, w.pid());
         ps.setObject(2, w.started());
         try (ResultSet rs = ps.executeQuery()) {

@@ -33,11 +33,8 @@ class WalsendersIT {
 
   @Test
   void aNotedWalsenderIsConnectedUntilItsReplicationConnectionCloses() throws Exception {
-    fx = new CdcFixture("cdc_walsenders");
+    Walsenders walsenders = walsendersOfANewSlot("cdc_walsenders");
     String slot = fx.slot();
-    fx.execute("CREATE PUBLICATION walsenders_it FOR TABLE outbox");
-    fx.execute("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
-    Walsenders walsenders = new Walsenders(fx.db::connect, slot);
     assertThat(walsenders.stillConnected()).as("nothing noted yet").isEmpty();
 
     try (Connection replication = replicationConnection();
@@ -63,11 +60,8 @@ class WalsendersIT {
 
   @Test
   void aWalsenderLeftConnectedIsEndedByTheSession() throws Exception {
-    fx = new CdcFixture("cdc_walsenders_end");
+    Walsenders walsenders = walsendersOfANewSlot("cdc_walsenders_end");
     String slot = fx.slot();
-    fx.execute("CREATE PUBLICATION walsenders_it FOR TABLE outbox");
-    fx.execute("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
-    Walsenders walsenders = new Walsenders(fx.db::connect, slot);
     Connection replication = replicationConnection();
     try {
       stream(replication, slot); // left open: the session ends it
@@ -87,6 +81,14 @@ class WalsendersIT {
         // ended by the server
       }
     }
+  }
+
+  /** A fixture with a slot and a publication to stream, and the walsenders of that slot. */
+  private Walsenders walsendersOfANewSlot(String database) throws SQLException {
+    fx = new CdcFixture(database);
+    fx.execute("CREATE PUBLICATION walsenders_it FOR TABLE outbox");
+    fx.execute("SELECT pg_create_logical_replication_slot('" + fx.slot() + "', 'pgoutput')");
+    return new Walsenders(fx.db::connect, fx.slot());
   }
 
   /** Streams {@code slot} on {@code replication}, as the engine does. */
