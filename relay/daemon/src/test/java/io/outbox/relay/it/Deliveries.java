@@ -114,6 +114,37 @@ final class Deliveries {
   }
 
   /**
+   * Where the repeated deliveries are: per partition, the offset ranges of the first copies and of
+   * the repeats (for a failure message).
+   */
+  String duplicateCopies() {
+    Map<Integer, long[]> first = new java.util.TreeMap<>();
+    Map<Integer, long[]> repeats = new java.util.TreeMap<>();
+    byEventId.forEach(
+        (id, copies) -> {
+          for (int i = 0; i < copies.size() && copies.size() > 1; i++) {
+            ConsumerRecord<String, byte[]> r = copies.get(i);
+            long[] range =
+                (i == 0 ? first : repeats)
+                    .computeIfAbsent(r.partition(), k -> new long[] {Long.MAX_VALUE, -1, 0});
+            range[0] = Math.min(range[0], r.offset());
+            range[1] = Math.max(range[1], r.offset());
+            range[2]++;
+          }
+        });
+    StringBuilder b = new StringBuilder();
+    first.forEach(
+        (partition, range) -> {
+          long[] again = repeats.get(partition);
+          b.append(
+              String.format(
+                  "partition %d: %d first copies at offsets %d-%d, repeated at %d-%d; ",
+                  partition, range[2], range[0], range[1], again[0], again[1]));
+        });
+    return b.toString();
+  }
+
+  /**
    * Asserts the at-least-once contract: every committed event delivered, nothing else delivered,
    * and every repeated delivery identical to the first (key, value, every header: same event-id
    * with the same content).

@@ -115,7 +115,18 @@ class ExactlyOnceBrokerRestartIT {
 
     Deliveries deliveries = Deliveries.readAll(kafka.bootstrap(), fx.topic("order"));
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
-    assertThat(deliveries.duplicates()).as("duplicates seen by a read_committed consumer").isZero();
+    assertThat(deliveries.duplicates())
+        .as(
+            () ->
+                "duplicates seen by a read_committed consumer ("
+                    + deliveries.duplicateCopies()
+                    + "); the relay's warnings:\n"
+                    + relay
+                        .log()
+                        .lines()
+                        .filter(l -> l.contains(" WARN ") || l.contains(" ERROR "))
+                        .collect(java.util.stream.Collectors.joining("\n")))
+        .isZero();
     RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
     assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
     assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts > 0"))
