@@ -251,6 +251,9 @@ final class Lane implements Runnable {
             handedOver = true;
             claim.release();
             stats.released.increment(events.size());
+            // Not published before the ledger is read: a batch claimed ahead would claim the
+            // released events again behind it, while the abandoned transaction may still commit.
+            releaseAhead();
             return;
           }
           case FENCED ->
