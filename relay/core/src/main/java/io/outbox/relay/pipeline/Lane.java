@@ -248,6 +248,14 @@ final class Lane implements Runnable {
           case DONE -> committed = r.committed();
           case ABANDONED -> {
             recoverFirst = true; // a transaction may have been committed meanwhile
+            log.warn(
+                "pipeline {} lane {}: a transaction of {} events was abandoned before its outcome"
+                    + " ({}); they are released, and the ledger is read before anything is claimed"
+                    + " again",
+                pipeline.name(),
+                index,
+                events.size(),
+                pipeline.abandonInFlight() ? "stopping" : "the claim is no longer owned");
             handedOver = true;
             claim.release();
             stats.released.increment(events.size());
