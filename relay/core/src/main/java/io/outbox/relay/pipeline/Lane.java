@@ -270,8 +270,11 @@ final class Lane implements Runnable {
       } else {
         if (!waves.publish(claim, events, destinations, verdicts, waveDriver(claim))) {
           handedOver = true;
-          claim.release(); // abandoned at shutdown: the events will be claimed again
+          claim.release(); // abandoned: the events will be claimed again
           stats.released.increment(events.size());
+          // The batch claimed ahead may hold later events of these keys: it goes out only after
+          // every event of this one was published or dead-lettered (Source#claimAhead).
+          releaseAhead();
           return;
         }
       }
