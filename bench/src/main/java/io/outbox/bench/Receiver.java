@@ -26,9 +26,17 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 abstract class Receiver implements AutoCloseable {
   private final Map<UUID, Long> firstSeen = new ConcurrentHashMap<>();
 
-  /** A consumer of the run's topic (from its end) or of the queue bound to the run's exchange. */
+  /**
+   * A consumer of the run's topic (from its end), of the queue bound to the run's exchange, of the
+   * run's JetStream stream (new messages) or of the run's Redis stream (entries after its last).
+   */
   static Receiver start(String sink, Brokers brokers) throws Exception {
-    return sink.equals("rabbitmq") ? new Rabbit(brokers) : new Kafka(brokers);
+    return switch (sink) {
+      case "rabbitmq" -> new Rabbit(brokers);
+      case "nats" -> new StreamReceivers.Nats(brokers);
+      case "redis" -> new StreamReceivers.Redis(brokers);
+      default -> new Kafka(brokers);
+    };
   }
 
   @Override
