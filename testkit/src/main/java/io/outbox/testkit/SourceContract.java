@@ -112,11 +112,11 @@ public abstract class SourceContract {
       rolledBack.rollback();
       List<Long> now = commit("now", 1);
 
-      assertThat(ids(collect(source, 1, this::publishAll))).isEqualTo(now);
+      assertThat(ids(collect(source, 1))).isEqualTo(now);
       assertThat(quiet(source)).as("an uncommitted row is not claimed").isEmpty();
 
       open.commit();
-      List<OutboxEvent> after = collect(source, 1, this::publishAll);
+      List<OutboxEvent> after = collect(source, 1);
       assertThat(ids(after)).as("no id high-water mark skips it").containsExactly(late);
     }
     assertThat(quiet(source)).as("a rolled-back row is never claimed").isEmpty();
@@ -167,10 +167,10 @@ public abstract class SourceContract {
     Source source = activeSource();
     List<Long> ids = commit("a", 1, 2, 3);
     ids.addAll(commit("b", 1));
-    List<OutboxEvent> first = collect(source, 4, Claim::release);
-    assertThat(ids(first)).containsExactlyInAnyOrderElementsOf(ids);
+    List<Claim> first = claimRound(source, ids);
+    first.forEach(Claim::release);
 
-    List<OutboxEvent> again = collect(source, 4, this::publishAll);
+    List<OutboxEvent> again = collect(source, 4);
     assertThat(ids(again)).containsExactlyInAnyOrderElementsOf(ids);
     assertThat(ids(again.stream().filter(e -> e.aggregateId().equals("a")).toList()))
         .isEqualTo(ids.subList(0, 3));
@@ -182,7 +182,7 @@ public abstract class SourceContract {
     Source source = activeSource();
     commit("a", 1, 2);
     commit("b", 1);
-    assertThat(collect(source, 3, this::publishAll)).hasSize(3);
+    assertThat(collect(source, 3)).hasSize(3);
     assertThat(quiet(source)).isEmpty();
     assertThat(pending()).isZero();
 
@@ -197,25 +197,24 @@ public abstract class SourceContract {
     List<Long> k = commit("k", 1, 2);
     List<Long> other = commit("other", 1);
     Duration delay = Duration.ofSeconds(1);
+    List<Claim> round = claimRound(source, List.of(k.get(0), k.get(1), other.get(0)));
     long settledAt = System.nanoTime();
-    collect(
-        source,
-        3,
-        claim ->
-            claim.settle(
-                settle(
-                    claim,
-                    e ->
-                        e.id() == k.get(0)
-                            ? new Settlement.Retry(e, 1, delay, "contract: try again")
-                            : e.id() == k.get(1)
-                                ? new Settlement.Release(e)
-                                : new Settlement.Published(e))));
+    for (Claim claim : round) {
+      claim.settle(
+          settle(
+              claim,
+              e ->
+                  e.id() == k.get(0)
+                      ? new Settlement.Retry(e, 1, delay, "contract: try again")
+                      : e.id() == k.get(1)
+                          ? new Settlement.Release(e)
+                          : new Settlement.Published(e)));
+    }
     assertThat(attempts(k.get(0))).isEqualTo(1);
 
     List<OutboxEvent> early = quiet(source, Duration.ofMillis(300));
     assertThat(early).as("k's later event waits behind its retry").isEmpty();
-    List<OutboxEvent> back = collect(source, 2, this::publishAll);
+    List<OutboxEvent> back = collect(source, 2);
     long waited = System.nanoTime() - settledAt;
     assertThat(ids(back)).as("the retry first, then k's next").isEqualTo(k);
     assertThat(back.get(0).attempts()).isEqualTo(1);
@@ -228,18 +227,16 @@ public abstract class SourceContract {
     Source source = activeSource();
     List<Long> d = commit("d", 1, 2);
     Object eventId = value("SELECT event_id FROM " + outboxTable() + " WHERE id = ?", d.get(0));
-    collect(
-        source,
-        2,
-        claim ->
-            claim.settle(
-                settle(
-                    claim,
-                    e ->
-                        e.id() == d.get(0)
-                            ? new Settlement.DeadLetter(
-                                e, Settlement.DeadLetterReason.PERMANENT, 1, "contract: refused")
-                            : new Settlement.Release(e))));
+    for (Claim claim : claimRound(source, d)) {
+      claim.settle(
+          settle(
+              claim,
+              e ->
+                  e.id() == d.get(0)
+                      ? new Settlement.DeadLetter(
+                          e, Settlement.DeadLetterReason.PERMANENT, 1, "contract: refused")
+                      : new Settlement.Release(e)));
+    }
     assertThat(count("SELECT count(*) FROM " + outboxTable() + " WHERE id = ?", d.get(0))).isZero();
     assertThat(
             count(
@@ -250,7 +247,7 @@ public abstract class SourceContract {
         .as("moved to the dead-letter table")
         .isEqualTo(1);
 
-    assertThat(ids(collect(source, 1, this::publishAll))).containsExactly(d.get(1));
+    assertThat(ids(collect(source, 1))).containsExactly(d.get(1));
     assertThat(quiet(source)).isEmpty();
   }
 
@@ -259,9 +256,7 @@ public abstract class SourceContract {
     Source active = activeSource();
     List<Long> ids = commit("a", 1, 2);
     ids.addAll(commit("b", 1, 2));
-    List<Claim> held = new ArrayList<>();
-    List<OutboxEvent> owned = collect(active, 4, held::add);
-    assertThat(ids(owned)).containsExactlyInAnyOrderElementsOf(ids);
+    claimRound(active, ids); // held open
 
     Source standby = newSource(LANES);
     sources.add(standby);
@@ -277,7 +272,7 @@ public abstract class SourceContract {
 
     active.close(Duration.ofSeconds(10)); // its claims are still open: close releases them
     activation.get(takeOverWithin().toMillis(), TimeUnit.MILLISECONDS);
-    List<OutboxEvent> taken = collect(standby, 4, this::publishAll);
+    List<OutboxEvent> taken = collect(standby, 4);
     assertThat(ids(taken)).containsExactlyInAnyOrderElementsOf(ids);
     assertThat(ids(taken.stream().filter(e -> e.aggregateId().equals("a")).toList()))
         .isEqualTo(ids.subList(0, 2));
@@ -333,16 +328,38 @@ public abstract class SourceContract {
     return ids;
   }
 
-  /** An end for a claim: the pipeline would call it after the claim's publish. */
-  private interface ClaimEnd {
-    void end(Claim claim) throws Exception;
+  /**
+   * One claim per lane that together hold exactly {@code expected}: rounds whose claims hold fewer
+   * (a source that streams rows may not have them all yet) are released and claimed again until
+   * {@link #appearWithin()} passed. The claims returned are open; the caller ends them.
+   */
+  private List<Claim> claimRound(Source source, List<Long> expected) throws Exception {
+    long deadline = System.nanoTime() + appearWithin().toNanos();
+    List<Long> last = List.of();
+    while (System.nanoTime() < deadline) {
+      List<Claim> claims = new ArrayList<>();
+      List<OutboxEvent> events = new ArrayList<>();
+      for (int lane = 0; lane < LANES; lane++) {
+        Claim claim = source.claim(lane, 100, Duration.ofMillis(100));
+        claims.add(claim);
+        events.addAll(claim.events());
+      }
+      last = ids(events);
+      if (last.size() >= expected.size()) {
+        assertThat(last).as("one round of claims").containsExactlyInAnyOrderElementsOf(expected);
+        return claims;
+      }
+      claims.forEach(Claim::release);
+    }
+    throw new AssertionError(
+        "no round of claims held " + expected + " within " + appearWithin() + "; last: " + last);
   }
 
   /**
    * Claims every lane in turn until {@code expected} events came or {@link #appearWithin()} passed,
-   * ending each claim with {@code end}; the events in the order claimed.
+   * settling each claim as published; the events in the order claimed.
    */
-  private List<OutboxEvent> collect(Source source, int expected, ClaimEnd end) throws Exception {
+  private List<OutboxEvent> collect(Source source, int expected) throws InterruptedException {
     List<OutboxEvent> seen = new ArrayList<>();
     long deadline = System.nanoTime() + appearWithin().toNanos();
     while (seen.size() < expected && System.nanoTime() < deadline) {
@@ -352,7 +369,7 @@ public abstract class SourceContract {
         if (claim.events().isEmpty()) {
           claim.release();
         } else {
-          end.end(claim);
+          publishAll(claim);
         }
       }
     }
