@@ -100,14 +100,24 @@ record Brokers(
         "max.in.flight.requests.per.connection", 5);
   }
 
+  /**
+   * The five identity headers every sink of the relay sends, in its order: {@code event-id}, {@code
+   * event-type}, {@code aggregate-type}, {@code aggregate-id}, {@code created-at}.
+   */
+  static Map<String, String> relayHeaders(String eventId, String key, Instant at) {
+    Map<String, String> h = new java.util.LinkedHashMap<>();
+    h.put("event-id", eventId);
+    h.put("event-type", Workload.EVENT_TYPE);
+    h.put("aggregate-type", Workload.AGGREGATE_TYPE);
+    h.put("aggregate-id", key);
+    h.put("created-at", at.toString());
+    return h;
+  }
+
   /** The record the relay's Kafka sink would send for this event. */
   ProducerRecord<String, byte[]> record(String eventId, String key, byte[] payload, Instant at) {
     RecordHeaders headers = new RecordHeaders();
-    headers.add("event-id", utf8(eventId));
-    headers.add("event-type", utf8(Workload.EVENT_TYPE));
-    headers.add("aggregate-type", utf8(Workload.AGGREGATE_TYPE));
-    headers.add("aggregate-id", utf8(key));
-    headers.add("created-at", utf8(at.toString()));
+    relayHeaders(eventId, key, at).forEach((name, value) -> headers.add(name, utf8(value)));
     return new ProducerRecord<>(destination(), null, null, key, payload, headers);
   }
 

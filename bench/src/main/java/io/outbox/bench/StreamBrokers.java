@@ -72,11 +72,7 @@ final class StreamBrokers {
   /** The headers the relay's NATS sink sends (its {@code Nats-Msg-Id} is a publish option). */
   static Headers natsHeaders(String eventId, String key, Instant at) {
     Headers h = new Headers();
-    h.put("event-id", eventId);
-    h.put("event-type", Workload.EVENT_TYPE);
-    h.put("aggregate-type", Workload.AGGREGATE_TYPE);
-    h.put("aggregate-id", key);
-    h.put("created-at", at.toString());
+    Brokers.relayHeaders(eventId, key, at).forEach(h::put);
     h.put("content-type", "application/json");
     return h;
   }
@@ -93,28 +89,24 @@ final class StreamBrokers {
    * sink.redis.max-len}: the stream, {@code MAXLEN ~ cap *}, its fields and the payload.
    */
   static byte[][] xadd(Brokers brokers, String eventId, String key, Instant at, byte[] payload) {
-    List<byte[]> args = new ArrayList<>(20);
-    for (String s :
-        List.of(
-            brokers.destination(),
-            "MAXLEN",
-            "~",
-            Integer.toString(Brokers.QUEUE_MAX_LENGTH),
-            "*",
-            "event-id",
-            eventId,
-            "event-type",
-            Workload.EVENT_TYPE,
-            "aggregate-type",
-            Workload.AGGREGATE_TYPE,
-            "aggregate-id",
-            key,
-            "created-at",
-            at.toString(),
-            "content-type",
-            "application/json",
-            "payload")) {
-      args.add(s.getBytes(StandardCharsets.UTF_8));
+    List<String> words =
+        new ArrayList<>(
+            List.of(
+                brokers.destination(),
+                "MAXLEN",
+                "~",
+                Integer.toString(Brokers.QUEUE_MAX_LENGTH),
+                "*"));
+    Brokers.relayHeaders(eventId, key, at)
+        .forEach(
+            (name, value) -> {
+              words.add(name);
+              words.add(value);
+            });
+    words.addAll(List.of("content-type", "application/json", "payload"));
+    List<byte[]> args = new ArrayList<>(words.size() + 1);
+    for (String w : words) {
+      args.add(w.getBytes(StandardCharsets.UTF_8));
     }
     args.add(payload);
     return args.toArray(byte[][]::new);

@@ -7,7 +7,6 @@ import io.nats.client.api.ConsumerConfiguration;
 import io.nats.client.api.DeliverPolicy;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.StreamEntryID;
 import redis.clients.jedis.params.XReadParams;
@@ -49,11 +48,10 @@ final class StreamReceivers {
   }
 
   /** A thread reading the run's stream with blocking XREADs, after the entry last added now. */
-  static final class Redis extends Receiver {
+  static final class Redis extends Receiver.Looping {
     private final Jedis jedis;
     private final String key;
-    private final AtomicBoolean running = new AtomicBoolean(true);
-    private final Thread thread;
+    private final XReadParams params = XReadParams.xReadParams().block(100).count(1000);
     private StreamEntryID from;
 
     Redis(Brokers brokers) {
@@ -63,37 +61,27 @@ final class StreamReceivers {
       // arrives between two of them.
       List<StreamEntry> last = jedis.xrevrange(key, "+", "-", 1);
       from = last.isEmpty() ? new StreamEntryID() : last.get(0).getID();
-      thread = new Thread(this::read, "bench-redis-receiver");
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    private void read() {
-      XReadParams params = XReadParams.xReadParams().block(100).count(1000);
-      while (running.get()) {
-        List<Map.Entry<String, List<StreamEntry>>> read = jedis.xread(params, Map.of(key, from));
-        if (read == null) {
-          continue;
-        }
-        long now = System.nanoTime();
-        for (Map.Entry<String, List<StreamEntry>> stream : read) {
-          for (StreamEntry e : stream.getValue()) {
-            from = e.getID();
-            seen(e.getFields().get("event-id"), now);
-          }
-        }
-      }
-      jedis.close();
+      start("bench-redis-receiver");
     }
 
     @Override
-    public void close() {
-      running.set(false);
-      try {
-        thread.join(10_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+    void readOnce() {
+      List<Map.Entry<String, List<StreamEntry>>> read = jedis.xread(params, Map.of(key, from));
+      if (read == null) {
+        return;
       }
+      long now = System.nanoTime();
+      for (Map.Entry<String, List<StreamEntry>> stream : read) {
+        for (StreamEntry e : stream.getValue()) {
+          from = e.getID();
+          seen(e.getFields().get("event-id"), now);
+        }
+      }
+    }
+
+    @Override
+    void stop() {
+      jedis.close();
     }
   }
 }
