@@ -34,8 +34,17 @@ import org.junit.jupiter.api.Test;
  * are; where a source legitimately behaves otherwise it says so through a hook below, never by
  * skipping a test.
  *
+ * <p>Where sources differ, and how the suite allows for it: a source that streams rows (the CDC
+ * source) may hand a lane's rows over in several claims as they arrive, and refuses a second claim
+ * on a lane whose claim is still open; the suite therefore collects rows over as many claims as
+ * they take, and where it needs them all at once ({@code claimRound}) it releases incomplete rounds
+ * and claims again. The time a row takes to become claimable, how long "nothing comes" is watched,
+ * and how soon a standby takes over are the hooks {@link #appearWithin()}, {@link #quietFor()} and
+ * {@link #takeOverWithin()}; activation itself (a CDC source waits for its replication slot) is not
+ * bounded by the suite. The polling and the CDC source both pass every test with the default hooks.
+ *
  * <p>The suite writes rows with plain SQL on {@link #connect()} ({@link #insert}) and settles
- * claims as the pipeline would; every test runs in a few seconds against the real database.
+ * claims as the pipeline would.
  */
 public abstract class SourceContract {
 
