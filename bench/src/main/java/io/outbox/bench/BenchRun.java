@@ -47,12 +47,9 @@ final class BenchRun {
   Report run() throws Exception {
     long started = System.nanoTime();
     settings();
-    boolean kafka = plan.relay().sink().equals("kafka");
-    if (kafka) {
-      plan.brokers().createTopic();
-    } else {
-      plan.brokers().declareExchange();
-    }
+    String sink = plan.relay().sink();
+    boolean kafka = sink.equals("kafka");
+    plan.brokers().declare(sink);
     try (BenchDatabase db =
         BenchDatabase.create(
             plan.pgUrl(), plan.pgUser(), plan.pgPassword(), "bench_" + plan.run())) {
@@ -81,15 +78,8 @@ final class BenchRun {
         }
       }
       if (plan.baselines().contains("raw")) {
-        step("raw %s baseline: %d records", plan.relay().sink(), plan.workload().events());
-        report.throughput.add(
-            kafka
-                ? RawKafka.run(plan.brokers(), plan.workload())
-                : RawRabbit.run(
-                    plan.brokers(),
-                    plan.workload(),
-                    plan.relay().lanes() != null ? plan.relay().lanes() : 4,
-                    1000));
+        step("raw %s baseline: %d records", sink, plan.workload().events());
+        report.throughput.add(raw(sink));
         if (kafka && plan.rate() > 0) {
           step("raw kafka latency: %d records/s for %ds", plan.rate(), plan.duration().toSeconds());
           report.latency.add(
@@ -126,16 +116,35 @@ final class BenchRun {
         }
       }
     } finally {
-      if (kafka) {
-        plan.brokers().deleteTopic();
-      } else {
-        plan.brokers().deleteExchange();
-      }
+      plan.brokers().remove(sink);
     }
     Targets.evaluate(report, plan.relay());
     report.settings.put("load average at end", loadAverage());
     report.settings.put("run seconds", Math.round((System.nanoTime() - started) / 1e9));
     return report;
+  }
+
+  /** The bare client of {@code sink} publishing the workload, with the relay's window sizes. */
+  private Results.Throughput raw(String sink) throws Exception {
+    return switch (sink) {
+      case "kafka" -> RawKafka.run(plan.brokers(), plan.workload());
+      case "rabbitmq" ->
+          RawRabbit.run(
+              plan.brokers(),
+              plan.workload(),
+              plan.relay().lanes() != null ? plan.relay().lanes() : 4,
+              1000);
+      // sink.nats.max-pending's default: the window of all lanes together.
+      case "nats" -> RawNats.run(plan.brokers(), plan.workload(), 1000);
+      // One connection per lane, one pipeline per batch, as the relay's sink sends them.
+      case "redis" ->
+          RawRedis.run(
+              plan.brokers(),
+              plan.workload(),
+              plan.relay().lanes() != null ? plan.relay().lanes() : 2,
+              plan.relay().batchSize() != null ? plan.relay().batchSize() : 500);
+      default -> throw new IllegalArgumentException("unknown sink " + sink);
+    };
   }
 
   /** One insert baseline: {@code --writers} committing one event per transaction, flat out. */
@@ -342,6 +351,8 @@ final class BenchRun {
     s.put("kafka producer", plan.brokers().producerSettingsForReport());
     s.put("kafka-clients", version(org.apache.kafka.clients.producer.KafkaProducer.class));
     s.put("amqp-client", version(com.rabbitmq.client.Channel.class));
+    s.put("jnats", version(io.nats.client.Nats.class));
+    s.put("jedis", version(redis.clients.jedis.Jedis.class));
     s.put("debezium", version(io.debezium.engine.DebeziumEngine.class));
     s.put("writers", plan.writers());
     s.put("rate", plan.rate());
