@@ -108,8 +108,8 @@ public final class Pipeline {
                           "pipeline "
                               + settings.name()
                               + ": exactly-once delivery needs a source that keeps the ledger"
-                              + " watermark; this source does not (use source.type = polling, or"
-                              + " sink.kafka.delivery = at-least-once)"));
+                              + " watermark; this source does not (the polling and cdc sources"
+                              + " do; or use sink.kafka.delivery = at-least-once)"));
       this.transactional = t;
       this.recovery = new LedgerRecovery(settings.name(), t, watermark, stats, LEDGER_READ_TIMEOUT);
     } else {
