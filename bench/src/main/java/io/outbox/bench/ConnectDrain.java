@@ -73,9 +73,9 @@ final class ConnectDrain {
   }
 
   /**
-   * The connector's settings: the daemon's (database, table, lanes, batch size, routing, on-publish)
-   * under the connector's keys, a task per lane, and a Kafka transaction per claimed batch (the
-   * workers run exactly-once source support).
+   * The connector's settings: the daemon's (database, table, lanes, batch size, routing,
+   * on-publish) under the connector's keys, a task per lane, and a Kafka transaction per claimed
+   * batch (the workers run exactly-once source support).
    */
   static Map<String, String> config(RelayUnderTest.Setup setup, BenchDatabase db, Brokers brokers) {
     Map<String, String> c = new LinkedHashMap<>();
