@@ -114,9 +114,9 @@ class BenchIT {
   }
 
   /**
-   * {@code --engine connect} is refused, before anything runs, where the connector cannot go. A
-   * run of it is not part of the suite: starting the Connect workers twice (one, then two) takes
-   * 1-3 minutes on its own; docs/kafka-connect.md gives the command and its figures.
+   * {@code --engine connect} is refused, before anything runs, where the connector cannot go. A run
+   * of it is not part of the suite: starting the Connect workers twice (one, then two) takes 1-3
+   * minutes on its own; docs/kafka-connect.md gives the command and its figures.
    */
   @Test
   void refusesTheConnectEngineOffItsPath() {
@@ -133,8 +133,7 @@ class BenchIT {
             "rabbitmq",
             "--skip-services");
     assertThat(exit).as("stdout: %s", out).isEqualTo(2);
-    assertThat(err.toString())
-        .contains("--engine connect needs --source polling and --sink kafka");
+    assertThat(err.toString()).contains("--engine connect needs --source polling and --sink kafka");
   }
 
   /** A small run (2,000 events, 100 events/s for 2 s) with {@code extra}; asserts exit code 0. */
