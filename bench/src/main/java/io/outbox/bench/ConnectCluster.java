@@ -121,8 +121,9 @@ final class ConnectCluster implements Drainer, AutoCloseable {
       return;
     }
     statusAt = now;
-    JsonNode status = send("GET", "/connectors/" + connector + "/status", null, 200);
-    for (JsonNode t : status.get("tasks")) {
+    // 404 until the herder has written the new connector's first status.
+    JsonNode status = send("GET", "/connectors/" + connector + "/status", null, 200, 404);
+    for (JsonNode t : status.path("tasks")) {
       if ("FAILED".equals(t.get("state").asText())) {
         throw new IllegalStateException(
             "task "
