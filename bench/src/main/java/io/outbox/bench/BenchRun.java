@@ -173,6 +173,13 @@ final class BenchRun {
               plan.timeout());
       report.throughput.add(o.throughput());
       report.settings.put(name + " tasks", o.placement());
+      if (!o.others().isEmpty()) {
+        report.notes.add(
+            name
+                + ": the workers also ran the connector(s) "
+                + o.others()
+                + " (left by earlier runs or tests; delete them through the REST API)");
+      }
       if (daemon != null) {
         report.ratio(name + " / " + daemon.name(), o.throughput(), daemon);
       }

@@ -67,6 +67,13 @@ final class ConnectCluster implements Drainer, AutoCloseable {
     return cluster;
   }
 
+  /** The connectors the workers already run (left by an earlier run or test), by name. */
+  List<String> connectors() {
+    List<String> names = new ArrayList<>();
+    send("GET", "/connectors", null, 200).forEach(n -> names.add(n.asText()));
+    return names;
+  }
+
   /** Creates the connector {@code name} through the first worker. */
   void create(String name, Map<String, String> config) {
     send("PUT", "/connectors/" + name + "/config", config, 200, 201);

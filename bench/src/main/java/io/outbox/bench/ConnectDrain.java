@@ -3,6 +3,7 @@ package io.outbox.bench;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -16,8 +17,11 @@ final class ConnectDrain {
 
   private ConnectDrain() {}
 
-  /** A connector drain's figure and where its tasks ran. */
-  record Outcome(Results.Throughput throughput, String placement) {}
+  /**
+   * A connector drain's figure, where its tasks ran, and the other connectors that shared the
+   * workers (their tasks share the workers' CPU: the figure is then not the connector's alone).
+   */
+  record Outcome(Results.Throughput throughput, String placement, List<String> others) {}
 
   static Outcome run(
       Path home,
@@ -32,6 +36,7 @@ final class ConnectDrain {
     String name = name(setup, workers);
     try (ConnectCluster cluster =
         ConnectCluster.start(home, workers, dir.resolve("connect-services.log"))) {
+      List<String> others = cluster.connectors();
       db.loadBacklog(workload);
       long launched = System.nanoTime();
       cluster.create("bench-" + db.name().replace('_', '-'), config(setup, db, brokers));
@@ -57,7 +62,7 @@ final class ConnectDrain {
               t.eventsPerSecond(),
               t.withStartupPerSecond(),
               t.footprint());
-      return new Outcome(described, cluster.placement());
+      return new Outcome(described, cluster.placement(), others);
     } finally {
       db.truncate();
     }
