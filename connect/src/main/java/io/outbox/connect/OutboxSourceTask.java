@@ -187,7 +187,7 @@ public final class OutboxSourceTask extends SourceTask {
       return;
     }
     LaneBatch batch = new LaneBatch(lane, claim);
-    Set<String> committed = committedBefore(lane);
+    Set<String> committed = committedBefore(lane, claim);
     List<OutboxEvent> sending = new ArrayList<>();
     List<String> topics = new ArrayList<>();
     for (OutboxEvent e : claim.events()) {
@@ -274,12 +274,25 @@ public final class OutboxSourceTask extends SourceTask {
    * Kafka commit and the database's). Without transactions an offset does not prove a delivery
    * ({@code errors.tolerance = all} commits offsets of skipped records): nothing is read.
    */
-  private Set<String> committedBefore(int lane) {
+  private Set<String> committedBefore(int lane, Claim claim) {
     if (transactions == null || !uncheckedLanes.remove(lane)) {
       return Set.of();
     }
-    return OutboxRecords.committedBatch(
-        context.offsetStorageReader().offset(OutboxRecords.partition(pipeline, lane)));
+    Map<String, Object> offset =
+        context.offsetStorageReader().offset(OutboxRecords.partition(pipeline, lane));
+    Set<String> committed = OutboxRecords.committedBatch(offset);
+    // Said once per lane and start: what the dedup compares the first claim with (issue #17: a
+    // SIGKILL run re-sent a committed batch without finding it here).
+    log.info(
+        "pipeline {} lane {}: the lane's last committed offset names {} deliveries (last row {});"
+            + " the first claim holds rows {} to {}",
+        pipeline,
+        lane,
+        committed.size(),
+        offset == null ? "none" : offset.get(OutboxRecords.ID),
+        claim.events().get(0).id(),
+        claim.events().get(claim.events().size() - 1).id());
+    return committed;
   }
 
   private static String invalidTopic(String topic) {
