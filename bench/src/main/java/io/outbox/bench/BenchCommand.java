@@ -38,7 +38,10 @@ import picocli.CommandLine.Spec;
       "  raw       the bare KafkaProducer / amqp-client / jnats async publish /",
       "            Jedis pipelined XADD, records from memory;",
       "  debezium  embedded engine + outbox EventRouter + KafkaProducer awaiting",
-      "            each batch's acks, with defaults and tuned (its own JVM).",
+      "            each batch's acks, with defaults and tuned (its own JVM);",
+      "  connect   with --engine connect: the drain again through the Kafka Connect",
+      "            source connector (connect/) on 1, then 2 distributed workers of",
+      "            scripts/services.sh connect, beside the daemon's drain.",
       "Each run creates its own database, topic, exchange or stream and drops them",
       "after.",
       "A full default run takes about 5-10 minutes on 2 cores.",
@@ -137,6 +140,18 @@ public final class BenchCommand implements Callable<Integer> {
         "after the mode. Default: the relay's default (at-least-once), figures unnamed."
       })
   String delivery;
+
+  @Option(
+      names = "--engine",
+      paramLabel = "daemon|connect",
+      defaultValue = "daemon",
+      description = {
+        "daemon: the relay's own process only (default). connect: also drains the backlog",
+        "through the Kafka Connect connector on 1, then 2 workers (--source polling, --sink",
+        "kafka; stops and starts the workers of scripts/services.sh connect; needs the plug-in:",
+        "mvn -B -q package -DskipTests -pl connect -am)."
+      })
+  String engine;
 
   @Option(
       names = "--lanes",
@@ -293,6 +308,8 @@ public final class BenchCommand implements Callable<Integer> {
             writers,
             Duration.ofSeconds(timeout),
             deliveries(),
+            engine,
+            LocalServices.home(),
             pgUrl,
             pgUser,
             System.getenv().getOrDefault("OUTBOX_PG_PASSWORD", ""),
@@ -351,6 +368,18 @@ public final class BenchCommand implements Callable<Integer> {
           "--delivery "
               + delivery
               + " needs --source polling (the bench does not measure cdc with it yet)");
+    }
+    check(List.of("daemon", "connect").contains(engine), "--engine must be daemon or connect");
+    if (engine.equals("connect")) {
+      check(
+          source.equals("polling") && sink.equals("kafka"),
+          "--engine connect needs --source polling and --sink kafka (the connector's path)");
+      Path plugin = ConnectCluster.pluginPath(LocalServices.home());
+      check(
+          Files.isDirectory(plugin),
+          "--engine connect: no Connect plug-in at "
+              + plugin
+              + "; build it: mvn -B -q package -DskipTests -pl connect -am");
     }
     for (String b : baselines) {
       check(

@@ -17,6 +17,8 @@ final class BenchRun {
    *
    * @param deliveries the relay's {@code sink.kafka.delivery} modes, drained and measured one after
    *     the other; empty: once, with the relay's default and figures not named after a mode
+   * @param engine {@code daemon}, or {@code connect}: the connector's drains too
+   * @param home the checkout whose {@code scripts/services.sh connect} runs the Connect workers
    */
   record Plan(
       String run,
@@ -30,6 +32,8 @@ final class BenchRun {
       int writers,
       Duration timeout,
       List<String> deliveries,
+      String engine,
+      Path home,
       String pgUrl,
       String pgUser,
       String pgPassword,
@@ -76,6 +80,9 @@ final class BenchRun {
               delivery,
               delivery.equals(plan.deliveries().get(0)));
         }
+      }
+      if (plan.engine().equals("connect")) {
+        connect(db);
       }
       if (plan.baselines().contains("raw")) {
         step("raw %s baseline: %d records", sink, plan.workload().events());
@@ -145,6 +152,59 @@ final class BenchRun {
               plan.relay().batchSize() != null ? plan.relay().batchSize() : 500);
       default -> throw new IllegalArgumentException("unknown sink " + sink);
     };
+  }
+
+  /**
+   * The connector's drains, on one worker then on two, each of the same backlog as the daemon's.
+   * The workers are the checkout's {@code services.sh connect} ones, started fresh and stopped
+   * after.
+   */
+  private void connect(BenchDatabase db) throws Exception {
+    // The daemon's figure to compare with: its exactly-once drain when the run has one (the
+    // connector runs a Kafka transaction per batch too), else its only one.
+    Results.Throughput daemon =
+        report.throughput.stream()
+            .filter(t -> t.name().startsWith("relay "))
+            .reduce(null, (a, t) -> a == null || t.name().endsWith(" exactly-once") ? t : a);
+    Results.Throughput one = null;
+    for (int workers = 1; workers <= ConnectCluster.PORTS.size(); workers++) {
+      String name = ConnectDrain.name(plan.relay(), workers);
+      step("%s: starting the workers, loading %d events, draining", name, plan.workload().events());
+      ConnectDrain.Outcome o =
+          ConnectDrain.run(
+              plan.home(),
+              workers,
+              plan.dir(),
+              plan.relay(),
+              db,
+              plan.brokers(),
+              plan.workload(),
+              plan.timeout());
+      report.throughput.add(o.throughput());
+      report.settings.put(name + " tasks", o.placement());
+      if (!o.others().isEmpty()) {
+        report.notes.add(
+            name
+                + ": the workers also ran the connector(s) "
+                + o.others()
+                + " (left by earlier runs or tests; delete them through the REST API)");
+      }
+      if (daemon != null) {
+        report.ratio(name + " / " + daemon.name(), o.throughput(), daemon);
+      }
+      if (one == null) {
+        one = o.throughput();
+      } else {
+        report.ratio(name + " / 1 worker", o.throughput(), one);
+      }
+    }
+    report.settings.put(
+        "connector",
+        "transaction.boundary=connector (a Kafka transaction per claimed batch), workers with"
+            + " exactly.once.source.support=enabled, tasks = lanes");
+    if (!plan.relay().extraConfig().isBlank()) {
+      report.notes.add("--relay-config applies to the daemon only, not to the connector");
+    }
   }
 
   /** One insert baseline: {@code --writers} committing one event per transaction, flat out. */

@@ -145,6 +145,29 @@ class BenchIT {
     return names;
   }
 
+  /**
+   * {@code --engine connect} is refused, before anything runs, where the connector cannot go. A run
+   * of it is not part of the suite: starting the Connect workers twice (one, then two) takes 1-3
+   * minutes on its own; docs/kafka-connect.md gives the command and its figures.
+   */
+  @Test
+  void refusesTheConnectEngineOffItsPath() {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit =
+        Main.execute(
+            new PrintWriter(out),
+            new PrintWriter(err),
+            "bench",
+            "--engine",
+            "connect",
+            "--sink",
+            "rabbitmq",
+            "--skip-services");
+    assertThat(exit).as("stdout: %s", out).isEqualTo(2);
+    assertThat(err.toString()).contains("--engine connect needs --source polling and --sink kafka");
+  }
+
   /** A small run ({@code events}, 100 events/s for 2 s) with {@code extra}; asserts exit code 0. */
   private void smallRun(Path json, StringWriter out, int events, String... extra) {
     List<String> args =

@@ -45,8 +45,6 @@ public final class ConnectorSettings {
 
   static final String SOURCE_PATH = "source.polling";
 
-  static final String DEAD_LETTER_DESTINATION = "dead-letter.destination";
-
   private static final String DEFAULTS = "outbox-relay.pipeline-defaults";
   private static final String PIPELINES = "outbox-relay.pipelines";
 
@@ -142,15 +140,6 @@ public final class ConnectorSettings {
     try {
       PipelineSettings settings =
           loader.load(config, "connector " + connectorName).settings().pipelines().get(pipeline);
-      if (settings.deadLetterDestination() != null) {
-        return new Bound(
-            null,
-            List.of(
-                new Problem(
-                    DEAD_LETTER_DESTINATION,
-                    "is not supported by the connector (dead letters stay in dead-letter-table);"
-                        + " remove it")));
-      }
       return new Bound(settings, List.of());
     } catch (ConfigProblemsException e) {
       List<Problem> problems = new ArrayList<>();

@@ -107,11 +107,15 @@ class ConnectorSettingsTest {
   }
 
   @Test
-  void refusesADeadLetterDestination() {
+  void bindsADeadLetterDestinationAndChecksItsTemplate() {
     Map<String, String> p = valid();
-    p.put("dead-letter.destination", "outbox.dead");
+    p.put("dead-letter.destination", "outbox.dead.${aggregate_type}");
     ConnectorSettings.Bound bound = ConnectorSettings.bind(p, "x");
-    assertThat(bound.problems())
+    assertThat(bound.problems()).isEmpty();
+    assertThat(bound.pipeline().deadLetterDestination()).isEqualTo("outbox.dead.${aggregate_type}");
+
+    p.put("dead-letter.destination", "outbox.dead.${nope}");
+    assertThat(ConnectorSettings.bind(p, "x").problems())
         .extracting(ConnectorSettings.Problem::key)
         .containsExactly("dead-letter.destination");
   }
