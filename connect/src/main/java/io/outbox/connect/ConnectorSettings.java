@@ -33,6 +33,9 @@ import org.apache.kafka.connect.errors.ConnectException;
 public final class ConnectorSettings {
 
   /** The pipeline name: lease names and log lines; defaults to the connector's name. */
+  /** Connect's error tolerance of the connector's records (framework key). */
+  static final String ERRORS_TOLERANCE = "errors.tolerance";
+
   public static final String PIPELINE = "pipeline";
 
   /** Set by the connector for each task: the lanes it claims, comma-separated. */
@@ -140,9 +143,10 @@ public final class ConnectorSettings {
     try {
       PipelineSettings settings =
           loader.load(config, "connector " + connectorName).settings().pipelines().get(pipeline);
-      return new Bound(settings, List.of());
+      List<Problem> framework = frameworkProblems(props);
+      return framework.isEmpty() ? new Bound(settings, List.of()) : new Bound(null, framework);
     } catch (ConfigProblemsException e) {
-      List<Problem> problems = new ArrayList<>();
+      List<Problem> problems = new ArrayList<>(frameworkProblems(props));
       String prefix = PIPELINES + "." + pipeline + ".";
       String quotedPrefix = base;
       for (ConfigProblem p : e.problems()) {
@@ -155,6 +159,20 @@ public final class ConnectorSettings {
       }
       return new Bound(null, List.copyOf(problems));
     }
+  }
+
+  /** Connect's own keys the connector cannot work with. */
+  private static List<Problem> frameworkProblems(Map<String, String> props) {
+    String tolerance = props.get(ERRORS_TOLERANCE);
+    if (tolerance != null && tolerance.strip().equalsIgnoreCase("all")) {
+      return List.of(
+          new Problem(
+              ERRORS_TOLERANCE,
+              "must be none: with all, the worker skips a record it could not produce and commits"
+                  + " its offset, and the lane's next owner would take that row for delivered."
+                  + " The connector judges such records itself (retry, attempts, dead letter)"));
+    }
+    return List.of();
   }
 
   /**

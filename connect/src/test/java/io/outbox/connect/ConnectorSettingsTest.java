@@ -101,6 +101,27 @@ class ConnectorSettingsTest {
   }
 
   @Test
+  void refusesAWorkerThatSkipsRecordsItCouldNotProduce() {
+    Map<String, String> p = valid();
+    p.put("errors.tolerance", "all");
+    p.put("retry.max-attempts", "zero");
+    Map<String, List<String>> errors =
+        new OutboxSourceConnector()
+            .validate(p).configValues().stream()
+                .filter(v -> !v.errorMessages().isEmpty())
+                .collect(Collectors.toMap(ConfigValue::name, ConfigValue::errorMessages));
+    assertThat(errors).containsOnlyKeys("errors.tolerance", "retry.max-attempts");
+    assertThat(errors.get("errors.tolerance").get(0)).contains("must be none");
+
+    p.put("retry.max-attempts", "3");
+    assertThat(ConnectorSettings.bind(p, "orders").problems())
+        .extracting(ConnectorSettings.Problem::key)
+        .containsExactly("errors.tolerance");
+    p.put("errors.tolerance", "none");
+    assertThat(ConnectorSettings.bind(p, "orders").problems()).isEmpty();
+  }
+
+  @Test
   void validAccordingToValidateWhenTheDaemonWouldAccept() {
     List<ConfigValue> values = new OutboxSourceConnector().validate(valid()).configValues();
     assertThat(values).allMatch(v -> v.errorMessages().isEmpty());
