@@ -176,18 +176,37 @@ final class TransactionalLane {
       Future<RecordMetadata> ledgerWrite =
           p.send(
               new ProducerRecord<>(ledgerTopic, lane, "lane-" + lane, LedgerCodec.encode(ledger)));
+      // The ledger record must be acknowledged, in this transaction, before the commit is asked
+      // for: a transaction committed without it would be sent again after a crash (seen once: a
+      // committed transaction of a killed relay whose events were readable and whose ledger
+      // record was not, in a broker's log).
+      p.flush();
+      RecordMetadata m;
+      try {
+        m = ledgerWrite.get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (ExecutionException e) {
+        return e.getCause() instanceof RuntimeException r
+            ? failedOrFenced(r, false, events.size())
+            : failedOrFenced(new KafkaException(e.getCause()), false, events.size());
+      } catch (TimeoutException e) {
+        log.warn(
+            "pipeline {} lane {}: the ledger record was not acknowledged after a flush; the"
+                + " transaction is aborted",
+            pipeline,
+            lane);
+        return failedOrFenced(
+            new org.apache.kafka.common.errors.TimeoutException(
+                "the ledger record was not acknowledged within send-timeout"),
+            false,
+            events.size());
+      }
       committing = true;
       p.commitTransaction();
-      RecordMetadata m = ledgerWrite.get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
       return new SinkTransaction.Committed(new LedgerPosition(lane, m.offset()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       discard();
       return new SinkTransaction.Failed("interrupted", committing);
-    } catch (ExecutionException | TimeoutException e) {
-      discard(); // the ledger write's answer after a commit that returned: not expected
-      return new SinkTransaction.Failed(
-          "the ledger record's offset is unknown: " + FailureClassifier.describe(e), committing);
     } catch (RuntimeException e) {
       return failedOrFenced(e, committing, events.size());
     }
