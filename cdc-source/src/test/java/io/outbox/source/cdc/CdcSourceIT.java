@@ -12,30 +12,25 @@ import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.testkit.Teardown;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The CDC source on its own against the real PostgreSQL (wal_level = logical). */
 class CdcSourceIT {
+  @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
 
   private CdcFixture fixture(TestInfo info) {
-    fx = new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName());
+    fx = teardown.add(new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName()));
     return fx;
-  }
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
   }
 
   @Test
