@@ -8,6 +8,7 @@ import io.outbox.relay.spi.Verdict;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,7 +18,29 @@ public final class TestEvents {
 
   private static final AtomicLong IDS = new AtomicLong();
 
+  /** When every {@link #event} was created: fixed, so that what a sink derives from it is known. */
+  public static final Instant CREATED_AT = Instant.parse("2024-05-01T10:15:30.123456Z");
+
   private TestEvents() {}
+
+  /**
+   * A new {@code order}/{@code OrderCreated} event of key {@code aggregateId}, a JSON body, created
+   * at {@link #CREATED_AT}.
+   */
+  public static OutboxEvent event(String aggregateId, byte[] payload, Map<String, String> headers) {
+    return new OutboxEvent(
+        IDS.incrementAndGet(),
+        UUID.randomUUID(),
+        "order",
+        aggregateId,
+        "OrderCreated",
+        null,
+        payload,
+        PayloadFormat.JSON,
+        headers,
+        CREATED_AT,
+        0);
+  }
 
   /** A new {@code order}/{@code OrderCreated} event of key {@code aggregateId} with a JSON body. */
   public static RoutedEvent routed(String destination, String aggregateId, String json) {
