@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -13,7 +14,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -28,22 +28,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class ExactlyOnceIT {
   private static final String EXACTLY_ONCE = "sink.kafka.delivery = exactly-once";
-  private static final String ACTIVE = "pipeline it: active, ";
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
   private OutboxLoad stream;
-
-  @AfterEach
-  void tearDown() {
-    if (stream != null) {
-      stream.close();
-    }
-    relays.killAll();
-    if (fx != null) {
-      fx.close();
-    }
-  }
 
   /** Exactly-once with this test's own ledger and transactional ids (the pipeline is "it"). */
   private String exactlyOnce() {
@@ -59,7 +47,7 @@ class ExactlyOnceIT {
   @Timeout(value = 15, unit = TimeUnit.MINUTES) // ten kills with scripts/exactly-once-long.sh
   void killDashNineUnderLoadDeliversEveryEventOnce() throws Exception {
     int events = 20_000;
-    fx = new RelayFixture("eos_kill");
+    fx = relays.closeAfter(new RelayFixture("eos_kill"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = new ArrayList<>(OutboxLoad.backlog(fx, events, 300));
     String config = fx.config("lanes = 4, batch-size = 500, " + exactlyOnce());
@@ -96,7 +84,7 @@ class ExactlyOnceIT {
   @Test
   void aCrashBetweenCommitAndSettlementIsSettledFromTheLedger() throws Exception {
     int events = 5_000;
-    fx = new RelayFixture("eos_ledger");
+    fx = relays.closeAfter(new RelayFixture("eos_ledger"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = OutboxLoad.backlog(fx, events, 100);
     String config = fx.config("lanes = 2, batch-size = 200, " + exactlyOnce());
@@ -127,7 +115,7 @@ class ExactlyOnceIT {
 
   @Test
   void aFrozenActiveWakesFencedAndPublishesNothingTwice() throws Exception {
-    fx = new RelayFixture("eos_frozen");
+    fx = relays.closeAfter(new RelayFixture("eos_frozen"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = fx.config("lanes = 2, batch-size = 100, " + exactlyOnce());
     RelayProcess a = relays.start("a", config);
@@ -136,7 +124,7 @@ class ExactlyOnceIT {
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> b.logContains("pipeline it: another instance is active for"));
-    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 1_000);
 
     Instant frozenAt = Instant.now();
