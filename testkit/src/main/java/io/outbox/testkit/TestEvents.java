@@ -28,6 +28,11 @@ public final class TestEvents {
    * at {@link #CREATED_AT}.
    */
   public static OutboxEvent event(String aggregateId, byte[] payload, Map<String, String> headers) {
+    return event(aggregateId, payload, headers, CREATED_AT);
+  }
+
+  private static OutboxEvent event(
+      String aggregateId, byte[] payload, Map<String, String> headers, Instant createdAt) {
     return new OutboxEvent(
         IDS.incrementAndGet(),
         UUID.randomUUID(),
@@ -38,25 +43,14 @@ public final class TestEvents {
         payload,
         PayloadFormat.JSON,
         headers,
-        CREATED_AT,
+        createdAt,
         0);
   }
 
   /** A new {@code order}/{@code OrderCreated} event of key {@code aggregateId} with a JSON body. */
   public static RoutedEvent routed(String destination, String aggregateId, String json) {
     return new RoutedEvent(
-        new OutboxEvent(
-            IDS.incrementAndGet(),
-            UUID.randomUUID(),
-            "order",
-            aggregateId,
-            "OrderCreated",
-            null,
-            json.getBytes(StandardCharsets.UTF_8),
-            PayloadFormat.JSON,
-            null,
-            Instant.now(),
-            0),
+        event(aggregateId, json.getBytes(StandardCharsets.UTF_8), null, Instant.now()),
         destination);
   }
 
