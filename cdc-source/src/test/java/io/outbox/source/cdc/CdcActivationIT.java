@@ -1,5 +1,6 @@
 package io.outbox.source.cdc;
 
+import static io.outbox.source.cdc.CdcFixture.LEASE;
 import static io.outbox.source.cdc.CdcFixture.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -25,9 +26,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * even one its stored position has passed, ahead of the later streamed events of its key.
  */
 class CdcActivationIT {
-
-  private static final Map<String, String> LEASE =
-      Map.of("lease-timeout", "3s", "leadership-check-interval", "500ms");
 
   @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;

@@ -1,5 +1,6 @@
 package io.outbox.source.cdc;
 
+import static io.outbox.source.cdc.CdcFixture.LEASE;
 import static io.outbox.source.cdc.CdcFixture.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -16,7 +17,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -26,9 +26,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The CDC source's lease: a holder that stops renewing is replaced and fenced. */
 class CdcLeaseIT {
-
-  private static final Map<String, String> LEASE =
-      Map.of("lease-timeout", "3s", "leadership-check-interval", "500ms");
 
   @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
