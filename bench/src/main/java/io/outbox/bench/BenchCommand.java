@@ -35,10 +35,15 @@ import picocli.CommandLine.Spec;
       "            until the broker acked and the relay settled the last row;",
       "            CPU s/10k events and peak RSS are read from /proc;",
       "  latency   the relay keeps running while writers commit --rate events/s;",
-      "  raw       the bare KafkaProducer / amqp-client, records from memory;",
+      "  raw       the bare KafkaProducer / amqp-client / jnats async publish /",
+      "            Jedis pipelined XADD, records from memory;",
       "  debezium  embedded engine + outbox EventRouter + KafkaProducer awaiting",
-      "            each batch's acks, with defaults and tuned (its own JVM).",
-      "Each run creates its own database, topic or exchange and drops them after.",
+      "            each batch's acks, with defaults and tuned (its own JVM);",
+      "  connect   with --engine connect: the drain again through the Kafka Connect",
+      "            source connector (connect/) on 1, then 2 distributed workers of",
+      "            scripts/services.sh connect, beside the daemon's drain.",
+      "Each run creates its own database, topic, exchange or stream and drops them",
+      "after.",
       "A full default run takes about 5-10 minutes on 2 cores.",
       ""
     })
@@ -76,9 +81,9 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--sink",
-      paramLabel = "kafka|rabbitmq",
+      paramLabel = "kafka|rabbitmq|nats|redis",
       defaultValue = "kafka",
-      description = "kafka or rabbitmq (default: ${DEFAULT-VALUE}).")
+      description = "kafka, rabbitmq, nats or redis (default: ${DEFAULT-VALUE}).")
   String sink;
 
   @Option(
@@ -135,6 +140,18 @@ public final class BenchCommand implements Callable<Integer> {
         "after the mode. Default: the relay's default (at-least-once), figures unnamed."
       })
   String delivery;
+
+  @Option(
+      names = "--engine",
+      paramLabel = "daemon|connect",
+      defaultValue = "daemon",
+      description = {
+        "daemon: the relay's own process only (default). connect: also drains the backlog",
+        "through the Kafka Connect connector on 1, then 2 workers (--source polling, --sink",
+        "kafka; stops and starts the workers of scripts/services.sh connect; needs the plug-in:",
+        "mvn -B -q package -DskipTests -pl connect -am)."
+      })
+  String engine;
 
   @Option(
       names = "--lanes",
@@ -236,6 +253,20 @@ public final class BenchCommand implements Callable<Integer> {
   String rabbitUri;
 
   @Option(
+      names = "--nats-url",
+      paramLabel = "URL",
+      defaultValue = "${env:OUTBOX_NATS_URL:-nats://127.0.0.1:4222}",
+      description = "NATS server with JetStream (default: ${DEFAULT-VALUE}).")
+  String natsUrl;
+
+  @Option(
+      names = "--redis-uri",
+      paramLabel = "URI",
+      defaultValue = "${env:OUTBOX_REDIS_URI:-redis://127.0.0.1:6379}",
+      description = "Redis server (default: ${DEFAULT-VALUE}).")
+  String redisUri;
+
+  @Option(
       names = "--skip-services",
       description = "Do not run scripts/services.sh up: the services already run.")
   boolean skipServices;
@@ -269,13 +300,16 @@ public final class BenchCommand implements Callable<Integer> {
                 jvmOptions.isBlank() ? List.of() : Arrays.asList(jvmOptions.trim().split("\\s+")),
                 relayConfig,
                 null),
-            new Brokers(kafkaBootstrap, rabbitUri, "bench-" + run + ".", partitions),
+            new Brokers(
+                kafkaBootstrap, rabbitUri, natsUrl, redisUri, "bench-" + run + ".", partitions),
             baselines,
             rate,
             Duration.ofSeconds(duration),
             writers,
             Duration.ofSeconds(timeout),
             deliveries(),
+            engine,
+            LocalServices.home(),
             pgUrl,
             pgUser,
             System.getenv().getOrDefault("OUTBOX_PG_PASSWORD", ""),
@@ -314,7 +348,9 @@ public final class BenchCommand implements Callable<Integer> {
 
   private void validate() {
     check(List.of("polling", "cdc").contains(source), "--source must be polling or cdc");
-    check(List.of("kafka", "rabbitmq").contains(sink), "--sink must be kafka or rabbitmq");
+    check(
+        List.of("kafka", "rabbitmq", "nats", "redis").contains(sink),
+        "--sink must be kafka, rabbitmq, nats or redis");
     check(List.of("mark", "delete").contains(onPublish), "--on-publish must be mark or delete");
     check(events >= 1 && keys >= 1 && writers >= 1, "--events, --keys, --writers must be >= 1");
     check(
@@ -329,7 +365,21 @@ public final class BenchCommand implements Callable<Integer> {
       check(sink.equals("kafka"), "--delivery needs --sink kafka (the Kafka sink's delivery)");
       check(
           delivery.equals("at-least-once") || source.equals("polling"),
-          "--delivery " + delivery + " needs --source polling (exactly-once with cdc is refused)");
+          "--delivery "
+              + delivery
+              + " needs --source polling (the bench does not measure cdc with it yet)");
+    }
+    check(List.of("daemon", "connect").contains(engine), "--engine must be daemon or connect");
+    if (engine.equals("connect")) {
+      check(
+          source.equals("polling") && sink.equals("kafka"),
+          "--engine connect needs --source polling and --sink kafka (the connector's path)");
+      Path plugin = ConnectCluster.pluginPath(LocalServices.home());
+      check(
+          Files.isDirectory(plugin),
+          "--engine connect: no Connect plug-in at "
+              + plugin
+              + "; build it: mvn -B -q package -DskipTests -pl connect -am");
     }
     for (String b : baselines) {
       check(

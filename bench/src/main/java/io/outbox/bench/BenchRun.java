@@ -17,6 +17,8 @@ final class BenchRun {
    *
    * @param deliveries the relay's {@code sink.kafka.delivery} modes, drained and measured one after
    *     the other; empty: once, with the relay's default and figures not named after a mode
+   * @param engine {@code daemon}, or {@code connect}: the connector's drains too
+   * @param home the checkout whose {@code scripts/services.sh connect} runs the Connect workers
    */
   record Plan(
       String run,
@@ -30,6 +32,8 @@ final class BenchRun {
       int writers,
       Duration timeout,
       List<String> deliveries,
+      String engine,
+      Path home,
       String pgUrl,
       String pgUser,
       String pgPassword,
@@ -47,12 +51,9 @@ final class BenchRun {
   Report run() throws Exception {
     long started = System.nanoTime();
     settings();
-    boolean kafka = plan.relay().sink().equals("kafka");
-    if (kafka) {
-      plan.brokers().createTopic();
-    } else {
-      plan.brokers().declareExchange();
-    }
+    String sink = plan.relay().sink();
+    boolean kafka = sink.equals("kafka");
+    plan.brokers().declare(sink);
     try (BenchDatabase db =
         BenchDatabase.create(
             plan.pgUrl(), plan.pgUser(), plan.pgPassword(), "bench_" + plan.run())) {
@@ -80,16 +81,12 @@ final class BenchRun {
               delivery.equals(plan.deliveries().get(0)));
         }
       }
+      if (plan.engine().equals("connect")) {
+        connect(db);
+      }
       if (plan.baselines().contains("raw")) {
-        step("raw %s baseline: %d records", plan.relay().sink(), plan.workload().events());
-        report.throughput.add(
-            kafka
-                ? RawKafka.run(plan.brokers(), plan.workload())
-                : RawRabbit.run(
-                    plan.brokers(),
-                    plan.workload(),
-                    plan.relay().lanes() != null ? plan.relay().lanes() : 4,
-                    1000));
+        step("raw %s baseline: %d records", sink, plan.workload().events());
+        report.throughput.add(raw(sink));
         if (kafka && plan.rate() > 0) {
           step("raw kafka latency: %d records/s for %ds", plan.rate(), plan.duration().toSeconds());
           report.latency.add(
@@ -126,16 +123,88 @@ final class BenchRun {
         }
       }
     } finally {
-      if (kafka) {
-        plan.brokers().deleteTopic();
-      } else {
-        plan.brokers().deleteExchange();
-      }
+      plan.brokers().remove(sink);
     }
     Targets.evaluate(report, plan.relay());
     report.settings.put("load average at end", loadAverage());
     report.settings.put("run seconds", Math.round((System.nanoTime() - started) / 1e9));
     return report;
+  }
+
+  /** The bare client of {@code sink} publishing the workload, with the relay's window sizes. */
+  private Results.Throughput raw(String sink) throws Exception {
+    return switch (sink) {
+      case "kafka" -> RawKafka.run(plan.brokers(), plan.workload());
+      case "rabbitmq" ->
+          RawRabbit.run(
+              plan.brokers(),
+              plan.workload(),
+              plan.relay().lanes() != null ? plan.relay().lanes() : 4,
+              1000);
+      // sink.nats.max-pending's default: the window of all lanes together.
+      case "nats" -> RawNats.run(plan.brokers(), plan.workload(), 1000);
+      // One connection per lane, one pipeline per batch, as the relay's sink sends them.
+      case "redis" ->
+          RawRedis.run(
+              plan.brokers(),
+              plan.workload(),
+              plan.relay().lanes() != null ? plan.relay().lanes() : 2,
+              plan.relay().batchSize() != null ? plan.relay().batchSize() : 500);
+      default -> throw new IllegalArgumentException("unknown sink " + sink);
+    };
+  }
+
+  /**
+   * The connector's drains, on one worker then on two, each of the same backlog as the daemon's.
+   * The workers are the checkout's {@code services.sh connect} ones, started fresh and stopped
+   * after.
+   */
+  private void connect(BenchDatabase db) throws Exception {
+    // The daemon's figure to compare with: its exactly-once drain when the run has one (the
+    // connector runs a Kafka transaction per batch too), else its only one.
+    Results.Throughput daemon =
+        report.throughput.stream()
+            .filter(t -> t.name().startsWith("relay "))
+            .reduce(null, (a, t) -> a == null || t.name().endsWith(" exactly-once") ? t : a);
+    Results.Throughput one = null;
+    for (int workers = 1; workers <= ConnectCluster.PORTS.size(); workers++) {
+      String name = ConnectDrain.name(plan.relay(), workers);
+      step("%s: starting the workers, loading %d events, draining", name, plan.workload().events());
+      ConnectDrain.Outcome o =
+          ConnectDrain.run(
+              plan.home(),
+              workers,
+              plan.dir(),
+              plan.relay(),
+              db,
+              plan.brokers(),
+              plan.workload(),
+              plan.timeout());
+      report.throughput.add(o.throughput());
+      report.settings.put(name + " tasks", o.placement());
+      if (!o.others().isEmpty()) {
+        report.notes.add(
+            name
+                + ": the workers also ran the connector(s) "
+                + o.others()
+                + " (left by earlier runs or tests; delete them through the REST API)");
+      }
+      if (daemon != null) {
+        report.ratio(name + " / " + daemon.name(), o.throughput(), daemon);
+      }
+      if (one == null) {
+        one = o.throughput();
+      } else {
+        report.ratio(name + " / 1 worker", o.throughput(), one);
+      }
+    }
+    report.settings.put(
+        "connector",
+        "transaction.boundary=connector (a Kafka transaction per claimed batch), workers with"
+            + " exactly.once.source.support=enabled, tasks = lanes");
+    if (!plan.relay().extraConfig().isBlank()) {
+      report.notes.add("--relay-config applies to the daemon only, not to the connector");
+    }
   }
 
   /** One insert baseline: {@code --writers} committing one event per transaction, flat out. */
@@ -342,6 +411,8 @@ final class BenchRun {
     s.put("kafka producer", plan.brokers().producerSettingsForReport());
     s.put("kafka-clients", version(org.apache.kafka.clients.producer.KafkaProducer.class));
     s.put("amqp-client", version(com.rabbitmq.client.Channel.class));
+    s.put("jnats", version(io.nats.client.Nats.class));
+    s.put("jedis", version(redis.clients.jedis.Jedis.class));
     s.put("debezium", version(io.debezium.engine.DebeziumEngine.class));
     s.put("writers", plan.writers());
     s.put("rate", plan.rate());

@@ -19,16 +19,25 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * The broker side of a run: where its events go (a fresh Kafka topic, or a RabbitMQ exchange with a
- * bounded queue bound to it), the producer settings every Kafka publisher of the run shares, and
- * the message shape the relay produces, for the baselines to copy.
+ * The broker side of a run: where its events go (a fresh Kafka topic, a RabbitMQ exchange with a
+ * bounded queue bound to it, a bounded JetStream stream or a Redis stream key), the producer
+ * settings every Kafka publisher of the run shares, and the message shape the relay produces, for
+ * the baselines to copy.
  *
  * @param kafkaBootstrap Kafka bootstrap servers
  * @param rabbitUri RabbitMQ URI
+ * @param natsUrl NATS server URL
+ * @param redisUri Redis URI, {@code redis://host:port}
  * @param prefix the run's destination prefix, e.g. {@code bench-3f9a0c12.}
  * @param partitions partitions of the topic
  */
-record Brokers(String kafkaBootstrap, String rabbitUri, String prefix, int partitions) {
+record Brokers(
+    String kafkaBootstrap,
+    String rabbitUri,
+    String natsUrl,
+    String redisUri,
+    String prefix,
+    int partitions) {
 
   /** The topic or exchange of this run: the prefix plus the workload's aggregate type. */
   String destination() {
@@ -43,6 +52,28 @@ record Brokers(String kafkaBootstrap, String rabbitUri, String prefix, int parti
    * backlog run must not fill the broker, the latency run's consumer keeps it short.
    */
   static final int QUEUE_MAX_LENGTH = 10_000;
+
+  /** Creates what the run's {@code sink} publishes to. */
+  void declare(String sink) throws Exception {
+    switch (sink) {
+      case "kafka" -> createTopic();
+      case "rabbitmq" -> declareExchange();
+      case "nats" -> StreamBrokers.createStream(this);
+      case "redis" -> StreamBrokers.deleteRedisKeys(this); // XADD creates the stream
+      default -> throw new IllegalArgumentException("unknown sink " + sink);
+    }
+  }
+
+  /** Deletes what {@link #declare} made and what the run published (best effort). */
+  void remove(String sink) {
+    switch (sink) {
+      case "kafka" -> deleteTopic();
+      case "rabbitmq" -> deleteExchange();
+      case "nats" -> StreamBrokers.deleteStream(this);
+      case "redis" -> StreamBrokers.deleteRedisKeys(this);
+      default -> throw new IllegalArgumentException("unknown sink " + sink);
+    }
+  }
 
   /** The relay's producer defaults (sink.kafka reference.conf) plus what it always sets. */
   Properties producerProperties(String clientId) {
@@ -69,14 +100,24 @@ record Brokers(String kafkaBootstrap, String rabbitUri, String prefix, int parti
         "max.in.flight.requests.per.connection", 5);
   }
 
+  /**
+   * The five identity headers every sink of the relay sends, in its order: {@code event-id}, {@code
+   * event-type}, {@code aggregate-type}, {@code aggregate-id}, {@code created-at}.
+   */
+  static Map<String, String> relayHeaders(String eventId, String key, Instant at) {
+    Map<String, String> h = new java.util.LinkedHashMap<>();
+    h.put("event-id", eventId);
+    h.put("event-type", Workload.EVENT_TYPE);
+    h.put("aggregate-type", Workload.AGGREGATE_TYPE);
+    h.put("aggregate-id", key);
+    h.put("created-at", at.toString());
+    return h;
+  }
+
   /** The record the relay's Kafka sink would send for this event. */
   ProducerRecord<String, byte[]> record(String eventId, String key, byte[] payload, Instant at) {
     RecordHeaders headers = new RecordHeaders();
-    headers.add("event-id", utf8(eventId));
-    headers.add("event-type", utf8(Workload.EVENT_TYPE));
-    headers.add("aggregate-type", utf8(Workload.AGGREGATE_TYPE));
-    headers.add("aggregate-id", utf8(key));
-    headers.add("created-at", utf8(at.toString()));
+    relayHeaders(eventId, key, at).forEach((name, value) -> headers.add(name, utf8(value)));
     return new ProducerRecord<>(destination(), null, null, key, payload, headers);
   }
 

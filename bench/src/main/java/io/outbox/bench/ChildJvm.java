@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  * a main class, its output copied to a log file and handed line by line to a listener, its CPU time
  * and peak RSS readable from /proc while it runs.
  */
-final class ChildJvm implements AutoCloseable {
+final class ChildJvm implements Drainer, AutoCloseable {
   private static final int TAIL_LINES = 30;
 
   private final String name;
@@ -79,12 +79,14 @@ final class ChildJvm implements AutoCloseable {
   }
 
   /** CPU time and peak RSS so far; null once the process is gone. */
-  ProcSample sample() {
+  @Override
+  public ProcSample sample() {
     return ProcSample.of(process.pid());
   }
 
   /** Fails, with the last lines of output, if the process has exited. */
-  void checkAlive() {
+  @Override
+  public void checkAlive() {
     if (!process.isAlive()) {
       throw new IllegalStateException(
           name + " exited with code " + process.exitValue() + "; its last output:\n" + tail());

@@ -4,7 +4,6 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import java.util.Date;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -83,18 +82,7 @@ final class RawRabbit {
               .timestamp(now)
               .deliveryMode(2)
               .contentType("application/json")
-              .headers(
-                  Map.of(
-                      "event-id",
-                      id,
-                      "event-type",
-                      Workload.EVENT_TYPE,
-                      "aggregate-type",
-                      Workload.AGGREGATE_TYPE,
-                      "aggregate-id",
-                      key,
-                      "created-at",
-                      now.toInstant().toString()))
+              .headers(new java.util.HashMap<>(Brokers.relayHeaders(id, key, now.toInstant())))
               .build();
       if (!room.tryAcquire(60, TimeUnit.SECONDS)) {
         throw new IllegalStateException("no confirm from RabbitMQ within 60s");

@@ -26,9 +26,17 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 abstract class Receiver implements AutoCloseable {
   private final Map<UUID, Long> firstSeen = new ConcurrentHashMap<>();
 
-  /** A consumer of the run's topic (from its end) or of the queue bound to the run's exchange. */
+  /**
+   * A consumer of the run's topic (from its end), of the queue bound to the run's exchange, of the
+   * run's JetStream stream (new messages) or of the run's Redis stream (entries after its last).
+   */
   static Receiver start(String sink, Brokers brokers) throws Exception {
-    return sink.equals("rabbitmq") ? new Rabbit(brokers) : new Kafka(brokers);
+    return switch (sink) {
+      case "rabbitmq" -> new Rabbit(brokers);
+      case "nats" -> new StreamReceivers.Nats(brokers);
+      case "redis" -> new StreamReceivers.Redis(brokers);
+      default -> new Kafka(brokers);
+    };
   }
 
   @Override
@@ -45,10 +53,48 @@ abstract class Receiver implements AutoCloseable {
     }
   }
 
-  private static final class Kafka extends Receiver {
-    private final KafkaConsumer<byte[], byte[]> consumer;
+  /**
+   * A receiver reading on a daemon thread of its own: {@link #readOnce} in a loop until {@link
+   * #close}, then {@link #stop} on that thread.
+   */
+  abstract static class Looping extends Receiver {
     private final AtomicBoolean running = new AtomicBoolean(true);
-    private final Thread thread;
+    private Thread thread;
+
+    /** Starts the thread; call last in the subclass's constructor. */
+    final void start(String name) {
+      thread =
+          new Thread(
+              () -> {
+                while (running.get()) {
+                  readOnce();
+                }
+                stop();
+              },
+              name);
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    /** Reads what arrived, waiting about 100 ms at most. */
+    abstract void readOnce();
+
+    /** Releases the client, on the reading thread. */
+    abstract void stop();
+
+    @Override
+    public final void close() {
+      running.set(false);
+      try {
+        thread.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static final class Kafka extends Looping {
+    private final KafkaConsumer<byte[], byte[]> consumer;
 
     Kafka(Brokers brokers) {
       Map<String, Object> props =
@@ -76,30 +122,21 @@ abstract class Receiver implements AutoCloseable {
       consumer.seekToEnd(partitions);
       // Resolve the end offsets now, before any event of the run is written.
       partitions.forEach(consumer::position);
-      thread = new Thread(this::poll, "bench-kafka-receiver");
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    private void poll() {
-      while (running.get()) {
-        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
-          long now = System.nanoTime();
-          Header h = r.headers().lastHeader("event-id");
-          seen(h == null ? null : new String(h.value(), StandardCharsets.UTF_8), now);
-        }
-      }
-      consumer.close();
+      start("bench-kafka-receiver");
     }
 
     @Override
-    public void close() {
-      running.set(false);
-      try {
-        thread.join(10_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+    void readOnce() {
+      for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+        long now = System.nanoTime();
+        Header h = r.headers().lastHeader("event-id");
+        seen(h == null ? null : new String(h.value(), StandardCharsets.UTF_8), now);
       }
+    }
+
+    @Override
+    void stop() {
+      consumer.close();
     }
   }
 

@@ -35,63 +35,81 @@ final class RelayDrain {
       Duration timeout)
       throws Exception {
     Path config = RelayUnderTest.writeConfig(dir, setup, db, brokers);
+    long launched = System.nanoTime();
+    ChildJvm relay = RelayUnderTest.start(dir, setup, config, db);
+    try {
+      return new Outcome(
+          follow(name, relay, db, events, launched, timeout, dir.resolve("relay.log")), relay);
+    } catch (Exception | Error e) {
+      relay.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Samples the pending count every {@link #SAMPLE_INTERVAL} until none is pending; the figure
+   * counts from the first sample that saw rows settled to the one that saw none pending.
+   *
+   * @param launched when the drainer was started or told to start ({@code System.nanoTime()})
+   * @param log where to look when the drain times out
+   */
+  static Results.Throughput follow(
+      String name,
+      Drainer drainer,
+      BenchDatabase db,
+      long events,
+      long launched,
+      Duration timeout,
+      Path log)
+      throws Exception {
     try (Connection c = db.connect()) {
-      long launched = System.nanoTime();
-      ChildJvm relay = RelayUnderTest.start(dir, setup, config, db);
-      try {
-        long deadline = launched + timeout.toNanos();
-        long firstAt = 0;
-        long pendingAtFirst = 0;
-        ProcSample firstSample = null;
-        while (true) {
-          long pending = db.pending(c);
-          long now = System.nanoTime();
-          if (firstSample == null && pending < events) {
-            firstAt = now;
-            pendingAtFirst = pending;
-            firstSample = relay.sample();
-          }
-          if (pending == 0) {
-            ProcSample last = relay.sample();
-            if (pendingAtFirst == 0) {
-              // All settled before the first look: only the time since launch is known.
-              firstAt = launched;
-              pendingAtFirst = events;
-              firstSample = new ProcSample(0, 0);
-            }
-            long nanos = Math.max(1, now - firstAt);
-            Results.Throughput t =
-                Results.Throughput.of(
-                    name,
-                    "rows settled (acked by the broker, then marked/deleted) per second, from"
-                        + " the first settled batch to the last; pending count sampled every "
-                        + SAMPLE_INTERVAL.toMillis()
-                        + " ms",
-                    pendingAtFirst,
-                    nanos,
-                    events / ((now - launched) / 1e9),
-                    Results.Footprint.between(firstSample, last, pendingAtFirst));
-            return new Outcome(t, relay);
-          }
-          relay.checkAlive();
-          if (now > deadline) {
-            throw new IllegalStateException(
-                name
-                    + ": "
-                    + pending
-                    + " of "
-                    + events
-                    + " events still pending after "
-                    + timeout.toSeconds()
-                    + "s (see "
-                    + dir.resolve("relay.log")
-                    + ")");
-          }
-          Thread.sleep(SAMPLE_INTERVAL.toMillis());
+      long deadline = launched + timeout.toNanos();
+      long firstAt = 0;
+      long pendingAtFirst = 0;
+      ProcSample firstSample = null;
+      while (true) {
+        long pending = db.pending(c);
+        long now = System.nanoTime();
+        if (firstSample == null && pending < events) {
+          firstAt = now;
+          pendingAtFirst = pending;
+          firstSample = drainer.sample();
         }
-      } catch (Exception | Error e) {
-        relay.close();
-        throw e;
+        if (pending == 0) {
+          ProcSample last = drainer.sample();
+          if (pendingAtFirst == 0) {
+            // All settled before the first look: only the time since launch is known.
+            firstAt = launched;
+            pendingAtFirst = events;
+            firstSample = new ProcSample(0, 0);
+          }
+          long nanos = Math.max(1, now - firstAt);
+          return Results.Throughput.of(
+              name,
+              "rows settled (acked by the broker, then marked/deleted) per second, from"
+                  + " the first settled batch to the last; pending count sampled every "
+                  + SAMPLE_INTERVAL.toMillis()
+                  + " ms",
+              pendingAtFirst,
+              nanos,
+              events / ((now - launched) / 1e9),
+              Results.Footprint.between(firstSample, last, pendingAtFirst));
+        }
+        drainer.checkAlive();
+        if (now > deadline) {
+          throw new IllegalStateException(
+              name
+                  + ": "
+                  + pending
+                  + " of "
+                  + events
+                  + " events still pending after "
+                  + timeout.toSeconds()
+                  + "s (see "
+                  + log
+                  + ")");
+        }
+        Thread.sleep(SAMPLE_INTERVAL.toMillis());
       }
     }
   }

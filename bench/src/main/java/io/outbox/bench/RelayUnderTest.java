@@ -71,6 +71,15 @@ final class RelayUnderTest {
         .append(quote(brokers.kafkaBootstrap()))
         .append('\n');
     conf.append("    sink.rabbitmq.uri = ").append(quote(brokers.rabbitUri())).append('\n');
+    if (setup.sink().equals("nats")) {
+      // The harness made the run's stream (StreamBrokers.createStream).
+      conf.append("    sink.nats.url = ").append(quote(brokers.natsUrl())).append('\n');
+    }
+    if (setup.sink().equals("redis")) {
+      // Bounded as the other sinks' destinations are: the raw baseline trims the same way.
+      conf.append("    sink.redis.uri = ").append(quote(brokers.redisUri())).append('\n');
+      conf.append("    sink.redis.max-len = ").append(Brokers.QUEUE_MAX_LENGTH).append('\n');
+    }
     // Written as a HOCON string so that ${aggregate_type} stays a template for the relay.
     // Quoted, so that HOCON leaves ${aggregate_type} to the relay's template.
     conf.append("    routing.destination = ")

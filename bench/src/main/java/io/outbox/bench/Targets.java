@@ -17,8 +17,7 @@ final class Targets {
       return;
     }
     deliveries(report);
-    Results.Throughput raw =
-        report.find(setup.sink().equals("kafka") ? "raw kafka" : "raw rabbitmq");
+    Results.Throughput raw = report.find("raw " + setup.sink());
     Results.Throughput dbzDefault = report.find("debezium default");
     Results.Throughput dbzTuned = report.find("debezium tuned");
     report.ratio("relay / raw", relay, raw);
@@ -35,7 +34,9 @@ final class Targets {
       if (!polling) {
         ratioTarget(report, "relay / debezium tuned", 1.2);
       }
-    } else if (polling) {
+    } else if (polling && setup.sink().equals("rabbitmq")) {
+      // Issue #7 set no drain target for the NATS and Redis sinks (issue #16): their ratio to the
+      // bare client is reported without one.
       report.target(path + " drain >= 15000 events/s", rate, rate >= 15_000);
       ratioTarget(report, "relay / raw", 0.75);
     }

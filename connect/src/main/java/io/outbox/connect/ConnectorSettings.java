@@ -33,6 +33,9 @@ import org.apache.kafka.connect.errors.ConnectException;
 public final class ConnectorSettings {
 
   /** The pipeline name: lease names and log lines; defaults to the connector's name. */
+  /** Connect's error tolerance of the connector's records (framework key). */
+  static final String ERRORS_TOLERANCE = "errors.tolerance";
+
   public static final String PIPELINE = "pipeline";
 
   /** Set by the connector for each task: the lanes it claims, comma-separated. */
@@ -44,8 +47,6 @@ public final class ConnectorSettings {
   static final String DATABASE_PROPERTIES = "database.properties.";
 
   static final String SOURCE_PATH = "source.polling";
-
-  static final String DEAD_LETTER_DESTINATION = "dead-letter.destination";
 
   private static final String DEFAULTS = "outbox-relay.pipeline-defaults";
   private static final String PIPELINES = "outbox-relay.pipelines";
@@ -142,18 +143,10 @@ public final class ConnectorSettings {
     try {
       PipelineSettings settings =
           loader.load(config, "connector " + connectorName).settings().pipelines().get(pipeline);
-      if (settings.deadLetterDestination() != null) {
-        return new Bound(
-            null,
-            List.of(
-                new Problem(
-                    DEAD_LETTER_DESTINATION,
-                    "is not supported by the connector (dead letters stay in dead-letter-table);"
-                        + " remove it")));
-      }
-      return new Bound(settings, List.of());
+      List<Problem> framework = frameworkProblems(props);
+      return framework.isEmpty() ? new Bound(settings, List.of()) : new Bound(null, framework);
     } catch (ConfigProblemsException e) {
-      List<Problem> problems = new ArrayList<>();
+      List<Problem> problems = new ArrayList<>(frameworkProblems(props));
       String prefix = PIPELINES + "." + pipeline + ".";
       String quotedPrefix = base;
       for (ConfigProblem p : e.problems()) {
@@ -166,6 +159,20 @@ public final class ConnectorSettings {
       }
       return new Bound(null, List.copyOf(problems));
     }
+  }
+
+  /** Connect's own keys the connector cannot work with. */
+  private static List<Problem> frameworkProblems(Map<String, String> props) {
+    String tolerance = props.get(ERRORS_TOLERANCE);
+    if (tolerance != null && tolerance.strip().equalsIgnoreCase("all")) {
+      return List.of(
+          new Problem(
+              ERRORS_TOLERANCE,
+              "must be none: with all, the worker skips a record it could not produce and commits"
+                  + " its offset, and the lane's next owner would take that row for delivered."
+                  + " The connector judges such records itself (retry, attempts, dead letter)"));
+    }
+    return List.of();
   }
 
   /**

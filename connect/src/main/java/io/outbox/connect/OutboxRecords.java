@@ -1,6 +1,7 @@
 package io.outbox.connect;
 
 import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Settlement;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,6 +26,9 @@ final class OutboxRecords {
   static final String ID = "id";
   static final String ATTEMPTS = "attempts";
   static final String BATCH = "batch";
+
+  /** In the offset of a dead letter's copy ({@code dead-letter.destination}): its reason. */
+  static final String DEAD_LETTER = "dead-letter";
 
   private OutboxRecords() {}
 
@@ -58,25 +62,80 @@ final class OutboxRecords {
 
   static SourceRecord toRecord(
       String pipeline, int lane, String topic, OutboxEvent event, String batch) {
+    return toRecord(
+        pipeline,
+        lane,
+        topic,
+        event,
+        Map.of(ID, event.id(), ATTEMPTS, event.attempts(), BATCH, batch),
+        Map.of());
+  }
+
+  /**
+   * The copy of a dead letter for {@code dead-letter.destination}, as the daemon publishes it: the
+   * event's record with the headers {@code dead-letter-reason}, {@code dead-letter-attempts} and
+   * {@code dead-letter-error}. Its offset names the lane's batch like the batch's own records, so
+   * the lane's last committed offset keeps its meaning.
+   */
+  static SourceRecord deadLetterCopy(
+      String pipeline, int lane, String topic, Settlement.DeadLetter dl, String batch) {
+    OutboxEvent event = dl.event();
+    return toRecord(
+        pipeline,
+        lane,
+        topic,
+        event,
+        Map.of(
+            ID,
+            event.id(),
+            ATTEMPTS,
+            event.attempts(),
+            BATCH,
+            batch,
+            DEAD_LETTER,
+            dl.reason().columnValue()),
+        Map.of(
+            "dead-letter-reason", dl.reason().columnValue(),
+            "dead-letter-attempts", Integer.toString(dl.attempts()),
+            "dead-letter-error", dl.error()));
+  }
+
+  /** Whether a record of this connector is a dead letter's copy. */
+  static boolean isDeadLetterCopy(SourceRecord record) {
+    return record.sourceOffset().containsKey(DEAD_LETTER);
+  }
+
+  private static SourceRecord toRecord(
+      String pipeline,
+      int lane,
+      String topic,
+      OutboxEvent event,
+      Map<String, Object> offset,
+      Map<String, String> extraHeaders) {
     ConnectHeaders headers = new ConnectHeaders();
     headers.addString("event-id", event.eventId().toString());
     headers.addString("event-type", event.eventType());
     headers.addString("aggregate-type", event.aggregateType());
     headers.addString("aggregate-id", event.aggregateId());
     headers.addString("created-at", event.createdAt().toString());
-    for (Map.Entry<String, String> h : new TreeMap<>(event.headers()).entrySet()) {
-      if (headers.lastWithName(h.getKey()) == null) {
-        headers.addString(h.getKey(), h.getValue());
+    // Then the extra headers and the row's own, each sorted by name, as the daemon's Kafka sink.
+    for (Map<String, String> more : List.of(extraHeaders, event.headers())) {
+      for (Map.Entry<String, String> h : new TreeMap<>(more).entrySet()) {
+        if (headers.lastWithName(h.getKey()) == null) {
+          headers.addString(h.getKey(), h.getValue());
+        }
       }
     }
+    // A dead letter's copy may be of a row with a NULL key or payload (a defect): optional.
+    boolean copy = offset.containsKey(DEAD_LETTER);
     return new SourceRecord(
         partition(pipeline, lane),
-        Map.of(ID, event.id(), ATTEMPTS, event.attempts(), BATCH, batch),
+        offset,
         topic,
         null,
-        Schema.STRING_SCHEMA,
+        copy ? Schema.OPTIONAL_STRING_SCHEMA : Schema.STRING_SCHEMA,
         event.aggregateId(),
-        Schema.BYTES_SCHEMA,
+        copy ? Schema.OPTIONAL_BYTES_SCHEMA : Schema.BYTES_SCHEMA,
         event.payload(),
         null,
         headers);

@@ -56,9 +56,11 @@ public final class OutboxSourceTask extends SourceTask {
   private int maxAttempts;
   private RetryPolicy retry;
   private Router router;
+  private Router deadLetterRouter; // dead-letter.destination, or null
   private Source source;
   private Activation activation;
   private TransactionContext transactions;
+  private TaskMetrics metrics;
   private int next; // the lane whose turn it is to wait for rows
   // Lanes whose last committed offset has not been compared with their claim yet.
   private final Set<Integer> uncheckedLanes = ConcurrentHashMap.newKeySet();
@@ -82,7 +84,10 @@ public final class OutboxSourceTask extends SourceTask {
     this.retry =
         new RetryPolicy(p.retry().backoff(), () -> ThreadLocalRandom.current().nextDouble());
     this.router = Router.compile(p.destinationTemplate());
+    this.deadLetterRouter =
+        p.deadLetterDestination() == null ? null : Router.compile(p.deadLetterDestination());
     this.transactions = context == null ? null : context.transactionContext();
+    this.metrics = TaskMetrics.of(context);
     String lease = leaseName(pipeline, index);
     DatabaseSettings d = p.database();
     DatabaseSettings database =
@@ -131,11 +136,14 @@ public final class OutboxSourceTask extends SourceTask {
 
   @Override
   public List<SourceRecord> poll() throws InterruptedException {
-    settleCompleted();
+    List<SourceRecord> out = new ArrayList<>();
+    settleCompleted(out);
+    if (!out.isEmpty()) {
+      return out; // dead letters' copies: their batch is settled once they are acknowledged
+    }
     if (!activation.active(MAX_WAIT)) {
       return null;
     }
-    List<SourceRecord> out = new ArrayList<>();
     try {
       for (int lane : lanes) {
         if (!inFlight.containsKey(lane)) {
@@ -179,7 +187,7 @@ public final class OutboxSourceTask extends SourceTask {
       return;
     }
     LaneBatch batch = new LaneBatch(lane, claim);
-    Set<String> committed = committedBefore(lane);
+    Set<String> committed = committedBefore(lane, claim);
     List<OutboxEvent> sending = new ArrayList<>();
     List<String> topics = new ArrayList<>();
     for (OutboxEvent e : claim.events()) {
@@ -206,18 +214,56 @@ public final class OutboxSourceTask extends SourceTask {
           claim.events().size() - sending.size());
     }
     String ids = OutboxRecords.batch(sending);
-    SourceRecord last = null;
+    int before = out.size();
     for (int i = 0; i < sending.size(); i++) {
       batch.sent(sending.get(i));
-      last = OutboxRecords.toRecord(pipeline, lane, topics.get(i), sending.get(i), ids);
-      out.add(last);
+      out.add(OutboxRecords.toRecord(pipeline, lane, topics.get(i), sending.get(i), ids));
     }
+    batch.deliveries(ids);
+    // Nothing is acknowledged yet: the settlements so far are the dead letters found at claim.
+    copyDeadLetters(batch, batch.settlements(), ids, out);
     inFlight.put(lane, batch);
-    if (last != null && transactions != null) {
-      transactions.commitTransaction(last); // one transaction per claimed batch
+    if (out.size() > before && transactions != null) {
+      transactions.commitTransaction(out.get(out.size() - 1)); // one transaction per batch
     }
     if (batch.complete()) {
-      settleCompleted();
+      settleCompleted(out);
+    }
+  }
+
+  /**
+   * Adds to {@code out} the copies of {@code settlements}' dead letters for {@code
+   * dead-letter.destination}, as the daemon publishes them; the batch is settled once they are
+   * acknowledged too. A copy that cannot be routed is only logged: the table stays the truth.
+   */
+  private void copyDeadLetters(
+      LaneBatch batch, List<Settlement> settlements, String ids, List<SourceRecord> out) {
+    if (deadLetterRouter == null) {
+      return;
+    }
+    for (Settlement s : settlements) {
+      if (!(s instanceof Settlement.DeadLetter dl)) {
+        continue;
+      }
+      String topic;
+      String invalid;
+      try {
+        topic = deadLetterRouter.render(dl.event());
+        invalid = topic == null ? "the destination is blank" : invalidTopic(topic);
+      } catch (RuntimeException e) { // a defective row's template variable
+        topic = null;
+        invalid = e.getMessage();
+      }
+      if (invalid != null) {
+        log.warn(
+            "pipeline {}: dead letter {} not copied to dead-letter.destination: {}",
+            pipeline,
+            dl.event().eventId(),
+            invalid);
+        continue;
+      }
+      batch.copySent(dl.event().id());
+      out.add(OutboxRecords.deadLetterCopy(pipeline, batch.lane(), topic, dl, ids));
     }
   }
 
@@ -228,12 +274,25 @@ public final class OutboxSourceTask extends SourceTask {
    * Kafka commit and the database's). Without transactions an offset does not prove a delivery
    * ({@code errors.tolerance = all} commits offsets of skipped records): nothing is read.
    */
-  private Set<String> committedBefore(int lane) {
+  private Set<String> committedBefore(int lane, Claim claim) {
     if (transactions == null || !uncheckedLanes.remove(lane)) {
       return Set.of();
     }
-    return OutboxRecords.committedBatch(
-        context.offsetStorageReader().offset(OutboxRecords.partition(pipeline, lane)));
+    Map<String, Object> offset =
+        context.offsetStorageReader().offset(OutboxRecords.partition(pipeline, lane));
+    Set<String> committed = OutboxRecords.committedBatch(offset);
+    // Said once per lane and start: what the dedup compares the first claim with (issue #17: a
+    // SIGKILL run re-sent a committed batch without finding it here).
+    log.info(
+        "pipeline {} lane {}: the lane's last committed offset names {} deliveries (last row {});"
+            + " the first claim holds rows {} to {}",
+        pipeline,
+        lane,
+        committed.size(),
+        offset == null ? "none" : offset.get(OutboxRecords.ID),
+        claim.events().get(0).id(),
+        claim.events().get(claim.events().size() - 1).id());
+    return committed;
   }
 
   private static String invalidTopic(String topic) {
@@ -257,7 +316,17 @@ public final class OutboxSourceTask extends SourceTask {
       return;
     }
     long id = OutboxRecords.id(record);
-    if (metadata != null) {
+    if (OutboxRecords.isDeadLetterCopy(record)) {
+      if (metadata == null) {
+        log.warn(
+            "pipeline {}: a dead letter (outbox row {}) not copied to {}: Kafka Connect did not"
+                + " produce it",
+            pipeline,
+            id,
+            record.topic());
+      }
+      batch.copyDone(id);
+    } else if (metadata != null) {
       batch.published(id);
     } else {
       batch.failed(
@@ -286,15 +355,35 @@ public final class OutboxSourceTask extends SourceTask {
     }
   }
 
-  /** Writes the verdicts of every batch the worker finished with; the lane may claim again. */
-  private synchronized void settleCompleted() {
+  /**
+   * Writes the verdicts of every batch the worker finished with; the lane may claim again. A batch
+   * with records given up and dead-lettered first sends their copies to {@code
+   * dead-letter.destination} into {@code out} (a transaction of their own) and is settled once they
+   * are acknowledged; with {@code out == null} (stopping) such a batch is left to roll back.
+   */
+  private synchronized void settleCompleted(List<SourceRecord> out) {
     for (LaneBatch batch : List.copyOf(inFlight.values())) {
       if (!batch.complete()) {
         continue;
       }
+      if (deadLetterRouter != null && batch.hasUncopiedDeadLetters()) {
+        if (out == null) {
+          continue;
+        }
+        int before = out.size();
+        copyDeadLetters(
+            batch, List.copyOf(batch.takeUncopiedDeadLetters()), batch.deliveries(), out);
+        if (out.size() > before) {
+          if (transactions != null) {
+            transactions.commitTransaction(out.get(out.size() - 1));
+          }
+          continue;
+        }
+      }
       inFlight.remove(batch.lane());
       try {
-        batch.claim().settle(batch.settlements());
+        List<Settlement> settlements = batch.settlements();
+        metrics.settled(settlements, batch.claim().settle(settlements));
       } catch (SourceException | IllegalStateException e) {
         // The claim's transaction rolled back: its rows are claimed again (duplicates, never loss;
         // with a transaction per batch, the committed offset tells which need no second send).
@@ -321,7 +410,10 @@ public final class OutboxSourceTask extends SourceTask {
     long deadline = System.nanoTime() + STOP_TIMEOUT.toNanos();
     try {
       while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
-        settleCompleted();
+        settleCompleted(null);
+        if (inFlight.values().stream().allMatch(LaneBatch::complete)) {
+          break; // only batches whose dead letters' copies cannot be sent any more: roll back
+        }
         if (!inFlight.isEmpty()) {
           awaitAcks(MAX_WAIT);
         }

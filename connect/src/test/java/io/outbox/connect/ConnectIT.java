@@ -125,6 +125,73 @@ class ConnectIT {
     rest.delete(name);
   }
 
+  /**
+   * {@code dead-letter.destination}: an event the connector dead-letters (here: its row names a
+   * topic Kafka refuses) is moved to the dead-letter table and its copy produced to the dead-letter
+   * topic, with the daemon's headers; the other events are published as usual.
+   */
+  @Test
+  @Order(2)
+  void copiesDeadLettersToTheDeadLetterDestination() throws Exception {
+    new Migrator(OutboxTables.of("outbox_dlq")).migrate(db.url(), db.user(), db.password());
+    String name = "outbox-dlq-" + UUID.randomUUID().toString().substring(0, 8);
+    String topic = KafkaTestSupport.uniqueTopic("connect-dlq-main");
+    String deadTopic = KafkaTestSupport.uniqueTopic("connect-dlq-dead");
+    KafkaTestSupport.createTopic(topic, 1);
+    KafkaTestSupport.createTopic(deadTopic, 1);
+    Set<String> bad = new HashSet<>();
+    try (Connection c = db.connect()) {
+      List<OutboxMessage> batch = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        OutboxMessage.Builder m =
+            OutboxMessage.builder()
+                .aggregate("order", "key-" + i)
+                .eventType("OrderChanged")
+                .payload("{\"key\":\"key-" + i + "\",\"seq\":0}");
+        if (i % 5 == 0) {
+          m.destination("not a topic!"); // Kafka refuses the name: dead-lettered at once
+        }
+        OutboxMessage built = m.build();
+        if (i % 5 == 0) {
+          bad.add(built.eventId().toString());
+        }
+        batch.add(built);
+      }
+      OutboxWriter.forTable("outbox_dlq").writeAll(c, batch);
+    }
+    ConnectRest rest = new ConnectRest(ConnectWorkers.PORTS[0]);
+    Map<String, String> config = config(topic, "1");
+    config.put("table", "outbox_dlq");
+    config.put("dead-letter-table", "outbox_dlq_dead_letter");
+    config.put("dead-letter.destination", deadTopic);
+    rest.putConfig(name, config);
+    List<ConsumerRecord<String, byte[]>> copies =
+        KafkaTestSupport.readRecords(deadTopic, bad.size(), Duration.ofSeconds(90));
+    assertThat(copies)
+        .extracting(r -> KafkaTestSupport.header(r, "event-id"))
+        .containsExactlyInAnyOrderElementsOf(bad);
+    for (ConsumerRecord<String, byte[]> r : copies) {
+      assertThat(KafkaTestSupport.header(r, "dead-letter-reason")).isEqualTo("permanent");
+      assertThat(KafkaTestSupport.header(r, "dead-letter-attempts")).isEqualTo("1");
+      assertThat(KafkaTestSupport.header(r, "dead-letter-error")).contains("invalid topic name");
+      JsonNode payload = JSON.readTree(r.value());
+      assertThat(r.key()).isEqualTo(payload.get("key").asText());
+      assertThat(payload.get("seq").asInt()).isZero();
+    }
+    assertThat(KafkaTestSupport.readRecords(topic, 16, Duration.ofSeconds(60)))
+        .extracting(r -> KafkaTestSupport.header(r, "event-id"))
+        .doesNotContainAnyElementsOf(bad)
+        .hasSize(16);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                count("SELECT count(*) FROM outbox_dlq_dead_letter") == bad.size()
+                    && count("SELECT count(*) FROM outbox_dlq WHERE published_at IS NOT NULL")
+                        == 16);
+    rest.delete(name);
+  }
+
   private static void execute(String... statements) throws SQLException {
     try (Connection c = db.connect();
         Statement st = c.createStatement()) {

@@ -101,17 +101,42 @@ class ConnectorSettingsTest {
   }
 
   @Test
+  void refusesAWorkerThatSkipsRecordsItCouldNotProduce() {
+    Map<String, String> p = valid();
+    p.put("errors.tolerance", "all");
+    p.put("retry.max-attempts", "zero");
+    Map<String, List<String>> errors =
+        new OutboxSourceConnector()
+            .validate(p).configValues().stream()
+                .filter(v -> !v.errorMessages().isEmpty())
+                .collect(Collectors.toMap(ConfigValue::name, ConfigValue::errorMessages));
+    assertThat(errors).containsOnlyKeys("errors.tolerance", "retry.max-attempts");
+    assertThat(errors.get("errors.tolerance").get(0)).contains("must be none");
+
+    p.put("retry.max-attempts", "3");
+    assertThat(ConnectorSettings.bind(p, "orders").problems())
+        .extracting(ConnectorSettings.Problem::key)
+        .containsExactly("errors.tolerance");
+    p.put("errors.tolerance", "none");
+    assertThat(ConnectorSettings.bind(p, "orders").problems()).isEmpty();
+  }
+
+  @Test
   void validAccordingToValidateWhenTheDaemonWouldAccept() {
     List<ConfigValue> values = new OutboxSourceConnector().validate(valid()).configValues();
     assertThat(values).allMatch(v -> v.errorMessages().isEmpty());
   }
 
   @Test
-  void refusesADeadLetterDestination() {
+  void bindsADeadLetterDestinationAndChecksItsTemplate() {
     Map<String, String> p = valid();
-    p.put("dead-letter.destination", "outbox.dead");
+    p.put("dead-letter.destination", "outbox.dead.${aggregate_type}");
     ConnectorSettings.Bound bound = ConnectorSettings.bind(p, "x");
-    assertThat(bound.problems())
+    assertThat(bound.problems()).isEmpty();
+    assertThat(bound.pipeline().deadLetterDestination()).isEqualTo("outbox.dead.${aggregate_type}");
+
+    p.put("dead-letter.destination", "outbox.dead.${nope}");
+    assertThat(ConnectorSettings.bind(p, "x").problems())
         .extracting(ConnectorSettings.Problem::key)
         .containsExactly("dead-letter.destination");
   }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.Settlement;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
@@ -37,10 +38,7 @@ class OutboxRecordsTest {
     assertThat(r.topic()).isEqualTo("outbox.order");
     assertThat(r.key()).isEqualTo("o-7");
     assertThat((byte[]) r.value()).isEqualTo(e.payload());
-    Map<String, Object> headers = new java.util.LinkedHashMap<>();
-    for (Header h : r.headers()) {
-      headers.putIfAbsent(h.key(), h.value());
-    }
+    Map<String, Object> headers = firstHeaders(r);
     assertThat(headers)
         .containsExactly(
             Map.entry("event-id", e.eventId().toString()),
@@ -64,5 +62,46 @@ class OutboxRecordsTest {
         .doesNotContain("2:4");
     assertThat(OutboxRecords.committedBatch(null)).isEmpty();
     assertThat(OutboxRecords.committedBatch(Map.of(OutboxRecords.BATCH, ""))).isEmpty();
+  }
+
+  @Test
+  void aDeadLettersCopyCarriesTheDaemonsDeadLetterHeadersAndTheLanesBatch() {
+    OutboxEvent e = event(5, 2, Map.of("trace", "t-5"));
+    SourceRecord r =
+        OutboxRecords.deadLetterCopy(
+            "orders",
+            1,
+            "outbox.dead",
+            new Settlement.DeadLetter(
+                e, Settlement.DeadLetterReason.MAX_ATTEMPTS, 3, "broker said no"),
+            "4:0,5:2");
+    assertThat(r.topic()).isEqualTo("outbox.dead");
+    assertThat(r.key()).isEqualTo("o-5");
+    assertThat((byte[]) r.value()).isEqualTo(e.payload());
+    Map<String, Object> headers = firstHeaders(r);
+    assertThat(headers)
+        .containsEntry("event-id", e.eventId().toString())
+        .containsEntry("dead-letter-reason", "max-attempts")
+        .containsEntry("dead-letter-attempts", "3")
+        .containsEntry("dead-letter-error", "broker said no")
+        .containsEntry("trace", "t-5");
+    assertThat(OutboxRecords.isDeadLetterCopy(r)).isTrue();
+    assertThat(OutboxRecords.isDeadLetterCopy(OutboxRecords.toRecord("orders", 1, "t", e, "")))
+        .isFalse();
+    assertThat(OutboxRecords.lane(r)).isEqualTo(1);
+    assertThat(OutboxRecords.id(r)).isEqualTo(5);
+    // The lane's last committed offset still names the batch's deliveries.
+    assertThat(
+            OutboxRecords.committedBatch(new java.util.HashMap<String, Object>(r.sourceOffset())))
+        .containsExactlyInAnyOrder("4:0", "5:2");
+  }
+
+  /** Each header name's first value, in order. */
+  private static Map<String, Object> firstHeaders(SourceRecord r) {
+    Map<String, Object> headers = new java.util.LinkedHashMap<>();
+    for (Header h : r.headers()) {
+      headers.putIfAbsent(h.key(), h.value());
+    }
+    return headers;
   }
 }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import javax.sql.DataSource;
 
 /**
  * The SQL of the ledger watermark ({@code <table>_relay_ledger}, migration V5) of an exactly-once
@@ -71,6 +72,68 @@ public final class LedgerWatermarks {
       ps.setLong(3, offset);
       ps.executeUpdate();
     }
+  }
+
+  /** A source's check, in a transaction, that this instance is still the pipeline's active one. */
+  @FunctionalInterface
+  public interface Fence {
+    /** Takes the fence lock shared (until the transaction ends) and checks the epoch. */
+    boolean holds(Connection c) throws SQLException;
+  }
+
+  /** Per ledger partition, the pipeline's last settled offset, on a connection of {@code pool}. */
+  public Map<Integer, Long> read(DataSource pool, String pipeline) throws SQLException {
+    try (Connection c = connection(pool, pipeline)) {
+      try {
+        return read(c, pipeline);
+      } finally {
+        c.rollback();
+      }
+    }
+  }
+
+  /**
+   * In one transaction on a connection of {@code pool}, unless {@code fence} does not hold: settles
+   * the rows one ledger record names ({@link #settle}) and advances the watermark of its partition
+   * to its offset ({@link #advance}).
+   *
+   * @param eventIds by row id, the event ids the record names
+   * @return how many rows changed; -1 when the fence did not hold and nothing was written
+   */
+  public int settleRecord(
+      DataSource pool,
+      Fence fence,
+      String pipeline,
+      int partition,
+      long offset,
+      Map<Long, UUID> eventIds,
+      boolean delete)
+      throws SQLException {
+    try (Connection c = connection(pool, pipeline)) {
+      boolean committed = false;
+      try {
+        if (!fence.holds(c)) {
+          return -1;
+        }
+        int settled =
+            settle(c, List.copyOf(eventIds.keySet()), List.copyOf(eventIds.values()), delete);
+        advance(c, pipeline, partition, offset);
+        c.commit();
+        committed = true;
+        return settled;
+      } finally {
+        if (!committed) {
+          c.rollback();
+        }
+      }
+    }
+  }
+
+  private static Connection connection(DataSource pool, String pipeline) throws SQLException {
+    if (pool == null) {
+      throw new IllegalStateException("pipeline " + pipeline + ": ledger used before activate()");
+    }
+    return pool.getConnection();
   }
 
   /**

@@ -145,12 +145,13 @@ final class FaultInjector {
             Duration down = seconds(3, 15);
             broker.stop();
             Waits.pause(down);
-            broker.restart();
+            int starts = restartBroker();
             yield "down "
                 + down.toSeconds()
                 + " s, up again after "
                 + Duration.between(start, Instant.now()).toSeconds()
-                + " s";
+                + " s"
+                + (starts > 1 ? " (" + starts + " starts)" : "");
           }
           case DATABASE_BLACKHOLE -> {
             Duration cut = seconds(5, 30);
@@ -162,6 +163,26 @@ final class FaultInjector {
           }
         };
     return new FaultRecord(number, kind, target.label(), start, Instant.now(), detail, null);
+  }
+
+  /**
+   * Starts the broker again; a start that does not answer in time (seen at load 25, where the
+   * broker took over three minutes) is tried again rather than leaving the soak without a broker.
+   *
+   * @return how many starts it took
+   */
+  private int restartBroker() {
+    for (int start = 1; ; start++) {
+      try {
+        broker.restart();
+        return start;
+      } catch (RuntimeException e) {
+        if (start == 3) {
+          throw e;
+        }
+        log.warn("soak: the broker did not come back ({}); starting it again", e.getMessage());
+      }
+    }
   }
 
   private Duration seconds(int min, int max) {

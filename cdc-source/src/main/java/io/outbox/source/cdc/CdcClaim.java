@@ -1,6 +1,7 @@
 package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
@@ -22,12 +23,14 @@ final class CdcClaim implements Claim {
   /** Where a claim writes its verdicts. */
   interface Writer {
     /**
-     * Writes the verdicts in one transaction.
+     * Writes the verdicts in one transaction, and with them, when {@code position} is not {@code
+     * null}, advances the ledger watermark of its partition to it.
      *
      * @return what was written (dead letters the move could not take are kept as retries)
      * @throws SQLException when the database fails; nothing was recorded
      */
-    OutboxVerdicts.Written write(OutboxVerdicts.Batch verdicts) throws SQLException;
+    OutboxVerdicts.Written write(OutboxVerdicts.Batch verdicts, LedgerPosition position)
+        throws SQLException;
 
     OutboxVerdicts verdicts();
 
@@ -79,6 +82,16 @@ final class CdcClaim implements Claim {
    */
   @Override
   public Settled settle(List<Settlement> settlements) {
+    return settle(settlements, null);
+  }
+
+  /**
+   * {@inheritDoc} The watermark is advanced in the verdicts' transaction, so that a batch settled
+   * here is never settled again from the ledger, and one the ledger settles is dropped when the
+   * stream delivers it again.
+   */
+  @Override
+  public Settled settle(List<Settlement> settlements, LedgerPosition position) {
     end();
     try {
       Settled settled = Settled.AS_GIVEN;
@@ -89,9 +102,9 @@ final class CdcClaim implements Claim {
         stream.released(lane, items);
         throw e;
       }
-      if (!batch.isEmpty()) {
+      if (!batch.isEmpty() || position != null) {
         try {
-          OutboxVerdicts.Written written = writer.write(batch);
+          OutboxVerdicts.Written written = writer.write(batch, position);
           settled =
               Settled.deadLettersKept(
                   settlements, written.keptErrors(), OutboxVerdicts.KEPT_RETRY_DELAY);

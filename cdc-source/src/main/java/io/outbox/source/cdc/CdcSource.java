@@ -6,11 +6,14 @@ import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.LedgerPosition;
+import io.outbox.relay.spi.LedgerWatermark;
 import io.outbox.relay.spi.OutstandingClaims;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.support.JdbcLedgerWatermark;
 import io.outbox.relay.spi.support.RoleReporter;
 import io.outbox.schema.CloseDeadline;
 import io.outbox.schema.OutboxStatus;
@@ -56,6 +59,8 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final CurrentRows rows;
   private final ParkedRows parkedRows;
   private final UnseenRows unseen;
+  private final CdcLedger ledger;
+  private final LedgerWatermark watermark;
   private final Object lifecycle = new Object();
   private volatile StreamSession session;
   private StreamSession last; // guarded by lifecycle: the newest session, stopped or not
@@ -80,6 +85,22 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.rows = new CurrentRows(tables, leader.fenceSql());
     this.parkedRows = new ParkedRows(tables);
     this.unseen = new UnseenRows(pipeline, clock);
+    this.ledger =
+        new CdcLedger(
+            () -> pool, leader, tables, pipeline, database.onPublish() == OnPublish.DELETE);
+    this.watermark = new JdbcLedgerWatermark(pipeline, ledger);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The pipeline reads the ledger after {@link #activate()} returned and before any lane claims;
+   * the stream has started by then and may hold events the ledger settles, but every claim reads
+   * its events' rows first ({@link CurrentRows}) and drops those already published.
+   */
+  @Override
+  public Optional<LedgerWatermark> ledgerWatermark() {
+    return Optional.of(watermark);
   }
 
   @Override
@@ -359,7 +380,8 @@ final class CdcSource implements Source, CdcClaim.Writer {
   }
 
   @Override
-  public OutboxVerdicts.Written write(OutboxVerdicts.Batch batch) throws SQLException {
+  public OutboxVerdicts.Written write(OutboxVerdicts.Batch batch, LedgerPosition position)
+      throws SQLException {
     HikariDataSource p = pool;
     if (p == null) {
       throw new SQLException("source closed");
@@ -369,6 +391,9 @@ final class CdcSource implements Source, CdcClaim.Writer {
       try {
         leader.checkFence(c);
         written = batch.write(c, database.onPublish() == OnPublish.DELETE, pipeline);
+        if (position != null) {
+          ledger.advance(c, position);
+        }
         c.commit();
       } catch (SQLException e) {
         c.rollback();

@@ -12,6 +12,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.support.JdbcLedgerWatermark;
 import io.outbox.relay.spi.support.RoleReporter;
 import io.outbox.schema.CloseDeadline;
 import io.outbox.schema.OutboxStatus;
@@ -61,7 +62,7 @@ final class PollingSource implements Source {
   private RetentionJob retention; // guarded by lifecycle
   private volatile boolean closed;
   private final LongAdder claimQueries = new LongAdder();
-  private final PollingLedger ledger;
+  private final LedgerWatermark ledger;
 
   PollingSource(PluginContext context, DatabaseSettings database, PollingSettings settings) {
     this.pipeline = database.pipeline() != null ? database.pipeline() : context.pipeline();
@@ -80,7 +81,9 @@ final class PollingSource implements Source {
             connections, tables, settings, wakeUps, this::report, pipeline, tables.displayTable());
     this.backlog = new BacklogReader(connections, tables, pipeline);
     this.ledger =
-        new PollingLedger(() -> pool, leader::lease, tables, pipeline, database.onPublish());
+        new JdbcLedgerWatermark(
+            pipeline,
+            new PollingLedger(() -> pool, leader::lease, tables, pipeline, database.onPublish()));
   }
 
   @Override

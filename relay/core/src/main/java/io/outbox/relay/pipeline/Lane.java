@@ -3,7 +3,6 @@ package io.outbox.relay.pipeline;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
-import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.LedgerException;
@@ -12,23 +11,16 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
-import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.SinkTransaction;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
-import io.outbox.relay.spi.TransactionalSink;
 import io.outbox.relay.spi.Verdict;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,16 +41,17 @@ final class Lane implements Runnable {
   private static final Duration CLAIM_WAIT = Duration.ofMillis(500);
 
   private final int index;
-  private final Pipeline pipeline;
+  private final LaneHost pipeline;
   private final Source source;
-  private final Sink sink;
   private final Router router;
   private final SettlementPlanner planner;
   private final SinkGate gate;
   private final RetryPolicy errorBackoff;
   private final PipelineStats stats;
   private final int batchSize;
-  private final Router deadLetterRouter;
+  private final SinkWait wait;
+  private final SettlementRecorder recorder;
+  private final WavePublish waves; // at least once; null when exactly-once
   private final TransactionalPublish transactions; // exactly-once; null when at least once
   private final LedgerRecovery recovery; // exactly-once; null when at least once
 
@@ -91,34 +84,25 @@ final class Lane implements Runnable {
       long publishNanos,
       LedgerPosition position) {}
 
-  Lane(
-      int index,
-      Pipeline pipeline,
-      Source source,
-      Sink sink,
-      Router router,
-      SettlementPlanner planner,
-      SinkGate gate,
-      RetryPolicy errorBackoff,
-      PipelineStats stats,
-      int batchSize,
-      Router deadLetterRouter,
-      TransactionalSink transactional,
-      LedgerRecovery recovery) {
+  Lane(int index, LaneHost pipeline, LaneContext c) {
     this.index = index;
     this.pipeline = pipeline;
-    this.source = source;
-    this.sink = sink;
-    this.router = router;
-    this.planner = planner;
-    this.gate = gate;
-    this.errorBackoff = errorBackoff;
-    this.stats = stats;
-    this.batchSize = batchSize;
-    this.deadLetterRouter = deadLetterRouter;
+    this.source = c.source();
+    this.router = c.router();
+    this.planner = c.planner();
+    this.gate = c.gate();
+    this.errorBackoff = c.errorBackoff();
+    this.stats = c.stats();
+    this.batchSize = c.batchSize();
+    this.wait = new SinkWait(pipeline);
+    this.recorder =
+        new SettlementRecorder(pipeline, c.sink(), c.deadLetterRouter(), stats, gate, wait);
     this.transactions =
-        transactional == null ? null : new TransactionalPublish(transactional, index, stats);
-    this.recovery = recovery;
+        c.transactional() == null
+            ? null
+            : new TransactionalPublish(c.transactional(), index, stats);
+    this.waves = transactions == null ? new WavePublish(c.sink(), stats, wait) : null;
+    this.recovery = c.recovery();
   }
 
   @Override
@@ -170,7 +154,7 @@ final class Lane implements Runnable {
           claim = source.claim(index, batchSize, CLAIM_WAIT);
           logClaimed(claim, "", claimStarted);
           recordClaimed(claim);
-          pipeline.sourceAnswered();
+          pipeline.sourceAnswered(true);
           progressed();
           if (claim.events().isEmpty()) {
             claim.release();
@@ -188,7 +172,7 @@ final class Lane implements Runnable {
         pipeline.fatal("lane " + index + " (the ledger)", e);
         return;
       } catch (SourceException e) {
-        pipeline.sourceFailed();
+        pipeline.sourceAnswered(false);
         failures++;
         Duration pause = errorBackoff.delayAfter(failures);
         log.warn(
@@ -248,6 +232,14 @@ final class Lane implements Runnable {
           case DONE -> committed = r.committed();
           case ABANDONED -> {
             recoverFirst = true; // a transaction may have been committed meanwhile
+            log.warn(
+                "pipeline {} lane {}: a transaction of {} events was abandoned before its outcome"
+                    + " ({}); they are released, and the ledger is read before anything is claimed"
+                    + " again",
+                pipeline.name(),
+                index,
+                events.size(),
+                pipeline.abandonInFlight() ? "stopping" : "the claim is no longer owned");
             handedOver = true;
             claim.release();
             stats.released.increment(events.size());
@@ -276,10 +268,13 @@ final class Lane implements Runnable {
           }
         }
       } else {
-        if (!publishInWaves(claim, events, destinations, verdicts)) {
+        if (!waves.publish(claim, events, destinations, verdicts, waveDriver(claim))) {
           handedOver = true;
-          claim.release(); // abandoned at shutdown: the events will be claimed again
+          claim.release(); // abandoned: the events will be claimed again
           stats.released.increment(events.size());
+          // The batch claimed ahead may hold later events of these keys: it goes out only after
+          // every event of this one was published or dead-lettered (Source#claimAhead).
+          releaseAhead();
           return;
         }
       }
@@ -326,62 +321,6 @@ final class Lane implements Runnable {
   }
 
   /**
-   * At least once: publishes the batch in waves (events of one destination in id order), filling in
-   * {@code verdicts}.
-   *
-   * @return {@code false} when the batch was abandoned (stop deadline, claim no longer owned)
-   */
-  private boolean publishInWaves(
-      Claim claim, List<OutboxEvent> events, String[] destinations, Verdict[] verdicts)
-      throws InterruptedException {
-    {
-      Set<AggregateKey> held = new HashSet<>();
-      boolean overlapped = false;
-      for (List<Integer> wave : Waves.of(events, destinations)) {
-        List<RoutedEvent> routed = new ArrayList<>(wave.size());
-        List<Integer> positions = new ArrayList<>(wave.size());
-        for (int i : wave) {
-          if (verdicts[i] != null) {
-            continue;
-          }
-          if (held.contains(events.get(i).key())) {
-            // An earlier event of the key failed: this one waits (released, no attempt counted).
-            verdicts[i] = Verdict.unavailable("held back behind a failed event of its key");
-            continue;
-          }
-          routed.add(new RoutedEvent(events.get(i), destinations[i]));
-          positions.add(i);
-        }
-        if (routed.isEmpty()) {
-          continue;
-        }
-        checkOwned(claim);
-        step = PUBLISHING;
-        stats.attempts.increment(routed.size());
-        CompletableFuture<List<Verdict>> future = sink.publish(routed).toCompletableFuture();
-        if (!overlapped) {
-          overlapped = true;
-          overlap(claim);
-        }
-        List<Verdict> answered = await(future, routed.size(), claim);
-        if (answered == null) {
-          return false;
-        }
-        for (int j = 0; j < answered.size(); j++) {
-          int i = positions.get(j);
-          verdicts[i] = answered.get(j);
-          stats.failed(verdicts[i]);
-          Verdict.Outcome outcome = verdicts[i].outcome();
-          if (outcome == Verdict.Outcome.RETRYABLE || outcome == Verdict.Outcome.SINK_UNAVAILABLE) {
-            held.add(events.get(i).key());
-          }
-        }
-      }
-    }
-    return true;
-  }
-
-  /**
    * Exactly-once: settles from the ledger what this lane may have committed without settling,
    * before anything is claimed again. The broker being unreachable meanwhile is an outage like any
    * other (the gate closes and probes), not a failure of the lane.
@@ -406,6 +345,22 @@ final class Lane implements Runnable {
     return true;
   }
 
+  /** What {@link WavePublish} needs from the lane for {@code claim}. */
+  private WavePublish.Driver waveDriver(Claim claim) {
+    return new WavePublish.Driver() {
+      @Override
+      public void publishing() {
+        checkOwned(claim);
+        step = PUBLISHING;
+      }
+
+      @Override
+      public void started() throws InterruptedException {
+        overlap(claim);
+      }
+    };
+  }
+
   /** What {@link TransactionalPublish} needs from the lane for {@code claim}. */
   private TransactionalPublish.Driver driver(Claim claim) {
     return new TransactionalPublish.Driver() {
@@ -418,7 +373,7 @@ final class Lane implements Runnable {
       public SinkTransaction await(CompletableFuture<SinkTransaction> transaction)
           throws InterruptedException {
         try {
-          return awaitFuture(transaction, claim);
+          return wait.await(transaction, claim);
         } catch (ExecutionException e) {
           // The SPI forbids it; whether it committed is unknown.
           return new SinkTransaction.Failed(
@@ -433,7 +388,7 @@ final class Lane implements Runnable {
 
       @Override
       public RoutedEvent copyOf(Settlement.DeadLetter deadLetter) {
-        return deadLetterCopy(deadLetter);
+        return recorder.deadLetterCopy(deadLetter);
       }
     };
   }
@@ -524,7 +479,7 @@ final class Lane implements Runnable {
     InterruptedException interrupted = null;
     try {
       if (transactions == null) { // exactly-once: the copies were part of the transaction
-        publishDeadLetters(u.plan().settlements(), u.claim());
+        recorder.publishDeadLetters(u.plan().settlements(), u.claim());
       }
     } catch (InterruptedException e) {
       interrupted = e; // the copies are best effort; the table's record is not
@@ -544,7 +499,7 @@ final class Lane implements Runnable {
     }
     stats.settleStage.record(System.nanoTime() - writing, NANOSECONDS);
     progressed();
-    record(u.plan(), settled, u.ackedAtMillis());
+    recorder.record(u.plan(), settled, u.ackedAtMillis());
     if (interrupted != null) {
       throw interrupted;
     }
@@ -597,145 +552,6 @@ final class Lane implements Runnable {
             u.claim().events().size(),
             oneLine(e));
       }
-    }
-  }
-
-  /**
-   * Waits for the sink's verdicts; {@code null} when the pipeline's stop deadline passed, or the
-   * claim is no longer owned (the active role was given up or lost meanwhile: the instance taking
-   * over claims these events again, so waiting longer only delays it).
-   */
-  private List<Verdict> await(CompletableFuture<List<Verdict>> future, int size, Claim claim)
-      throws InterruptedException {
-    try {
-      return awaitFuture(future, claim);
-    } catch (ExecutionException e) {
-      // The SPI forbids it; treat it as an outage rather than blame the events.
-      String error = "sink failed the whole batch: " + oneLine(e.getCause());
-      return java.util.Collections.nCopies(size, Verdict.unavailable(error));
-    }
-  }
-
-  /** {@link #await}'s wait, for any outcome. */
-  private <T> T awaitFuture(CompletableFuture<T> future, Claim claim)
-      throws InterruptedException, ExecutionException {
-    while (true) {
-      try {
-        return future.get(100, TimeUnit.MILLISECONDS);
-      } catch (TimeoutException e) {
-        if (pipeline.abandonInFlight() || (claim != null && !claim.owned())) {
-          return null;
-        }
-      }
-    }
-  }
-
-  /**
-   * Also publishes dead letters to {@code dead-letter.destination}; the table stays the truth. Not
-   * once the claim is no longer owned: the instance that took over judges these events again.
-   */
-  private void publishDeadLetters(List<Settlement> settlements, Claim claim)
-      throws InterruptedException {
-    if (deadLetterRouter == null || !claim.owned()) {
-      return;
-    }
-    List<RoutedEvent> copies = new ArrayList<>();
-    for (Settlement s : settlements) {
-      if (s instanceof Settlement.DeadLetter dl) {
-        RoutedEvent copy = deadLetterCopy(dl);
-        if (copy != null) {
-          copies.add(copy);
-        }
-      }
-    }
-    if (copies.isEmpty()) {
-      return;
-    }
-    List<Verdict> verdicts =
-        await(sink.publish(copies).toCompletableFuture(), copies.size(), claim);
-    for (int i = 0; verdicts != null && i < verdicts.size(); i++) {
-      if (!verdicts.get(i).isPublished()) {
-        log.warn(
-            "pipeline {}: dead letter {} not copied to {}: {}",
-            pipeline.name(),
-            copies.get(i).event().eventId(),
-            copies.get(i).destination(),
-            verdicts.get(i).error());
-      }
-    }
-  }
-
-  /** The copy of a dead letter for {@code dead-letter.destination}; {@code null} when none. */
-  private RoutedEvent deadLetterCopy(Settlement.DeadLetter dl) {
-    String destination = deadLetterRouter == null ? null : deadLetterRouter.render(dl.event());
-    if (destination == null) {
-      return null;
-    }
-    return new RoutedEvent(
-        dl.event(),
-        destination,
-        Map.of(
-            "dead-letter-reason", dl.reason().columnValue(),
-            "dead-letter-attempts", Integer.toString(dl.attempts()),
-            "dead-letter-error", dl.error()));
-  }
-
-  private void record(SettlementPlanner.Plan plan, Settled settled, long ackedAtMillis) {
-    int published = 0;
-    int released = 0;
-    Set<Long> kept = new HashSet<>();
-    for (Settlement.Retry r : settled.deadLettersKept()) {
-      kept.add(r.event().id());
-      stats.deadLetterMoveFailures.increment();
-      log.warn(
-          "pipeline {}: event {} could not be moved to the dead-letter table, kept in the outbox"
-              + " as a retry in {} ms: {}",
-          pipeline.name(),
-          r.event().eventId(),
-          r.delay().toMillis(),
-          r.error());
-    }
-    for (Settlement s : plan.settlements()) {
-      if (kept.contains(s.event().id())) {
-        continue;
-      }
-      if (s instanceof Settlement.Published) {
-        published++;
-        long latency = ackedAtMillis - s.event().createdAt().toEpochMilli();
-        stats.commitToAck.record(Math.max(0, latency), TimeUnit.MILLISECONDS);
-      } else if (s instanceof Settlement.Retry r) {
-        stats.retried.increment();
-        log.info(
-            "pipeline {}: event {} failed (attempt {}), retry in {} ms: {}",
-            pipeline.name(),
-            r.event().eventId(),
-            r.attempts(),
-            r.delay().toMillis(),
-            r.error());
-      } else if (s instanceof Settlement.DeadLetter d) {
-        stats.deadLettered(d.reason());
-        log.warn(
-            "pipeline {}: event {} dead-lettered ({}, {} attempts): {}",
-            pipeline.name(),
-            d.event().eventId(),
-            d.reason().columnValue(),
-            d.attempts(),
-            d.error());
-      } else {
-        released++;
-      }
-    }
-    stats.published.increment(published);
-    stats.released.increment(released);
-    for (OutboxEvent e : plan.outOfOrder()) {
-      log.warn(
-          "pipeline {}: event {} was acknowledged although an earlier event of its key failed"
-              + " in the same batch",
-          pipeline.name(),
-          e.eventId());
-    }
-    if (plan.sinkUnavailable() && gate.reportUnavailable(plan.unavailableError())) {
-      stats.outages.increment();
     }
   }
 

@@ -108,8 +108,8 @@ public final class Pipeline {
                           "pipeline "
                               + settings.name()
                               + ": exactly-once delivery needs a source that keeps the ledger"
-                              + " watermark; this source does not (use source.type = polling, or"
-                              + " sink.kafka.delivery = at-least-once)"));
+                              + " watermark; this source does not (the polling and cdc sources"
+                              + " do; or use sink.kafka.delivery = at-least-once)"));
       this.transactional = t;
       this.recovery = new LedgerRecovery(settings.name(), t, watermark, stats, LEDGER_READ_TIMEOUT);
     } else {
@@ -196,17 +196,53 @@ public final class Pipeline {
     sourceConnected = true;
   }
 
-  void sourceAnswered() {
-    sourceConnected = true;
-  }
-
-  void sourceFailed() {
-    sourceConnected = false;
-  }
-
   Clock clock() {
     return clock;
   }
+
+  /** The pipeline as its lanes see it. */
+  private final LaneHost host =
+      new LaneHost() {
+        @Override
+        public String name() {
+          return Pipeline.this.name();
+        }
+
+        @Override
+        public Clock clock() {
+          return clock;
+        }
+
+        @Override
+        public boolean keepClaiming() {
+          return Pipeline.this.keepClaiming();
+        }
+
+        @Override
+        public boolean abandonInFlight() {
+          return Pipeline.this.abandonInFlight();
+        }
+
+        @Override
+        public boolean sleepUnlessStopping(Duration pause) {
+          return Pipeline.this.sleepUnlessStopping(pause);
+        }
+
+        @Override
+        public void sourceAnswered(boolean answered) {
+          sourceConnected = answered;
+        }
+
+        @Override
+        public void leadershipLost(String why) {
+          Pipeline.this.leadershipLost(why);
+        }
+
+        @Override
+        public void fatal(String where, Throwable error) {
+          Pipeline.this.fatal(where, error);
+        }
+      };
 
   /** Whether the sink is considered reachable (false while paused by an outage). */
   public boolean sinkAvailable() {
@@ -366,22 +402,21 @@ public final class Pipeline {
         settings.batchSize());
     List<Thread> lanes = new ArrayList<>();
     List<Lane> running = new ArrayList<>();
+    LaneContext shared =
+        new LaneContext(
+            source,
+            sink,
+            router,
+            planner,
+            gate,
+            errorBackoff,
+            stats,
+            settings.batchSize(),
+            deadLetterRouter,
+            transactional,
+            recovery);
     for (int i = 0; i < settings.lanes(); i++) {
-      Lane lane =
-          new Lane(
-              i,
-              this,
-              source,
-              sink,
-              router,
-              planner,
-              gate,
-              errorBackoff,
-              stats,
-              settings.batchSize(),
-              deadLetterRouter,
-              transactional,
-              recovery);
+      Lane lane = new Lane(i, host, shared);
       Thread t = new Thread(lane, "outbox-relay-" + name() + "-lane-" + i);
       lanes.add(t);
       running.add(lane);

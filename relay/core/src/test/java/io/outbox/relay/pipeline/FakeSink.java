@@ -25,10 +25,18 @@ final class FakeSink implements Sink {
    */
   volatile boolean independentRecords;
 
+  /** When set, the next call waits for this future before it answers (and records). */
+  volatile CompletableFuture<Void> stalled;
+
   @Override
   public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
+    CompletableFuture<Void> stall = stalled;
+    stalled = null;
     return CompletableFuture.supplyAsync(
         () -> {
+          if (stall != null) {
+            stall.join();
+          }
           sleep(delayMillis);
           List<Verdict> out = new ArrayList<>();
           java.util.Set<String> failedKeys = new java.util.HashSet<>();

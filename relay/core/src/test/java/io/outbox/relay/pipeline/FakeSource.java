@@ -56,9 +56,41 @@ final class FakeSource implements Source {
   final java.util.concurrent.atomic.AtomicInteger claimedAhead =
       new java.util.concurrent.atomic.AtomicInteger();
 
+  /** The claims made, in order (for a test that disowns one of them). */
+  private final List<FakeClaim> made = new CopyOnWriteArrayList<>();
+
   FakeSource(int lanes, List<OutboxEvent> events) {
     this.lanes = lanes;
     events.forEach(e -> pending.put(e.id(), e));
+  }
+
+  /** The {@code n}-th claim with events made (from 0) is no longer owned, the others still are. */
+  void disownClaim(int n) {
+    made.get(n).disowned = true;
+  }
+
+  /** How many claims with events were made. */
+  int claimsMade() {
+    return made.size();
+  }
+
+  /**
+   * As a watermark settles a committed ledger record: the events still pending and not claimed are
+   * marked published, without a claim.
+   *
+   * @return how many were
+   */
+  synchronized int settleFromLedger(List<io.outbox.relay.spi.LedgerRecord.Event> events) {
+    int rows = 0;
+    for (io.outbox.relay.spi.LedgerRecord.Event e : events) {
+      OutboxEvent event = pending.get(e.id());
+      if (event != null && !inFlight.contains(e.id())) {
+        pending.remove(e.id());
+        settled.add(new Settlement.Published(event));
+        rows++;
+      }
+    }
+    return rows;
   }
 
   synchronized int pendingCount() {
@@ -95,7 +127,15 @@ final class FakeSource implements Source {
     if (batch.isEmpty()) {
       Thread.sleep(Math.min(20, maxWait.toMillis()));
     }
-    return new FakeClaim(batch);
+    return made(batch);
+  }
+
+  private FakeClaim made(List<OutboxEvent> batch) {
+    FakeClaim c = new FakeClaim(batch);
+    if (!batch.isEmpty()) {
+      made.add(c);
+    }
+    return c;
   }
 
   @Override
@@ -107,7 +147,7 @@ final class FakeSource implements Source {
     if (!batch.isEmpty()) {
       claimedAhead.incrementAndGet();
     }
-    return new FakeClaim(batch);
+    return made(batch);
   }
 
   private List<OutboxEvent> take(int lane, int maxEvents) {
@@ -143,6 +183,7 @@ final class FakeSource implements Source {
 
   private final class FakeClaim implements Claim {
     private final List<OutboxEvent> events;
+    volatile boolean disowned;
 
     FakeClaim(List<OutboxEvent> events) {
       this.events = events;
@@ -155,7 +196,7 @@ final class FakeSource implements Source {
 
     @Override
     public boolean owned() {
-      return owned;
+      return owned && !disowned;
     }
 
     @Override

@@ -335,6 +335,89 @@ class PipelineTest {
   }
 
   @Test
+  void anAbandonedBatchReleasesTheBatchClaimedAheadSoNoLaterEventOfItsKeysOvertakesIt() {
+    // At least once, one lane: batch A (7 events of 3 keys) is stuck at the sink, B (their keys'
+    // later events) is claimed ahead. A stops being owned for a moment and is abandoned. B may go
+    // out only after A's events were published again: before, B went at once and its own claim
+    // ahead took A's events behind it.
+    FakeSource source = new FakeSource(1, events(21, 3));
+    FakeSink sink = new FakeSink();
+    java.util.concurrent.CompletableFuture<Void> stall =
+        new java.util.concurrent.CompletableFuture<>();
+    sink.stalled = stall;
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.claimsMade() >= 2); // A, B ahead
+    source.disownClaim(0);
+    await().atMost(Duration.ofSeconds(10)).until(() -> pipeline.stats().released() >= 7);
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    stall.complete(null); // A's first copies arrive late: duplicates, after the first deliveries
+
+    Map<String, List<Long>> firstDeliveries = new java.util.HashMap<>();
+    java.util.Set<Long> seen = new java.util.HashSet<>();
+    for (RoutedEvent r : sink.published) {
+      if (seen.add(r.event().id())) {
+        firstDeliveries
+            .computeIfAbsent(r.event().aggregateId(), k -> new ArrayList<>())
+            .add(r.event().id());
+      }
+    }
+    assertThat(seen).hasSize(21);
+    firstDeliveries.forEach(
+        (key, ids) -> assertThat(ids).as("first deliveries of key %s", key).isSorted());
+  }
+
+  @Test
+  void anAbandonedTransactionThatCommitsLaterIsSettledFromTheLedgerNotSentAgain() {
+    // One lane: claim A (7 events) is in a transaction that stalls, B is claimed ahead. A stops
+    // being owned for a moment (a lease renewal late under load): the lane abandons A's
+    // transaction, which still commits. Nothing may go out before the ledger is read: B's own
+    // claim-ahead would take A's released events and send them a second time.
+    FakeSource source = new FakeSource(1, events(21, 3));
+    source.watermark =
+        new io.outbox.relay.spi.LedgerWatermark() {
+          @Override
+          public Map<Integer, Long> settled() {
+            return Map.of();
+          }
+
+          @Override
+          public int settleFromLedger(
+              io.outbox.relay.spi.LedgerPosition position,
+              List<io.outbox.relay.spi.LedgerRecord.Event> events) {
+            return source.settleFromLedger(events);
+          }
+        };
+    ScriptedTransactionalSink sink = new ScriptedTransactionalSink(batch -> null);
+    java.util.concurrent.CompletableFuture<io.outbox.relay.spi.SinkTransaction> stall =
+        new java.util.concurrent.CompletableFuture<>();
+    sink.stalled = stall;
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.claimsMade() >= 2); // A, B ahead
+    assertThat(sink.transactions).hasSize(1);
+    source.disownClaim(0);
+    await().atMost(Duration.ofSeconds(10)).until(() -> pipeline.stats().released() >= 7);
+    stall.complete(null); // A's transaction commits after all
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    Map<Long, Integer> sent = new java.util.TreeMap<>();
+    for (int t = 0; t < sink.transactions.size(); t++) {
+      boolean committed = false;
+      for (io.outbox.relay.spi.LedgerEntry e : sink.committed) {
+        committed |= e.position().offset() == t;
+      }
+      if (committed) {
+        sink.transactions.get(t).forEach(r -> sent.merge(r.event().id(), 1, Integer::sum));
+      }
+    }
+    assertThat(sent).as("committed transactions per event").hasSize(21);
+    assertThat(sent.values()).as("each event in one committed transaction").containsOnly(1);
+  }
+
+  @Test
   void stopFinishesInFlightBatchesAndClosesPlugins() {
     FakeSource source = new FakeSource(3, events(30, 30));
     FakeSink sink = new FakeSink();

@@ -28,6 +28,18 @@ final class ScriptedTransactionalSink implements TransactionalSink {
   final java.util.concurrent.atomic.AtomicInteger ledgerReads =
       new java.util.concurrent.atomic.AtomicInteger();
 
+  /**
+   * When set, the next transaction's outcome waits for this future (completed with {@code null}:
+   * committed). Meanwhile {@link #fence} waits too, as a real sink's lane thread is busy with it.
+   */
+  volatile CompletableFuture<SinkTransaction> stalled;
+
+  private volatile CompletableFuture<SinkTransaction> inFlight =
+      CompletableFuture.completedFuture(null);
+
+  /** The committed transactions' ledger entries, which {@link #readLedger} answers with. */
+  final List<LedgerEntry> committed = new java.util.concurrent.CopyOnWriteArrayList<>();
+
   ScriptedTransactionalSink(Function<List<RoutedEvent>, SinkTransaction> script) {
     this.script = script;
   }
@@ -37,15 +49,27 @@ final class ScriptedTransactionalSink implements TransactionalSink {
       int lane, List<RoutedEvent> events, LedgerRecord ledger) {
     transactions.add(List.copyOf(events));
     ledgers.add(ledger);
-    SinkTransaction t = script.apply(events);
-    return CompletableFuture.completedFuture(
-        t != null
-            ? t
-            : new SinkTransaction.Committed(new LedgerPosition(lane, transactions.size() - 1)));
+    LedgerPosition position = new LedgerPosition(lane, transactions.size() - 1);
+    CompletableFuture<SinkTransaction> stall = stalled;
+    stalled = null;
+    CompletableFuture<SinkTransaction> outcome =
+        (stall != null ? stall : CompletableFuture.completedFuture(script.apply(events)))
+            .thenApply(
+                t -> {
+                  if (t != null) {
+                    return t;
+                  }
+                  committed.add(new LedgerEntry(position, ledger));
+                  return new SinkTransaction.Committed(position);
+                });
+    inFlight = outcome;
+    return outcome;
   }
 
   @Override
-  public void fence(List<Integer> lanes) {}
+  public void fence(List<Integer> lanes) {
+    inFlight.join(); // registering a new producer waits for the lane's transaction in progress
+  }
 
   @Override
   public List<LedgerEntry> readLedger(Map<Integer, Long> settled, Duration timeout) {
@@ -53,7 +77,13 @@ final class ScriptedTransactionalSink implements TransactionalSink {
     if (failingLedgerReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
       throw new IllegalStateException("Timed out waiting for a node assignment");
     }
-    return List.of();
+    List<LedgerEntry> past = new ArrayList<>();
+    for (LedgerEntry e : committed) {
+      if (e.position().offset() > settled.getOrDefault(e.position().partition(), -1L)) {
+        past.add(e);
+      }
+    }
+    return past;
   }
 
   @Override

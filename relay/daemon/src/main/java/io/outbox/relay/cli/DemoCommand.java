@@ -86,7 +86,7 @@ final class DemoCommand implements Callable<Integer> {
   @Option(
       names = "--exactly-once",
       description = {
-        "Publish with sink.kafka.delivery = exactly-once (Kafka, polling source only), read",
+        "Publish with sink.kafka.delivery = exactly-once (Kafka; polling or cdc source), read",
         "with isolation.level = read_committed, kill -9 the relay (run as a process of its own)",
         "half-way through and start a new one; fails on any duplicate."
       })
@@ -114,12 +114,6 @@ final class DemoCommand implements Callable<Integer> {
     }
     if (exactlyOnce && sink != null && !sink.equals("kafka")) {
       throw new ParameterException(spec.commandLine(), exactlyOnceRefusal("--sink " + sink));
-    }
-    if (exactlyOnce && "cdc".equals(source)) {
-      throw new ParameterException(
-          spec.commandLine(),
-          "--exactly-once runs with the polling source; exactly-once with --source cdc is not"
-              + " supported yet");
     }
     Path home = LocalServices.home();
     Path file = configFile != null ? configFile : home.resolve("config/demo.conf");
@@ -184,13 +178,6 @@ final class DemoCommand implements Callable<Integer> {
     if (exactlyOnce && !pipeline.sinkType().equals("kafka")) {
       throw new CommandFailedException(
           exactlyOnceRefusal(file + "'s sink.type " + pipeline.sinkType()));
-    }
-    if (exactlyOnce && !pipeline.sourceType().equals("polling")) {
-      throw new CommandFailedException(
-          "--exactly-once runs with the polling source, not "
-              + file
-              + "'s source.type "
-              + pipeline.sourceType());
     }
     Path relayConfig = null;
     if (exactlyOnce) {

@@ -76,7 +76,13 @@ public final class Demo {
           options.rate(),
           options.duration().toSeconds());
       if (options.exactlyOnce()) {
-        return new KilledRelayRun(this, options, db, orders, consumer).run();
+        try {
+          return new KilledRelayRun(this, options, db, orders, consumer).run();
+        } finally {
+          if (p.sourceType().equals("cdc")) {
+            dropReplicationSlots(db);
+          }
+        }
       }
       try (Relay relay = Relay.start(options.settings())) {
         Pipeline pipeline = relay.pipelines().get(0);

@@ -60,6 +60,10 @@ class DemoIT {
   void demoThroughCdcDeliversEveryCommittedEventAndLeavesNoSlot(@TempDir Path dir)
       throws Exception {
     assertThat(runDemo(dir, "--source", "cdc")).isZero();
+    assertThat(slots()).as("replication slots left behind").isZero();
+  }
+
+  private int slots() throws Exception {
     try (Connection c =
             DriverManager.getConnection(
                 Services.jdbcUrl("postgres"), Services.pgUser(), Services.pgPassword());
@@ -68,19 +72,36 @@ class DemoIT {
             st.executeQuery(
                 "SELECT count(*) FROM pg_replication_slots WHERE database = '" + database + "'")) {
       rs.next();
-      assertThat(rs.getInt(1)).as("replication slots left behind").isZero();
+      return rs.getInt(1);
     }
   }
 
   @Test
   void demoExactlyOnceKillsItsRelayAndSeesNoDuplicate(@TempDir Path dir) throws Exception {
+    assertExactlyOnceDemo(dir);
+  }
+
+  @Test
+  void demoExactlyOnceThroughCdcKillsItsRelayAndSeesNoDuplicate(@TempDir Path dir)
+      throws Exception {
+    assertExactlyOnceDemo(dir, "--source", "cdc");
+    assertThat(slots()).as("replication slots left behind").isZero();
+  }
+
+  /** {@code demo --exactly-once --duration 8} with {@code extra}: once, across its kill -9. */
+  private void assertExactlyOnceDemo(Path dir, String... extra) throws Exception {
     // The demo prints its summary on System.out: read it there (and still show it).
     PrintStream original = System.out;
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     int exit;
     try {
       System.setOut(new PrintStream(new TeeStream(original, captured), true, UTF_8));
-      exit = runDemo(dir, "--exactly-once", "--duration", "8");
+      String[] args = new String[3 + extra.length];
+      args[0] = "--exactly-once";
+      args[1] = "--duration";
+      args[2] = "8";
+      System.arraycopy(extra, 0, args, 3, extra.length);
+      exit = runDemo(dir, args);
     } finally {
       System.setOut(original);
     }

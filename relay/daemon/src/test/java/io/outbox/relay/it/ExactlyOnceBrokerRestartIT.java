@@ -77,14 +77,7 @@ class ExactlyOnceBrokerRestartIT {
   private void restartMidRun(RelayFixture fx, boolean kill) throws Exception {
     KafkaTestSupport.createTopic(kafka.bootstrap(), fx.topic("order"), 6);
     String config =
-        fx.config(
-            "lanes = 2, batch-size = 200, sink.kafka.delivery = exactly-once,"
-                + " sink.kafka.ledger.topic = \""
-                + fx.topic("ledger")
-                + "\", sink.kafka.transactional-id-prefix = \""
-                + fx.topic("tx")
-                + "\"",
-            kafka.bootstrap());
+        fx.config("lanes = 2, batch-size = 200\n" + fx.exactlyOnce(), kafka.bootstrap());
     RelayProcess relay = relays.start("relay", config);
     Set<UUID> committed;
     long publishedAtRestart;

@@ -27,21 +27,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class ExactlyOnceIT {
-  private static final String EXACTLY_ONCE = "sink.kafka.delivery = exactly-once";
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
   private OutboxLoad stream;
-
-  /** Exactly-once with this test's own ledger and transactional ids (the pipeline is "it"). */
-  private String exactlyOnce() {
-    return EXACTLY_ONCE
-        + ", sink.kafka.ledger.topic = \""
-        + fx.topic("ledger")
-        + "\", sink.kafka.transactional-id-prefix = \""
-        + fx.topic("tx")
-        + "\"";
-  }
 
   @Test
   @Timeout(value = 15, unit = TimeUnit.MINUTES) // ten kills with scripts/exactly-once-long.sh
@@ -50,7 +39,7 @@ class ExactlyOnceIT {
     fx = relays.closeAfter(new RelayFixture("eos_kill"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = new ArrayList<>(OutboxLoad.backlog(fx, events, 300));
-    String config = fx.config("lanes = 4, batch-size = 500, " + exactlyOnce());
+    String config = fx.config("lanes = 4, batch-size = 500, " + fx.exactlyOnce());
 
     // scripts/exactly-once-long.sh runs this with -Dexactly-once.kills=10 (not in the suite).
     int count = Integer.getInteger("exactly-once.kills", 3);
@@ -87,7 +76,7 @@ class ExactlyOnceIT {
     fx = relays.closeAfter(new RelayFixture("eos_ledger"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = OutboxLoad.backlog(fx, events, 100);
-    String config = fx.config("lanes = 2, batch-size = 200, " + exactlyOnce());
+    String config = fx.config("lanes = 2, batch-size = 200, " + fx.exactlyOnce());
 
     RelayProcess crashing =
         relays.start(
@@ -117,7 +106,7 @@ class ExactlyOnceIT {
   void aFrozenActiveWakesFencedAndPublishesNothingTwice() throws Exception {
     fx = relays.closeAfter(new RelayFixture("eos_frozen"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
-    String config = fx.config("lanes = 2, batch-size = 100, " + exactlyOnce());
+    String config = fx.config("lanes = 2, batch-size = 100, " + fx.exactlyOnce());
     RelayProcess a = relays.start("a", config);
     await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
     RelayProcess b = relays.start("b", config);

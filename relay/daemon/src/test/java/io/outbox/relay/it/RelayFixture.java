@@ -106,6 +106,18 @@ final class RelayFixture implements AutoCloseable {
     return topicPrefix + "." + aggregateType;
   }
 
+  /**
+   * HOCON for {@code sink.kafka.delivery = exactly-once} with this test's own ledger topic and
+   * transactional ids, to merge into the pipeline.
+   */
+  String exactlyOnce() {
+    return "sink.kafka.delivery = exactly-once, sink.kafka.ledger.topic = \""
+        + topic("ledger")
+        + "\", sink.kafka.transactional-id-prefix = \""
+        + topic("tx")
+        + "\"\n";
+  }
+
   /** HOCON for one pipeline named {@code it}; {@code extra} is merged into the pipeline. */
   String config(String extra) {
     return config(extra, Services.kafkaBootstrap());

@@ -1,0 +1,11 @@
+package io.outbox.bench;
+
+/** What a drain watches while the pending count falls: the process(es) doing the work. */
+interface Drainer {
+
+  /** CPU time and peak RSS so far, or null when /proc has no entry (not Linux, gone). */
+  ProcSample sample();
+
+  /** Fails, saying why, when the drainer died or gave up. */
+  void checkAlive();
+}

@@ -1,0 +1,38 @@
+package io.outbox.relay.pipeline;
+
+import java.time.Clock;
+import java.time.Duration;
+
+/**
+ * What a {@link Lane} asks of its pipeline: its name and clock, whether to go on, and where to
+ * report how the source answers and why the lane ended. {@link Pipeline} is the one host.
+ */
+interface LaneHost {
+
+  /** The pipeline's name, for the log. */
+  String name();
+
+  Clock clock();
+
+  /** Whether lanes go on claiming: the pipeline is neither stopping nor demoted. */
+  boolean keepClaiming();
+
+  /** Whether batches in flight are given up: the stop deadline has passed. */
+  boolean abandonInFlight();
+
+  /**
+   * Sleeps {@code pause} unless the pipeline stops or is demoted meanwhile.
+   *
+   * @return {@code false} when it did
+   */
+  boolean sleepUnlessStopping(Duration pause);
+
+  /** The source answered a claim ({@code true}) or failed with a database error. */
+  void sourceAnswered(boolean answered);
+
+  /** The lane ends: the active role was lost. */
+  void leadershipLost(String why);
+
+  /** The lane ends on an error that the pipeline cannot go on after. */
+  void fatal(String where, Throwable error);
+}
