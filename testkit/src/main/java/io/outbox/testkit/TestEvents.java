@@ -8,6 +8,7 @@ import io.outbox.relay.spi.Verdict;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,23 +18,39 @@ public final class TestEvents {
 
   private static final AtomicLong IDS = new AtomicLong();
 
+  /** When every {@link #event} was created: fixed, so that what a sink derives from it is known. */
+  public static final Instant CREATED_AT = Instant.parse("2024-05-01T10:15:30.123456Z");
+
   private TestEvents() {}
+
+  /**
+   * A new {@code order}/{@code OrderCreated} event of key {@code aggregateId}, a JSON body, created
+   * at {@link #CREATED_AT}.
+   */
+  public static OutboxEvent event(String aggregateId, byte[] payload, Map<String, String> headers) {
+    return event(aggregateId, payload, headers, CREATED_AT);
+  }
+
+  private static OutboxEvent event(
+      String aggregateId, byte[] payload, Map<String, String> headers, Instant createdAt) {
+    return new OutboxEvent(
+        IDS.incrementAndGet(),
+        UUID.randomUUID(),
+        "order",
+        aggregateId,
+        "OrderCreated",
+        null,
+        payload,
+        PayloadFormat.JSON,
+        headers,
+        createdAt,
+        0);
+  }
 
   /** A new {@code order}/{@code OrderCreated} event of key {@code aggregateId} with a JSON body. */
   public static RoutedEvent routed(String destination, String aggregateId, String json) {
     return new RoutedEvent(
-        new OutboxEvent(
-            IDS.incrementAndGet(),
-            UUID.randomUUID(),
-            "order",
-            aggregateId,
-            "OrderCreated",
-            null,
-            json.getBytes(StandardCharsets.UTF_8),
-            PayloadFormat.JSON,
-            null,
-            Instant.now(),
-            0),
+        event(aggregateId, json.getBytes(StandardCharsets.UTF_8), null, Instant.now()),
         destination);
   }
 

@@ -2,6 +2,7 @@ package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.LeaderLease;
+import io.outbox.schema.LeaseKeeper;
 import io.outbox.schema.OutboxTables;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -11,8 +12,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -33,15 +32,9 @@ final class CdcLeaderLock {
   private final CdcConnections connections;
   private final CdcSettings settings;
   private final String pipeline;
+  private final LeaseKeeper keeper;
   private final LeaderLease lease;
   private final String leaderTable;
-  private final String leaderSessionName;
-  private final ScheduledExecutorService watchdog;
-  private final DatabaseClock clock;
-  private Connection session; // guarded by this
-  private boolean watching; // guarded by this
-  private volatile boolean held;
-  private volatile long standbyUntilNanos = System.nanoTime();
 
   CdcLeaderLock(
       CdcConnections connections,
@@ -50,26 +43,41 @@ final class CdcLeaderLock {
       String pipeline,
       DatabaseClock clock) {
     this.connections = connections;
-    this.clock = clock;
     this.settings = settings;
     this.pipeline = pipeline;
-    this.lease =
-        new LeaderLease(
+    String leaderSessionName = tables.leaderSessionName(pipeline);
+    this.keeper =
+        new LeaseKeeper(
             tables,
             pipeline,
-            LeaderLease.thisInstance(),
-            settings.leaseTimeout(),
-            settings.fenceWait(),
-            System::nanoTime);
-    this.leaderTable = tables.qualifiedLeaderTable();
-    this.leaderSessionName = tables.leaderSessionName(pipeline);
-    this.watchdog =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "outbox-relay-" + pipeline + "-cdc-leader-watchdog");
-              t.setDaemon(true);
-              return t;
+            "cdc",
+            settings,
+            connections.where(),
+            // Named as status expects the leader sessions to be named (standbys are counted).
+            () -> connections.dedicatedNamed(leaderSessionName),
+            SourceException::new,
+            new LeaseKeeper.Hooks() {
+              @Override
+              public void taken(Connection session) throws SQLException {
+                clock.measure(session);
+              }
+
+              @Override
+              public void renewed(Connection session) {
+                try {
+                  clock.measure(session);
+                } catch (SQLException e) {
+                  // The next renewal tells whether the session is lost; the last offset holds
+                  // meanwhile.
+                  log.debug(
+                      "pipeline {}: reading the database clock failed: {}",
+                      pipeline,
+                      e.getMessage());
+                }
+              }
             });
+    this.lease = keeper.lease();
+    this.leaderTable = tables.qualifiedLeaderTable();
   }
 
   /** A stable 64-bit hash of {@code value}: the same on every instance and JVM. */
@@ -94,55 +102,7 @@ final class CdcLeaderLock {
    * @param closed when it turns true, gives up with an {@link InterruptedException}
    */
   void acquire(Runnable standby, BooleanSupplier closed) throws InterruptedException {
-    boolean waiting = false;
-    while (true) {
-      if (closed.getAsBoolean() || Thread.currentThread().isInterrupted()) {
-        throw new InterruptedException("pipeline " + pipeline + ": source closed");
-      }
-      if (held()) {
-        return; // still active (the stream ended for another reason)
-      }
-      if (System.nanoTime() - standbyUntilNanos >= 0 && tryOnce()) {
-        watch();
-        return;
-      }
-      if (!waiting) {
-        waiting = true;
-        standby.run();
-      }
-      TimeUnit.MILLISECONDS.sleep(Math.max(1, settings.standbyCheckInterval().toMillis()));
-    }
-  }
-
-  private synchronized boolean tryOnce() {
-    if (held) {
-      // The lease ran out before the watchdog noticed (this process was paused): the session may
-      // be ended by a standby any moment; start over on a new one, with a new epoch.
-      lost();
-    }
-    try {
-      if (session == null) {
-        // Named as status expects the leader sessions to be named (standbys are counted by it).
-        session = connections.dedicatedNamed(leaderSessionName);
-        // A renewal or take-over that hangs on a dead network ends within a bound.
-        session.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
-      }
-      held = lease.tryAcquire(session);
-      if (held) {
-        clock.measure(session);
-      }
-      return held;
-    } catch (SQLException e) {
-      lost();
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + ": cannot take the leader lock on "
-              + connections.where()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
+    keeper.acquire(standby, closed);
   }
 
   /**
@@ -163,7 +123,7 @@ final class CdcLeaderLock {
   void freeSlot(String slot, String whose) throws InterruptedException {
     long deadline = System.nanoTime() + settings.leaseTimeout().toNanos();
     try (Connection c = connections.dedicated("take-over")) {
-      c.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
+      c.setNetworkTimeout(Runnable::run, keeper.networkTimeoutMillis());
       boolean ended = false;
       while (true) {
         Integer pid = activePid(c, slot);
@@ -298,92 +258,31 @@ final class CdcLeaderLock {
     }
   }
 
-  private synchronized void watch() {
-    if (!watching) {
-      watching = true;
-      long every = settings.leadershipCheckInterval().toMillis();
-      watchdog.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
-    }
-  }
-
-  /** The watchdog: renews the lease; a lost session, a failed renewal or a raised epoch lose it. */
-  private synchronized void renew() {
-    if (!held) {
-      return;
-    }
-    try {
-      if (lease.renew(session) && lease.held()) {
-        measureClock();
-        return;
-      }
-      log.warn(
-          "pipeline {}: lost the lease (another instance took over, or this one was paused past"
-              + " its lease-timeout of {} ms)",
-          pipeline,
-          settings.leaseTimeout().toMillis());
-    } catch (SQLException | RuntimeException e) {
-      log.warn("pipeline {}: renewing the lease failed: {}", pipeline, e.getMessage());
-    } catch (Error e) {
-      // Thrown out of a scheduled task, it would end the renewals for good, silently.
-      log.error("pipeline {}: renewing the lease failed; standing down", pipeline, e);
-    }
-    lost();
-  }
-
-  private void measureClock() {
-    try {
-      clock.measure(session);
-    } catch (SQLException e) {
-      // The next renewal tells whether the session is lost; the last offset holds meanwhile.
-      log.debug("pipeline {}: reading the database clock failed: {}", pipeline, e.getMessage());
-    }
-  }
-
   /**
    * Whether this instance holds the lease, as far as the last renewal knows and unless it ran out
    * since (a frozen process wakes up to {@code false}). No I/O.
    */
   boolean held() {
-    return held && lease.held();
+    return keeper.held();
   }
 
   /** Gives leadership up and tries again only after {@code pause}, so that a standby takes over. */
-  synchronized void yieldFor(Duration pause) {
-    standbyUntilNanos = System.nanoTime() + pause.toNanos();
-    lost();
-  }
-
-  /** Longest a renewal may wait for the database: half the lease, at least a second. */
-  private int networkTimeoutMillis() {
-    return (int) Math.max(1000, settings.leaseTimeout().toMillis() / 2);
-  }
-
-  private synchronized void lost() {
-    held = false;
-    lease.lost();
-    if (session != null) {
-      try {
-        session.close();
-      } catch (SQLException e) {
-        log.debug("pipeline {}: closing the leader session: {}", pipeline, e.getMessage());
-      }
-      session = null;
-    }
+  void yieldFor(Duration pause) {
+    keeper.yieldFor(pause);
   }
 
   /** Gives the lease up by ending its session. */
   void release() {
-    lost();
+    keeper.release();
   }
 
   /** Stops renewing without giving the lease up: what a frozen process does (tests). */
   void stopRenewing() {
-    watchdog.shutdownNow();
+    keeper.stopRenewing();
   }
 
   /** Releases the lease and stops the watchdog. */
   void close() {
-    watchdog.shutdownNow();
-    release();
+    keeper.close();
   }
 }

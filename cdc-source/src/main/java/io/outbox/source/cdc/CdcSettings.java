@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigValue;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.SettingsReader;
+import io.outbox.schema.LeaseKeeper;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -66,7 +67,8 @@ public record CdcSettings(
     Duration startTimeout,
     Duration connectionTimeout,
     Duration socketTimeout,
-    Map<String, String> debezium) {
+    Map<String, String> debezium)
+    implements LeaseKeeper.Timing {
 
   /** What the source does when stored offsets exist but their slot is missing or re-created. */
   public enum OnSlotLoss {
@@ -76,11 +78,6 @@ public record CdcSettings(
      * Log the loss as an error, forget the offsets, stream from a new slot; the sweep catches up.
      */
     RECREATE
-  }
-
-  /** How long taking over waits for the claims of the instance before: a fifth of the lease. */
-  public Duration fenceWait() {
-    return leaseTimeout.dividedBy(5);
   }
 
   /** Slot and publication names: what PostgreSQL accepts for a slot, unquoted. */

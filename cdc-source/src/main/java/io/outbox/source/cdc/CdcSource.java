@@ -15,6 +15,7 @@ import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.support.JdbcLedgerWatermark;
 import io.outbox.relay.spi.support.RoleReporter;
+import io.outbox.schema.CloseDeadline;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
@@ -537,7 +538,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
 
   @Override
   public void close(Duration timeout) {
-    long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+    CloseDeadline deadline = new CloseDeadline(timeout);
     StreamSession s;
     RetentionJob stoppingRetention;
     synchronized (lifecycle) {
@@ -551,13 +552,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
       retention = null;
     }
     slot.creation().cancel();
-    if (stoppingRetention != null) {
-      stoppingRetention.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
-    }
+    deadline.stop(stoppingRetention);
     if (s != null) {
       s.stream().close();
-      awaitClaimsEnded(deadline);
-      s.stop(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
+      awaitClaimsEnded(deadline.nanos());
+      s.stop(deadline.left());
     }
     leader.close();
     HikariDataSource p = pool;

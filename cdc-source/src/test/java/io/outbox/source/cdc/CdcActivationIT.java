@@ -1,5 +1,6 @@
 package io.outbox.source.cdc;
 
+import static io.outbox.source.cdc.CdcFixture.LEASE;
 import static io.outbox.source.cdc.CdcFixture.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -7,14 +8,16 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext.Role;
+import io.outbox.testkit.Activation;
+import io.outbox.testkit.Teardown;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What an activation of the CDC source must guarantee after a hand-over (soak findings F1 and F3):
@@ -24,21 +27,12 @@ import org.junit.jupiter.api.Test;
  */
 class CdcActivationIT {
 
-  private static final Map<String, String> LEASE =
-      Map.of("lease-timeout", "3s", "leadership-check-interval", "500ms");
-
+  @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
-  }
 
   @Test
   void anInstanceThatLosesItsLeaseStopsItsEngineForGood() throws Exception {
-    fx = new CdcFixture("cdc_engine_gone");
+    fx = teardown.add(new CdcFixture("cdc_engine_gone"));
     CdcSource a = fx.source(1, LEASE, new CopyOnWriteArrayList<>());
     a.activate();
     fx.commit(List.of(event("k", 1)));
@@ -49,15 +43,7 @@ class CdcActivationIT {
 
     List<Role> bRoles = new CopyOnWriteArrayList<>();
     CdcSource b = fx.source(1, LEASE, bRoles);
-    CompletableFuture<Void> bActive =
-        CompletableFuture.runAsync(
-            () -> {
-              try {
-                b.activate();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            });
+    CompletableFuture<Void> bActive = Activation.inBackground(b);
     await().atMost(Duration.ofSeconds(10)).until(() -> bRoles.contains(Role.STANDBY));
 
     // A stops renewing, as a frozen process; nothing claims from it any more. B takes over and
@@ -112,7 +98,7 @@ class CdcActivationIT {
   @Test
   void aRowPendingBehindTheStoredPositionIsPublishedAtTheNextActivationAheadOfItsKey()
       throws Exception {
-    fx = new CdcFixture("cdc_behind_position");
+    fx = teardown.add(new CdcFixture("cdc_behind_position"));
     CdcSource first = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
     first.activate();
     UUID k1 = fx.commit(List.of(event("k", 1))).get(0);

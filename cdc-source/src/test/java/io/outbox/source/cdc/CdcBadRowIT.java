@@ -9,31 +9,26 @@ import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Settlement.DeadLetterReason;
 import io.outbox.schema.OutboxVerdicts;
+import io.outbox.testkit.Teardown;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The CDC source with bad rows and a dead-letter table that refuses the move, as the polling source
  * handles them: defects, kept dead letters.
  */
 class CdcBadRowIT {
+  @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
-  }
 
   @Test
   void rowsWithANullKeyOrHeadersThatAreNotJsonAreStreamedWithADefect() throws Exception {
-    fx = new CdcFixture("cdc_bad_rows");
+    fx = teardown.add(new CdcFixture("cdc_bad_rows"));
     for (String table : List.of("outbox", "outbox_dead_letter")) {
       fx.execute(
           "ALTER TABLE "
@@ -71,7 +66,7 @@ class CdcBadRowIT {
 
   @Test
   void aDeadLetterTheTableRefusesIsKeptAsARetryAndTheBatchIsRecorded() throws Exception {
-    fx = new CdcFixture("cdc_bad_move");
+    fx = teardown.add(new CdcFixture("cdc_bad_move"));
     fx.execute(
         "ALTER TABLE outbox_dead_letter ADD CONSTRAINT no_permanent CHECK (reason <> 'permanent')");
     CdcSource source = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());

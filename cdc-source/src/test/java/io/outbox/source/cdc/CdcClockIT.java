@@ -6,30 +6,25 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
+import io.outbox.testkit.Teardown;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Due times of the CDC source follow the database's clock, not the relay host's. */
 class CdcClockIT {
 
+  @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
-  }
 
   @Test
   void relayClockAheadDoesNotPublishDelayedEventsOrRetriesEarly(TestInfo info) throws Exception {
-    fx = new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName());
+    fx = teardown.add(new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName()));
     Clock ahead = Clock.offset(Clock.systemUTC(), Duration.ofHours(1));
     CdcSource source = fx.source(Map.of(), ahead);
     source.activate();

@@ -37,6 +37,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class CdcFixture implements AutoCloseable {
 
   static final String PIPELINE = "orders";
+
+  /** Leadership settings short enough for take-over tests: a 3 s lease, renewed every 500 ms. */
+  static final Map<String, String> LEASE =
+      Map.of("lease-timeout", "3s", "leadership-check-interval", "500ms");
+
   static final String PATH = "outbox-relay.pipelines.orders.source.cdc";
 
   final TestDatabase db;

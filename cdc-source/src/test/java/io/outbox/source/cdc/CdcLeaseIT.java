@@ -1,5 +1,6 @@
 package io.outbox.source.cdc;
 
+import static io.outbox.source.cdc.CdcFixture.LEASE;
 import static io.outbox.source.cdc.CdcFixture.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,36 +11,28 @@ import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.testkit.Activation;
+import io.outbox.testkit.Teardown;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The CDC source's lease: a holder that stops renewing is replaced and fenced. */
 class CdcLeaseIT {
 
-  private static final Map<String, String> LEASE =
-      Map.of("lease-timeout", "3s", "leadership-check-interval", "500ms");
-
+  @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
-  }
 
   @Test
   void standbyTakesOverFromAFrozenHolderAndFencesItsSettlement(TestInfo info) throws Exception {
-    fx = new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName());
+    fx = teardown.add(new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName()));
     CdcSource a = fx.source(1, LEASE, new CopyOnWriteArrayList<>());
     a.activate();
     List<UUID> ids = fx.commit(List.of(event("k", 1), event("k", 2)));
@@ -50,15 +43,7 @@ class CdcLeaseIT {
 
     List<Role> bRoles = new CopyOnWriteArrayList<>();
     CdcSource b = fx.source(1, LEASE, bRoles);
-    CompletableFuture<Void> bActive =
-        CompletableFuture.runAsync(
-            () -> {
-              try {
-                b.activate();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            });
+    CompletableFuture<Void> bActive = Activation.inBackground(b);
     await().atMost(Duration.ofSeconds(10)).until(() -> bRoles.contains(Role.STANDBY));
 
     long frozenAt = System.nanoTime();

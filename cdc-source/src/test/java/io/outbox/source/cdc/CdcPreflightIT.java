@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.testkit.PrivatePostgres;
 import io.outbox.testkit.Services;
+import io.outbox.testkit.Teardown;
 import io.outbox.testkit.TestCertificates;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,8 +14,8 @@ import java.sql.DriverManager;
 import java.sql.Statement;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What the CDC source says before it streams, when the database cannot serve it: {@code wal_level}
@@ -24,18 +25,12 @@ import org.junit.jupiter.api.Test;
  */
 class CdcPreflightIT {
 
+  @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
-  }
 
   @Test
   void walLevelNotLogicalIsNamedWithTheFix() throws Exception {
-    fx = new CdcFixture("cdc_preflight_wal");
+    fx = teardown.add(new CdcFixture("cdc_preflight_wal"));
     Path dir = Files.createTempDirectory("cdc-preflight-certs-");
     String password = "pw-" + UUID.randomUUID();
     try (PrivatePostgres pg =
@@ -52,7 +47,7 @@ class CdcPreflightIT {
 
   @Test
   void aRoleWithoutReplicationIsNamedWithTheFix() throws Exception {
-    fx = new CdcFixture("cdc_preflight_role");
+    fx = teardown.add(new CdcFixture("cdc_preflight_role"));
     String role = "cdc_norepl_" + UUID.randomUUID().toString().substring(0, 8);
     try (Connection c = fx.db.connect();
         Statement st = c.createStatement()) {
@@ -80,7 +75,7 @@ class CdcPreflightIT {
 
   @Test
   void aDeadLetterTableTheMoveCannotWriteIsNamed() throws Exception {
-    fx = new CdcFixture("cdc_preflight_dead_letter");
+    fx = teardown.add(new CdcFixture("cdc_preflight_dead_letter"));
     fx.execute("ALTER TABLE outbox_dead_letter ADD COLUMN tenant text NOT NULL");
     CdcSource source = fx.source(1, Map.of(), new java.util.concurrent.CopyOnWriteArrayList<>());
 

@@ -8,6 +8,7 @@ import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Settlement.DeadLetterReason;
+import io.outbox.testkit.Teardown;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -17,8 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Events the CDC source holds twice in its life — streamed again after a restart from a stored
@@ -27,18 +28,12 @@ import org.junit.jupiter.api.Test;
  * only while their rows say so, with the rows' attempts and retry times.
  */
 class CdcRestreamIT {
+  @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
-  }
 
   @Test
   void aRestartStreamsAgainOnlyWhatTheRowsStillHold() throws Exception {
-    fx = new CdcFixture("cdc_restream_rows");
+    fx = teardown.add(new CdcFixture("cdc_restream_rows"));
     CdcSource first = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
     first.activate();
     fx.commit(List.of(event("a", 1), event("a", 2), event("b", 1), event("c", 1), event("d", 1)));
@@ -75,7 +70,7 @@ class CdcRestreamIT {
 
   @Test
   void aTransactionOpenPastReconcileAfterIsPublishedOnce() throws Exception {
-    fx = new CdcFixture("cdc_restream_long_tx");
+    fx = teardown.add(new CdcFixture("cdc_restream_long_tx"));
     CdcSource source =
         fx.source(
             1, Map.of("reconcile-after", "1s", "lane-buffer", 1), new CopyOnWriteArrayList<>());

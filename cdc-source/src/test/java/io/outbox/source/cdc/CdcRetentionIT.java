@@ -5,27 +5,22 @@ import static org.awaitility.Awaitility.await;
 
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.DatabaseSettings.Retention;
+import io.outbox.testkit.Teardown;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The CDC source runs the pipeline's retention once it is the active instance. */
 class CdcRetentionIT {
 
+  @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
-  }
 
   @Test
   void theActiveInstanceDeletesOldPublishedRowsAndDeadLetters() throws Exception {
-    fx = new CdcFixture("cdc_retention");
+    fx = teardown.add(new CdcFixture("cdc_retention"));
     // 3 rows published 2 hours ago and 1 just now; 2 dead letters 2 days old, 1 from today.
     fx.execute(
         "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload, published_at)"

@@ -12,30 +12,25 @@ import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.testkit.Teardown;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The CDC source on its own against the real PostgreSQL (wal_level = logical). */
 class CdcSourceIT {
+  @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
 
   private CdcFixture fixture(TestInfo info) {
-    fx = new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName());
+    fx = teardown.add(new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName()));
     return fx;
-  }
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
   }
 
   @Test
@@ -135,15 +130,7 @@ class CdcSourceIT {
   @Test
   void missingSlotWithStoredOffsetsIsALoudError(TestInfo info) throws Exception {
     fixture(info);
-    CdcSource first = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
-    first.activate();
-    fx.commit(List.of(event("a", 1)));
-    CdcFixture.claimAll(first, 1, 1, Duration.ofSeconds(30)).forEach(CdcFixture::publishAll);
-    await()
-        .atMost(Duration.ofSeconds(20))
-        .until(() -> fx.count("SELECT count(*) FROM outbox_relay_offsets") > 0);
-    first.close(Duration.ofSeconds(10));
-    fx.execute("SELECT pg_drop_replication_slot('" + fx.slot() + "')");
+    storeOffsetsThenDropTheSlot();
 
     CdcSource second = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
     assertThatThrownBy(second::activate)
@@ -157,15 +144,7 @@ class CdcSourceIT {
   @Test
   void reCreatedSlotWithStoredOffsetsIsALoudError(TestInfo info) throws Exception {
     fixture(info);
-    CdcSource first = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
-    first.activate();
-    fx.commit(List.of(event("a", 1)));
-    CdcFixture.claimAll(first, 1, 1, Duration.ofSeconds(30)).forEach(CdcFixture::publishAll);
-    await()
-        .atMost(Duration.ofSeconds(20))
-        .until(() -> fx.count("SELECT count(*) FROM outbox_relay_offsets") > 0);
-    first.close(Duration.ofSeconds(10));
-    fx.execute("SELECT pg_drop_replication_slot('" + fx.slot() + "')");
+    storeOffsetsThenDropTheSlot();
     fx.execute("CREATE TABLE filler AS SELECT generate_series(1, 1000) AS n");
     fx.execute("SELECT pg_create_logical_replication_slot('" + fx.slot() + "', 'pgoutput')");
 
@@ -206,5 +185,18 @@ class CdcSourceIT {
         .hasMessageContaining("publication outbox_relay_")
         .hasMessageContaining("does not exist")
         .hasMessageContaining("CREATE PUBLICATION");
+  }
+
+  /** A first source publishes one event, stores its offsets and closes; the slot is dropped. */
+  private void storeOffsetsThenDropTheSlot() throws Exception {
+    CdcSource first = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    first.activate();
+    fx.commit(List.of(event("a", 1)));
+    CdcFixture.claimAll(first, 1, 1, Duration.ofSeconds(30)).forEach(CdcFixture::publishAll);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> fx.count("SELECT count(*) FROM outbox_relay_offsets") > 0);
+    first.close(Duration.ofSeconds(10));
+    fx.execute("SELECT pg_drop_replication_slot('" + fx.slot() + "')");
   }
 }

@@ -3,14 +3,15 @@ package io.outbox.source.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.testkit.Teardown;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.postgresql.PGConnection;
 import org.postgresql.PGProperty;
 import org.postgresql.replication.LogSequenceNumber;
@@ -22,14 +23,8 @@ import org.postgresql.replication.PGReplicationStream;
  */
 class WalsendersIT {
 
+  @RegisterExtension final Teardown teardown = new Teardown();
   private CdcFixture fx;
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
-  }
 
   @Test
   void aNotedWalsenderIsConnectedUntilItsReplicationConnectionCloses() throws Exception {
@@ -85,7 +80,7 @@ class WalsendersIT {
 
   /** A fixture with a slot and a publication to stream, and the walsenders of that slot. */
   private Walsenders walsendersOfANewSlot(String database) throws SQLException {
-    fx = new CdcFixture(database);
+    fx = teardown.add(new CdcFixture(database));
     fx.execute("CREATE PUBLICATION walsenders_it FOR TABLE outbox");
     fx.execute("SELECT pg_create_logical_replication_slot('" + fx.slot() + "', 'pgoutput')");
     return new Walsenders(fx.db::connect, fx.slot());

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.SettingsReader;
+import io.outbox.schema.LeaseKeeper;
 import java.time.Duration;
 import java.util.List;
 
@@ -45,7 +46,8 @@ public record PollingSettings(
     Duration connectionTimeout,
     Duration claimIdleTimeout,
     Duration serverKeepalive,
-    Duration socketTimeout) {
+    Duration socketTimeout)
+    implements LeaseKeeper.Timing {
 
   private static final Duration MIN_INTERVAL = Duration.ofMillis(10);
   private static final Duration MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
@@ -69,14 +71,6 @@ public record PollingSettings(
         c.getDuration("claim-idle-timeout"),
         c.getDuration("server-keepalive"),
         c.getDuration("socket-timeout"));
-  }
-
-  /**
-   * How long an instance taking over waits for the claims of the instance before it to end, before
-   * it ends their sessions: a fifth of the lease.
-   */
-  public Duration fenceWait() {
-    return leaseTimeout.dividedBy(5);
   }
 
   /** Every problem of {@code source.polling}, each with its full key path and the bad value. */

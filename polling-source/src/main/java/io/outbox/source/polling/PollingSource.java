@@ -14,6 +14,7 @@ import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.support.JdbcLedgerWatermark;
 import io.outbox.relay.spi.support.RoleReporter;
+import io.outbox.schema.CloseDeadline;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.RetentionJob;
 import io.outbox.schema.RetentionPolicy;
@@ -360,7 +361,7 @@ final class PollingSource implements Source {
 
   @Override
   public void close(Duration timeout) {
-    long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+    CloseDeadline deadline = new CloseDeadline(timeout);
     NotificationListener stopping;
     RetentionJob stoppingRetention;
     synchronized (lifecycle) {
@@ -373,17 +374,15 @@ final class PollingSource implements Source {
       stoppingRetention = retention;
       retention = null;
     }
-    if (stoppingRetention != null) {
-      stoppingRetention.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
-    }
+    deadline.stop(stoppingRetention);
     wakeUps.wakeAll();
-    awaitClaimsEnded(deadline);
+    awaitClaimsEnded(deadline.nanos());
     if (stopping != null) {
-      stopping.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
+      stopping.close(deadline.left());
     }
     WakeGate g = gate;
     if (g != null) {
-      g.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
+      g.close(deadline.left());
     }
     leader.close();
     backlog.close();

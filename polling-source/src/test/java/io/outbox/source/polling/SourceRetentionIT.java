@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.DatabaseSettings.Retention;
 import io.outbox.relay.spi.PluginContext.Role;
+import io.outbox.testkit.Activation;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -57,15 +58,7 @@ class SourceRetentionIT {
     PollingSource a = fx.source(1, OnPublish.MARK, Map.of(), new CopyOnWriteArrayList<>());
     PollingSource b = fx.source(1, OnPublish.MARK, Map.of(), rolesOfB, HOUR_AND_DAY);
     a.activate(); // without retention
-    CompletableFuture<Void> standby =
-        CompletableFuture.runAsync(
-            () -> {
-              try {
-                b.activate();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            });
+    CompletableFuture<Void> standby = Activation.inBackground(b);
     await().atMost(Duration.ofSeconds(5)).until(() -> rolesOfB.equals(List.of(Role.STANDBY)));
     assertThat(fx.value("SELECT count(*) FROM outbox")).isEqualTo(7L);
 

@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -13,7 +14,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -25,23 +25,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CdcFailoverIT {
-  private static final String ACTIVE = "pipeline it: active, ";
   private static final String STANDING_BY = "pipeline it: another instance streams slot";
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
   private OutboxLoad stream;
-
-  @AfterEach
-  void tearDown() {
-    if (stream != null) {
-      stream.close();
-    }
-    relays.killAll();
-    if (fx != null) {
-      fx.close(); // drops the database and its replication slot
-    }
-  }
 
   private String config(String cdcExtra) {
     return fx.config("lanes = 4, batch-size = 500\n" + fx.cdc(cdcExtra));
@@ -49,7 +37,7 @@ class CdcFailoverIT {
 
   @Test
   void killDashNineMidStreamLosesNothing() throws Exception {
-    fx = new RelayFixture("cdc_crash");
+    fx = relays.closeAfter(new RelayFixture("cdc_crash"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = config("");
     RelayProcess first = relays.start("crashing", config);
@@ -80,14 +68,14 @@ class CdcFailoverIT {
 
   @Test
   void standbyTakesOverWithinSecondsAfterKill9() throws Exception {
-    fx = new RelayFixture("cdc_standby");
+    fx = relays.closeAfter(new RelayFixture("cdc_standby"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = config("");
     RelayProcess a = relays.start("a", config);
     await().atMost(Duration.ofSeconds(60)).until(() -> a.logContains(ACTIVE));
     RelayProcess b = relays.start("b", config);
     await().atMost(Duration.ofSeconds(60)).until(() -> b.logContains(STANDING_BY));
-    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 500);
     assertThat(b.log()).doesNotContain(ACTIVE);
 
@@ -113,14 +101,14 @@ class CdcFailoverIT {
 
   @Test
   void standbyTakesOverFromAFrozenActiveAndTheWokenOneCannotSettle() throws Exception {
-    fx = new RelayFixture("cdc_frozen");
+    fx = relays.closeAfter(new RelayFixture("cdc_frozen"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = config(""); // default lease-timeout (10s) and intervals
     RelayProcess a = relays.start("a", config);
     await().atMost(Duration.ofSeconds(60)).until(() -> a.logContains(ACTIVE));
     RelayProcess b = relays.start("b", config);
     await().atMost(Duration.ofSeconds(60)).until(() -> b.logContains(STANDING_BY));
-    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 500);
 
     Instant frozenAt = Instant.now();
@@ -151,7 +139,7 @@ class CdcFailoverIT {
 
   @Test
   void slotDroppedWhileDownIsALoudErrorAndTheCatchUpStillDeliversEveryRow() throws Exception {
-    fx = new RelayFixture("cdc_slot_lost");
+    fx = relays.closeAfter(new RelayFixture("cdc_slot_lost"));
     KafkaTestSupport.createTopic(fx.topic("order"), 3);
     RelayProcess first = relays.start("first", config(""));
     await().atMost(Duration.ofSeconds(60)).until(() -> first.logContains(ACTIVE));

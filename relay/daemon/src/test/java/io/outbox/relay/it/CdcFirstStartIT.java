@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -17,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -31,30 +31,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CdcFirstStartIT {
-  private static final String ACTIVE = "pipeline it: active, ";
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
   private Connection app;
 
-  @AfterEach
-  void tearDown() throws Exception {
-    relays.killAll();
-    if (app != null) {
-      app.close();
-    }
-    if (fx != null) {
-      fx.close();
-    }
-  }
-
   @Test
   void startsByItselfOnceTheOpenTransactionEndsAndPublishesEveryRow() throws Exception {
-    fx = new RelayFixture("cdc_first_start");
+    fx = relays.closeAfter(new RelayFixture("cdc_first_start"));
     KafkaTestSupport.createTopic(fx.topic("order"), 3);
     List<UUID> committed = new ArrayList<>(OutboxLoad.backlog(fx, 300, 10));
     // The application's transaction: it wrote, so it holds a transaction id, and stays open.
-    app = fx.db.connect();
+    app = relays.closeAfter(fx.db.connect());
     app.setAutoCommit(false);
     List<UUID> open = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
@@ -130,7 +118,7 @@ class CdcFirstStartIT {
 
   @Test
   void catchUpBeyondTheLaneBuffersSurvivesKill9InTheMiddle() throws Exception {
-    fx = new RelayFixture("cdc_catch_up");
+    fx = relays.closeAfter(new RelayFixture("cdc_catch_up"));
     KafkaTestSupport.createTopic(fx.topic("order"), 3);
     int backlog = 5_000;
     List<UUID> committed = new ArrayList<>(OutboxLoad.backlog(fx, backlog, 10));

@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.testkit.KafkaTestSupport;
@@ -11,7 +12,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -25,7 +25,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class CdcHandOverIT {
-  private static final String ACTIVE = "pipeline it: active, ";
   private static final String STANDING_BY = "pipeline it: another instance streams slot";
   private static final String DEMOTED = "pipeline it: no longer the active instance, standing by";
 
@@ -36,20 +35,9 @@ class CdcHandOverIT {
   private RelayFixture fx;
   private OutboxLoad stream;
 
-  @AfterEach
-  void tearDown() {
-    if (stream != null) {
-      stream.close();
-    }
-    relays.killAll();
-    if (fx != null) {
-      fx.close();
-    }
-  }
-
   @Test
   void aWokenActiveNeverTakesTheSlotBackAndNothingIsLostOrReordered() throws Exception {
-    fx = new RelayFixture("cdc_handover");
+    fx = relays.closeAfter(new RelayFixture("cdc_handover"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     // Default lease-timeout (10 s) and reconcile-after (5 min): the sweep cannot hide a stream
     // that stopped.
@@ -58,7 +46,7 @@ class CdcHandOverIT {
     await().atMost(Duration.ofSeconds(60)).until(() -> active.logContains(ACTIVE));
     RelayProcess standby = relays.start("b", config);
     await().atMost(Duration.ofSeconds(60)).until(() -> standby.logContains(STANDING_BY));
-    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(20));
+    stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(20)));
     // The first sends to a new topic may take a while on a busy broker.
     await().atMost(Duration.ofSeconds(90)).until(() -> fx.published() >= 500);
 

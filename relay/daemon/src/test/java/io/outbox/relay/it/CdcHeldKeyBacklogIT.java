@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -19,7 +20,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -39,7 +39,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 40, unit = TimeUnit.MINUTES)
 class CdcHeldKeyBacklogIT {
-  private static final String ACTIVE = "pipeline it: active, ";
   private static final int ROWS = Integer.getInteger("it.held.rows", 100_000);
   private static final String HEAP = System.getProperty("it.held.heap", "128m");
   private static final int FIXED_HOLD = Integer.getInteger("it.held.hold-seconds", 0);
@@ -49,17 +48,9 @@ class CdcHeldKeyBacklogIT {
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
 
-  @AfterEach
-  void tearDown() {
-    relays.killAll();
-    if (fx != null) {
-      fx.close();
-    }
-  }
-
   @Test
   void otherKeysOfABacklogFlowWithABoundedHeapWhileOneKeyIsHeld() throws Exception {
-    fx = new RelayFixture("cdc_held_backlog");
+    fx = relays.closeAfter(new RelayFixture("cdc_held_backlog"));
     KafkaTestSupport.createTopic(fx.topic("order"), 3);
     int port = freePort();
     String config =

@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -14,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -35,7 +35,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CdcHeldKeyIT {
-  private static final String ACTIVE = "pipeline it: active, ";
   private static final int HELD = 600;
   private static final int OTHERS = 4_000;
   private static final int LANE_BUFFER = 200;
@@ -43,14 +42,6 @@ class CdcHeldKeyIT {
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
-
-  @AfterEach
-  void tearDown() {
-    relays.killAll();
-    if (fx != null) {
-      fx.close();
-    }
-  }
 
   @Test
   void otherKeysFlowWhileOneKeyIsHeldAndNothingIsLostAcrossKill9() throws Exception {
@@ -150,7 +141,7 @@ class CdcHeldKeyIT {
 
   /** The fixture on a new database {@code name}, the topic; returns the relay's config. */
   private String setUp(String name) throws Exception {
-    fx = new RelayFixture(name);
+    fx = relays.closeAfter(new RelayFixture(name));
     KafkaTestSupport.createTopic(fx.topic("order"), 3);
     return fx.config(
         "lanes = 2, batch-size = 100\n%s".formatted(fx.cdc("lane-buffer = " + LANE_BUFFER)));

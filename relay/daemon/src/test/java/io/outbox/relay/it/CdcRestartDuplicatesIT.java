@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -13,7 +14,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,7 +27,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CdcRestartDuplicatesIT {
-  private static final String ACTIVE = "pipeline it: active, ";
   private static final int EVENTS = 3_000;
   private static final int PER_TRANSACTION = 20;
   private static final int LANES = 2;
@@ -36,17 +35,9 @@ class CdcRestartDuplicatesIT {
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
 
-  @AfterEach
-  void tearDown() {
-    relays.killAll();
-    if (fx != null) {
-      fx.close();
-    }
-  }
-
   @Test
   void killDashNineSendsAgainOnlyTheBatchesInFlight() throws Exception {
-    fx = new RelayFixture("cdc_restart_dup");
+    fx = relays.closeAfter(new RelayFixture("cdc_restart_dup"));
     KafkaTestSupport.createTopic(fx.topic("order"), 3);
     String config =
         fx.config(

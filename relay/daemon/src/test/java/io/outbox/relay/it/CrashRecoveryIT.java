@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,17 +26,9 @@ class CrashRecoveryIT {
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
 
-  @AfterEach
-  void tearDown() {
-    relays.killAll();
-    if (fx != null) {
-      fx.close();
-    }
-  }
-
   @Test
   void killDashNineMidBacklogLosesNothing() throws Exception {
-    fx = new RelayFixture("crash_recovery");
+    fx = relays.closeAfter(new RelayFixture("crash_recovery"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = OutboxLoad.backlog(fx, EVENTS, KEYS);
     String config = fx.config("lanes = 4, batch-size = 500");

@@ -1,5 +1,7 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
+import static io.outbox.relay.it.RelayFixture.STANDING_BY;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -16,7 +18,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -29,8 +30,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CutOffActiveIT {
-  private static final String ACTIVE = "pipeline it: active, ";
-  private static final String STANDING_BY = "pipeline it: another instance is active for";
   private static final Duration BOUND = Duration.ofSeconds(20);
   private static final Duration CUT_OFF = Duration.ofSeconds(30);
 
@@ -48,28 +47,11 @@ class CutOffActiveIT {
   private PrivateKafka kafka;
   private OutboxLoad stream;
 
-  @AfterEach
-  void tearDown() {
-    if (stream != null) {
-      stream.close();
-    }
-    relays.killAll();
-    if (proxy != null) {
-      proxy.close();
-    }
-    if (fx != null) {
-      fx.close();
-    }
-    if (kafka != null) {
-      kafka.close();
-    }
-  }
-
   @Test
   void leadershipMovesToTheStandbyWhenTheActiveIsCutOffFromTheDatabase() throws Exception {
-    fx = new RelayFixture("cut_off_database");
+    fx = relays.closeAfter(new RelayFixture("cut_off_database"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
-    proxy = FaultProxy.start(Services.pgHost(), Services.pgPort());
+    proxy = relays.closeAfter(FaultProxy.start(Services.pgHost(), Services.pgPort()));
     String viaProxy = "jdbc:postgresql://" + proxy.address() + "/" + fx.db.name();
     RelayProcess a = relays.start("a", fx.config(DEFAULTS, Services.kafkaBootstrap(), viaProxy));
     await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
@@ -97,8 +79,8 @@ class CutOffActiveIT {
 
   @Test
   void leadershipMovesToTheStandbyWhenTheActiveIsCutOffFromTheBroker() throws Exception {
-    kafka = PrivateKafka.startBehindProxy();
-    fx = new RelayFixture("cut_off_broker");
+    kafka = relays.closeAfter(PrivateKafka.startBehindProxy());
+    fx = relays.closeAfter(new RelayFixture("cut_off_broker"));
     KafkaTestSupport.createTopic(kafka.bootstrap(), fx.topic("order"), 6);
     // A reaches the broker only through the proxy; B directly.
     RelayProcess a = relays.start("a", fx.config(DEFAULTS, kafka.proxiedBootstrap()));
@@ -139,7 +121,7 @@ class CutOffActiveIT {
    */
   private Result cutOffAndHeal(RelayProcess a, RelayProcess b, Runnable cut, Runnable heal)
       throws Exception {
-    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 500);
 
     Instant cutAt = Instant.now();

@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -14,7 +15,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -35,33 +35,17 @@ class DatabaseCutOffIT {
   /** socket-timeout, plus a poll-interval before a lane's next claim, plus scheduling slack. */
   private static final Duration DETECTION_BOUND = SOCKET_TIMEOUT.plusSeconds(3);
 
-  private static final String ACTIVE = "pipeline it: active, ";
-
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
   private FaultProxy proxy;
   private OutboxLoad stream;
 
-  @AfterEach
-  void tearDown() {
-    if (stream != null) {
-      stream.close();
-    }
-    relays.killAll();
-    if (proxy != null) {
-      proxy.close();
-    }
-    if (fx != null) {
-      fx.close();
-    }
-  }
-
   @Test
   void everyLaneNoticesABlackHoledDatabaseWithinTheSocketTimeoutAndResumesAfterIt()
       throws Exception {
-    fx = new RelayFixture("database_cut_off");
+    fx = relays.closeAfter(new RelayFixture("database_cut_off"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
-    proxy = FaultProxy.start(Services.pgHost(), Services.pgPort());
+    proxy = relays.closeAfter(FaultProxy.start(Services.pgHost(), Services.pgPort()));
     String viaProxy = "jdbc:postgresql://" + proxy.address() + "/" + fx.db.name();
     RelayProcess relay =
         relays.start(
@@ -76,7 +60,7 @@ class DatabaseCutOffIT {
                 Services.kafkaBootstrap(),
                 viaProxy));
     await().atMost(Duration.ofSeconds(30)).until(() -> relay.logContains(ACTIVE));
-    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(20));
+    stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(20)));
     await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 500);
 
     Instant cutAt = Instant.now();

@@ -1,5 +1,6 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -13,7 +14,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,28 +27,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class ExactlyOnceIT {
-  private static final String ACTIVE = "pipeline it: active, ";
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
   private OutboxLoad stream;
 
-  @AfterEach
-  void tearDown() {
-    if (stream != null) {
-      stream.close();
-    }
-    relays.killAll();
-    if (fx != null) {
-      fx.close();
-    }
-  }
-
   @Test
   @Timeout(value = 15, unit = TimeUnit.MINUTES) // ten kills with scripts/exactly-once-long.sh
   void killDashNineUnderLoadDeliversEveryEventOnce() throws Exception {
     int events = 20_000;
-    fx = new RelayFixture("eos_kill");
+    fx = relays.closeAfter(new RelayFixture("eos_kill"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = new ArrayList<>(OutboxLoad.backlog(fx, events, 300));
     String config = fx.config("lanes = 4, batch-size = 500, " + fx.exactlyOnce());
@@ -85,7 +73,7 @@ class ExactlyOnceIT {
   @Test
   void aCrashBetweenCommitAndSettlementIsSettledFromTheLedger() throws Exception {
     int events = 5_000;
-    fx = new RelayFixture("eos_ledger");
+    fx = relays.closeAfter(new RelayFixture("eos_ledger"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = OutboxLoad.backlog(fx, events, 100);
     String config = fx.config("lanes = 2, batch-size = 200, " + fx.exactlyOnce());
@@ -116,7 +104,7 @@ class ExactlyOnceIT {
 
   @Test
   void aFrozenActiveWakesFencedAndPublishesNothingTwice() throws Exception {
-    fx = new RelayFixture("eos_frozen");
+    fx = relays.closeAfter(new RelayFixture("eos_frozen"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = fx.config("lanes = 2, batch-size = 100, " + fx.exactlyOnce());
     RelayProcess a = relays.start("a", config);
@@ -125,7 +113,7 @@ class ExactlyOnceIT {
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> b.logContains("pipeline it: another instance is active for"));
-    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 1_000);
 
     Instant frozenAt = Instant.now();

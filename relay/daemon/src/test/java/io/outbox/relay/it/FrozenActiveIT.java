@@ -1,5 +1,7 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
+import static io.outbox.relay.it.RelayFixture.STANDING_BY;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,7 +12,6 @@ import java.time.Instant;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -23,35 +24,22 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class FrozenActiveIT {
-  private static final String ACTIVE = "pipeline it: active, ";
-  private static final String STANDING_BY = "pipeline it: another instance is active for";
   private static final Duration TAKE_OVER_BOUND = Duration.ofSeconds(20);
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
   private OutboxLoad stream;
 
-  @AfterEach
-  void tearDown() {
-    if (stream != null) {
-      stream.close();
-    }
-    relays.killAll();
-    if (fx != null) {
-      fx.close();
-    }
-  }
-
   @Test
   void aStandbyTakesOverFromAFrozenActiveWhichWakesUpFenced() throws Exception {
-    fx = new RelayFixture("frozen_active");
+    fx = relays.closeAfter(new RelayFixture("frozen_active"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     // Default leadership settings: lease-timeout 10s, renewed every second.
     RelayProcess a = relays.start("a", fx.config("lanes = 2, batch-size = 100"));
     await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
     RelayProcess b = relays.start("b", fx.config("lanes = 2, batch-size = 100"));
     await().atMost(Duration.ofSeconds(30)).until(() -> b.logContains(STANDING_BY));
-    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 1_000);
 
     Instant frozenAt = Instant.now();

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -33,17 +32,9 @@ class GracefulShutdownIT {
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
 
-  @AfterEach
-  void tearDown() {
-    relays.killAll();
-    if (fx != null) {
-      fx.close();
-    }
-  }
-
   @Test
   void sigtermFinishesInFlightWorkAndExitsZero() throws Exception {
-    fx = new RelayFixture("graceful_shutdown");
+    fx = relays.closeAfter(new RelayFixture("graceful_shutdown"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = OutboxLoad.backlog(fx, EVENTS, 300);
     String config = fx.config("lanes = 4, batch-size = 500");
@@ -87,7 +78,7 @@ class GracefulShutdownIT {
   @Test
   void sigtermWithAShortShutdownTimeoutExitsZeroInTimeAndLeavesNothingHalfMarked()
       throws Exception {
-    fx = new RelayFixture("short_shutdown");
+    fx = relays.closeAfter(new RelayFixture("short_shutdown"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     List<UUID> committed = OutboxLoad.backlog(fx, EVENTS, 300);
     // Big batches and a stop deadline shorter than a batch may take: in-flight batches may have
@@ -127,7 +118,7 @@ class GracefulShutdownIT {
 
   @Test
   void sigtermOfAStandbyExitsZeroPromptly() throws Exception {
-    fx = new RelayFixture("standby_shutdown");
+    fx = relays.closeAfter(new RelayFixture("standby_shutdown"));
     KafkaTestSupport.createTopic(fx.topic("order"), 2);
     RelayProcess active = relays.start("active", fx.config(""));
     await().atMost(Duration.ofSeconds(30)).until(() -> active.logContains("pipeline it: active, "));
@@ -153,7 +144,7 @@ class GracefulShutdownIT {
 
   @Test
   void sigtermDuringStartUpStopsCleanlyAndExitsZero() throws Exception {
-    fx = new RelayFixture("startup_shutdown");
+    fx = relays.closeAfter(new RelayFixture("startup_shutdown"));
     RelayProcess relay = relays.start("starting", fx.config(""));
     // The pipelines start before the rest of the daemon (HTTP endpoints): signal in between.
     await()

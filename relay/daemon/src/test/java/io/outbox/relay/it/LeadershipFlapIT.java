@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -32,20 +31,9 @@ class LeadershipFlapIT {
   private RelayFixture fx;
   private OutboxLoad stream;
 
-  @AfterEach
-  void tearDown() {
-    if (stream != null) {
-      stream.close();
-    }
-    relays.killAll();
-    if (fx != null) {
-      fx.close();
-    }
-  }
-
   @Test
   void terminatingTheLeaderSessionEveryFewSecondsLosesNothingAndKeepsKeyOrder() throws Exception {
-    fx = new RelayFixture("leadership_flap");
+    fx = relays.closeAfter(new RelayFixture("leadership_flap"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = fx.config("lanes = 2, batch-size = 50");
     RelayProcess a = relays.start("a", config);
@@ -54,7 +42,7 @@ class LeadershipFlapIT {
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> b.logContains("pipeline it: another instance is active for"));
-    stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
+    stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 500);
 
     int terminated = 0;

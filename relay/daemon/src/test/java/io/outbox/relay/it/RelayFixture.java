@@ -32,6 +32,12 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * pointing at both.
  */
 final class RelayFixture implements AutoCloseable {
+  /** What a relay of the fixture's pipeline ({@code it}) logs when it becomes the active one. */
+  static final String ACTIVE = "pipeline it: active, ";
+
+  /** What a polling relay of the pipeline logs while another instance is the active one. */
+  static final String STANDING_BY = "pipeline it: another instance is active for";
+
   /** The test's database on the shared PostgreSQL; {@code null} on a private cluster. */
   final TestDatabase db;
 

@@ -1,5 +1,7 @@
 package io.outbox.relay.it;
 
+import static io.outbox.relay.it.RelayFixture.ACTIVE;
+import static io.outbox.relay.it.RelayFixture.STANDING_BY;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -28,9 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class StandbyTakeoverIT {
-  private static final String ACTIVE = "pipeline it: active, ";
   private static final String NOW_ACTIVE = "pipeline it: this instance is now the active one";
-  private static final String STANDING_BY = "pipeline it: another instance is active for";
   private static final Duration WITHIN_SECONDS = Duration.ofSeconds(5);
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();

@@ -1,27 +1,16 @@
 package io.outbox.sink.kafka;
 
-import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.spi.PluginContext;
-import java.time.Clock;
+import io.outbox.testkit.SinkContexts;
 
 /** Plug-in contexts as the relay builds them: the user's HOCON over this module's defaults. */
 final class Contexts {
 
-  static final String PATH = "outbox-relay.pipelines.p.sink.kafka";
+  static final String PATH = SinkContexts.path("kafka");
 
   private Contexts() {}
 
   static PluginContext context(String hocon) {
-    return new PluginContext(
-        "p",
-        ConfigFactory.parseString(hocon)
-            .withFallback(
-                ConfigFactory.defaultReference()
-                    .getConfig("outbox-relay.pipeline-defaults.sink.kafka")),
-        PATH,
-        4,
-        500,
-        Clock.systemUTC(),
-        role -> {});
+    return SinkContexts.context("kafka", hocon);
   }
 }
