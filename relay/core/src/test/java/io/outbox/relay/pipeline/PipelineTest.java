@@ -70,6 +70,27 @@ class PipelineTest {
         stallTimeout);
   }
 
+  /**
+   * A watermark with nothing settled yet; {@code settles}: ledger records settle their events in
+   * {@code source} (otherwise nothing).
+   */
+  private static io.outbox.relay.spi.LedgerWatermark watermarkSettlingInto(
+      FakeSource source, boolean settles) {
+    return new io.outbox.relay.spi.LedgerWatermark() {
+      @Override
+      public Map<Integer, Long> settled() {
+        return Map.of();
+      }
+
+      @Override
+      public int settleFromLedger(
+          io.outbox.relay.spi.LedgerPosition position,
+          List<io.outbox.relay.spi.LedgerRecord.Event> events) {
+        return settles ? source.settleFromLedger(events) : 0;
+      }
+    };
+  }
+
   private static List<OutboxEvent> events(int count, int keys) {
     List<OutboxEvent> events = new ArrayList<>();
     for (int i = 1; i <= count; i++) {
@@ -294,20 +315,7 @@ class PipelineTest {
   @Test
   void aBrokerAwayWhileAnInDoubtTransactionIsSettledIsAnOutageAndTheLaneCarriesOnAfterIt() {
     FakeSource source = new FakeSource(1, events(20, 2));
-    source.watermark =
-        new io.outbox.relay.spi.LedgerWatermark() {
-          @Override
-          public Map<Integer, Long> settled() {
-            return Map.of();
-          }
-
-          @Override
-          public int settleFromLedger(
-              io.outbox.relay.spi.LedgerPosition position,
-              List<io.outbox.relay.spi.LedgerRecord.Event> events) {
-            return 0;
-          }
-        };
+    source.watermark = watermarkSettlingInto(source, false);
     java.util.concurrent.atomic.AtomicInteger transactions =
         new java.util.concurrent.atomic.AtomicInteger();
     ScriptedTransactionalSink[] sink = new ScriptedTransactionalSink[1];
@@ -375,20 +383,7 @@ class PipelineTest {
     // transaction, which still commits. Nothing may go out before the ledger is read: B's own
     // claim-ahead would take A's released events and send them a second time.
     FakeSource source = new FakeSource(1, events(21, 3));
-    source.watermark =
-        new io.outbox.relay.spi.LedgerWatermark() {
-          @Override
-          public Map<Integer, Long> settled() {
-            return Map.of();
-          }
-
-          @Override
-          public int settleFromLedger(
-              io.outbox.relay.spi.LedgerPosition position,
-              List<io.outbox.relay.spi.LedgerRecord.Event> events) {
-            return source.settleFromLedger(events);
-          }
-        };
+    source.watermark = watermarkSettlingInto(source, true);
     ScriptedTransactionalSink sink = new ScriptedTransactionalSink(batch -> null);
     java.util.concurrent.CompletableFuture<io.outbox.relay.spi.SinkTransaction> stall =
         new java.util.concurrent.CompletableFuture<>();
