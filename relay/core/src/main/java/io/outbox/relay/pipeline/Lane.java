@@ -240,13 +240,8 @@ final class Lane implements Runnable {
                 index,
                 events.size(),
                 pipeline.abandonInFlight() ? "stopping" : "the claim is no longer owned");
-            handedOver = true;
-            claim.release();
             stats.released.increment(events.size());
-            // Not published before the ledger is read: a batch claimed ahead would claim the
-            // released events again behind it, while the abandoned transaction may still commit.
-            releaseAhead();
-            return;
+            return; // released unsettled, with the batch claimed ahead (finally)
           }
           case FENCED ->
               throw new LeadershipLostException(
@@ -269,13 +264,8 @@ final class Lane implements Runnable {
         }
       } else {
         if (!waves.publish(claim, events, destinations, verdicts, waveDriver(claim))) {
-          handedOver = true;
-          claim.release(); // abandoned: the events will be claimed again
           stats.released.increment(events.size());
-          // The batch claimed ahead may hold later events of these keys: it goes out only after
-          // every event of this one was published or dead-lettered (Source#claimAhead).
-          releaseAhead();
-          return;
+          return; // abandoned: released unsettled, with the batch claimed ahead (finally)
         }
       }
       settleUnsettled(); // when no wave was published
@@ -299,6 +289,10 @@ final class Lane implements Runnable {
       }
     } finally {
       if (!handedOver) {
+        // A batch that ends unsettled (abandoned, in doubt, failed) releases the batch claimed
+        // ahead too: that one may hold later events of its keys, and goes out only after every
+        // event of this one was published or dead-lettered (Source#claimAhead); exactly-once, the
+        // ledger is read first, since an abandoned transaction may still commit.
         releaseQuietly(claim);
         releaseAhead();
       }
