@@ -271,8 +271,8 @@ public final class OutboxSourceTask extends SourceTask {
    * With a transaction per batch, the deliveries of the lane's last batch that the worker committed
    * with its offset, read once after the task started and after a failed settlement: the only times
    * a committed batch can be left unrecorded (a predecessor died, or recording failed, between the
-   * Kafka commit and the database's). Without transactions an offset does not prove a delivery
-   * ({@code errors.tolerance = all} commits offsets of skipped records): nothing is read.
+   * Kafka commit and the database's). Without transactions nothing is read: only a transaction ties
+   * a committed offset to the records of its batch.
    */
   private Set<String> committedBefore(int lane, Claim claim) {
     if (transactions == null || !uncheckedLanes.remove(lane)) {
@@ -305,9 +305,10 @@ public final class OutboxSourceTask extends SourceTask {
   }
 
   /**
-   * The worker acknowledged a record: {@code metadata} is the broker's ack, or {@code null} when
-   * the worker gave the record up ({@code errors.tolerance = all}) or a transform dropped it.
-   * Called on the producer's thread: only recorded here, the settlement runs on the task's thread.
+   * The worker acknowledged a record: {@code metadata} is the broker's ack, or {@code null} when a
+   * transform dropped it ({@code errors.tolerance = all}, which would skip records the worker could
+   * not produce, is refused: {@link ConnectorSettings}). Called on the producer's thread: only
+   * recorded here, the settlement runs on the task's thread.
    */
   @Override
   public void commitRecord(SourceRecord record, RecordMetadata metadata) {
@@ -335,7 +336,7 @@ public final class OutboxSourceTask extends SourceTask {
           retry,
           "Kafka Connect did not produce the record to "
               + record.topic()
-              + " (errors.tolerance skipped it, or a transform dropped it)");
+              + " (a transform dropped it)");
     }
     if (batch.complete()) {
       synchronized (acks) {
