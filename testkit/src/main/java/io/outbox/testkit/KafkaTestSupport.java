@@ -35,6 +35,7 @@ public final class KafkaTestSupport {
   private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration POLL = Duration.ofMillis(200);
   private static final Duration METADATA_TIMEOUT = Duration.ofSeconds(2);
+  private static final Duration MARKER_GRACE = Duration.ofSeconds(5);
 
   private KafkaTestSupport() {}
 
@@ -139,8 +140,10 @@ public final class KafkaTestSupport {
   /**
    * Reads every record of {@code topic} (which must exist) up to the end offsets it has when the
    * read starts, per partition in offset order; fails if that takes longer than {@code timeout}.
-   * Unlike {@link #readRecords(String, String, int, Duration)} it needs no expected count, so
-   * duplicates show without waiting out a timeout.
+   * With read_committed, the end offsets are taken once every committed transaction's markers are
+   * in (up to 5 s, then without the transactions still open). Unlike {@link #readRecords(String,
+   * String, int, Duration)} it needs no expected count, so duplicates show without waiting out a
+   * timeout.
    */
   public static List<ConsumerRecord<String, byte[]>> readToEnd(
       String bootstrap, String topic, Duration timeout) {
@@ -152,7 +155,7 @@ public final class KafkaTestSupport {
         throw new IllegalStateException(
             "topic " + topic + " not found at " + bootstrap + " within " + timeout);
       }
-      Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, timeout);
+      Map<TopicPartition, Long> ends = stableEnds(consumer, bootstrap, partitions, deadline);
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
       while (!reached(consumer, ends)) {
@@ -173,6 +176,31 @@ public final class KafkaTestSupport {
       }
     }
     return records;
+  }
+
+  /**
+   * The read_committed end offsets (last stable offsets) once they caught up with the high
+   * watermarks, or after {@link #MARKER_GRACE} if they do not (a transaction still open, such as
+   * one of a killed producer). A transaction's commit markers reach its partitions only after
+   * {@code commitTransaction()} returned, so the last stable offset read right after a commit may
+   * still stand before that transaction's records.
+   */
+  private static Map<TopicPartition, Long> stableEnds(
+      KafkaConsumer<String, byte[]> consumer,
+      String bootstrap,
+      List<TopicPartition> partitions,
+      long deadline) {
+    long grace = Math.min(deadline, System.nanoTime() + MARKER_GRACE.toNanos());
+    try (KafkaConsumer<String, byte[]> uncommitted = reader(bootstrap, "read_uncommitted")) {
+      while (true) {
+        Duration left = Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1_000_000));
+        Map<TopicPartition, Long> stable = consumer.endOffsets(partitions, left);
+        if (stable.equals(uncommitted.endOffsets(partitions, left)) || System.nanoTime() >= grace) {
+          return stable;
+        }
+        sleep(Duration.ofMillis(50));
+      }
+    }
   }
 
   private static boolean reached(
@@ -217,6 +245,10 @@ public final class KafkaTestSupport {
   }
 
   private static KafkaConsumer<String, byte[]> reader(String bootstrap) {
+    return reader(bootstrap, "read_committed");
+  }
+
+  private static KafkaConsumer<String, byte[]> reader(String bootstrap, String isolation) {
     // No group: partitions are assigned by hand, so there is no rebalance to wait for and
     // nothing is committed. Reading never auto-creates the topic.
     return new KafkaConsumer<>(
@@ -228,7 +260,7 @@ public final class KafkaTestSupport {
             ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG,
             false,
             ConsumerConfig.ISOLATION_LEVEL_CONFIG,
-            "read_committed",
+            isolation,
             ConsumerConfig.CLIENT_ID_CONFIG,
             "outbox-testkit-reader-" + UUID.randomUUID().toString().substring(0, 8)),
         new StringDeserializer(),
