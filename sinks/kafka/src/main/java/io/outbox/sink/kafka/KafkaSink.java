@@ -34,6 +34,13 @@ final class KafkaSink implements Sink {
 
   private static final Logger log = LoggerFactory.getLogger(KafkaSink.class);
 
+  /**
+   * How long {@link #close} lets the producer finish when no batch waits for an answer any more:
+   * what is left in it then (records of batches given up after {@code send-timeout}) is settled by
+   * no one and only becomes a duplicate if delivered, so a stop need not wait for it.
+   */
+  static final Duration IDLE_CLOSE = Duration.ofSeconds(2);
+
   private final String pipeline;
   private final KafkaSinkSettings settings;
   private final KafkaClients clients;
@@ -278,8 +285,13 @@ final class KafkaSink implements Sink {
 
   @Override
   public void close(Duration timeout) {
-    log.info("Closing the Kafka sink of pipeline {} (timeout {} ms)", pipeline, timeout.toMillis());
-    clients.close(timeout);
+    Duration wait = inFlight.isEmpty() && IDLE_CLOSE.compareTo(timeout) < 0 ? IDLE_CLOSE : timeout;
+    log.info(
+        "Closing the Kafka sink of pipeline {} (timeout {} ms, {} batch(es) waiting)",
+        pipeline,
+        wait.toMillis(),
+        inFlight.size());
+    clients.close(wait);
     // The producer's close fails what it could not deliver; anything left is released here.
     for (BatchPublish batch : inFlight) {
       batch.expire("the Kafka sink was closed before Kafka acknowledged the record");

@@ -54,6 +54,7 @@ final class FakeClients implements KafkaClients.Factory {
   static final class ScriptedProducer extends MockProducer<String, byte[]> {
     final Map<String, RuntimeException> failInSend = new ConcurrentHashMap<>();
     final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+    volatile java.time.Duration closeTimeout; // what close was given, null before
 
     ScriptedProducer(boolean autoComplete) {
       super(autoComplete, null, new StringSerializer(), new ByteArraySerializer());
@@ -71,6 +72,12 @@ final class FakeClients implements KafkaClients.Factory {
       CompletableFuture<RecordMetadata> failed = new CompletableFuture<>();
       failed.completeExceptionally(e);
       return failed;
+    }
+
+    @Override
+    public void close(java.time.Duration timeout) {
+      closeTimeout = timeout;
+      super.close(timeout);
     }
 
     int attempts(String topic) {

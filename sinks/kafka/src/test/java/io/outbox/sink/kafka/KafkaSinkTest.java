@@ -265,6 +265,23 @@ class KafkaSinkTest {
   }
 
   @Test
+  void closeWaitsTheWholeTimeoutOnlyForBatchesStillWaiting() throws Exception {
+    CompletableFuture<List<Verdict>> answered = publish(routed("t", "a", "1"));
+    assertThat(clients.last().completeNext()).isTrue();
+    assertThat(outcomes(verdicts(answered))).containsExactly(Outcome.PUBLISHED);
+    // Nothing the relay waits for is left in the producer: a short close, not the whole timeout.
+    sink.close(Duration.ofSeconds(30));
+    assertThat(clients.last().closeTimeout).isEqualTo(KafkaSink.IDLE_CLOSE);
+
+    clients = new FakeClients(false);
+    sink = sink("");
+    CompletableFuture<List<Verdict>> waiting = publish(routed("t", "a", "1"));
+    sink.close(Duration.ofSeconds(30));
+    assertThat(clients.last().closeTimeout).isEqualTo(Duration.ofSeconds(30));
+    assertThat(outcomes(verdicts(waiting))).containsExactly(Outcome.SINK_UNAVAILABLE);
+  }
+
+  @Test
   void anEmptyBatchCompletesAtOnce() throws Exception {
     assertThat(verdicts(sink.publish(List.of()).toCompletableFuture())).isEmpty();
     assertThat(clients.producers).isEmpty();
