@@ -30,9 +30,9 @@ import java.util.function.Supplier;
  * stream.
  *
  * <p>This class is the face the session, the catch-up, the sweep and the claims use; its parts
- * share one lock and one {@link StreamState}: the rows read from the table come in through {@link
- * TableIntake}, held-back keys are parked and read back by {@link Parking}, and claims take and
- * settle through {@link LaneClaims}, each lane's buffers being a {@link StreamLane}.
+ * share one lock and one {@link StreamState}: events come in through {@link Intake}, held-back keys
+ * are parked and read back by {@link Parking}, and claims take and settle through {@link
+ * LaneClaims}, each lane's buffers being a {@link StreamLane}.
  *
  * @param <R> the engine's record type, handed back to its committer
  */
@@ -81,9 +81,8 @@ final class ChangeStream<R> {
 
   private final StreamState s;
   private final Parking parking;
-  private final TableIntake table;
+  private final Intake intake;
   private final LaneClaims claims;
-  private final StreamIntake streamed;
   private Instant streamTime;
 
   ChangeStream(int lanes, int laneBuffer, Clock clock) {
@@ -96,9 +95,8 @@ final class ChangeStream<R> {
   ChangeStream(int lanes, int laneBuffer, Clock clock, String pipeline) {
     this.s = new StreamState(lanes, laneBuffer, clock, pipeline);
     this.parking = new Parking(s);
-    this.table = new TableIntake(s, parking);
+    this.intake = new Intake(s, parking);
     this.claims = new LaneClaims(s, parking);
-    this.streamed = new StreamIntake(s, parking);
   }
 
   /**
@@ -107,7 +105,7 @@ final class ChangeStream<R> {
    * @return {@code false} when the stream was closed meanwhile
    */
   boolean offer(R record, OutboxEvent event, Instant notBefore) throws InterruptedException {
-    return interruptibly(() -> streamed.offer(record, event, notBefore));
+    return interruptibly(() -> intake.offer(record, event, notBefore));
   }
 
   /** Takes a streamed record that is not an event (it only moves the position). */
@@ -136,7 +134,7 @@ final class ChangeStream<R> {
    * key's parked range.
    */
   int offerSwept(List<OutboxEvent> events) {
-    return locked(() -> table.offerSwept(events));
+    return locked(() -> intake.offerSwept(events));
   }
 
   /** From now until {@link #caughtUpRead()}, streamed events wait behind the catch-up. */
@@ -155,7 +153,7 @@ final class ChangeStream<R> {
    */
   boolean offerCaughtUp(OutboxEvent event, Instant notBefore, Instant retryAt)
       throws InterruptedException {
-    return interruptibly(() -> table.offerCaughtUp(event, notBefore, retryAt));
+    return interruptibly(() -> intake.offerCaughtUp(event, notBefore, retryAt));
   }
 
   /** Every row of the catch-up was added: streamed events flow again, behind them. */
@@ -178,7 +176,7 @@ final class ChangeStream<R> {
    * @return {@code false} when the stream was closed first
    */
   boolean awaitCaughtUpFinal() throws InterruptedException {
-    return interruptibly(() -> table.awaitCaughtUpFinal());
+    return interruptibly(() -> intake.awaitCaughtUpFinal());
   }
 
   /**
