@@ -26,7 +26,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import org.slf4j.Logger;
@@ -56,9 +55,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final DatabaseClock clock;
   private final OutstandingClaims outstanding;
   private final SlotSetup slot;
-  private final CurrentRows rows;
-  private final ParkedRows parkedRows;
-  private final UnseenRows unseen;
+  private final LaneReads reads;
   private final CdcLedger ledger;
   private final LedgerWatermark watermark;
   private final Object lifecycle = new Object();
@@ -82,9 +79,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
-    this.rows = new CurrentRows(tables, leader.fenceSql());
-    this.parkedRows = new ParkedRows(tables);
-    this.unseen = new UnseenRows(pipeline, clock);
+    this.reads = new LaneReads(pipeline, tables, () -> pool, leader, clock, this::checkActive);
     this.ledger =
         new CdcLedger(
             () -> pool, leader, tables, pipeline, database.onPublish() == OnPublish.DELETE);
@@ -150,7 +145,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
         }
         session = s;
         last = s;
-        unseen.clear();
+        reads.clear();
       }
       s.start();
     } catch (RuntimeException | InterruptedException e) {
@@ -243,7 +238,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
       long queryNanos = 0;
       while (true) {
-        readBackParked(s, lane);
+        reads.readBackParked(s, lane);
         Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
         List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, wait);
         if (items.isEmpty()) {
@@ -254,7 +249,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
           return Claim.empty();
         }
         long started = System.nanoTime();
-        items = current(s, lane, items);
+        items = reads.current(s, lane, items);
         queryNanos += System.nanoTime() - started;
         if (!items.isEmpty()) {
           handedOut = true;
@@ -267,85 +262,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
         ended(lane);
       }
     }
-  }
-
-  /**
-   * The taken events as their rows say now ({@link ChangeStream#checked}); on failure they go back
-   * to the lane.
-   */
-  private List<ChangeStream.Item> current(
-      StreamSession s, int lane, List<ChangeStream.Item> items) {
-    Map<Long, ChangeStream.Row> pending;
-    try {
-      pending = unseen.pending(items, readRows(items));
-    } catch (SQLException | RuntimeException e) {
-      s.stream().released(lane, items);
-      checkActive(s);
-      if (e instanceof RuntimeException r) {
-        throw r;
-      }
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + " lane "
-              + lane
-              + ": reading the rows of "
-              + items.size()
-              + " streamed event(s) in "
-              + tables.displayTable()
-              + " failed: "
-              + e.getMessage(),
-          e);
-    }
-    return s.stream().checked(lane, items, pending);
-  }
-
-  private CurrentRows.Read readRows(List<ChangeStream.Item> items) throws SQLException {
-    HikariDataSource p = pool;
-    if (p == null) {
-      throw new SQLException("source closed");
-    }
-    try (Connection c = p.getConnection()) {
-      // One round trip: the statement takes the fence lock and ends with it (the pool restores
-      // manual commit when the connection goes back).
-      c.setAutoCommit(true);
-      return rows.read(c, leader.fenced(), items);
-    }
-  }
-
-  /**
-   * Reads back a batch of the parked rows of a key of {@code lane} that is no longer held back
-   * ({@link ParkedRows}), if any, into the lane.
-   */
-  private void readBackParked(StreamSession s, int lane) {
-    ParkedRows.Request request = s.stream().parkedToRead(lane);
-    if (request == null) {
-      return;
-    }
-    List<ParkedRows.Row> read;
-    HikariDataSource p = pool;
-    try {
-      if (p == null) {
-        throw new SQLException("source closed");
-      }
-      try (Connection c = p.getConnection()) {
-        c.setAutoCommit(true);
-        read = parkedRows.read(c, request);
-      }
-    } catch (SQLException e) {
-      checkActive(s);
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + " lane "
-              + lane
-              + ": reading back the held-back events of one key from "
-              + tables.displayTable()
-              + " failed: "
-              + e.getMessage(),
-          e);
-    }
-    s.stream().readBack(lane, request, read);
   }
 
   /** A failed engine or a lost leader lock ends the session; the pipeline activates again. */
