@@ -6,7 +6,6 @@ import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.LeadershipLostException;
-import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.LedgerWatermark;
 import io.outbox.relay.spi.OutstandingClaims;
 import io.outbox.relay.spi.PluginContext;
@@ -27,7 +26,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalDouble;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * written to the outbox with the polling source's statements ({@link OutboxVerdicts}), so operators
  * see one model whatever the source.
  */
-final class CdcSource implements Source, CdcClaim.Writer {
+final class CdcSource implements Source {
 
   private static final Logger log = LoggerFactory.getLogger(CdcSource.class);
 
@@ -48,7 +46,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final DatabaseSettings database;
   private final CdcSettings settings;
   private final OutboxTables tables;
-  private final OutboxVerdicts verdicts;
   private final CdcConnections connections;
   private final CdcLeaderLock leader;
   private final RoleReporter roles;
@@ -56,6 +53,8 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final OutstandingClaims outstanding;
   private final SlotSetup slot;
   private final LaneReads reads;
+  private final ClaimWriter writer;
+  private final SlotStatus status;
   private final CdcLedger ledger;
   private final LedgerWatermark watermark;
   private final Object lifecycle = new Object();
@@ -63,7 +62,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private StreamSession last; // guarded by lifecycle: the newest session, stopped or not
   private volatile HikariDataSource pool;
   private volatile boolean closed;
-  private volatile boolean walKeepWarned;
   private RetentionJob retention; // guarded by lifecycle
 
   CdcSource(PluginContext context, DatabaseSettings database, CdcSettings settings) {
@@ -72,18 +70,27 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.database = database;
     this.settings = settings;
     this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
-    this.verdicts = new OutboxVerdicts(tables);
     this.connections = new CdcConnections(database, settings, pipeline);
     this.roles = new RoleReporter(context.roles(), lifecycle);
     this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
     this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
+    this.status = new SlotStatus(settings, tables, pipeline, connections, slot.creation());
     this.reads = new LaneReads(pipeline, tables, () -> pool, leader, clock, this::checkActive);
     this.ledger =
         new CdcLedger(
             () -> pool, leader, tables, pipeline, database.onPublish() == OnPublish.DELETE);
     this.watermark = new JdbcLedgerWatermark(pipeline, ledger);
+    this.writer =
+        new ClaimWriter(
+            pipeline,
+            tables,
+            new OutboxVerdicts(tables),
+            () -> pool,
+            leader,
+            ledger,
+            database.onPublish());
   }
 
   /**
@@ -253,7 +260,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
         queryNanos += System.nanoTime() - started;
         if (!items.isEmpty()) {
           handedOut = true;
-          return new CdcClaim(this, s.stream(), lane, items, queryNanos, this::ended);
+          return new CdcClaim(writer, s.stream(), lane, items, queryNanos, this::ended);
         }
         // Every event taken was final already (streamed again after a restart): take the next.
       }
@@ -295,43 +302,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
                     + "; another instance may be active"));
   }
 
-  @Override
-  public OutboxVerdicts.Written write(OutboxVerdicts.Batch batch, LedgerPosition position)
-      throws SQLException {
-    HikariDataSource p = pool;
-    if (p == null) {
-      throw new SQLException("source closed");
-    }
-    try (Connection c = p.getConnection()) {
-      OutboxVerdicts.Written written;
-      try {
-        leader.checkFence(c);
-        written = batch.write(c, database.onPublish() == OnPublish.DELETE, pipeline);
-        if (position != null) {
-          ledger.advance(c, position);
-        }
-        c.commit();
-      } catch (SQLException e) {
-        c.rollback();
-        throw e;
-      }
-      if (!written.complete()) {
-        log.warn(
-            "pipeline {}: fewer rows than expected changed in {} (published twice, or changed by"
-                + " hand): {}",
-            pipeline,
-            tables.displayTable(),
-            written);
-      }
-      return written;
-    }
-  }
-
-  @Override
-  public boolean owned() {
-    return leader.held();
-  }
-
   /**
    * {@inheritDoc}
    *
@@ -349,35 +319,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
     return true;
   }
 
-  @Override
-  public OutboxVerdicts verdicts() {
-    return verdicts;
-  }
-
-  @Override
-  public String pipeline() {
-    return pipeline;
-  }
-
   /**
-   * The WAL the pipeline's slot keeps from being recycled, in bytes; -1 when the slot does not
-   * exist.
-   *
-   * @throws SourceException when the database cannot be reached
+   * The WAL the pipeline's slot keeps from being recycled ({@link SlotStatus#retainedWalBytes}).
    */
   long retainedWalBytes() {
-    try (Connection c = connections.dedicated("status")) {
-      return new SlotGuard(settings, tables, pipeline, connections.where()).retainedWalBytes(c);
-    } catch (SQLException e) {
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + ": cannot read slot "
-              + settings.slotName()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
+    return status.retainedWalBytes();
   }
 
   /** The check every settlement and offset commit of this instance makes (tests). */
@@ -408,48 +354,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
   /**
    * {@inheritDoc}
    *
-   * <p>With the slot's retained WAL ({@code pg_current_wal_lsn() - restart_lsn}) once the slot
-   * exists.
+   * <p>With the slot's retained WAL once the slot exists ({@link SlotStatus#backlog}).
    */
   @Override
   public Optional<Backlog> backlog() {
-    try (Connection c = connections.dedicated("status")) {
-      SlotGuard guard = new SlotGuard(settings, tables, pipeline, connections.where());
-      Backlog backlog = guard.backlog(c).withSlotCreationBlocked(slot.creation().blocked());
-      OptionalDouble share = guard.walKeepShare(c);
-      if (share.isEmpty()) {
-        return Optional.of(backlog);
-      }
-      warnIfNearInvalidation(share.getAsDouble(), backlog);
-      return Optional.of(backlog.withWalKeepShare(share.getAsDouble()));
-    } catch (SQLException e) {
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + ": cannot read the backlog of "
-              + tables.displayTable()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
-  }
-
-  /** A warning once per crossing of {@code wal-keep-warning}, and again after it fell back. */
-  private void warnIfNearInvalidation(double share, Backlog backlog) {
-    boolean near = share >= settings.walKeepWarning();
-    if (near && !walKeepWarned) {
-      log.warn(
-          "pipeline {}: replication slot {} retains {} bytes of WAL, {} % of"
-              + " max_slot_wal_keep_size (warning at {} %); at 100 % PostgreSQL invalidates it and"
-              + " the stream is lost (on-slot-loss = {})",
-          pipeline,
-          settings.slotName(),
-          backlog.retainedWalBytes().orElse(-1),
-          Math.round(share * 100),
-          Math.round(settings.walKeepWarning() * 100),
-          settings.onSlotLoss().name().toLowerCase(java.util.Locale.ROOT));
-    }
-    walKeepWarned = near;
+    return Optional.of(status.backlog());
   }
 
   @Override
