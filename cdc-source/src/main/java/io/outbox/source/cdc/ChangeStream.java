@@ -112,15 +112,22 @@ final class ChangeStream<R> {
   void pass(R record) {
     // A record dropped after close must not let a later position be committed past an event that
     // was never taken.
-    locked(() -> s.closed ? null : s.watermark.add(record, 0));
+    run(
+        () -> {
+          if (!s.closed) {
+            s.watermark.add(record, 0);
+          }
+        });
   }
 
   /** Records how far the stream has come, from a heartbeat emitted at {@code emittedAt}. */
   void reached(Instant emittedAt) {
-    locked(
-        () ->
-            streamTime =
-                streamTime == null || emittedAt.isAfter(streamTime) ? emittedAt : streamTime);
+    run(
+        () -> {
+          if (streamTime == null || emittedAt.isAfter(streamTime)) {
+            streamTime = emittedAt;
+          }
+        });
   }
 
   /** The database time up to which the stream has delivered everything, or {@code null}. */
@@ -139,7 +146,7 @@ final class ChangeStream<R> {
 
   /** From now until {@link #caughtUpRead()}, streamed events wait behind the catch-up. */
   void beginCatchUp() {
-    locked(() -> s.catchingUp = true);
+    run(() -> s.catchingUp = true);
   }
 
   /**
