@@ -11,9 +11,19 @@ import java.nio.file.Path;
 import java.util.concurrent.ThreadLocalRandom;
 
 /** Free TCP ports for the private services of tests, and whether one accepts connections. */
-final class LocalPorts {
+public final class LocalPorts {
 
   private LocalPorts() {}
+
+  /**
+   * A port nothing listens on: one the system just gave out and took back (for a client that must
+   * find no server, such as a sink's unreachable broker).
+   */
+  public static int unbound() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
 
   /**
    * Free ports below the ephemeral range: a client that keeps reconnecting to a stopped broker on

@@ -1,8 +1,13 @@
 package io.outbox.testkit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.SinkProvider;
 import java.time.Clock;
+import java.util.ServiceLoader;
 
 /** Plug-in contexts as the relay builds them for a sink: the user's HOCON over its defaults. */
 public final class SinkContexts {
@@ -33,5 +38,25 @@ public final class SinkContexts {
         500,
         Clock.systemUTC(),
         role -> {});
+  }
+
+  /** The provider of sink {@code type} as the relay finds it: through {@link ServiceLoader}. */
+  public static SinkProvider provider(String type) {
+    return ServiceLoader.load(SinkProvider.class).stream()
+        .map(ServiceLoader.Provider::get)
+        .filter(p -> p.type().equals(type))
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("no SinkProvider of type " + type));
+  }
+
+  /**
+   * A sink of {@code type} made as the relay makes it: its {@link #provider}, the {@link #context}
+   * of {@code hocon}, which must validate without a problem, then {@code create}.
+   */
+  public static Sink sink(String type, String hocon) {
+    SinkProvider provider = provider(type);
+    PluginContext context = context(type, hocon);
+    assertThat(provider.validate(context)).as("problems of " + path(type)).isEmpty();
+    return provider.create(context);
   }
 }

@@ -45,6 +45,7 @@ public abstract class SinkContract {
   private static final AtomicLong IDS = new AtomicLong();
 
   private final List<Sink> sinks = new ArrayList<>();
+  private final Teardown opened = new Teardown();
 
   /**
    * Makes a new, empty destination (a topic; an exchange with a queue bound to receive everything)
@@ -87,10 +88,22 @@ public abstract class SinkContract {
   /** Called after each test, once its sinks are closed: delete what the test declared. */
   protected void cleanUp() throws Exception {}
 
+  /**
+   * Closes {@code resource} (a client the subclass reads with, say) after each test, once its sinks
+   * are closed, before {@link #cleanUp()}; returns it.
+   */
+  protected final <T extends AutoCloseable> T closeAfter(T resource) {
+    return opened.add(resource);
+  }
+
   @AfterEach
   final void closeSinksAndCleanUp() throws Exception {
     sinks.forEach(s -> s.close(Duration.ofSeconds(5)));
-    cleanUp();
+    try {
+      opened.closeAll();
+    } finally {
+      cleanUp();
+    }
   }
 
   // ---- the contract ----

@@ -6,6 +6,7 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.ClaimVerdicts;
 import io.outbox.schema.OutboxVerdicts;
 import java.sql.SQLException;
 import java.util.List;
@@ -76,9 +77,8 @@ final class CdcClaim implements Claim {
   /**
    * {@inheritDoc}
    *
-   * <p>Events without a settlement are released. A settlement for an event that is not in this
-   * claim, or two for one event, releases the whole claim and throws {@link
-   * IllegalArgumentException}.
+   * <p>Events without a settlement go back to the front of their lane in memory. Settlements that
+   * do not fit the claim ({@link ClaimVerdicts#of}) give all its events back that way and throw.
    */
   @Override
   public Settled settle(List<Settlement> settlements) {
@@ -97,7 +97,7 @@ final class CdcClaim implements Claim {
       Settled settled = Settled.AS_GIVEN;
       OutboxVerdicts.Batch batch;
       try {
-        batch = verdicts(settlements);
+        batch = ClaimVerdicts.of(writer.verdicts(), events, settlements);
       } catch (IllegalArgumentException e) {
         stream.released(lane, items);
         throw e;
@@ -158,21 +158,5 @@ final class CdcClaim implements Claim {
       throw new IllegalStateException(
           "pipeline " + writer.pipeline() + " lane " + lane + ": this claim was already ended");
     }
-  }
-
-  private OutboxVerdicts.Batch verdicts(List<Settlement> settlements) {
-    Settlement.requireOnePerEvent(events, settlements);
-    OutboxVerdicts.Batch batch = writer.verdicts().batch();
-    for (Settlement s : settlements) {
-      long id = s.event().id();
-      if (s instanceof Settlement.Published) {
-        batch.published(id);
-      } else if (s instanceof Settlement.Retry r) {
-        batch.retry(id, r.attempts(), r.delay().toMillis(), r.error());
-      } else if (s instanceof Settlement.DeadLetter d) {
-        batch.deadLetter(id, d.reason().columnValue(), d.attempts(), d.error());
-      }
-    }
-    return batch;
   }
 }

@@ -6,7 +6,6 @@ import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.LeadershipLostException;
-import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.LedgerWatermark;
 import io.outbox.relay.spi.OutstandingClaims;
 import io.outbox.relay.spi.PluginContext;
@@ -26,9 +25,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalDouble;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * written to the outbox with the polling source's statements ({@link OutboxVerdicts}), so operators
  * see one model whatever the source.
  */
-final class CdcSource implements Source, CdcClaim.Writer {
+final class CdcSource implements Source {
 
   private static final Logger log = LoggerFactory.getLogger(CdcSource.class);
 
@@ -49,16 +46,15 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private final DatabaseSettings database;
   private final CdcSettings settings;
   private final OutboxTables tables;
-  private final OutboxVerdicts verdicts;
   private final CdcConnections connections;
   private final CdcLeaderLock leader;
   private final RoleReporter roles;
   private final DatabaseClock clock;
   private final OutstandingClaims outstanding;
   private final SlotSetup slot;
-  private final CurrentRows rows;
-  private final ParkedRows parkedRows;
-  private final UnseenRows unseen;
+  private final LaneReads reads;
+  private final ClaimWriter writer;
+  private final SlotStatus status;
   private final CdcLedger ledger;
   private final LedgerWatermark watermark;
   private final Object lifecycle = new Object();
@@ -66,7 +62,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
   private StreamSession last; // guarded by lifecycle: the newest session, stopped or not
   private volatile HikariDataSource pool;
   private volatile boolean closed;
-  private volatile boolean walKeepWarned;
   private RetentionJob retention; // guarded by lifecycle
 
   CdcSource(PluginContext context, DatabaseSettings database, CdcSettings settings) {
@@ -75,20 +70,27 @@ final class CdcSource implements Source, CdcClaim.Writer {
     this.database = database;
     this.settings = settings;
     this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
-    this.verdicts = new OutboxVerdicts(tables);
     this.connections = new CdcConnections(database, settings, pipeline);
     this.roles = new RoleReporter(context.roles(), lifecycle);
     this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
     this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
     this.outstanding = new OutstandingClaims(lanes, pipeline);
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
-    this.rows = new CurrentRows(tables, leader.fenceSql());
-    this.parkedRows = new ParkedRows(tables);
-    this.unseen = new UnseenRows(pipeline, clock);
+    this.status = new SlotStatus(settings, tables, pipeline, connections, slot.creation());
+    this.reads = new LaneReads(pipeline, tables, () -> pool, leader, clock, this::checkActive);
     this.ledger =
         new CdcLedger(
             () -> pool, leader, tables, pipeline, database.onPublish() == OnPublish.DELETE);
     this.watermark = new JdbcLedgerWatermark(pipeline, ledger);
+    this.writer =
+        new ClaimWriter(
+            pipeline,
+            tables,
+            new OutboxVerdicts(tables),
+            () -> pool,
+            leader,
+            ledger,
+            database.onPublish());
   }
 
   /**
@@ -150,7 +152,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
         }
         session = s;
         last = s;
-        unseen.clear();
+        reads.clear();
       }
       s.start();
     } catch (RuntimeException | InterruptedException e) {
@@ -243,7 +245,7 @@ final class CdcSource implements Source, CdcClaim.Writer {
       long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
       long queryNanos = 0;
       while (true) {
-        readBackParked(s, lane);
+        reads.readBackParked(s, lane);
         Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
         List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, wait);
         if (items.isEmpty()) {
@@ -254,11 +256,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
           return Claim.empty();
         }
         long started = System.nanoTime();
-        items = current(s, lane, items);
+        items = reads.current(s, lane, items);
         queryNanos += System.nanoTime() - started;
         if (!items.isEmpty()) {
           handedOut = true;
-          return new CdcClaim(this, s.stream(), lane, items, queryNanos, this::ended);
+          return new CdcClaim(writer, s.stream(), lane, items, queryNanos, this::ended);
         }
         // Every event taken was final already (streamed again after a restart): take the next.
       }
@@ -267,85 +269,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
         ended(lane);
       }
     }
-  }
-
-  /**
-   * The taken events as their rows say now ({@link ChangeStream#checked}); on failure they go back
-   * to the lane.
-   */
-  private List<ChangeStream.Item> current(
-      StreamSession s, int lane, List<ChangeStream.Item> items) {
-    Map<Long, ChangeStream.Row> pending;
-    try {
-      pending = unseen.pending(items, readRows(items));
-    } catch (SQLException | RuntimeException e) {
-      s.stream().released(lane, items);
-      checkActive(s);
-      if (e instanceof RuntimeException r) {
-        throw r;
-      }
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + " lane "
-              + lane
-              + ": reading the rows of "
-              + items.size()
-              + " streamed event(s) in "
-              + tables.displayTable()
-              + " failed: "
-              + e.getMessage(),
-          e);
-    }
-    return s.stream().checked(lane, items, pending);
-  }
-
-  private CurrentRows.Read readRows(List<ChangeStream.Item> items) throws SQLException {
-    HikariDataSource p = pool;
-    if (p == null) {
-      throw new SQLException("source closed");
-    }
-    try (Connection c = p.getConnection()) {
-      // One round trip: the statement takes the fence lock and ends with it (the pool restores
-      // manual commit when the connection goes back).
-      c.setAutoCommit(true);
-      return rows.read(c, leader.fenced(), items);
-    }
-  }
-
-  /**
-   * Reads back a batch of the parked rows of a key of {@code lane} that is no longer held back
-   * ({@link ParkedRows}), if any, into the lane.
-   */
-  private void readBackParked(StreamSession s, int lane) {
-    ParkedRows.Request request = s.stream().parkedToRead(lane);
-    if (request == null) {
-      return;
-    }
-    List<ParkedRows.Row> read;
-    HikariDataSource p = pool;
-    try {
-      if (p == null) {
-        throw new SQLException("source closed");
-      }
-      try (Connection c = p.getConnection()) {
-        c.setAutoCommit(true);
-        read = parkedRows.read(c, request);
-      }
-    } catch (SQLException e) {
-      checkActive(s);
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + " lane "
-              + lane
-              + ": reading back the held-back events of one key from "
-              + tables.displayTable()
-              + " failed: "
-              + e.getMessage(),
-          e);
-    }
-    s.stream().readBack(lane, request, read);
   }
 
   /** A failed engine or a lost leader lock ends the session; the pipeline activates again. */
@@ -379,43 +302,6 @@ final class CdcSource implements Source, CdcClaim.Writer {
                     + "; another instance may be active"));
   }
 
-  @Override
-  public OutboxVerdicts.Written write(OutboxVerdicts.Batch batch, LedgerPosition position)
-      throws SQLException {
-    HikariDataSource p = pool;
-    if (p == null) {
-      throw new SQLException("source closed");
-    }
-    try (Connection c = p.getConnection()) {
-      OutboxVerdicts.Written written;
-      try {
-        leader.checkFence(c);
-        written = batch.write(c, database.onPublish() == OnPublish.DELETE, pipeline);
-        if (position != null) {
-          ledger.advance(c, position);
-        }
-        c.commit();
-      } catch (SQLException e) {
-        c.rollback();
-        throw e;
-      }
-      if (!written.complete()) {
-        log.warn(
-            "pipeline {}: fewer rows than expected changed in {} (published twice, or changed by"
-                + " hand): {}",
-            pipeline,
-            tables.displayTable(),
-            written);
-      }
-      return written;
-    }
-  }
-
-  @Override
-  public boolean owned() {
-    return leader.held();
-  }
-
   /**
    * {@inheritDoc}
    *
@@ -433,35 +319,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
     return true;
   }
 
-  @Override
-  public OutboxVerdicts verdicts() {
-    return verdicts;
-  }
-
-  @Override
-  public String pipeline() {
-    return pipeline;
-  }
-
   /**
-   * The WAL the pipeline's slot keeps from being recycled, in bytes; -1 when the slot does not
-   * exist.
-   *
-   * @throws SourceException when the database cannot be reached
+   * The WAL the pipeline's slot keeps from being recycled ({@link SlotStatus#retainedWalBytes}).
    */
   long retainedWalBytes() {
-    try (Connection c = connections.dedicated("status")) {
-      return new SlotGuard(settings, tables, pipeline, connections.where()).retainedWalBytes(c);
-    } catch (SQLException e) {
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + ": cannot read slot "
-              + settings.slotName()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
+    return status.retainedWalBytes();
   }
 
   /** The check every settlement and offset commit of this instance makes (tests). */
@@ -492,48 +354,11 @@ final class CdcSource implements Source, CdcClaim.Writer {
   /**
    * {@inheritDoc}
    *
-   * <p>With the slot's retained WAL ({@code pg_current_wal_lsn() - restart_lsn}) once the slot
-   * exists.
+   * <p>With the slot's retained WAL once the slot exists ({@link SlotStatus#backlog}).
    */
   @Override
   public Optional<Backlog> backlog() {
-    try (Connection c = connections.dedicated("status")) {
-      SlotGuard guard = new SlotGuard(settings, tables, pipeline, connections.where());
-      Backlog backlog = guard.backlog(c).withSlotCreationBlocked(slot.creation().blocked());
-      OptionalDouble share = guard.walKeepShare(c);
-      if (share.isEmpty()) {
-        return Optional.of(backlog);
-      }
-      warnIfNearInvalidation(share.getAsDouble(), backlog);
-      return Optional.of(backlog.withWalKeepShare(share.getAsDouble()));
-    } catch (SQLException e) {
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + ": cannot read the backlog of "
-              + tables.displayTable()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
-  }
-
-  /** A warning once per crossing of {@code wal-keep-warning}, and again after it fell back. */
-  private void warnIfNearInvalidation(double share, Backlog backlog) {
-    boolean near = share >= settings.walKeepWarning();
-    if (near && !walKeepWarned) {
-      log.warn(
-          "pipeline {}: replication slot {} retains {} bytes of WAL, {} % of"
-              + " max_slot_wal_keep_size (warning at {} %); at 100 % PostgreSQL invalidates it and"
-              + " the stream is lost (on-slot-loss = {})",
-          pipeline,
-          settings.slotName(),
-          backlog.retainedWalBytes().orElse(-1),
-          Math.round(share * 100),
-          Math.round(settings.walKeepWarning() * 100),
-          settings.onSlotLoss().name().toLowerCase(java.util.Locale.ROOT));
-    }
-    walKeepWarned = near;
+    return Optional.of(status.backlog());
   }
 
   @Override

@@ -7,19 +7,14 @@ import io.debezium.engine.format.ChangeEventFormat;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.OutboxTables;
 import java.io.IOException;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -29,28 +24,25 @@ import org.slf4j.LoggerFactory;
 /**
  * One run of the Debezium engine for an active instance: the engine thread hands change records to
  * the {@link ChangeStream}; a committer thread stores, every {@code offset-commit-interval}, the
- * latest position whose events are all final (the engine then confirms it to the slot); a sweep
- * thread runs the {@link ReconcileSweep}; for a new slot, a catch-up thread runs the {@link
- * CatchUp}; a watch thread stops the engine at once when this instance no longer holds the lease,
- * and restarts the stream when it receives nothing, not even a heartbeat, for a while ({@link
- * #stallTimeout}). Ends on {@link #stop} or when the engine fails.
+ * latest position whose events are all final ({@link OffsetCommits}; the engine then confirms it to
+ * the slot); a sweep thread runs the {@link ReconcileSweep}; for a new slot, a catch-up thread runs
+ * the {@link CatchUp}; a watch thread stops the engine at once when this instance no longer holds
+ * the lease, and restarts the stream when it receives nothing, not even a heartbeat, for a while
+ * ({@link #stallTimeout}). Ends on {@link #stop} or when the engine fails.
  *
- * <p>Whether the engine is gone is answered from what the session owns, never from thread names:
- * the engine's {@code run()} runs on the session's own executor, and is over when its future is
- * done; every call into the connector task passes the session's {@link TaskGate}, which after a
- * stop lets none in again and stops the task once the last call in flight has left (a task left
- * alone restarts its connector after a retriable error and would take the slot back from the
- * instance that is active now); and the server processes that streamed the slot to this session
- * ({@link Walsenders}) are gone from {@code pg_stat_activity}.
+ * <p>Whether the engine is gone is answered from what the session owns ({@link EngineRemains}),
+ * never from thread names: the engine's {@code run()} runs on the session's own executor, and is
+ * over when its future is done; every call into the connector task passes the session's {@link
+ * TaskGate}, which after a stop lets none in again and stops the task once the last call in flight
+ * has left (a task left alone restarts its connector after a retriable error and would take the
+ * slot back from the instance that is active now); and the server processes that streamed the slot
+ * to this session ({@link Walsenders}) are gone from {@code pg_stat_activity}.
  */
 final class StreamSession {
 
   private static final Logger log = LoggerFactory.getLogger(StreamSession.class);
   private static final long WATCH_EVERY_MILLIS = 100;
   private static final Duration MIN_STALL = Duration.ofSeconds(30);
-
-  /** How often the walsender streaming the slot is looked up again while streaming. */
-  private static final long NOTE_WALSENDER_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   /** Debezium waits up to task.management.timeout.ms (15 s) for its task to stop. */
   static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
@@ -67,12 +59,9 @@ final class StreamSession {
   private final CountDownLatch ended = new CountDownLatch(1);
   private final AtomicReference<String> failure = new AtomicReference<>();
   private final Clock clock;
-  private volatile DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer;
   private volatile boolean stopping;
-  private RecordChangeEvent<SourceRecord> uncommitted; // committer thread only
   private String registration;
   private DebeziumEngine<RecordChangeEvent<SourceRecord>> engine; // guarded by stopLock
-  private Future<?> running; // the engine's run(), on the session's own executor
   private Thread committerThread;
   private Thread sweepThread;
   private Thread catchUpThread;
@@ -80,11 +69,8 @@ final class StreamSession {
   private final PostgresOffsetStore.Fence fence;
   private final BooleanSupplier owned;
   private final TaskGate gate;
-  private final Walsenders walsenders;
-  private volatile boolean gone; // confirmed once: stays so
-  private long notedNanos; // committer thread only
-  private long notedBatches; // committer thread only
-  private volatile long batches; // handed over by the engine so far
+  private final OffsetCommits commits;
+  private final EngineRemains remains;
   private final Object stopLock = new Object();
   private Thread watchThread;
   private volatile long lastReceivedNanos = System.nanoTime();
@@ -107,12 +93,16 @@ final class StreamSession {
     this.fence = fence;
     this.owned = owned;
     this.gate = new TaskGate(pipeline);
-    this.walsenders = new Walsenders(() -> connections.dedicated("check"), settings.slotName());
+    Walsenders walsenders =
+        new Walsenders(() -> connections.dedicated("check"), settings.slotName());
     this.connections = connections;
     this.tables = tables;
     this.pipeline = pipeline;
     this.clock = clock;
     this.stream = new ChangeStream<>(lanes, settings.laneBuffer(), clock, pipeline);
+    this.commits = new OffsetCommits(stream, walsenders, owned, pipeline, settings.slotName());
+    this.remains =
+        new EngineRemains(gate, walsenders, () -> stopping, pipeline, settings.slotName());
     this.changes = new ChangeEvents(EngineProperties.heartbeatPrefix(settings.slotName()));
     this.sweep = new ReconcileSweep(connections, settings, tables, pipeline, stream);
   }
@@ -142,7 +132,7 @@ final class StreamSession {
                 connections, tables.qualifiedOffsetsTable(), pipeline, fence));
     ExecutorService runner =
         Executors.newSingleThreadExecutor(r -> thread("engine", r)); // one run, then it ends
-    running = runner.submit(this::runEngine);
+    remains.running(runner.submit(this::runEngine));
     runner.shutdown();
     boolean up = false;
     long deadline = System.nanoTime() + settings.startTimeout().toNanos();
@@ -169,7 +159,9 @@ final class StreamSession {
               + (why != null ? ": " + why : " within " + settings.startTimeout()));
     }
     lastReceivedNanos = System.nanoTime();
-    committerThread = thread("offsets", this::commitLoop);
+    committerThread =
+        thread(
+            "offsets", () -> commits.run(() -> stopping, ended, settings.offsetCommitInterval()));
     committerThread.start();
     if (!settings.reconcileAfter().isZero()) {
       sweepThread = thread("sweep", this::sweepLoop);
@@ -239,20 +231,16 @@ final class StreamSession {
       throws InterruptedException {
     receiving = true;
     lastReceivedNanos = System.nanoTime();
-    batches++; // the engine's one polling thread
+    commits.received(committer); // the engine's one polling thread
     try {
-      hand(records, committer);
+      hand(records);
     } finally {
       lastReceivedNanos = System.nanoTime();
       receiving = false;
     }
   }
 
-  private void hand(
-      List<RecordChangeEvent<SourceRecord>> records,
-      DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
-      throws InterruptedException {
-    this.committer = committer;
+  private void hand(List<RecordChangeEvent<SourceRecord>> records) throws InterruptedException {
     if (log.isDebugEnabled()) {
       log.debug("pipeline {}: {} change record(s) from the engine", pipeline, records.size());
     }
@@ -292,68 +280,6 @@ final class StreamSession {
   /** Why the engine stopped on its own, or {@code null} while it runs. */
   String failure() {
     return failure.get();
-  }
-
-  private void commitLoop() {
-    long every = settings.offsetCommitInterval().toMillis();
-    while (!stopping) {
-      try {
-        if (ended.await(every, TimeUnit.MILLISECONDS)) {
-          return;
-        }
-        commitNow();
-        noteWalsender();
-      } catch (InterruptedException e) {
-        return;
-      }
-    }
-  }
-
-  /**
-   * Notes which server process streams the slot, on the first batch received and every {@link
-   * #NOTE_WALSENDER_NANOS} after (a connector restarted after a retriable error streams from a new
-   * one): while this instance holds the lease and receives, only its engine can be streaming it.
-   */
-  private void noteWalsender() {
-    long received = batches;
-    long now = System.nanoTime();
-    if (received == notedBatches
-        || (notedNanos != 0 && now - notedNanos < NOTE_WALSENDER_NANOS)
-        || !owned.getAsBoolean()) {
-      return;
-    }
-    try {
-      Walsenders.Walsender w = walsenders.noteStreaming();
-      if (w != null) {
-        log.info("pipeline {}: slot {} is streamed by {}", pipeline, settings.slotName(), w);
-      }
-      notedNanos = now;
-      notedBatches = received;
-    } catch (SQLException e) {
-      log.debug("pipeline {}: cannot look up who streams the slot: {}", pipeline, e.getMessage());
-    }
-  }
-
-  /** Stores the latest position whose events are all final, if any is new. */
-  private synchronized void commitNow() throws InterruptedException {
-    RecordChangeEvent<SourceRecord> r = stream.takeCommittable();
-    if (r != null) {
-      uncommitted = r;
-    }
-    DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> c = committer;
-    if (uncommitted == null || c == null) {
-      return;
-    }
-    try {
-      c.markProcessed(uncommitted);
-      c.markBatchFinished();
-      uncommitted = null;
-    } catch (RuntimeException e) {
-      log.warn(
-          "pipeline {}: storing the stream position failed, retrying: {}",
-          pipeline,
-          e.getMessage());
-    }
   }
 
   private void sweepLoop() {
@@ -435,9 +361,9 @@ final class StreamSession {
     DebeziumEngine<RecordChangeEvent<SourceRecord>> closing;
     synchronized (stopLock) {
       boolean first = !stopping;
-      if (first && ended.getCount() > 0 && committer != null) {
+      if (first && ended.getCount() > 0 && commits.hasCommitter()) {
         try {
-          commitNow();
+          commits.commitNow();
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
@@ -457,122 +383,21 @@ final class StreamSession {
     }
     // Whatever the engine did: no call reaches its connector again, and its task is stopped.
     gate.close();
-    boolean gone = awaitEngineGone(deadline);
+    boolean gone = remains.awaitGone(deadline);
     if (registration != null) {
       PostgresOffsetStore.unregister(registration);
     }
     return gone;
   }
 
-  /**
-   * Waits until the engine is gone ({@link #engineLeft} empty); past half the time left, interrupts
-   * the calls into the connector still in flight (a task restarting its connector or retrying its
-   * replication connection) and the engine's run.
-   */
-  private boolean awaitEngineGone(long deadline) {
-    long half = System.nanoTime() + (deadline - System.nanoTime()) / 2;
-    try {
-      if (!awaitStopped(half)) {
-        log.warn(
-            "pipeline {}: the change stream's engine is slow to stop; interrupting {}",
-            pipeline,
-            engineLeft());
-        gate.interruptCalls();
-        if (running != null) {
-          running.cancel(true);
-        }
-        awaitStopped(deadline);
-      }
-      endWalsenders();
-      while (true) {
-        List<String> left = engineLeft();
-        if (left.isEmpty()) {
-          return true;
-        }
-        if (System.nanoTime() - deadline >= 0) {
-          log.error("pipeline {}: the change stream's engine did not stop: {}", pipeline, left);
-          return false;
-        }
-        TimeUnit.MILLISECONDS.sleep(100); // the server ends the walsender: no event to wait for
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return engineLeft().isEmpty();
-    }
-  }
-
-  /**
-   * Once the engine's side is stopped, ends the server processes that streamed to it and are still
-   * connected (a client gone without a word), as an activation would end them anyway.
-   */
-  private void endWalsenders() {
-    if (running != null && !running.isDone() || !gate.quiet()) {
-      return; // the engine could still use them
-    }
-    try {
-      int ended = walsenders.endStillConnected();
-      if (ended > 0) {
-        log.warn(
-            "pipeline {}: ended {} server process(es) still streaming slot {} to this instance's"
-                + " stopped engine",
-            pipeline,
-            ended,
-            settings.slotName());
-      }
-    } catch (SQLException e) {
-      log.warn(
-          "pipeline {}: cannot end the replication connection of the stopped engine: {}",
-          pipeline,
-          e.getMessage());
-    }
-  }
-
-  /** Waits until the engine's run is over and its connector task quiet, or the deadline. */
-  private boolean awaitStopped(long deadline) throws InterruptedException {
-    if (running != null) {
-      try {
-        running.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (TimeoutException e) {
-        return false;
-      } catch (ExecutionException | java.util.concurrent.CancellationException e) {
-        // over: runEngine logs its own failures
-      }
-    }
-    return gate.awaitQuiet(deadline);
-  }
-
   /** Whether the engine was stopped and nothing of it is left ({@link #engineLeft}). */
   boolean engineGone() {
-    return stopping && engineLeft().isEmpty();
+    return stopping && remains.left().isEmpty();
   }
 
-  /**
-   * What of this session's engine is still running or connected, for messages; empty once it is
-   * gone for good: the engine's run is over, its connector task was stopped with no call in flight
-   * ({@link TaskGate}), and no server process that streamed the slot to it is left ({@link
-   * Walsenders}). Asks the database once the first two hold; when it cannot, says so.
-   */
+  /** What of this session's engine is still running or connected ({@link EngineRemains#left}). */
   List<String> engineLeft() {
-    if (gone) {
-      return List.of();
-    }
-    List<String> left = new ArrayList<>();
-    if (running != null && !running.isDone()) {
-      left.add("the engine's run");
-    }
-    left.addAll(gate.running());
-    if (!left.isEmpty()) {
-      return left;
-    }
-    try {
-      walsenders.stillConnected().forEach(w -> left.add("its replication connection, " + w));
-    } catch (SQLException e) {
-      left.add("its replication connection, which cannot be checked: " + e.getMessage());
-    }
-    if (left.isEmpty() && stopping) {
-      gone = true;
-    }
-    return left;
+    return remains.left();
   }
 
   /**

@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Listens on the outbox's notify channel on a dedicated session and wakes the waiting lanes on
  * every notification. A broken session (found by a query every 10 s when no error says so) is
- * reopened with backoff; meanwhile lanes fall back to the poll interval.
+ * reopened with backoff ({@link SessionKeeper}); meanwhile lanes fall back to the poll interval.
  */
 final class NotificationListener {
 
@@ -27,16 +27,12 @@ final class NotificationListener {
    */
   private static final long PROBE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-  private static final long MIN_BACKOFF_MS = 500;
-  private static final long MAX_BACKOFF_MS = 30_000;
-
   private final Connections connections;
   private final String listenSql;
   private final String channel;
   private final WakeUps wakeUps;
   private final String pipeline;
-  private final Thread thread;
-  private volatile boolean stopping;
+  private final SessionKeeper keeper;
   private volatile boolean listening;
 
   NotificationListener(
@@ -46,12 +42,16 @@ final class NotificationListener {
     this.channel = channel;
     this.wakeUps = wakeUps;
     this.pipeline = pipeline;
-    this.thread = new Thread(this::run, "outbox-relay-" + pipeline + "-polling-listener");
-    this.thread.setDaemon(true);
+    this.keeper =
+        new SessionKeeper(
+            connections,
+            "listener",
+            "outbox-relay-" + pipeline + "-polling-listener",
+            new Listening());
   }
 
   void start() {
-    thread.start();
+    keeper.start();
   }
 
   /** Whether the session is currently listening (for tests and diagnostics). */
@@ -60,13 +60,7 @@ final class NotificationListener {
   }
 
   void close(Duration timeout) {
-    stopping = true;
-    thread.interrupt();
-    try {
-      thread.join(Math.max(1, timeout.toMillis()));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    keeper.close(timeout);
   }
 
   private static void probe(Connection connection) throws SQLException {
@@ -75,10 +69,11 @@ final class NotificationListener {
     }
   }
 
-  private void run() {
-    long backoff = MIN_BACKOFF_MS;
-    while (!stopping) {
-      try (Connection connection = connections.dedicated("listener")) {
+  private final class Listening implements SessionKeeper.Session {
+
+    @Override
+    public void work(Connection connection, Runnable established) throws SQLException {
+      try {
         try (Statement statement = connection.createStatement()) {
           statement.execute(listenSql);
         }
@@ -86,10 +81,10 @@ final class NotificationListener {
         wakeUps.wakeAll();
         listening = true;
         log.debug("pipeline {}: listening on channel {}", pipeline, channel);
-        backoff = MIN_BACKOFF_MS;
+        established.run();
         PGConnection pg = connection.unwrap(PGConnection.class);
         long probed = System.nanoTime();
-        while (!stopping) {
+        while (!keeper.stopping()) {
           PGNotification[] received = pg.getNotifications(RECEIVE_TIMEOUT_MS);
           if (received != null && received.length > 0) {
             wakeUps.wakeAll();
@@ -99,28 +94,26 @@ final class NotificationListener {
             probed = System.nanoTime();
           }
         }
-      } catch (SQLException e) {
-        listening = false;
-        if (stopping) {
-          return;
-        }
-        log.warn(
-            "pipeline {}: LISTEN {} on {} failed, polling every poll-interval meanwhile; retrying"
-                + " in {} ms: {}",
-            pipeline,
-            channel,
-            connections.safeUrl(),
-            backoff,
-            e.getMessage());
-        try {
-          TimeUnit.MILLISECONDS.sleep(backoff);
-        } catch (InterruptedException interrupted) {
-          return; // only close() interrupts this thread
-        }
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       } finally {
         listening = false;
       }
+    }
+
+    @Override
+    public void lost() {
+      listening = false;
+    }
+
+    @Override
+    public void failed(SQLException e, long retryMs) {
+      log.warn(
+          "pipeline {}: LISTEN {} on {} failed, polling every poll-interval meanwhile; retrying"
+              + " in {} ms: {}",
+          pipeline,
+          channel,
+          connections.safeUrl(),
+          retryMs,
+          e.getMessage());
     }
   }
 }

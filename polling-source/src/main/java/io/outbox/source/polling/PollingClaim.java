@@ -7,6 +7,7 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.schema.ClaimVerdicts;
 import io.outbox.schema.LedgerWatermarks;
 import io.outbox.schema.OutboxVerdicts;
 import java.sql.Connection;
@@ -97,9 +98,8 @@ final class PollingClaim implements Claim {
   /**
    * {@inheritDoc}
    *
-   * <p>Events without a settlement are released. A settlement for an event that is not in this
-   * claim, or two for one event, releases the whole claim and throws {@link
-   * IllegalArgumentException}.
+   * <p>The rows of events without a settlement are left as they were (unlocked at the commit).
+   * Settlements that do not fit the claim ({@link ClaimVerdicts#of}) roll it back and throw.
    */
   @Override
   public Settled settle(List<Settlement> settlements) {
@@ -110,9 +110,9 @@ final class PollingClaim implements Claim {
   @Override
   public Settled settle(List<Settlement> settlements, LedgerPosition position) {
     end();
-    Batches batches;
+    OutboxVerdicts.Batch verdicts;
     try {
-      batches = sort(settlements);
+      verdicts = ClaimVerdicts.of(owner.verdicts(), events, settlements);
     } catch (RuntimeException e) {
       rollback();
       throw e;
@@ -120,8 +120,7 @@ final class PollingClaim implements Claim {
     boolean done = false;
     try {
       OutboxVerdicts.Written written =
-          batches.verdicts.write(
-              connection, owner.onPublish() == OnPublish.DELETE, owner.pipeline());
+          verdicts.write(connection, owner.onPublish() == OnPublish.DELETE, owner.pipeline());
       if (!written.complete()) {
         // Rows are locked by this claim, so only a manual intervention can cause this.
         log.warn(
@@ -194,31 +193,6 @@ final class PollingClaim implements Claim {
     if (!ended.compareAndSet(false, true)) {
       throw new IllegalStateException(
           "pipeline " + owner.pipeline() + " lane " + lane + ": this claim was already ended");
-    }
-  }
-
-  private Batches sort(List<Settlement> settlements) {
-    Settlement.requireOnePerEvent(events, settlements);
-    Batches b = new Batches(owner.verdicts().batch());
-    for (Settlement s : settlements) {
-      long id = s.event().id();
-      if (s instanceof Settlement.Published) {
-        b.verdicts.published(id);
-      } else if (s instanceof Settlement.Retry r) {
-        b.verdicts.retry(id, r.attempts(), r.delay().toMillis(), r.error());
-      } else if (s instanceof Settlement.DeadLetter d) {
-        b.verdicts.deadLetter(id, d.reason().columnValue(), d.attempts(), d.error());
-      }
-      // Release: nothing to record.
-    }
-    return b;
-  }
-
-  private static final class Batches {
-    final OutboxVerdicts.Batch verdicts;
-
-    Batches(OutboxVerdicts.Batch verdicts) {
-      this.verdicts = verdicts;
     }
   }
 }

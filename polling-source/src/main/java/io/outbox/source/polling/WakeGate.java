@@ -29,9 +29,6 @@ final class WakeGate {
   /** How often the gate re-reads the leadership and, every tenth time, checks its session. */
   private static final long CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
-  private static final long MIN_BACKOFF_MS = 500;
-  private static final long MAX_BACKOFF_MS = 30_000;
-
   /** PostgreSQL's SQLSTATE for lock_timeout. */
   private static final String LOCK_NOT_AVAILABLE = "55P03";
 
@@ -42,7 +39,7 @@ final class WakeGate {
   private final Duration lockTimeout;
   private final String pipeline;
   private final String table;
-  private final Thread thread;
+  private final SessionKeeper keeper;
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
@@ -58,7 +55,6 @@ final class WakeGate {
 
   private volatile boolean held;
   private volatile boolean ready;
-  private volatile boolean stopping;
 
   WakeGate(
       Connections connections,
@@ -77,12 +73,13 @@ final class WakeGate {
     this.lockTimeout = lockTimeout;
     this.pipeline = pipeline;
     this.table = table;
-    this.thread = new Thread(this::run, "outbox-relay-" + pipeline + "-polling-wake-gate");
-    this.thread.setDaemon(true);
+    this.keeper =
+        new SessionKeeper(
+            connections, "wake", "outbox-relay-" + pipeline + "-polling-wake-gate", new Gating());
   }
 
   void start() {
-    thread.start();
+    keeper.start();
   }
 
   /** A claim query of {@code lane} found rows: the lane claims again without waiting. */
@@ -111,13 +108,7 @@ final class WakeGate {
   }
 
   void close(Duration timeout) {
-    stopping = true;
-    thread.interrupt();
-    try {
-      thread.join(Math.max(1, timeout.toMillis()));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    keeper.close(timeout);
   }
 
   private void mark(int lane, boolean isBusy) {
@@ -153,53 +144,49 @@ final class WakeGate {
     }
   }
 
-  private void run() {
-    long backoff = MIN_BACKOFF_MS;
-    while (!stopping) {
-      try (Connection c = connections.dedicated("wake")) {
-        try (Statement s = c.createStatement()) {
-          s.execute("SET lock_timeout = " + Math.max(1, lockTimeout.toMillis()));
-        }
-        // Skippers of an earlier session (gone, and its lock with it) are waited for here.
-        endQuiet(c);
-        ready = true;
-        backoff = MIN_BACKOFF_MS;
-        int checks = 0;
-        while (!stopping) {
-          boolean want = awaitWanted(held);
-          if (want && !held) {
-            acquire(c);
-          } else if (!want && held) {
-            execute(c, "SELECT pg_advisory_unlock(?, 1)");
-            held = false;
-            endQuiet(c);
-          } else if (++checks % 10 == 0) {
-            execute(c, "SELECT 1"); // a session the network lost would hold nothing, silently
-          }
-        }
-      } catch (SQLException e) {
-        held = false; // the session is gone or going, and its lock with it
-        ready = false;
-        if (stopping) {
-          return;
-        }
-        log.warn(
-            "pipeline {}: the wake gate's session on {} failed, inserts notify meanwhile;"
-                + " retrying in {} ms: {}",
-            pipeline,
-            connections.safeUrl(),
-            backoff,
-            e.getMessage());
-        wakeUps.wakeAll();
-        try {
-          TimeUnit.MILLISECONDS.sleep(backoff);
-        } catch (InterruptedException interrupted) {
-          return; // only close() interrupts this thread
-        }
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-      } catch (InterruptedException e) {
-        return; // only close() interrupts this thread
+  /** The gate's session: takes and releases {@code (key, 1)} as the lanes need. */
+  private final class Gating implements SessionKeeper.Session {
+
+    @Override
+    public void work(Connection c, Runnable established) throws SQLException, InterruptedException {
+      try (Statement s = c.createStatement()) {
+        s.execute("SET lock_timeout = " + Math.max(1, lockTimeout.toMillis()));
       }
+      // Skippers of an earlier session (gone, and its lock with it) are waited for here.
+      endQuiet(c);
+      ready = true;
+      established.run();
+      int checks = 0;
+      while (!keeper.stopping()) {
+        boolean want = awaitWanted(held);
+        if (want && !held) {
+          acquire(c);
+        } else if (!want && held) {
+          execute(c, "SELECT pg_advisory_unlock(?, 1)");
+          held = false;
+          endQuiet(c);
+        } else if (++checks % 10 == 0) {
+          execute(c, "SELECT 1"); // a session the network lost would hold nothing, silently
+        }
+      }
+    }
+
+    @Override
+    public void lost() {
+      held = false; // the session is gone or going, and its lock with it
+      ready = false;
+    }
+
+    @Override
+    public void failed(SQLException e, long retryMs) {
+      log.warn(
+          "pipeline {}: the wake gate's session on {} failed, inserts notify meanwhile;"
+              + " retrying in {} ms: {}",
+          pipeline,
+          connections.safeUrl(),
+          retryMs,
+          e.getMessage());
+      wakeUps.wakeAll();
     }
   }
 

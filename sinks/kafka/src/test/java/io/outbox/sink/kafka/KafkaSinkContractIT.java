@@ -1,22 +1,17 @@
 package io.outbox.sink.kafka;
 
-import static io.outbox.sink.kafka.Contexts.context;
-import static org.assertj.core.api.Assertions.assertThat;
-
-import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Sink;
-import io.outbox.relay.spi.SinkProvider;
 import io.outbox.testkit.Delivered;
 import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.LocalPorts;
 import io.outbox.testkit.Services;
+import io.outbox.testkit.SinkContexts;
 import io.outbox.testkit.SinkContract;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.ServiceLoader;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
@@ -37,11 +32,8 @@ class KafkaSinkContractIT extends SinkContract {
 
   @Override
   protected Sink newUnreachableSink() throws Exception {
-    int port;
-    try (ServerSocket socket = new ServerSocket(0)) {
-      port = socket.getLocalPort();
-    }
-    return create("bootstrap-servers = \"127.0.0.1:" + port + "\"\nsend-timeout = 2s");
+    return create(
+        "bootstrap-servers = \"127.0.0.1:" + LocalPorts.unbound() + "\"\nsend-timeout = 2s");
   }
 
   @Override
@@ -77,14 +69,6 @@ class KafkaSinkContractIT extends SinkContract {
   }
 
   private static Sink create(String hocon) {
-    SinkProvider provider =
-        ServiceLoader.load(SinkProvider.class).stream()
-            .map(ServiceLoader.Provider::get)
-            .filter(p -> p.type().equals("kafka"))
-            .findFirst()
-            .orElseThrow();
-    PluginContext context = context(hocon);
-    assertThat(provider.validate(context)).isEmpty();
-    return provider.create(context);
+    return SinkContexts.sink(KafkaSinkProvider.TYPE, hocon);
   }
 }

@@ -12,9 +12,9 @@ import io.outbox.relay.spi.SinkProvider;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
 import io.outbox.testkit.KafkaTestSupport;
+import io.outbox.testkit.LocalPorts;
 import io.outbox.testkit.Services;
-import java.io.IOException;
-import java.net.ServerSocket;
+import io.outbox.testkit.SinkContexts;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +23,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -46,11 +45,7 @@ class KafkaSinkIT {
   }
 
   static SinkProvider provider() {
-    return ServiceLoader.load(SinkProvider.class).stream()
-        .map(ServiceLoader.Provider::get)
-        .filter(p -> p.type().equals("kafka"))
-        .findFirst()
-        .orElseThrow();
+    return SinkContexts.provider(KafkaSinkProvider.TYPE);
   }
 
   private Sink sink(String hocon) {
@@ -279,7 +274,10 @@ class KafkaSinkIT {
     Sink sink =
         provider()
             .create(
-                context("bootstrap-servers = \"127.0.0.1:" + freePort() + "\"\nsend-timeout = 2s"));
+                context(
+                    "bootstrap-servers = \"127.0.0.1:"
+                        + LocalPorts.unbound()
+                        + "\"\nsend-timeout = 2s"));
     sinks.add(sink);
     long start = System.nanoTime();
 
@@ -340,11 +338,5 @@ class KafkaSinkIT {
               assertThat(p.path()).isEqualTo("outbox-relay.pipelines.p.sink.kafka.producer.acks");
               assertThat(p.message()).contains("got 1");
             });
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 }

@@ -2,11 +2,11 @@ package io.outbox.sink.nats;
 
 import io.outbox.relay.spi.Sink;
 import io.outbox.testkit.Delivered;
+import io.outbox.testkit.LocalPorts;
 import io.outbox.testkit.NatsTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.SinkContexts;
 import io.outbox.testkit.SinkContract;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -25,12 +25,7 @@ class NatsSinkContractIT extends SinkContract {
 
   @BeforeEach
   void connect() throws Exception {
-    nats = NatsTestSupport.connect(Services.natsUrl());
-  }
-
-  @Override
-  protected void cleanUp() {
-    nats.close();
+    nats = closeAfter(NatsTestSupport.connect(Services.natsUrl()));
   }
 
   @Override
@@ -49,12 +44,10 @@ class NatsSinkContractIT extends SinkContract {
 
   @Override
   protected Sink newUnreachableSink() throws Exception {
-    int port;
-    try (ServerSocket socket = new ServerSocket(0)) {
-      port = socket.getLocalPort();
-    }
     return create(
-        "url = \"nats://127.0.0.1:" + port + "\"\npublish-timeout = 3s\nconnection-timeout = 1s");
+        "url = \"nats://127.0.0.1:"
+            + LocalPorts.unbound()
+            + "\"\npublish-timeout = 3s\nconnection-timeout = 1s");
   }
 
   @Override
@@ -68,6 +61,6 @@ class NatsSinkContractIT extends SinkContract {
   }
 
   private static Sink create(String hocon) {
-    return new NatsSinkProvider().create(SinkContexts.context(NatsSinkProvider.TYPE, hocon));
+    return SinkContexts.sink(NatsSinkProvider.TYPE, hocon);
   }
 }

@@ -17,25 +17,16 @@ import io.outbox.testkit.NatsTestSupport;
 import io.outbox.testkit.PrivateNats;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.SinkContexts;
+import io.outbox.testkit.Teardown;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What the NATS sink adds to the contract, against real servers. */
 class NatsSinkIT {
 
-  private final List<Sink> sinks = new ArrayList<>();
-  private final List<AutoCloseable> closeables = new ArrayList<>();
-
-  @AfterEach
-  void close() throws Exception {
-    sinks.forEach(s -> s.close(Duration.ofSeconds(5)));
-    for (AutoCloseable c : closeables) {
-      c.close();
-    }
-  }
+  @RegisterExtension final Teardown teardown = new Teardown();
 
   @Test
   void aReSentEventIsStoredOnceWithinTheDuplicateWindow() throws Exception {
@@ -113,8 +104,7 @@ class NatsSinkIT {
 
   @Test
   void aStoppedServerIsUnavailableAndTheSinkRecoversWhenItIsBack() throws Exception {
-    PrivateNats server = PrivateNats.start();
-    closeables.add(server);
+    PrivateNats server = teardown.add(PrivateNats.start());
     NatsTestSupport nats = nats(server.url());
     String stream = NatsTestSupport.unique("OUTAGE");
     nats.createStream(stream, "outbox.outage");
@@ -137,16 +127,13 @@ class NatsSinkIT {
   }
 
   private NatsTestSupport nats(String url) throws Exception {
-    NatsTestSupport nats = NatsTestSupport.connect(url);
-    closeables.add(0, nats);
-    return nats;
+    return teardown.add(NatsTestSupport.connect(url));
   }
 
   private Sink sink(String url, String hocon) {
     Sink sink =
         new NatsSinkProvider()
             .create(SinkContexts.context(NatsSinkProvider.TYPE, "url = \"" + url + "\"\n" + hocon));
-    sinks.add(sink);
-    return sink;
+    return teardown.add(sink);
   }
 }

@@ -3,8 +3,8 @@ package io.outbox.sink.nats;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.outbox.relay.spi.SecretKeys.Answer;
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.testkit.SecretKeyAnswers;
 import io.outbox.testkit.SinkContexts;
 import java.time.Duration;
 import java.util.List;
@@ -86,9 +86,8 @@ class NatsSinkSettingsTest {
 
   @Test
   void onlyTheTokenIsASecretKey() {
-    var keys = new NatsSinkProvider().secretKeys();
-    assertThat(keys.of("token")).isEqualTo(Answer.SECRET);
-    assertThat(keys.of("url")).isEqualTo(Answer.NOT_SECRET);
-    assertThat(keys.of("stream.name")).isEqualTo(Answer.NOT_SECRET);
+    SecretKeyAnswers.of(new NatsSinkProvider().secretKeys())
+        .secret("token")
+        .notSecret("url", "stream.name");
   }
 }

@@ -1,17 +1,13 @@
 package io.outbox.sink.rabbitmq;
 
-import static io.outbox.sink.rabbitmq.Contexts.context;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.GetResponse;
-import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Sink;
-import io.outbox.relay.spi.SinkProvider;
 import io.outbox.testkit.Delivered;
+import io.outbox.testkit.LocalPorts;
 import io.outbox.testkit.Services;
+import io.outbox.testkit.SinkContexts;
 import io.outbox.testkit.SinkContract;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,12 +29,7 @@ class RabbitSinkContractIT extends SinkContract {
 
   @BeforeEach
   void connect() throws Exception {
-    admin = new RabbitAdmin();
-  }
-
-  @Override
-  protected void cleanUp() throws Exception {
-    admin.close();
+    admin = closeAfter(new RabbitAdmin());
   }
 
   @Override
@@ -55,13 +46,9 @@ class RabbitSinkContractIT extends SinkContract {
 
   @Override
   protected Sink newUnreachableSink() throws Exception {
-    int port;
-    try (ServerSocket socket = new ServerSocket(0)) {
-      port = socket.getLocalPort();
-    }
     return create(
         "uri = \"amqp://guest:guest@127.0.0.1:"
-            + port
+            + LocalPorts.unbound()
             + "/%2f\"\nconfirm-timeout = 3s\nconnection-timeout = 2s");
   }
 
@@ -101,9 +88,6 @@ class RabbitSinkContractIT extends SinkContract {
   }
 
   private static Sink create(String hocon) {
-    SinkProvider provider = RabbitSinkIT.provider();
-    PluginContext context = context(hocon);
-    assertThat(provider.validate(context)).isEmpty();
-    return provider.create(context);
+    return SinkContexts.sink(RabbitSinkProvider.TYPE, hocon);
   }
 }

@@ -11,8 +11,9 @@ import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.SinkProvider;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
+import io.outbox.testkit.LocalPorts;
 import io.outbox.testkit.Services;
-import java.net.ServerSocket;
+import io.outbox.testkit.SinkContexts;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -22,7 +23,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -52,11 +52,7 @@ class RabbitSinkIT {
   }
 
   static SinkProvider provider() {
-    return ServiceLoader.load(SinkProvider.class).stream()
-        .map(ServiceLoader.Provider::get)
-        .filter(p -> p.type().equals("rabbitmq"))
-        .findFirst()
-        .orElseThrow();
+    return SinkContexts.provider(RabbitSinkProvider.TYPE);
   }
 
   private Sink sink(String hocon) {
@@ -309,10 +305,7 @@ class RabbitSinkIT {
 
   @Test
   void anUnreachableBrokerIsSinkUnavailableWithinTheTimeoutAndTheProbeSaysNo() throws Exception {
-    int port;
-    try (ServerSocket s = new ServerSocket(0)) {
-      port = s.getLocalPort();
-    }
+    int port = LocalPorts.unbound();
     Sink sink =
         provider()
             .create(

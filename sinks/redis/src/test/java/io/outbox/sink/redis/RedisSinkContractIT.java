@@ -2,11 +2,11 @@ package io.outbox.sink.redis;
 
 import io.outbox.relay.spi.Sink;
 import io.outbox.testkit.Delivered;
+import io.outbox.testkit.LocalPorts;
 import io.outbox.testkit.RedisTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.SinkContexts;
 import io.outbox.testkit.SinkContract;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
@@ -21,12 +21,7 @@ class RedisSinkContractIT extends SinkContract {
 
   @BeforeEach
   void connect() {
-    redis = RedisTestSupport.connect(Services.redisUri());
-  }
-
-  @Override
-  protected void cleanUp() {
-    redis.close();
+    redis = closeAfter(RedisTestSupport.connect(Services.redisUri()));
   }
 
   @Override
@@ -41,11 +36,7 @@ class RedisSinkContractIT extends SinkContract {
 
   @Override
   protected Sink newUnreachableSink() throws Exception {
-    int port;
-    try (ServerSocket socket = new ServerSocket(0)) {
-      port = socket.getLocalPort();
-    }
-    return create("uri = \"redis://127.0.0.1:" + port + "\"\ntimeout = 2s");
+    return create("uri = \"redis://127.0.0.1:" + LocalPorts.unbound() + "\"\ntimeout = 2s");
   }
 
   /** A key that holds a string: XADD answers WRONGTYPE. */
@@ -62,6 +53,6 @@ class RedisSinkContractIT extends SinkContract {
   }
 
   private static Sink create(String hocon) {
-    return new RedisSinkProvider().create(SinkContexts.context(RedisSinkProvider.TYPE, hocon));
+    return SinkContexts.sink(RedisSinkProvider.TYPE, hocon);
   }
 }

@@ -15,25 +15,17 @@ import io.outbox.testkit.PrivateRedis;
 import io.outbox.testkit.RedisTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.SinkContexts;
+import io.outbox.testkit.Teardown;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What the Redis sink adds to the contract, against real servers. */
 class RedisSinkIT {
 
-  private final List<Sink> sinks = new ArrayList<>();
-  private final List<AutoCloseable> closeables = new ArrayList<>();
-
-  @AfterEach
-  void close() throws Exception {
-    sinks.forEach(s -> s.close(Duration.ofSeconds(5)));
-    for (AutoCloseable c : closeables) {
-      c.close();
-    }
-  }
+  @RegisterExtension final Teardown teardown = new Teardown();
 
   @Test
   void aReSentEventIsAddedOnceWithinTheDedupWindowAndTwiceWithout() throws Exception {
@@ -90,8 +82,7 @@ class RedisSinkIT {
 
   @Test
   void aStoppedServerIsUnavailableAndTheSinkRecoversWhenItIsBack() throws Exception {
-    PrivateRedis server = PrivateRedis.start();
-    closeables.add(server);
+    PrivateRedis server = teardown.add(PrivateRedis.start());
     RedisTestSupport redis = redis(server.uri());
     String key = redis.newKey("outbox.outage");
     Sink sink = sink(server.uri(), "timeout = 2s");
@@ -113,9 +104,7 @@ class RedisSinkIT {
   }
 
   private RedisTestSupport redis(String uri) {
-    RedisTestSupport redis = RedisTestSupport.connect(uri);
-    closeables.add(0, redis);
-    return redis;
+    return teardown.add(RedisTestSupport.connect(uri));
   }
 
   private Sink sink(String uri, String hocon) {
@@ -123,7 +112,6 @@ class RedisSinkIT {
         new RedisSinkProvider()
             .create(
                 SinkContexts.context(RedisSinkProvider.TYPE, "uri = \"" + uri + "\"\n" + hocon));
-    sinks.add(sink);
-    return sink;
+    return teardown.add(sink);
   }
 }

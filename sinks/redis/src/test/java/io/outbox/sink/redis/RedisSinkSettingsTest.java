@@ -2,8 +2,8 @@ package io.outbox.sink.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.outbox.relay.spi.SecretKeys.Answer;
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.testkit.SecretKeyAnswers;
 import io.outbox.testkit.SinkContexts;
 import java.time.Duration;
 import java.util.List;
@@ -77,10 +77,9 @@ class RedisSinkSettingsTest {
 
   @Test
   void onlyThePasswordIsASecretKey() {
-    var keys = new RedisSinkProvider().secretKeys();
-    assertThat(keys.of("password")).isEqualTo(Answer.SECRET);
-    assertThat(keys.of("uri")).isEqualTo(Answer.NOT_SECRET);
-    assertThat(keys.of("dedup-key-prefix")).isEqualTo(Answer.NOT_SECRET);
+    SecretKeyAnswers.of(new RedisSinkProvider().secretKeys())
+        .secret("password")
+        .notSecret("uri", "dedup-key-prefix");
   }
 
   @Test

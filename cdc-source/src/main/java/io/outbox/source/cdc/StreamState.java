@@ -1,0 +1,56 @@
+package io.outbox.source.cdc;
+
+import io.outbox.relay.spi.AggregateKey;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * What the parts of one {@link ChangeStream} share, guarded by its one lock: the lanes, the events
+ * in memory by row id, the watermark and the counts the catch-up and the diagnostics read. Every
+ * field is read and written with {@link #lock} held; {@link #changed} wakes whoever waits for room,
+ * for events or for the catch-up to end.
+ */
+final class StreamState {
+
+  final String pipeline;
+  final int laneBuffer;
+  final Clock clock;
+  final ReentrantLock lock = new ReentrantLock();
+  final Condition changed = lock.newCondition();
+  final StreamLane[] lanes;
+  final Watermark watermark = new Watermark();
+  final Map<Long, ChangeStream.Item> inMemory = new HashMap<>();
+  long parkedEvents; // events that left memory for a parked range, since the start
+  boolean catchingUp; // streamed events wait until the catch-up is read
+  int openCaughtUp; // caught-up events without a final verdict
+  boolean closed;
+
+  StreamState(int lanes, int laneBuffer, Clock clock, String pipeline) {
+    this.pipeline = pipeline;
+    this.laneBuffer = laneBuffer;
+    this.clock = clock;
+    this.lanes = new StreamLane[lanes];
+    for (int i = 0; i < lanes; i++) {
+      this.lanes[i] = new StreamLane(i);
+    }
+  }
+
+  /** The lane of {@code key}. */
+  StreamLane laneOf(AggregateKey key) {
+    return lanes[key.lane(lanes.length)];
+  }
+
+  /** An event with a final verdict leaves memory and frees its position. */
+  void finish(ChangeStream.Item item) {
+    inMemory.remove(item.event.id());
+    if (item.position != null) {
+      watermark.release(item.position);
+    }
+    if (item.caughtUp) {
+      openCaughtUp--;
+    }
+  }
+}
