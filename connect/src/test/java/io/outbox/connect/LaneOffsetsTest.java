@@ -1,0 +1,116 @@
+package io.outbox.connect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.json.JsonConverterConfig;
+import org.apache.kafka.connect.storage.MemoryOffsetBackingStore;
+import org.apache.kafka.connect.storage.OffsetStorageReaderImpl;
+import org.apache.kafka.connect.storage.OffsetStorageWriter;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A lane's offsets through Connect's own offset writer and reader (the worker's internal JSON
+ * converter, a store keyed by the serialized partition like the offsets topic): what a task
+ * restarted on another worker finds of its predecessor's committed batch (issue #17).
+ */
+class LaneOffsetsTest {
+
+  private static final String CONNECTOR = "orders-connector";
+
+  private MemoryOffsetBackingStore store;
+
+  @BeforeEach
+  void start() {
+    store = newStore();
+  }
+
+  @AfterEach
+  void stop() {
+    store.stop();
+  }
+
+  private static MemoryOffsetBackingStore newStore() {
+    MemoryOffsetBackingStore s =
+        new MemoryOffsetBackingStore() {
+          @Override
+          public Set<Map<String, Object>> connectorPartitions(String connectorName) {
+            return Set.of();
+          }
+        };
+    s.start();
+    return s;
+  }
+
+  @Test
+  void aLanesPartitionIsSerializedTheSameInEveryJvm() {
+    // Connect's key of an offset; with a Map.of partition the object's keys came in an order
+    // chosen at random per JVM.
+    byte[] key =
+        converter()
+            .fromConnectData(
+                CONNECTOR, null, List.of(CONNECTOR, LaneOffsets.partition("orders", 3)));
+    assertThat(new String(key, StandardCharsets.UTF_8))
+        .isEqualTo("[\"orders-connector\",{\"pipeline\":\"orders\",\"lane\":3}]");
+  }
+
+  /**
+   * A predecessor on another worker committed a batch's offset under its JVM's key order of the
+   * partition (before the fix, either order; after it, {@link LaneOffsets#partition}'s): the
+   * successor finds the batch's deliveries under each.
+   */
+  @Test
+  void aSuccessorFindsTheCommittedBatchWhicheverKeyOrderThePredecessorStoredItUnder()
+      throws Exception {
+    for (Map<String, Object> asWritten : LaneOffsets.storedPartitions("orders", 2)) {
+      commit(asWritten, Map.of(OutboxRecords.ID, 8L, OutboxRecords.BATCH, "7:0,8:0"));
+      LaneOffsets.Committed found = LaneOffsets.committed(reader(), "orders", 2);
+      assertThat(found.deliveries())
+          .as("the batch committed under %s", asWritten.keySet())
+          .containsExactlyInAnyOrder("7:0", "8:0");
+      store.stop();
+      store = newStore(); // the next order on an empty store
+    }
+  }
+
+  @Test
+  void theOffsetsUnderBothKeyOrdersAreUnited() throws Exception {
+    List<Map<String, Object>> orders = LaneOffsets.storedPartitions("orders", 0);
+    commit(orders.get(1), Map.of(OutboxRecords.ID, 4L, OutboxRecords.BATCH, "3:0,4:1"));
+    commit(orders.get(0), Map.of(OutboxRecords.ID, 9L, OutboxRecords.BATCH, "9:0"));
+    // Another lane's and another connector's offsets are not this lane's.
+    commit(LaneOffsets.partition("orders", 1), Map.of(OutboxRecords.BATCH, "5:0"));
+    LaneOffsets.Committed found = LaneOffsets.committed(reader(), "orders", 0);
+    assertThat(found.deliveries()).containsExactlyInAnyOrder("3:0", "4:1", "9:0");
+    assertThat(found.lastRows()).containsExactlyInAnyOrder(4L, 9L);
+    assertThat(LaneOffsets.committed(reader(), "orders", 3).deliveries()).isEmpty();
+    assertThat(LaneOffsets.committed(reader(), "orders", 3).lastRows()).isEmpty();
+  }
+
+  /** What the worker does at a transaction's commit: the offset written under the partition. */
+  private void commit(Map<String, Object> partition, Map<String, Object> offset) throws Exception {
+    OffsetStorageWriter writer =
+        new OffsetStorageWriter(store, CONNECTOR, converter(), converter());
+    writer.offset(partition, offset);
+    assertThat(writer.beginFlush()).isTrue();
+    writer.doFlush((error, result) -> {}).get(10, TimeUnit.SECONDS);
+  }
+
+  private OffsetStorageReaderImpl reader() {
+    return new OffsetStorageReaderImpl(store, CONNECTOR, converter(), converter());
+  }
+
+  /** The worker's internal converter for offsets' keys and values. */
+  private static JsonConverter converter() {
+    JsonConverter c = new JsonConverter();
+    c.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false"), true);
+    return c;
+  }
+}
