@@ -3,6 +3,7 @@ package io.outbox.connect;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -69,7 +70,7 @@ class LaneOffsetsTest {
   @Test
   void aSuccessorFindsTheCommittedBatchWhicheverKeyOrderThePredecessorStoredItUnder()
       throws Exception {
-    for (Map<String, Object> asWritten : LaneOffsets.storedPartitions("orders", 2)) {
+    for (Map<String, Object> asWritten : bothKeyOrders("orders", 2)) {
       commit(asWritten, Map.of(OutboxRecords.ID, 8L, OutboxRecords.BATCH, "7:0,8:0"));
       LaneOffsets.Committed found = LaneOffsets.committed(reader(), "orders", 2);
       assertThat(found.deliveries())
@@ -82,11 +83,12 @@ class LaneOffsetsTest {
 
   @Test
   void theOffsetsUnderBothKeyOrdersAreUnited() throws Exception {
-    List<Map<String, Object>> orders = LaneOffsets.storedPartitions("orders", 0);
+    List<Map<String, Object>> orders = bothKeyOrders("orders", 0);
     commit(orders.get(1), Map.of(OutboxRecords.ID, 4L, OutboxRecords.BATCH, "3:0,4:1"));
     commit(orders.get(0), Map.of(OutboxRecords.ID, 9L, OutboxRecords.BATCH, "9:0"));
     // Another lane's and another connector's offsets are not this lane's.
     commit(LaneOffsets.partition("orders", 1), Map.of(OutboxRecords.BATCH, "5:0"));
+    commit("another-connector", orders.get(0), Map.of(OutboxRecords.BATCH, "6:0"));
     LaneOffsets.Committed found = LaneOffsets.committed(reader(), "orders", 0);
     assertThat(found.deliveries()).containsExactlyInAnyOrder("3:0", "4:1", "9:0");
     assertThat(found.lastRows()).containsExactlyInAnyOrder(4L, 9L);
@@ -94,10 +96,29 @@ class LaneOffsetsTest {
     assertThat(LaneOffsets.committed(reader(), "orders", 3).lastRows()).isEmpty();
   }
 
+  /**
+   * The partition as a predecessor's JVM may have iterated it: {@code pipeline} first (as {@link
+   * LaneOffsets#partition} now always does), or {@code lane} first.
+   */
+  private static List<Map<String, Object>> bothKeyOrders(String pipeline, int lane) {
+    Map<String, Object> pipelineFirst = new LinkedHashMap<>();
+    pipelineFirst.put("pipeline", pipeline);
+    pipelineFirst.put("lane", lane);
+    Map<String, Object> laneFirst = new LinkedHashMap<>();
+    laneFirst.put("lane", lane);
+    laneFirst.put("pipeline", pipeline);
+    return List.of(pipelineFirst, laneFirst);
+  }
+
   /** What the worker does at a transaction's commit: the offset written under the partition. */
   private void commit(Map<String, Object> partition, Map<String, Object> offset) throws Exception {
+    commit(CONNECTOR, partition, offset);
+  }
+
+  private void commit(String connector, Map<String, Object> partition, Map<String, Object> offset)
+      throws Exception {
     OffsetStorageWriter writer =
-        new OffsetStorageWriter(store, CONNECTOR, converter(), converter());
+        new OffsetStorageWriter(store, connector, converter(), converter());
     writer.offset(partition, offset);
     assertThat(writer.beginFlush()).isTrue();
     writer.doFlush((error, result) -> {}).get(10, TimeUnit.SECONDS);
