@@ -6,15 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.connect.json.JsonConverter;
-import org.apache.kafka.connect.json.JsonConverterConfig;
-import org.apache.kafka.connect.storage.MemoryOffsetBackingStore;
-import org.apache.kafka.connect.storage.OffsetStorageReaderImpl;
-import org.apache.kafka.connect.storage.OffsetStorageWriter;
+import org.apache.kafka.connect.storage.OffsetStorageReader;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,28 +19,11 @@ class LaneOffsetsTest {
 
   private static final String CONNECTOR = "orders-connector";
 
-  private MemoryOffsetBackingStore store;
-
-  @BeforeEach
-  void start() {
-    store = newStore();
-  }
+  private WorkerOffsets offsets = new WorkerOffsets();
 
   @AfterEach
   void stop() {
-    store.stop();
-  }
-
-  private static MemoryOffsetBackingStore newStore() {
-    MemoryOffsetBackingStore s =
-        new MemoryOffsetBackingStore() {
-          @Override
-          public Set<Map<String, Object>> connectorPartitions(String connectorName) {
-            return Set.of();
-          }
-        };
-    s.start();
-    return s;
+    offsets.close();
   }
 
   @Test
@@ -55,7 +31,7 @@ class LaneOffsetsTest {
     // Connect's key of an offset; with a Map.of partition the object's keys came in an order
     // chosen at random per JVM.
     byte[] key =
-        converter()
+        WorkerOffsets.converter()
             .fromConnectData(
                 CONNECTOR, null, List.of(CONNECTOR, LaneOffsets.partition("orders", 3)));
     assertThat(new String(key, StandardCharsets.UTF_8))
@@ -76,8 +52,8 @@ class LaneOffsetsTest {
       assertThat(found.deliveries())
           .as("the batch committed under %s", asWritten.keySet())
           .containsExactlyInAnyOrder("7:0", "8:0");
-      store.stop();
-      store = newStore(); // the next order on an empty store
+      offsets.close();
+      offsets = new WorkerOffsets(); // the next order on an empty store
     }
   }
 
@@ -110,28 +86,16 @@ class LaneOffsetsTest {
     return List.of(pipelineFirst, laneFirst);
   }
 
-  /** What the worker does at a transaction's commit: the offset written under the partition. */
   private void commit(Map<String, Object> partition, Map<String, Object> offset) throws Exception {
     commit(CONNECTOR, partition, offset);
   }
 
   private void commit(String connector, Map<String, Object> partition, Map<String, Object> offset)
       throws Exception {
-    OffsetStorageWriter writer =
-        new OffsetStorageWriter(store, connector, converter(), converter());
-    writer.offset(partition, offset);
-    assertThat(writer.beginFlush()).isTrue();
-    writer.doFlush((error, result) -> {}).get(10, TimeUnit.SECONDS);
+    offsets.commit(connector, Map.of(partition, offset));
   }
 
-  private OffsetStorageReaderImpl reader() {
-    return new OffsetStorageReaderImpl(store, CONNECTOR, converter(), converter());
-  }
-
-  /** The worker's internal converter for offsets' keys and values. */
-  private static JsonConverter converter() {
-    JsonConverter c = new JsonConverter();
-    c.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false"), true);
-    return c;
+  private OffsetStorageReader reader() {
+    return offsets.reader(CONNECTOR);
   }
 }

@@ -18,18 +18,11 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.metrics.PluginMetrics;
-import org.apache.kafka.connect.json.JsonConverter;
-import org.apache.kafka.connect.json.JsonConverterConfig;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTaskContext;
 import org.apache.kafka.connect.source.TransactionContext;
-import org.apache.kafka.connect.storage.MemoryOffsetBackingStore;
 import org.apache.kafka.connect.storage.OffsetStorageReader;
-import org.apache.kafka.connect.storage.OffsetStorageReaderImpl;
-import org.apache.kafka.connect.storage.OffsetStorageWriter;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -72,11 +65,10 @@ class TaskTakeOverIT {
       }
       OutboxWriter.forTable(table).writeAll(c, events);
     }
-    MemoryOffsetBackingStore offsets = offsetStore();
     Map<String, String> props = props(table);
-    try {
+    try (WorkerOffsets offsets = new WorkerOffsets()) {
       OutboxSourceTask a = new OutboxSourceTask();
-      a.initialize(new Context(props, reader(offsets, table)));
+      a.initialize(new Context(props, offsets.reader(table)));
       a.start(props);
       List<SourceRecord> sent =
           await()
@@ -86,17 +78,15 @@ class TaskTakeOverIT {
       assertThat(sent).hasSize(3);
       // The worker commits the batch's transaction with its offsets, the partition's keys in the
       // order of A's JVM; then it dies: commitRecord is never called, A's claim rolls back.
-      OffsetStorageWriter writer =
-          new OffsetStorageWriter(offsets, props.get("name"), converter(), converter());
+      Map<Map<String, Object>, Map<String, Object>> committed = new LinkedHashMap<>();
       for (SourceRecord r : sent) {
-        writer.offset(inOrder(r.sourcePartition(), firstKey), r.sourceOffset());
+        committed.put(inOrder(r.sourcePartition(), firstKey), new HashMap<>(r.sourceOffset()));
       }
-      assertThat(writer.beginFlush()).isTrue();
-      writer.doFlush((error, result) -> {}).get(10, TimeUnit.SECONDS);
+      offsets.commit(table, committed);
       a.stop();
 
       OutboxSourceTask b = new OutboxSourceTask();
-      b.initialize(new Context(props, reader(offsets, table)));
+      b.initialize(new Context(props, offsets.reader(table)));
       b.start(props);
       List<SourceRecord> resent = new ArrayList<>();
       try {
@@ -116,8 +106,6 @@ class TaskTakeOverIT {
       }
       assertThat(resent).as("records B sent again").isEmpty();
       assertThat(published(table)).isEqualTo(3);
-    } finally {
-      offsets.stop();
     }
   }
 
@@ -158,30 +146,6 @@ class TaskTakeOverIT {
       rs.next();
       return rs.getLong(1);
     }
-  }
-
-  private static MemoryOffsetBackingStore offsetStore() {
-    MemoryOffsetBackingStore s =
-        new MemoryOffsetBackingStore() {
-          @Override
-          public Set<Map<String, Object>> connectorPartitions(String connectorName) {
-            return Set.of();
-          }
-        };
-    s.start();
-    return s;
-  }
-
-  /** What the worker gives the connector's tasks: offsets read under the connector's name. */
-  private static OffsetStorageReader reader(MemoryOffsetBackingStore store, String connector) {
-    return new OffsetStorageReaderImpl(store, connector, converter(), converter());
-  }
-
-  /** The worker's internal converter for offsets' keys and values. */
-  private static JsonConverter converter() {
-    JsonConverter c = new JsonConverter();
-    c.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false"), true);
-    return c;
   }
 
   /** The worker's side of a task with a transaction per batch. */
