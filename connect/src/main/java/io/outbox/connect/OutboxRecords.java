@@ -32,11 +32,6 @@ final class OutboxRecords {
 
   private OutboxRecords() {}
 
-  /** The source partition of a lane: the key its offsets are stored under. */
-  static Map<String, Object> partition(String pipeline, int lane) {
-    return Map.of(PIPELINE, pipeline, LANE, lane);
-  }
-
   /**
    * The batch's events as stored in each record's offset, {@code id:attempts,...}: with
    * exactly-once support the worker commits the last one with the batch's transaction, so a
@@ -129,7 +124,7 @@ final class OutboxRecords {
     // A dead letter's copy may be of a row with a NULL key or payload (a defect): optional.
     boolean copy = offset.containsKey(DEAD_LETTER);
     return new SourceRecord(
-        partition(pipeline, lane),
+        LaneOffsets.partition(pipeline, lane),
         offset,
         topic,
         null,

@@ -269,30 +269,29 @@ public final class OutboxSourceTask extends SourceTask {
 
   /**
    * With a transaction per batch, the deliveries of the lane's last batch that the worker committed
-   * with its offset, read once after the task started and after a failed settlement: the only times
-   * a committed batch can be left unrecorded (a predecessor died, or recording failed, between the
-   * Kafka commit and the database's). Without transactions nothing is read: only a transaction ties
-   * a committed offset to the records of its batch.
+   * with its offset ({@link LaneOffsets}: the lane has one batch in flight, so only that one can be
+   * committed and unrecorded), read once after the task started and after a failed settlement: the
+   * only times a committed batch can be left unrecorded (a predecessor died, or recording failed,
+   * between the Kafka commit and the database's). Without transactions nothing is read: only a
+   * transaction ties a committed offset to the records of its batch.
    */
   private Set<String> committedBefore(int lane, Claim claim) {
     if (transactions == null || !uncheckedLanes.remove(lane)) {
       return Set.of();
     }
-    Map<String, Object> offset =
-        context.offsetStorageReader().offset(OutboxRecords.partition(pipeline, lane));
-    Set<String> committed = OutboxRecords.committedBatch(offset);
-    // Said once per lane and start: what the dedup compares the first claim with (issue #17: a
-    // SIGKILL run re-sent a committed batch without finding it here).
+    LaneOffsets.Committed committed =
+        LaneOffsets.committed(context.offsetStorageReader(), pipeline, lane);
+    // Said once per lane and start: what the dedup compares the first claim with.
     log.info(
-        "pipeline {} lane {}: the lane's last committed offset names {} deliveries (last row {});"
+        "pipeline {} lane {}: the lane's committed offsets name {} deliveries (last row {});"
             + " the first claim holds rows {} to {}",
         pipeline,
         lane,
-        committed.size(),
-        offset == null ? "none" : offset.get(OutboxRecords.ID),
+        committed.deliveries().size(),
+        committed.lastRows().isEmpty() ? "none" : committed.lastRows(),
         claim.events().get(0).id(),
         claim.events().get(claim.events().size() - 1).id());
-    return committed;
+    return committed.deliveries();
   }
 
   private static String invalidTopic(String topic) {

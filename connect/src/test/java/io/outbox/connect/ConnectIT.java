@@ -286,6 +286,7 @@ class ConnectIT {
       List<ConsumerRecord<String, byte[]>> records =
           KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, Duration.ofSeconds(60));
       checkDelivery(records, writer.written.get());
+      checkOffsetKeys(name, 4);
       alive.delete(name);
     } finally {
       writer.stop();
@@ -319,6 +320,31 @@ class ConnectIT {
         written, records.size(), seen.size(), records.size() - seen.size());
     assertThat(seen).as("events delivered").hasSize(written);
     assertThat(reorders).as("first deliveries out of key order").isEmpty();
+  }
+
+  /**
+   * The connector's offsets in the workers' offsets topic: one key per lane, the partition's keys
+   * in {@link LaneOffsets#partition}'s order, whichever worker's JVM committed them. A task
+   * restarted on the other worker looks its lanes' offsets up under these bytes; with the
+   * partition's keys in a per-JVM order it missed its predecessor's last batch and sent it again
+   * (issue #17).
+   */
+  private static void checkOffsetKeys(String connector, int lanes) {
+    String prefix = "[\"" + connector + "\",";
+    List<String> keys =
+        KafkaTestSupport.readToEnd(
+                Services.kafkaBootstrap(), ConnectWorkers.OFFSETS_TOPIC, Duration.ofSeconds(60))
+            .stream()
+            .map(ConsumerRecord::key)
+            .filter(k -> k != null && k.startsWith(prefix))
+            .distinct()
+            .toList();
+    System.out.printf("ConnectIT: offset keys of %s: %s%n", connector, keys);
+    assertThat(keys)
+        .hasSize(lanes)
+        .allMatch(
+            k ->
+                k.substring(prefix.length()).matches("\\{\"pipeline\":\"[^\"]*\",\"lane\":\\d+}]"));
   }
 
   private static void awaitTasksRunning(ConnectRest rest, String name, int tasks) {

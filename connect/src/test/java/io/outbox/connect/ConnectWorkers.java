@@ -13,6 +13,9 @@ final class ConnectWorkers {
 
   static final int[] PORTS = {8083, 8084};
 
+  /** The workers' {@code offset.storage.topic} (services.sh). */
+  static final String OFFSETS_TOPIC = "outbox-relay-connect-offsets";
+
   private final Path root;
 
   ConnectWorkers(Path root) {
