@@ -105,6 +105,20 @@ final class Results {
     }
   }
 
+  /**
+   * The load of a latency run, beside its distributions: whether the writers reached the rate,
+   * whether the relay kept up, and how busy the machine was.
+   *
+   * @param name {@code latency}, or {@code latency <delivery>}
+   * @param requested events/s asked of the writers
+   * @param achieved events/s they committed
+   * @param pendingAtEnd events pending when the writers stopped
+   * @param machineIdleShare the machine's idle share of CPU over the run (0..1), or null where
+   *     {@code /proc/stat} cannot be read
+   */
+  record Load(
+      String name, int requested, double achieved, long pendingAtEnd, Double machineIdleShare) {}
+
   static double round(double value, int decimals) {
     double scale = Math.pow(10, decimals);
     return Math.round(value * scale) / scale;
