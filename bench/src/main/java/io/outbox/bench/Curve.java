@@ -34,8 +34,8 @@ final class Curve {
    * @param ackP99 commit-to-ack p99, ms
    * @param receiveP99 commit-to-consumer-receive p99, ms
    * @param rawP99 the bare producer's send-to-ack p99 at the same rate, ms (Kafka)
-   * @param machineIdleShare the machine's idle share over the latency run, or over the whole point
-   *     when it had none
+   * @param machineIdleShare the machine's idle share over the latency run, else over the drain,
+   *     else over the whole point
    * @param saturation why the relay or the writers could not keep up at this point; null when they
    *     could (always null on a backlog curve)
    */
@@ -54,7 +54,10 @@ final class Curve {
       Double machineIdleShare,
       String saturation) {
 
-    /** The figures of {@code report}, a run at {@code x}; {@code idleShare} if it had no load. */
+    /**
+     * The figures of {@code report}, a run at {@code x}; {@code idleShare}, the machine's over the
+     * whole run, where neither its latency run nor its drain measured one.
+     */
     static Point of(long x, String run, Report report, Double idleShare) {
       Results.Throughput drain =
           report.throughput.stream()
@@ -88,8 +91,16 @@ final class Curve {
           ack == null ? null : ack.p99(),
           receive == null ? null : receive.p99(),
           raw == null ? null : raw.p99(),
-          load != null && load.machineIdleShare() != null ? load.machineIdleShare() : idleShare,
+          idle(load, f, idleShare),
           saturation);
+    }
+
+    /** The latency run's idle share, else the drain's, else the whole point's. */
+    private static Double idle(Results.Load load, Results.Footprint drain, Double point) {
+      if (load != null && load.machineIdleShare() != null) {
+        return load.machineIdleShare();
+      }
+      return drain != null && drain.machineIdleShare() != null ? drain.machineIdleShare() : point;
     }
 
     private static Results.Latency latency(Report report, String prefix) {

@@ -43,7 +43,7 @@ class CurveTest {
             1,
             9000,
             5000,
-            new Results.Footprint(3, 0.4, 0.444, 210)));
+            new Results.Footprint(3, 0.4, 0.444, 210, 0.2)));
     r.throughput.add(new Results.Throughput("raw kafka", "", 10000, 0.1, 100000, 0, null));
     r.latency.add(new Results.Latency("commit-to-consumer-receive", "", 100, 5, 8, 40, 60, 0));
     r.latency.add(new Results.Latency("commit-to-ack (published_at)", "", 100, 4, 7, 30, 50, 0));
@@ -76,12 +76,13 @@ class CurveTest {
             5,
             19_800,
             15_000,
-            new Results.Footprint(6, 4, 0.404, 230)));
+            new Results.Footprint(6, 4, 0.404, 230, 0.31)));
 
-    Curve.Point p = Curve.Point.of(100_000, "abcp2", r, 0.31);
+    Curve.Point p = Curve.Point.of(100_000, "abcp2", r, 0.9);
 
     assertThat(p.ackP99()).isNull();
     assertThat(p.achieved()).isNull();
+    // The drain's idle share, not the whole point's (backlog load included).
     assertThat(p.machineIdleShare()).isEqualTo(0.31);
     assertThat(p.saturation()).isNull();
     StringWriter table = new StringWriter();
