@@ -53,7 +53,14 @@ final class CurveRun {
     settings.put("started", Instant.now().toString());
     settings.put("cores", Runtime.getRuntime().availableProcessors());
     settings.put("load average at start", BenchRun.loadAverage());
+    settings.put("source", base.relay().source());
+    settings.put("sink", base.relay().sink());
+    settings.put("on-publish", base.relay().onPublish());
+    settings.put("payload bytes", base.workload().payloadBytes());
     if (kind.equals("rate")) {
+      settings.put("drain events per point", base.workload().events());
+      settings.put("writers", base.writers());
+      settings.put("duration seconds", base.duration().toSeconds());
       settings.put(
           "saturation",
           String.format(
