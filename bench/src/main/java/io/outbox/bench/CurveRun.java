@@ -75,6 +75,8 @@ final class CurveRun {
     List<Curve.Point> points = new ArrayList<>();
     List<Map<String, Object>> runs = new ArrayList<>();
     String stopped = null;
+    // The first point not run: after the one the curve stopped at.
+    int next = xs.size();
     for (int i = 0; i < xs.size(); i++) {
       int x = xs.get(i);
       BenchRun.Plan plan = point(i, x);
@@ -88,6 +90,7 @@ final class CurveRun {
         report = new BenchRun(plan, out).run();
       } catch (IllegalStateException e) {
         stopped = "failed at " + describe(x) + ": " + e.getMessage();
+        next = i + 1;
         break;
       }
       MachineCpu after = MachineCpu.now();
@@ -104,11 +107,12 @@ final class CurveRun {
       runs.add(report.toJson());
       if (p.saturation() != null) {
         stopped = "saturated at " + describe(x) + ": " + p.saturation();
+        next = i + 1;
         break;
       }
     }
-    if (stopped != null && points.size() + 1 < xs.size()) {
-      stopped += "; not run: " + xs.subList(points.size() + 1, xs.size());
+    if (next < xs.size()) {
+      stopped += "; not run: " + xs.subList(next, xs.size());
     }
     settings.put("load average at end", BenchRun.loadAverage());
     settings.put("run seconds", Math.round((System.nanoTime() - started) / 1e9));
@@ -183,7 +187,9 @@ final class CurveRun {
       }
     }
     if (hi >= lo) {
-      s.append(String.format(Locale.ROOT, ", idle %.0f–%.0f %%", lo * 100, hi * 100));
+      String l = String.format(Locale.ROOT, "%.0f", lo * 100);
+      String h = String.format(Locale.ROOT, "%.0f", hi * 100);
+      s.append(", machine idle ").append(l.equals(h) ? l : l + "–" + h).append(" %");
     }
     if (kind.equals("rate")) {
       s.append(", ")
