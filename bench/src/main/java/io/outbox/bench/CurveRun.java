@@ -174,7 +174,7 @@ final class CurveRun {
         DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")
             .withZone(ZoneOffset.UTC)
             .format(Instant.parse((String) settings.get("started"))));
-    s.append(", ").append(settings.get("cores")).append(" cores, load ");
+    s.append(", ").append(settings.get("cores")).append(" cores, load avg ");
     s.append(first(settings.get("load average at start")))
         .append(" → ")
         .append(first(settings.get("load average at end")));
@@ -189,16 +189,16 @@ final class CurveRun {
     if (hi >= lo) {
       String l = String.format(Locale.ROOT, "%.0f", lo * 100);
       String h = String.format(Locale.ROOT, "%.0f", hi * 100);
-      s.append(", machine idle ").append(l.equals(h) ? l : l + "–" + h).append(" %");
+      s.append(", idle ").append(l.equals(h) ? l : l + "–" + h).append(" %");
     }
     if (kind.equals("rate")) {
       s.append(", ")
           .append(base.writers())
           .append(" writers × ")
           .append(base.duration().toSeconds())
-          .append(" s per rate");
+          .append(" s");
     }
-    s.append(", ").append(base.workload().payloadBytes()).append(" B payloads");
+    s.append(", ").append(base.workload().payloadBytes()).append(" B events");
     return s.toString();
   }
 

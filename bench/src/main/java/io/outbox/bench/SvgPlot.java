@@ -224,7 +224,7 @@ final class SvgPlot {
             height));
     svg.append(String.format("<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n"));
     text(svg, LEFT, 24, "start", "font-size=\"16\" font-weight=\"bold\"", title);
-    text(svg, LEFT, 44, "start", "fill=\"#555\"", subtitle);
+    text(svg, LEFT, 44, "start", "fill=\"#555\" font-size=\"11\"", subtitle);
     int color = 0;
     double top = TOP;
     for (Panel panel : panels) {
