@@ -42,6 +42,8 @@ import picocli.CommandLine.Spec;
       "  connect   with --engine connect: the drain again through the Kafka Connect",
       "            source connector (connect/) on 1, then 2 distributed workers of",
       "            scripts/services.sh connect, beside the daemon's drain.",
+      "  curves    with --curve rate|backlog: latency against --rates, or the drain",
+      "            against --backlogs, one run per point, as a table and an SVG plot.",
       "Each run creates its own database, topic, exchange or stream and drops them",
       "after.",
       "A full default run takes about 5-10 minutes on 2 cores.",
@@ -173,6 +175,43 @@ public final class BenchCommand implements Callable<Integer> {
   int partitions;
 
   @Option(
+      names = "--curve",
+      paramLabel = "rate|backlog",
+      description =
+          "Measure a curve, one run per point, each with its own database, topic and relay."
+              + " rate: the latency run at each of --rates (after a drain of --events), beside"
+              + " the bare producer's latency at the same rate (Kafka, unless --baselines none),"
+              + " stopping at the first rate the writers or the relay could not keep up with."
+              + " backlog: the drain of each of --backlogs, no latency run. Prints a table,"
+              + " writes an SVG plot (--svg) and, with --json, every point. The insert and"
+              + " debezium baselines are not run per point.")
+  String curve;
+
+  @Option(
+      names = "--rates",
+      paramLabel = "LIST",
+      split = ",",
+      defaultValue = "100,1000,5000,10000,20000",
+      description = "Events/s of a rate curve's points (default: ${DEFAULT-VALUE}).")
+  List<Integer> rates;
+
+  @Option(
+      names = "--backlogs",
+      paramLabel = "LIST",
+      split = ",",
+      defaultValue = "10000,100000,1000000",
+      description = "Backlogs of a backlog curve's points (default: ${DEFAULT-VALUE}).")
+  List<Integer> backlogs;
+
+  @Option(
+      names = "--svg",
+      paramLabel = "FILE",
+      description =
+          "Where a curve's plot goes (default: the --json file with .svg, else curve-<kind>.svg"
+              + " in the work directory).")
+  Path svg;
+
+  @Option(
       names = "--json",
       paramLabel = "FILE",
       description = "Also write every figure and setting as JSON to FILE.")
@@ -302,7 +341,7 @@ public final class BenchCommand implements Callable<Integer> {
                 null),
             new Brokers(
                 kafkaBootstrap, rabbitUri, natsUrl, redisUri, "bench-" + run + ".", partitions),
-            baselines,
+            curve == null ? baselines : curveBaselines(),
             rate,
             Duration.ofSeconds(duration),
             writers,
@@ -316,6 +355,9 @@ public final class BenchCommand implements Callable<Integer> {
             arguments());
     out.printf("bench: run %s, logs and config in %s%n", run, dir);
     out.flush();
+    if (curve != null) {
+      return curve(plan, dir, out);
+    }
     Report report;
     try {
       report = new BenchRun(plan, out).run();
@@ -330,6 +372,36 @@ public final class BenchCommand implements Callable<Integer> {
       out.println("bench: wrote " + json);
     }
     return 0;
+  }
+
+  /** Runs the curve of {@code --curve} and writes its plot and JSON. */
+  private int curve(BenchRun.Plan plan, Path dir, PrintWriter out) throws Exception {
+    List<Integer> xs = (curve.equals("rate") ? rates : backlogs).stream().sorted().toList();
+    CurveRun.Outcome outcome = new CurveRun(plan, curve, xs, out).run();
+    Path plot = svg;
+    if (plot == null) {
+      plot =
+          json != null
+              ? json.resolveSibling(
+                  json.getFileName().toString().replaceFirst("(\\.json)?$", ".svg"))
+              : dir.resolve("curve-" + curve + ".svg");
+    }
+    Files.writeString(plot, outcome.svg());
+    out.println("bench: wrote " + plot);
+    if (json != null) {
+      Report.write(json, outcome.json());
+      out.println("bench: wrote " + json);
+    }
+    out.flush();
+    return outcome.points().isEmpty() ? 1 : 0;
+  }
+
+  /** The baselines of a curve's points: what fits a point, unless --baselines named them. */
+  private List<String> curveBaselines() {
+    if (spec.commandLine().getParseResult().hasMatchedOption("--baselines")) {
+      return baselines;
+    }
+    return curve.equals("rate") && sink.equals("kafka") ? List.of("raw") : List.of("none");
   }
 
   /** This command's own arguments, for the report (the parse result also holds the parents'). */
@@ -380,6 +452,24 @@ public final class BenchCommand implements Callable<Integer> {
           "--engine connect: no Connect plug-in at "
               + plugin
               + "; build it: mvn -B -q package -DskipTests -pl connect -am");
+    }
+    if (curve != null) {
+      check(
+          List.of("rate", "backlog").contains(curve),
+          "--curve must be rate or backlog, not '" + curve + "'");
+      List<Integer> xs = curve.equals("rate") ? rates : backlogs;
+      check(
+          !xs.isEmpty() && xs.stream().allMatch(x -> x >= 1),
+          "--" + (curve.equals("rate") ? "rates" : "backlogs") + " must be >= 1: " + xs);
+      check(
+          engine.equals("daemon") && !"both".equals(delivery),
+          "--curve measures one relay per point: not with --engine connect or --delivery both");
+      check(
+          !spec.commandLine().getParseResult().hasMatchedOption("--baselines")
+              || baselines.stream().allMatch(b -> b.equals("raw") || b.equals("none")),
+          "--curve runs the raw baseline at most (per point), not " + baselines);
+    } else {
+      check(svg == null, "--svg needs --curve");
     }
     for (String b : baselines) {
       check(

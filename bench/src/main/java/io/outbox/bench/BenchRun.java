@@ -297,7 +297,7 @@ final class BenchRun {
         ProcSample harnessBefore = ProcSample.of(ProcessHandle.current().pid());
         MachineCpu machineBefore = MachineCpu.now();
         long latencyStarted = System.nanoTime();
-        List<Results.Latency> latencies =
+        LatencyRun.Outcome latency =
             LatencyRun.run(
                 db,
                 plan.workload(),
@@ -309,7 +309,7 @@ final class BenchRun {
                 plan.duration(),
                 relay,
                 report.notes);
-        for (Results.Latency l : latencies) {
+        for (Results.Latency l : latency.latencies()) {
           report.latency.add(
               new Results.Latency(
                   l.name() + suffix,
@@ -337,8 +337,19 @@ final class BenchRun {
             ProcSample.of(ProcessHandle.current().pid()),
             seconds);
         MachineCpu machineAfter = MachineCpu.now();
-        if (machineBefore != null && machineAfter != null) {
-          double idle = machineAfter.idleShareSince(machineBefore);
+        Double idleShare =
+            machineBefore != null && machineAfter != null
+                ? machineAfter.idleShareSince(machineBefore)
+                : null;
+        report.loads.add(
+            new Results.Load(
+                "latency" + suffix,
+                plan.rate(),
+                Results.round(latency.achieved(), 0),
+                latency.pendingAtEnd(),
+                idleShare == null ? null : Results.round(idleShare, 3)));
+        if (idleShare != null) {
+          double idle = idleShare;
           report.settings.put(
               "machine idle during the latency run" + suffix,
               String.format(

@@ -1,5 +1,6 @@
 package io.outbox.bench;
 
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,11 +24,21 @@ final class LatencyRun {
   private LatencyRun() {}
 
   /**
+   * What a latency run measured.
+   *
+   * @param latencies commit-to-receive and (with {@code mark}) commit-to-ack
+   * @param achieved events/s the writers committed (the rate asked for, or less)
+   * @param pendingAtEnd events still pending when the writers stopped: about the rate times the
+   *     latency while the relay keeps up, a growing backlog when it does not
+   */
+  record Outcome(List<Results.Latency> latencies, double achieved, long pendingAtEnd) {}
+
+  /**
    * Runs writers at {@code rate} events/s for {@code duration} and returns commit-to-receive and
    * (with {@code mark}) commit-to-mark distributions; adds to {@code notes} when the writers fell
    * short of the rate.
    */
-  static List<Results.Latency> run(
+  static Outcome run(
       BenchDatabase db,
       Workload workload,
       Brokers brokers,
@@ -42,6 +53,10 @@ final class LatencyRun {
     try (Receiver receiver = Receiver.start(sink, brokers)) {
       Writers.run(db, workload, writers, rate, WARM_UP);
       Writers.Outcome o = Writers.run(db, workload, writers, rate, duration);
+      long pendingAtEnd;
+      try (Connection c = db.connect()) {
+        pendingAtEnd = db.pending(c);
+      }
       Map<UUID, Writers.Commit> commits = o.commits();
       long deadline = System.nanoTime() + SETTLE.toNanos();
       while (missing(commits, receiver) > 0 && System.nanoTime() < deadline) {
@@ -96,7 +111,7 @@ final class LatencyRun {
                 ack,
                 commits.size() - published.size()));
       }
-      return result;
+      return new Outcome(result, achieved, pendingAtEnd);
     }
   }
 

@@ -67,6 +67,7 @@ final class RelayDrain {
       long firstAt = 0;
       long pendingAtFirst = 0;
       ProcSample firstSample = null;
+      MachineCpu machineFirst = null;
       while (true) {
         long pending = db.pending(c);
         long now = System.nanoTime();
@@ -74,6 +75,7 @@ final class RelayDrain {
           firstAt = now;
           pendingAtFirst = pending;
           firstSample = drainer.sample();
+          machineFirst = MachineCpu.now();
         }
         if (pending == 0) {
           ProcSample last = drainer.sample();
@@ -82,6 +84,7 @@ final class RelayDrain {
             firstAt = launched;
             pendingAtFirst = events;
             firstSample = new ProcSample(0, 0);
+            machineFirst = null;
           }
           long nanos = Math.max(1, now - firstAt);
           return Results.Throughput.of(
@@ -93,7 +96,8 @@ final class RelayDrain {
               pendingAtFirst,
               nanos,
               events / ((now - launched) / 1e9),
-              Results.Footprint.between(firstSample, last, pendingAtFirst));
+              Results.Footprint.between(
+                  firstSample, last, pendingAtFirst, machineFirst, MachineCpu.now()));
         }
         drainer.checkAlive();
         if (now > deadline) {

@@ -28,6 +28,7 @@ final class Report {
   final Map<String, Object> settings = new LinkedHashMap<>();
   final List<Results.Throughput> throughput = new ArrayList<>();
   final List<Results.Latency> latency = new ArrayList<>();
+  final List<Results.Load> loads = new ArrayList<>();
   final Map<String, StageMetrics.Stage> stages = new LinkedHashMap<>();
   final Map<String, Double> ratios = new LinkedHashMap<>();
   final List<Target> targets = new ArrayList<>();
@@ -104,14 +105,24 @@ final class Report {
   }
 
   void writeJson(Path file) throws IOException {
+    write(file, toJson());
+  }
+
+  /** The report as the JSON of {@link #writeJson}: one map, for embedding in a curve's JSON. */
+  Map<String, Object> toJson() {
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("settings", settings);
     json.put("throughput", throughput);
     json.put("latency", latency);
+    json.put("loads", loads);
     json.put("stages", stages);
     json.put("ratios", ratios);
     json.put("targets", targets);
     json.put("notes", notes);
+    return json;
+  }
+
+  static void write(Path file, Object json) throws IOException {
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
   }
 }

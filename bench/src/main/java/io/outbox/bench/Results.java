@@ -13,17 +13,36 @@ final class Results {
    * @param drainCpuSeconds CPU time between the first and the last settled event
    * @param cpuSecondsPer10k {@code drainCpuSeconds} per 10,000 events settled in that window
    * @param peakRssMiB the process's peak resident set size (VmHWM), MiB
+   * @param machineIdleShare the whole machine's idle share of CPU (0..1) over the same window as
+   *     {@code drainCpuSeconds}, or null where it was not measured
    */
   record Footprint(
-      double cpuSeconds, double drainCpuSeconds, double cpuSecondsPer10k, double peakRssMiB) {
+      double cpuSeconds,
+      double drainCpuSeconds,
+      double cpuSecondsPer10k,
+      double peakRssMiB,
+      Double machineIdleShare) {
 
     static Footprint between(ProcSample first, ProcSample last, long eventsBetween) {
+      return between(first, last, eventsBetween, null, null);
+    }
+
+    /** With the machine's idle share between {@code machineFirst} and {@code machineLast}. */
+    static Footprint between(
+        ProcSample first,
+        ProcSample last,
+        long eventsBetween,
+        MachineCpu machineFirst,
+        MachineCpu machineLast) {
       double drain = last.cpuSeconds() - first.cpuSeconds();
       return new Footprint(
           round(last.cpuSeconds(), 2),
           round(drain, 2),
           round(eventsBetween == 0 ? 0 : drain * 10_000 / eventsBetween, 3),
-          round(last.peakRssBytes() / (1024.0 * 1024.0), 1));
+          round(last.peakRssBytes() / (1024.0 * 1024.0), 1),
+          machineFirst == null || machineLast == null
+              ? null
+              : round(machineLast.idleShareSince(machineFirst), 3));
     }
   }
 
@@ -104,6 +123,20 @@ final class Results {
       return round(micros / 1000.0, 2);
     }
   }
+
+  /**
+   * The load of a latency run, beside its distributions: whether the writers reached the rate,
+   * whether the relay kept up, and how busy the machine was.
+   *
+   * @param name {@code latency}, or {@code latency <delivery>}
+   * @param requested events/s asked of the writers
+   * @param achieved events/s they committed
+   * @param pendingAtEnd events pending when the writers stopped
+   * @param machineIdleShare the machine's idle share of CPU over the run (0..1), or null where
+   *     {@code /proc/stat} cannot be read
+   */
+  record Load(
+      String name, int requested, double achieved, long pendingAtEnd, Double machineIdleShare) {}
 
   static double round(double value, int decimals) {
     double scale = Math.pow(10, decimals);

@@ -134,6 +134,69 @@ class BenchIT {
     assertThat(Files.readString(dir.resolve("work/relay.log"))).doesNotContain("ERROR");
   }
 
+  /**
+   * A rate curve of two points: each point is a run of its own (a drain of 300 events, then 2 s at
+   * the point's rate), the curve's JSON carries the points and every run, and the SVG plot names
+   * its series. On a machine so loaded that the writers or the relay cannot keep up with 40
+   * events/s the curve stops after the first point, and says why.
+   */
+  @Test
+  void rateCurveWritesItsPointsAndAPlot() throws Exception {
+    Path json = dir.resolve("curve.json");
+    StringWriter out = new StringWriter();
+    smallRun(json, out, 300, "--curve", "rate", "--rates", "80,40");
+
+    JsonNode curve = new ObjectMapper().readTree(json.toFile());
+    JsonNode points = curve.get("points");
+    String stopped = curve.get("stopped").asText();
+    if (points.size() == 1) {
+      assertThat(stopped).as("a one-point curve").startsWith("saturated at 40 events/s");
+    } else {
+      assertThat(points.size()).as(stopped).isEqualTo(2);
+      assertThat(points.get(1).get("x").asLong()).isEqualTo(80);
+    }
+    // The rates run in ascending order, each with its own run and work directory.
+    assertThat(points.get(0).get("x").asLong()).isEqualTo(40);
+    for (JsonNode p : points) {
+      assertThat(p.get("ackP99").asDouble()).as(p.toString()).isPositive();
+      assertThat(p.get("ackP99").asDouble()).isGreaterThanOrEqualTo(p.get("ackP50").asDouble());
+      assertThat(p.get("rawP99").asDouble()).as(p.toString()).isPositive();
+      assertThat(p.get("achieved").asDouble()).as(p.toString()).isPositive();
+      assertThat(dir.resolve("work/rate-" + p.get("x").asLong() + "/relay.log")).exists();
+    }
+    assertThat(curve.get("runs").size()).isEqualTo(points.size());
+    assertThat(curve.at("/runs/0/settings/rate").asInt()).isEqualTo(40);
+    assertThat(curve.at("/runs/0/settings/relay exit code").asInt()).isZero();
+    assertThat(curve.at("/settings/curve").asText()).isEqualTo("rate");
+    assertThat(out.toString()).contains("rate curve, polling->kafka mark");
+
+    Path svg = dir.resolve("curve.svg");
+    assertThat(svg).exists();
+    String plot = Files.readString(svg);
+    assertThat(plot)
+        .startsWith("<svg")
+        .contains(
+            "relay commit-to-ack p50",
+            "relay commit-to-ack p99",
+            "bare producer send-to-ack p99",
+            "commit-to-ack latency against the rate");
+  }
+
+  @Test
+  void refusesAPlotWithoutACurve() {
+    StringWriter err = new StringWriter();
+    int exit =
+        Main.execute(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(err),
+            "bench",
+            "--svg",
+            dir.resolve("x.svg").toString(),
+            "--skip-services");
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString()).contains("--svg needs --curve");
+  }
+
   /** The latency figures' names; each counted something and missed nothing. */
   private static List<String> latencies(JsonNode report) {
     List<String> names = new ArrayList<>();
