@@ -435,11 +435,6 @@ public final class BenchCommand implements Callable<Integer> {
           List.of("at-least-once", "exactly-once", "both").contains(delivery),
           "--delivery must be at-least-once, exactly-once or both, not '" + delivery + "'");
       check(sink.equals("kafka"), "--delivery needs --sink kafka (the Kafka sink's delivery)");
-      check(
-          delivery.equals("at-least-once") || source.equals("polling"),
-          "--delivery "
-              + delivery
-              + " needs --source polling (the bench does not measure cdc with it yet)");
     }
     check(List.of("daemon", "connect").contains(engine), "--engine must be daemon or connect");
     if (engine.equals("connect")) {

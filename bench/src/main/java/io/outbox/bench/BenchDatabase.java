@@ -224,6 +224,14 @@ final class BenchDatabase implements AutoCloseable {
     }
   }
 
+  /** Deletes the CDC source's stored offsets (its catch-up marker too) of every pipeline. */
+  void forgetCdcOffsets() throws SQLException {
+    try (Connection c = connect();
+        Statement st = c.createStatement()) {
+      st.execute("DELETE FROM " + OutboxTables.of(TABLE).qualifiedOffsetsTable());
+    }
+  }
+
   /** Drops the database and any replication slot left in it. */
   @Override
   public void close() throws SQLException {

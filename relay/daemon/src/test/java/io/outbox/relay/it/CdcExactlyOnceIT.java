@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -52,6 +54,7 @@ class CdcExactlyOnceIT {
   }
 
   @Test
+  @Timeout(value = 20, unit = TimeUnit.MINUTES) // ten kills with scripts/exactly-once-long.sh
   void killDashNineUnderLoadDeliversEveryEventOnce() throws Exception {
     fx = new RelayFixture("cdc_eos_kill");
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
@@ -60,12 +63,16 @@ class CdcExactlyOnceIT {
     String config = config();
     stream = OutboxLoad.stream(fx, 40, 2, Duration.ofMillis(50));
 
-    // The first kill falls in the first start's catch-up, the second right after the stream
-    // started (while the earlier instance is fenced and the ledger read), the third in the stream.
+    // The first kill falls in the first start's catch-up; then, in turn, one right after the
+    // stream started (while the earlier instance is fenced and the ledger read) and two once 300
+    // more were published (the stream, or the catch-up of what piled up while no relay ran).
+    // scripts/exactly-once-long.sh --source cdc runs this with -Dexactly-once.kills=10 (not in the
+    // suite).
+    int count = Integer.getInteger("exactly-once.kills", 3);
     List<String> kills = new ArrayList<>();
-    for (int k = 1; k <= 3; k++) {
+    for (int k = 1; k <= count; k++) {
       RelayProcess relay = relays.start("killed-" + k, config);
-      if (k == 2) {
+      if (k % 3 == 2) {
         await().atMost(Duration.ofSeconds(90)).until(() -> relay.logContains(STREAMING));
       } else {
         await().atMost(Duration.ofSeconds(90)).until(() -> relay.logContains(ACTIVE));
@@ -76,11 +83,12 @@ class CdcExactlyOnceIT {
             .until(() -> fx.published() >= target);
       }
       relay.kill9();
-      kills.add(relay.name() + " at " + fx.published() + " published");
+      kills.add(relay.name() + " at " + fx.published() + " published" + inDoubt(relay));
     }
     committed.addAll(stream.stop());
     RelayProcess last = relays.start("last", config);
     await().atMost(Duration.ofSeconds(90)).until(() -> fx.unpublished() == 0);
+    kills.add("last" + inDoubt(last));
     assertThat(last.terminate(Duration.ofSeconds(30))).contains(0);
 
     Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
@@ -91,6 +99,21 @@ class CdcExactlyOnceIT {
     System.out.printf(
         "CdcExactlyOnceIT: %s; %d records for %d events, %d duplicate(s)%n",
         kills, deliveries.records.size(), committed.size(), deliveries.duplicates());
+  }
+
+  private static final Pattern SETTLED =
+      Pattern.compile(
+          "settled (\\d+) in-doubt batch\\(es\\) from the ledger '[^']*' \\((\\d+) row");
+
+  /**
+   * What the relay's activation settled from the ledger (left by the instance before it), e.g. "
+   * (settled 2 in-doubt batches, 400 rows)", or "" when it found nothing in doubt.
+   */
+  private static String inDoubt(RelayProcess relay) {
+    Matcher m = SETTLED.matcher(relay.log());
+    return m.find()
+        ? " (settled " + m.group(1) + " in-doubt batches, " + m.group(2) + " rows)"
+        : "";
   }
 
   @Test

@@ -17,11 +17,14 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The CDC source with real relay processes: {@code kill -9} mid-stream loses nothing, a standby
- * takes over within seconds, and a slot dropped while the relay is down is a loud error — and, once
- * an operator allows a new slot, its catch-up still delivers every row.
+ * takes over within seconds (from a frozen active too, at least once and exactly once: the woken
+ * one is fenced), and a slot dropped while the relay is down is a loud error — and, once an
+ * operator allows a new slot, its catch-up still delivers every row.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CdcFailoverIT {
@@ -32,7 +35,12 @@ class CdcFailoverIT {
   private OutboxLoad stream;
 
   private String config(String cdcExtra) {
-    return fx.config("lanes = 4, batch-size = 500\n" + fx.cdc(cdcExtra));
+    return config(cdcExtra, "");
+  }
+
+  /** The pipeline with {@code extra} (e.g. {@link RelayFixture#exactlyOnce()}) merged in. */
+  private String config(String cdcExtra, String extra) {
+    return fx.config("lanes = 4, batch-size = 500\n" + fx.cdc(cdcExtra) + extra);
   }
 
   @Test
@@ -99,11 +107,21 @@ class CdcFailoverIT {
         takeOver.toMillis(), committed.size(), deliveries.duplicates());
   }
 
-  @Test
-  void standbyTakesOverFromAFrozenActiveAndTheWokenOneCannotSettle() throws Exception {
-    fx = relays.closeAfter(new RelayFixture("cdc_frozen"));
+  /**
+   * At least once the standby's stream delivers again what the frozen one published after the
+   * slot's confirmed position (16-24 duplicates in the runs of docs/reliability/cdc.md); exactly
+   * once (issue #14) the standby fenced the frozen one's transactional producers on activation and
+   * settled its committed batches from the ledger, so a {@code read_committed} consumer sees none.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"at-least-once", "exactly-once"})
+  void standbyTakesOverFromAFrozenActiveAndTheWokenOneCannotSettle(String delivery)
+      throws Exception {
+    boolean exactlyOnce = delivery.equals("exactly-once");
+    fx = relays.closeAfter(new RelayFixture(exactlyOnce ? "cdc_frozen_eos" : "cdc_frozen"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
-    String config = config(""); // default lease-timeout (10s) and intervals
+    // Default lease-timeout (10s) and intervals.
+    String config = config("", exactlyOnce ? fx.exactlyOnce() : "");
     RelayProcess a = relays.start("a", config);
     await().atMost(Duration.ofSeconds(60)).until(() -> a.logContains(ACTIVE));
     RelayProcess b = relays.start("b", config);
@@ -131,10 +149,27 @@ class CdcFailoverIT {
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
     RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
     assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+    if (exactlyOnce) {
+      assertThat(deliveries.duplicates())
+          .as(() -> "duplicates seen by a read_committed consumer: " + deliveries.duplicateCopies())
+          .isZero();
+      // The same transactional ids as the frozen one's: registering them fenced its producers.
+      assertThat(b.loggedAt("registered (earlier holders fenced)", frozenAt))
+          .as("the standby fenced the frozen instance's producers on activation")
+          .isPresent();
+    }
+    assertThat(a.isAlive()).as("the woken instance stands by, it does not exit").isTrue();
     System.out.printf(
-        "CdcFailoverIT: standby active %d ms after SIGSTOP, publishing again within %d ms;"
-            + " %d events, %d duplicate(s)%n",
-        takeOver.toMillis(), publishing.toMillis(), committed.size(), deliveries.duplicates());
+        "CdcFailoverIT: %s: standby active %d ms after SIGSTOP, publishing again within %d ms;"
+            + " %d events, %d duplicate(s); the woken one's commit fenced: %s, its offset commits"
+            + " refused: %s%n",
+        delivery,
+        takeOver.toMillis(),
+        publishing.toMillis(),
+        committed.size(),
+        deliveries.duplicates(),
+        a.logContains("fenced by another instance"),
+        a.logContains("is no longer current"));
   }
 
   @Test
