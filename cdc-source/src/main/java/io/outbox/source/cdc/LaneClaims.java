@@ -1,7 +1,6 @@
 package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.AggregateKey;
-import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
 import java.time.Duration;
 import java.time.Instant;
@@ -89,7 +88,7 @@ final class LaneClaims {
         back.add(item);
       } else {
         if (row.attempts() != item.event.attempts()) {
-          item.event = withAttempts(item.event, row.attempts());
+          item.event = item.event.withAttempts(row.attempts());
         }
         if (row.retryAt() != null) {
           // Not due on the database's clock; this clock may be a few ms behind it: no busy loop.
@@ -122,7 +121,7 @@ final class LaneClaims {
       if (st instanceof Settlement.Published || st instanceof Settlement.DeadLetter) {
         s.finish(item);
       } else if (st instanceof Settlement.Retry r) {
-        item.event = withAttempts(item.event, r.attempts());
+        item.event = item.event.withAttempts(r.attempts());
         item.due = now.plus(r.delay());
         l.retry(item);
       } else {
@@ -131,20 +130,5 @@ final class LaneClaims {
     }
     l.putBack(back);
     s.changed.signalAll();
-  }
-
-  private static OutboxEvent withAttempts(OutboxEvent e, int attempts) {
-    return new OutboxEvent(
-        e.id(),
-        e.eventId(),
-        e.aggregateType(),
-        e.aggregateId(),
-        e.eventType(),
-        e.destination(),
-        e.payload(),
-        e.payloadFormat(),
-        e.headers(),
-        e.createdAt(),
-        attempts);
   }
 }

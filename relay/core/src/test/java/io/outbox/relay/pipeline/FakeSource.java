@@ -239,21 +239,7 @@ final class FakeSource implements Source {
           if (s instanceof Settlement.Published || s instanceof Settlement.DeadLetter) {
             pending.remove(id);
           } else if (s instanceof Settlement.Retry r) {
-            OutboxEvent e = r.event();
-            pending.put(
-                id,
-                new OutboxEvent(
-                    e.id(),
-                    e.eventId(),
-                    e.aggregateType(),
-                    e.aggregateId(),
-                    e.eventType(),
-                    e.destination(),
-                    e.payload(),
-                    e.payloadFormat(),
-                    e.headers(),
-                    e.createdAt(),
-                    r.attempts()));
+            pending.put(id, r.event().withAttempts(r.attempts()));
             retryAtNanos.put(id, System.nanoTime() + r.delay().toNanos());
           }
         }

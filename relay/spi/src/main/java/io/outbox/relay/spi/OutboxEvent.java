@@ -78,6 +78,23 @@ public record OutboxEvent(
     headers = headers == null ? Map.of() : Map.copyOf(headers);
   }
 
+  /** This event with {@code attempts} instead of its own (a retry's count); all else kept. */
+  public OutboxEvent withAttempts(int attempts) {
+    return new OutboxEvent(
+        id,
+        eventId,
+        aggregateType,
+        aggregateId,
+        eventType,
+        destination,
+        payload,
+        payloadFormat,
+        headers,
+        createdAt,
+        attempts,
+        defect);
+  }
+
   /** The ordering key: events of one key are published in {@link #id()} order. */
   public AggregateKey key() {
     return new AggregateKey(aggregateType, aggregateId);
