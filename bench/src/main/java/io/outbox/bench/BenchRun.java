@@ -90,7 +90,8 @@ final class BenchRun {
         if (kafka && plan.rate() > 0) {
           step("raw kafka latency: %d records/s for %ds", plan.rate(), plan.duration().toSeconds());
           report.latency.add(
-              RawKafka.latency(plan.brokers(), plan.workload(), plan.rate(), plan.duration()));
+              RawKafka.latency(
+                  plan.brokers(), plan.workload(), plan.rate(), plan.duration(), report.settings));
         }
       }
       if (plan.baselines().contains("debezium")) {

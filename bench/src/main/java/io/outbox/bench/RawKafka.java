@@ -1,9 +1,14 @@
 package io.outbox.bench;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -19,6 +24,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * acknowledgement: the broker side's limit.
  */
 final class RawKafka {
+  private static final String CLIENT = "bench-raw-latency";
+
   private RawKafka() {}
 
   static Results.Throughput run(Brokers brokers, Workload workload) throws Exception {
@@ -66,17 +73,19 @@ final class RawKafka {
    * The broker side of latency: the bare producer sends one record every {@code 1/rate} s for
    * {@code duration} and notes each send-to-ack time, in microseconds.
    */
-  static Results.Latency latency(Brokers brokers, Workload workload, int rate, Duration duration)
+  static Results.Latency latency(
+      Brokers brokers, Workload workload, int rate, Duration duration, Map<String, Object> settings)
       throws Exception {
     // Acks complete on the producer's one network thread: the histogram has a single writer.
     Histogram micros = new Histogram(3);
     AtomicReference<Exception> failure = new AtomicReference<>();
     Instant now = Instant.now();
     try (KafkaProducer<String, byte[]> producer =
-        new KafkaProducer<>(brokers.producerProperties("bench-raw-latency"))) {
+        new KafkaProducer<>(brokers.producerProperties(CLIENT))) {
       producer
           .send(brokers.record(UUID.randomUUID().toString(), "warm-up", new byte[0], now))
           .get(60, TimeUnit.SECONDS);
+      long cpuBefore = producerCpuNanos(CLIENT);
       long start = System.nanoTime();
       long end = start + duration.toNanos();
       for (long k = 0; ; k++) {
@@ -101,6 +110,18 @@ final class RawKafka {
             });
       }
       producer.flush();
+      // What the bare client itself costs at this rate: the floor under the relay's CPU figure.
+      double cpuSeconds = (producerCpuNanos(CLIENT) - cpuBefore) / 1e9;
+      double seconds = (System.nanoTime() - start) / 1e9;
+      settings.put(
+          "bare producer CPU during its latency run",
+          String.format(
+              Locale.ROOT,
+              "%.2f cores (%.1f CPU s over %.1f s: the sending thread and the producer's network"
+                  + " thread)",
+              cpuSeconds / seconds,
+              cpuSeconds,
+              seconds));
     }
     if (failure.get() != null) {
       throw new IllegalStateException("raw producer: a send failed", failure.get());
@@ -114,5 +135,18 @@ final class RawKafka {
             + " s: from send() to the ack callback (the broker side of commit-to-ack)",
         micros,
         0);
+  }
+
+  /** CPU time of this thread and of the network thread of the producer {@code clientId}. */
+  private static long producerCpuNanos(String clientId) {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long total = Math.max(0, threads.getCurrentThreadCpuTime());
+    for (ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
+      if (info != null
+          && info.getThreadName().equals("kafka-producer-network-thread | " + clientId)) {
+        total += Math.max(0, threads.getThreadCpuTime(info.getThreadId()));
+      }
+    }
+    return total;
   }
 }
