@@ -3,15 +3,20 @@ package io.outbox.relay.pipeline;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.TransactionalSink;
+import java.time.Clock;
 
 /**
  * What the lanes of a pipeline share.
  *
+ * @param pipeline the pipeline's name, for the log
+ * @param clock the clock of the commit-to-ack latency and the wake stage
  * @param deadLetterRouter where dead letters are copied to, or {@code null}
  * @param transactional the sink as a transactional one (exactly-once), or {@code null}
  * @param recovery the ledger recovery (exactly-once), or {@code null}
  */
 record LaneContext(
+    String pipeline,
+    Clock clock,
     Source source,
     Sink sink,
     Router router,

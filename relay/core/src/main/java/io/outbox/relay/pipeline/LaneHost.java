@@ -1,18 +1,12 @@
 package io.outbox.relay.pipeline;
 
-import java.time.Clock;
 import java.time.Duration;
 
 /**
- * What a {@link Lane} asks of its pipeline: its name and clock, whether to go on, and where to
- * report how the source answers and why the lane ended. {@link Pipeline} is the one host.
+ * What a {@link Lane} asks of its pipeline: whether to go on, and where to report how the source
+ * answers and why the lane ended. {@link PipelineState} is the one host.
  */
 interface LaneHost {
-
-  /** The pipeline's name, for the log. */
-  String name();
-
-  Clock clock();
 
   /** Whether lanes go on claiming: the pipeline is neither stopping nor demoted. */
   boolean keepClaiming();

@@ -32,7 +32,21 @@ final class SettlementPlanner {
       List<Settlement> settlements,
       boolean sinkUnavailable,
       String unavailableError,
-      List<OutboxEvent> outOfOrder) {}
+      List<OutboxEvent> outOfOrder) {
+
+    /**
+     * Whether every event was published or dead-lettered: nothing holds its key, so a batch claimed
+     * ahead behind this one may be published ({@link io.outbox.relay.spi.Source#claimAhead}).
+     */
+    boolean allFinal() {
+      for (Settlement s : settlements) {
+        if (!(s instanceof Settlement.Published) && !(s instanceof Settlement.DeadLetter)) {
+          return false;
+        }
+      }
+      return outOfOrder.isEmpty();
+    }
+  }
 
   private final int maxAttempts;
   private final RetryPolicy retryPolicy;

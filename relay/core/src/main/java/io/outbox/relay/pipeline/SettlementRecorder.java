@@ -25,7 +25,7 @@ final class SettlementRecorder {
   // The lane's logger: these lines were the lane's and operators' log settings name it.
   private static final Logger log = LoggerFactory.getLogger(Lane.class);
 
-  private final LaneHost host;
+  private final String pipeline;
   private final Sink sink;
   private final Router deadLetterRouter;
   private final PipelineStats stats;
@@ -33,13 +33,13 @@ final class SettlementRecorder {
   private final SinkWait wait;
 
   SettlementRecorder(
-      LaneHost host,
+      String pipeline,
       Sink sink,
       Router deadLetterRouter,
       PipelineStats stats,
       SinkGate gate,
       SinkWait wait) {
-    this.host = host;
+    this.pipeline = pipeline;
     this.sink = sink;
     this.deadLetterRouter = deadLetterRouter;
     this.stats = stats;
@@ -73,7 +73,7 @@ final class SettlementRecorder {
       if (!verdicts.get(i).isPublished()) {
         log.warn(
             "pipeline {}: dead letter {} not copied to {}: {}",
-            host.name(),
+            pipeline,
             copies.get(i).event().eventId(),
             copies.get(i).destination(),
             verdicts.get(i).error());
@@ -106,7 +106,7 @@ final class SettlementRecorder {
       log.warn(
           "pipeline {}: event {} could not be moved to the dead-letter table, kept in the outbox"
               + " as a retry in {} ms: {}",
-          host.name(),
+          pipeline,
           r.event().eventId(),
           r.delay().toMillis(),
           r.error());
@@ -123,7 +123,7 @@ final class SettlementRecorder {
         stats.retried.increment();
         log.info(
             "pipeline {}: event {} failed (attempt {}), retry in {} ms: {}",
-            host.name(),
+            pipeline,
             r.event().eventId(),
             r.attempts(),
             r.delay().toMillis(),
@@ -132,7 +132,7 @@ final class SettlementRecorder {
         stats.deadLettered(d.reason());
         log.warn(
             "pipeline {}: event {} dead-lettered ({}, {} attempts): {}",
-            host.name(),
+            pipeline,
             d.event().eventId(),
             d.reason().columnValue(),
             d.attempts(),
@@ -147,7 +147,7 @@ final class SettlementRecorder {
       log.warn(
           "pipeline {}: event {} was acknowledged although an earlier event of its key failed"
               + " in the same batch",
-          host.name(),
+          pipeline,
           e.eventId());
     }
     if (plan.sinkUnavailable() && gate.reportUnavailable(plan.unavailableError())) {

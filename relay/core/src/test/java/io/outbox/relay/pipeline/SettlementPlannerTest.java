@@ -92,4 +92,40 @@ class SettlementPlannerTest {
     assertThat(plan.settlements().get(1)).isEqualTo(new Settlement.Published(a2));
     assertThat(plan.outOfOrder()).isEmpty();
   }
+
+  @Test
+  void batchClaimedAheadMayGoOnlyWhenEveryEventIsPublishedOrDeadLettered() {
+    OutboxEvent a = event(1, "a");
+    OutboxEvent b = event(2, "b");
+    OutboxEvent a2 = event(3, "a");
+    assertThat(
+            planner
+                .plan(List.of(a, b), List.of(Verdict.published(), Verdict.permanent("too large")))
+                .allFinal())
+        .isTrue();
+    assertThat(
+            planner
+                .plan(List.of(a, b), List.of(Verdict.published(), Verdict.retryable("busy")))
+                .allFinal())
+        .isFalse();
+    assertThat(
+            planner
+                .plan(List.of(a, b), List.of(Verdict.published(), Verdict.unavailable("down")))
+                .allFinal())
+        .isFalse();
+    // A dead-lettered event does not hold its key back; one that failed retryably does, even when
+    // dead-lettered for max-attempts, and its key's later event, acknowledged anyway, is out of
+    // order: the batch claimed ahead must wait.
+    assertThat(
+            planner
+                .plan(List.of(a, a2), List.of(Verdict.permanent("too large"), Verdict.published()))
+                .allFinal())
+        .isTrue();
+    OutboxEvent lastTry = event(1, "a", 2);
+    var plan =
+        planner.plan(List.of(lastTry, a2), List.of(Verdict.retryable("busy"), Verdict.published()));
+    assertThat(plan.settlements().get(0)).isInstanceOf(Settlement.DeadLetter.class);
+    assertThat(plan.outOfOrder()).containsExactly(a2);
+    assertThat(plan.allFinal()).isFalse();
+  }
 }
