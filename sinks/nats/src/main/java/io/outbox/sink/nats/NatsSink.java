@@ -20,8 +20,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Publishes batches to NATS JetStream: a sender thread checks that a stream binds each subject,
@@ -32,21 +30,17 @@ import org.slf4j.LoggerFactory;
  */
 final class NatsSink extends PublishingSink {
 
-  private static final Logger log = LoggerFactory.getLogger(NatsSink.class);
-
   private final JetStreamLink link;
   private final InFlightWindow window;
 
   /** Connects lazily, on the first publish or probe. */
   NatsSink(PluginContext context, NatsSinkSettings settings) {
     super(
-        new BatchPublisher(
-            "NATS",
-            context.pipeline(),
-            log,
-            settings.publishTimeout(),
-            "publish-timeout",
-            e -> "subject '" + e.destination() + "'"));
+        "NATS",
+        context,
+        settings.publishTimeout(),
+        "publish-timeout",
+        e -> "subject '" + e.destination() + "'");
     this.link = new JetStreamLink(context.pipeline(), settings);
     this.window = new InFlightWindow(settings.maxPending(), "max-pending");
   }

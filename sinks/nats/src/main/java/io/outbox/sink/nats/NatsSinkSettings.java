@@ -84,7 +84,7 @@ public record NatsSinkSettings(
                 s.getDuration("max-age"),
                 s.getInt("replicas"));
     return new NatsSinkSettings(
-        servers(c.getString("url")),
+        BrokerUrls.split(c.getString("url")),
         c.hasPath("token") ? c.getString("token") : null,
         c.getDuration("publish-timeout"),
         c.getInt("max-pending"),
@@ -101,7 +101,7 @@ public record NatsSinkSettings(
     Config c = context.settings();
     String url = read.string("url");
     if (url != null) {
-      for (String server : servers(url)) {
+      for (String server : BrokerUrls.split(url)) {
         String reason = urlProblem(server);
         if (reason != null) {
           read.problem("url", reason);
@@ -141,10 +141,6 @@ public record NatsSinkSettings(
   public String toString() {
     return SettingsText.of(
         this, Map.of("servers", maskedServers(), "token", SettingsText.secret(token, "none")));
-  }
-
-  static List<String> servers(String url) {
-    return BrokerUrls.split(url);
   }
 
   /** {@code url} with the password or token of its user info replaced by {@code ****}. */

@@ -11,8 +11,6 @@ import io.outbox.relay.spi.support.PublishingSink;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Protocol.Command;
@@ -28,21 +26,17 @@ import redis.clients.jedis.exceptions.JedisException;
  */
 final class RedisSink extends PublishingSink {
 
-  private static final Logger log = LoggerFactory.getLogger(RedisSink.class);
-
   private final StreamEntries entries;
   private final RedisConnections connections;
 
   /** Connects lazily, on the first publish or probe. */
   RedisSink(PluginContext context, RedisSinkSettings settings) {
     super(
-        new BatchPublisher(
-            "Redis",
-            context.pipeline(),
-            log,
-            settings.timeout(),
-            "timeout",
-            e -> "stream '" + e.destination() + "' on " + settings.address()));
+        "Redis",
+        context,
+        settings.timeout(),
+        "timeout",
+        e -> "stream '" + e.destination() + "' on " + settings.address());
     this.entries = new StreamEntries(settings);
     this.connections = new RedisConnections(context.pipeline(), settings);
   }

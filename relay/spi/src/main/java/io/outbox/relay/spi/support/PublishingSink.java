@@ -1,11 +1,14 @@
 package io.outbox.relay.spi.support;
 
+import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+import org.slf4j.LoggerFactory;
 
 /**
  * A {@link Sink} on a {@link BatchPublisher}: the sink gives only its broker code, {@link #send}
@@ -19,6 +22,31 @@ public abstract class PublishingSink implements Sink {
 
   protected PublishingSink(BatchPublisher publisher) {
     this.publisher = publisher;
+  }
+
+  /**
+   * The sink on a {@link BatchPublisher} of its own, logging under the sink's class name.
+   *
+   * @param broker the broker's name in messages and thread names, e.g. {@code NATS}
+   * @param context the sink's context (its pipeline name)
+   * @param timeout the bound on one batch, from the sink's settings
+   * @param timeoutKey the setting that holds {@code timeout}, for the expiry message
+   * @param where names an event's destination in messages, e.g. {@code subject 'orders.created'}
+   */
+  protected PublishingSink(
+      String broker,
+      PluginContext context,
+      Duration timeout,
+      String timeoutKey,
+      Function<RoutedEvent, String> where) {
+    this.publisher =
+        new BatchPublisher(
+            broker,
+            context.pipeline(),
+            LoggerFactory.getLogger(getClass()),
+            timeout,
+            timeoutKey,
+            where);
   }
 
   /** The publisher, e.g. for {@link BatchPublisher#resend} or {@link BatchPublisher#ask}. */
