@@ -1,10 +1,10 @@
 package io.outbox.sink.kafka;
 
-import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.SinkHealthLog;
 import io.outbox.relay.spi.Verdict;
+import io.outbox.relay.spi.support.PendingBatch;
 import io.outbox.sink.kafka.FailureClassifier.Failure;
 import java.time.Duration;
 import java.util.HashMap;
@@ -46,7 +46,7 @@ final class KafkaSink implements Sink {
   private final KafkaClients clients;
   private final TopicCheck topics;
   private final ScheduledThreadPoolExecutor executor;
-  private final Set<BatchPublish> inFlight = ConcurrentHashMap.newKeySet();
+  private final Set<PendingBatch> inFlight = ConcurrentHashMap.newKeySet();
   private final SinkHealthLog health;
 
   KafkaSink(
@@ -79,7 +79,12 @@ final class KafkaSink implements Sink {
     if (batch.isEmpty()) {
       return CompletableFuture.completedFuture(List.of());
     }
-    BatchPublish pending = new BatchPublish(batch, this::finish);
+    PendingBatch pending =
+        new PendingBatch(
+            batch,
+            System.nanoTime() + settings.sendTimeout().toNanos(),
+            e -> "topic '" + e.destination() + "'",
+            this::finish);
     Producer<String, byte[]> producer;
     try {
       producer = clients.producer();
@@ -89,7 +94,7 @@ final class KafkaSink implements Sink {
     }
     inFlight.add(pending);
     try {
-      pending.timeout(
+      pending.timer(
           executor.schedule(
               () ->
                   pending.expire(
@@ -107,7 +112,8 @@ final class KafkaSink implements Sink {
     } catch (RuntimeException e) {
       // A defect, not an outage: count an attempt so that it ends as a dead letter, not a loop.
       log.warn("Kafka sink of pipeline {} failed unexpectedly while sending", pipeline, e);
-      pending.failUnanswered(
+      pending.failFrom(
+          0,
           Verdict.retryable(
               "unexpected failure of the Kafka sink: " + FailureClassifier.describe(e)));
     }
@@ -117,19 +123,17 @@ final class KafkaSink implements Sink {
   /**
    * Hands every record to the producer, in batch order. A failure found while sending (the callback
    * runs inside {@code send}) keeps later records that would hit the same wall from being sent: the
-   * whole sink, the same topic, or the same aggregate (whose order must hold).
+   * whole sink, the same topic, or the same aggregate (whose order must hold: {@link
+   * PendingBatch#keyFailure} knows every retryable or unavailable verdict given so far).
    */
-  private void send(Producer<String, byte[]> producer, BatchPublish pending) {
+  private void send(Producer<String, byte[]> producer, PendingBatch pending) {
     List<RoutedEvent> events = pending.events();
-    long deadline = System.nanoTime() + settings.sendTimeout().toNanos();
     Verdict sinkFailure = null;
     Map<String, Verdict> topicFailures = new HashMap<>();
-    Map<AggregateKey, Verdict> keyFailures = new HashMap<>();
     for (int i = 0; i < events.size(); i++) {
       RoutedEvent routed = events.get(i);
       String topic = routed.destination();
-      AggregateKey key = routed.event().key();
-      if (sinkFailure == null && System.nanoTime() - deadline > 0) {
+      if (sinkFailure == null && pending.expired()) {
         sinkFailure =
             Verdict.unavailable(
                 "topic '"
@@ -138,7 +142,7 @@ final class KafkaSink implements Sink {
                     + settings.sendTimeout().toMillis()
                     + " ms) expired before the producer took the record");
       }
-      Verdict skipped = skipped(sinkFailure, topicFailures.get(topic), keyFailures.get(key));
+      Verdict skipped = skipped(sinkFailure, topicFailures.get(topic), pending.keyFailure(i));
       if (skipped != null) {
         pending.complete(i, skipped);
         continue;
@@ -150,16 +154,12 @@ final class KafkaSink implements Sink {
         topicFailures.put(topic, v);
         continue;
       }
-      Failure failure = sendOne(producer, pending, i, routed, deadline);
+      Failure failure = sendOne(producer, pending, i, routed);
       if (failure != null) {
         switch (failure.scope()) {
           case SINK -> sinkFailure = failure.verdict();
           case TOPIC -> topicFailures.put(topic, failure.verdict());
-          case EVENT -> {
-            if (failure.verdict().outcome() != Verdict.Outcome.PERMANENT) {
-              keyFailures.put(key, failure.verdict());
-            }
-          }
+          case EVENT -> {} // a retryable one holds back the key through pending.keyFailure
         }
       }
     }
@@ -180,13 +180,9 @@ final class KafkaSink implements Sink {
 
   /** Sends one record; returns the failure if it failed before {@code send} returned. */
   private Failure sendOne(
-      Producer<String, byte[]> producer,
-      BatchPublish pending,
-      int index,
-      RoutedEvent routed,
-      long deadline) {
+      Producer<String, byte[]> producer, PendingBatch pending, int index, RoutedEvent routed) {
     ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
-    RecordCallback callback = new RecordCallback(producer, pending, index, record, deadline);
+    RecordCallback callback = new RecordCallback(producer, pending, index, record);
     try {
       producer.send(record, callback);
       callback.sendReturned = true;
@@ -202,25 +198,22 @@ final class KafkaSink implements Sink {
   /** Turns the producer's answer for one record into its verdict. */
   private final class RecordCallback implements Callback {
     private final Producer<String, byte[]> producer;
-    private final BatchPublish pending;
+    private final PendingBatch pending;
     private final int index;
     private final ProducerRecord<String, byte[]> record;
-    private final long deadline; // System.nanoTime() when the batch's send-timeout expires
     private final Thread sender = Thread.currentThread();
     private volatile boolean sendReturned;
     private Failure failedInSend; // written and read by the sending thread only
 
     RecordCallback(
         Producer<String, byte[]> producer,
-        BatchPublish pending,
+        PendingBatch pending,
         int index,
-        ProducerRecord<String, byte[]> record,
-        long deadline) {
+        ProducerRecord<String, byte[]> record) {
       this.producer = producer;
       this.pending = pending;
       this.index = index;
       this.record = record;
-      this.deadline = deadline;
     }
 
     @Override
@@ -251,7 +244,9 @@ final class KafkaSink implements Sink {
               .thenAccept(a -> settle(FailureClassifier.confirmed(exception, topic, a)));
           return f;
         }
-        f = FailureClassifier.confirmed(exception, topic, topics.await(topic, deadline));
+        f =
+            FailureClassifier.confirmed(
+                exception, topic, topics.await(topic, pending.deadlineNanos()));
       }
       settle(f);
       return f;
@@ -266,16 +261,9 @@ final class KafkaSink implements Sink {
   }
 
   /** Runs once per batch, on the thread of its last verdict (often the producer's I/O thread). */
-  private void finish(BatchPublish batch) {
+  private void finish(PendingBatch batch) {
     inFlight.remove(batch);
-    List<Verdict> verdicts = batch.verdicts();
-    health.batch(batch.events(), verdicts);
-    // Complete off the producer's I/O thread: whatever the caller chains must not stall Kafka.
-    try {
-      executor.execute(() -> batch.result().complete(verdicts));
-    } catch (RejectedExecutionException e) {
-      batch.result().complete(verdicts);
-    }
+    health.batch(batch.events(), batch.completeOn(executor));
   }
 
   @Override
@@ -293,7 +281,7 @@ final class KafkaSink implements Sink {
         inFlight.size());
     clients.close(wait);
     // The producer's close fails what it could not deliver; anything left is released here.
-    for (BatchPublish batch : inFlight) {
+    for (PendingBatch batch : inFlight) {
       batch.expire("the Kafka sink was closed before Kafka acknowledged the record");
     }
     executor.shutdown();

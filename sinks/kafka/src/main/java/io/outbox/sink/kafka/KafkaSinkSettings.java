@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigValueType;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.SettingsReader;
+import io.outbox.relay.spi.support.SettingsText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -139,23 +140,8 @@ public record KafkaSinkSettings(
   /** Hides values of properties that look secret (passwords, JAAS configs, keys, tokens). */
   @Override
   public String toString() {
-    return "KafkaSinkSettings[bootstrapServers="
-        + bootstrapServers
-        + ", producer="
-        + ProducerProperties.masked(producer)
-        + ", sendTimeout="
-        + sendTimeout
-        + ", probeTimeout="
-        + probeTimeout
-        + ", delivery="
-        + delivery.text()
-        + ", ledgerTopic="
-        + ledgerTopic
-        + ", ledgerRetention="
-        + ledgerRetention
-        + ", transactionalIdPrefix="
-        + transactionalIdPrefix
-        + "]";
+    return SettingsText.of(
+        this, Map.of("producer", ProducerProperties.masked(producer), "delivery", delivery.text()));
   }
 
   private static void validateDelivery(PluginContext context, List<SettingsProblem> problems) {

@@ -1,26 +1,18 @@
 package io.outbox.sink.nats;
 
-import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_ID;
-import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_TYPE;
-import static io.outbox.relay.spi.support.RelayHeaders.CREATED_AT;
-import static io.outbox.relay.spi.support.RelayHeaders.EVENT_ID;
-import static io.outbox.relay.spi.support.RelayHeaders.EVENT_TYPE;
-
 import io.nats.client.Message;
 import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsMessage;
-import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.support.RelayHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
- * Maps an event to its JetStream message: subject = destination, data = payload, headers = the
- * relay's five plus {@code content-type}, then the pipeline's extra headers, then the row's own
- * (the relay's win over extra and row headers of the same name, extra over row headers, as for
- * Kafka and RabbitMQ). NATS header values are US-ASCII: a value with any other character (or
+ * Maps an event to its JetStream message: subject = destination, data = payload, headers = {@link
+ * RelayHeaders#of} (the relay's five plus {@code content-type}, then the pipeline's extra headers,
+ * then the row's own). NATS header values are US-ASCII: a value with any other character (or
  * leading or trailing blanks, or the look of an encoded word) is sent as an RFC 2047 encoded word,
  * {@code =?UTF-8?B?<base64 of its UTF-8 bytes>?=}, which {@link #decode} turns back.
  */
@@ -38,33 +30,19 @@ final class NatsMessages {
    * @throws IllegalArgumentException naming a header whose name NATS cannot carry (permanent)
    */
   static Message toMessage(RoutedEvent routed) {
-    OutboxEvent event = routed.event();
     Headers headers = new Headers();
-    headers.put(EVENT_ID, event.eventId().toString());
-    headers.put(EVENT_TYPE, encode(event.eventType()));
-    headers.put(AGGREGATE_TYPE, encode(event.aggregateType()));
-    headers.put(AGGREGATE_ID, encode(event.aggregateId()));
-    headers.put(CREATED_AT, event.createdAt().toString()); // ISO-8601
-    headers.put("content-type", event.payloadFormat().contentType());
-    addAbsent(headers, routed.extraHeaders());
-    addAbsent(headers, event.headers());
-    return NatsMessage.builder()
-        .subject(routed.destination())
-        .headers(headers)
-        .data(event.payload())
-        .build();
-  }
-
-  private static void addAbsent(Headers headers, Map<String, String> more) {
-    for (Map.Entry<String, String> h : new TreeMap<>(more).entrySet()) {
+    for (Map.Entry<String, String> h : RelayHeaders.of(routed).entrySet()) {
       String problem = nameProblem(h.getKey());
       if (problem != null) {
         throw new IllegalArgumentException(problem);
       }
-      if (!headers.containsKey(h.getKey())) {
-        headers.put(h.getKey(), encode(h.getValue()));
-      }
+      headers.put(h.getKey(), encode(h.getValue()));
     }
+    return NatsMessage.builder()
+        .subject(routed.destination())
+        .headers(headers)
+        .data(routed.event().payload())
+        .build();
   }
 
   /** Why NATS cannot carry a header of this name, or {@code null}. */

@@ -7,21 +7,19 @@ import io.nats.client.JetStreamApiException;
 import io.nats.client.Message;
 import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
+import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.RoutedEvent;
-import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.BatchPublisher;
 import io.outbox.relay.spi.support.InFlightWindow;
 import io.outbox.relay.spi.support.PendingBatch;
+import io.outbox.relay.spi.support.PublishingSink;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Publishes batches to NATS JetStream: a sender thread checks that a stream binds each subject,
@@ -30,34 +28,26 @@ import org.slf4j.LoggerFactory;
  * yields its event's verdict ({@link PublishFailures}). A batch completes when every event has its
  * verdict or {@code publish-timeout} expired ({@link BatchPublisher}).
  */
-final class NatsSink implements Sink {
-
-  private static final Logger log = LoggerFactory.getLogger(NatsSink.class);
+final class NatsSink extends PublishingSink {
 
   private final JetStreamLink link;
   private final InFlightWindow window;
-  private final BatchPublisher publisher;
 
-  NatsSink(String pipeline, NatsSinkSettings settings, JetStreamLink link) {
-    this.link = link;
+  /** Connects lazily, on the first publish or probe. */
+  NatsSink(PluginContext context, NatsSinkSettings settings) {
+    super(
+        "NATS",
+        context,
+        settings.publishTimeout(),
+        "publish-timeout",
+        e -> "subject '" + e.destination() + "'");
+    this.link = new JetStreamLink(context.pipeline(), settings);
     this.window = new InFlightWindow(settings.maxPending(), "max-pending");
-    this.publisher =
-        new BatchPublisher(
-            "NATS",
-            pipeline,
-            log,
-            settings.publishTimeout(),
-            "publish-timeout",
-            e -> "subject '" + e.destination() + "'");
-  }
-
-  @Override
-  public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
-    return publisher.publish(batch, this::send);
   }
 
   /** Publishes the batch's events in order; failures found before a publish are verdicts too. */
-  private void send(PendingBatch batch) throws InterruptedException {
+  @Override
+  protected void send(PendingBatch batch) throws InterruptedException {
     List<RoutedEvent> events = batch.events();
     Map<String, Verdict> subjects = new HashMap<>(); // per subject: null = bound, else its verdict
     JetStream js;
@@ -135,14 +125,13 @@ final class NatsSink implements Sink {
   }
 
   @Override
-  public boolean probe(Duration timeout) {
-    return publisher.probe(link::answers, timeout);
+  protected boolean answers(Duration timeout)
+      throws IOException, JetStreamApiException, InterruptedException {
+    return link.answers();
   }
 
   @Override
-  public void close(Duration timeout) {
-    publisher.drain(timeout);
+  protected void closeClient(Duration left) {
     link.close();
-    publisher.shutdown();
   }
 }

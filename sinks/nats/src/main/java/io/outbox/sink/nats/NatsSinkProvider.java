@@ -1,8 +1,6 @@
 package io.outbox.sink.nats;
 
-import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SecretKeys;
-import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.support.SettingsSinkProvider;
 
 /**
@@ -20,13 +18,11 @@ public final class NatsSinkProvider extends SettingsSinkProvider<NatsSinkSetting
 
   /** Called by {@link java.util.ServiceLoader}. */
   public NatsSinkProvider() {
-    super(TYPE, NatsSinkSettings::validate, NatsSinkSettings::from, SecretKeys.named("token"));
-  }
-
-  /** Connects lazily on the first publish or probe. */
-  @Override
-  protected Sink create(PluginContext context, NatsSinkSettings settings) {
-    return new NatsSink(
-        context.pipeline(), settings, new JetStreamLink(context.pipeline(), settings));
+    super(
+        TYPE,
+        NatsSinkSettings::validate,
+        NatsSinkSettings::from,
+        SecretKeys.named("token"),
+        NatsSink::new);
   }
 }

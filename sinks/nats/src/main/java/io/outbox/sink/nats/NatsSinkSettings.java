@@ -5,14 +5,14 @@ import com.typesafe.config.ConfigException;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.SettingsReader;
+import io.outbox.relay.spi.support.BrokerUrls;
+import io.outbox.relay.spi.support.SettingsText;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 
 /**
  * The NATS JetStream sink's settings, {@code sink.nats.*}; every default and its meaning is in this
@@ -34,7 +34,7 @@ public record NatsSinkSettings(
     Duration connectionTimeout,
     Stream stream) {
 
-  private static final Set<String> SCHEMES = Set.of("nats", "tls", "wss", "ws");
+  private static final List<String> SCHEMES = List.of("nats", "tls", "ws", "wss");
 
   /**
    * A stream the sink declares when it is missing.
@@ -84,7 +84,7 @@ public record NatsSinkSettings(
                 s.getDuration("max-age"),
                 s.getInt("replicas"));
     return new NatsSinkSettings(
-        servers(c.getString("url")),
+        BrokerUrls.split(c.getString("url")),
         c.hasPath("token") ? c.getString("token") : null,
         c.getDuration("publish-timeout"),
         c.getInt("max-pending"),
@@ -101,7 +101,7 @@ public record NatsSinkSettings(
     Config c = context.settings();
     String url = read.string("url");
     if (url != null) {
-      for (String server : servers(url)) {
+      for (String server : BrokerUrls.split(url)) {
         String reason = urlProblem(server);
         if (reason != null) {
           read.problem("url", reason);
@@ -139,42 +139,13 @@ public record NatsSinkSettings(
   /** Hides the URLs' passwords and the token. */
   @Override
   public String toString() {
-    return "NatsSinkSettings[servers="
-        + maskedServers()
-        + ", token="
-        + (token == null ? "none" : "****")
-        + ", publishTimeout="
-        + publishTimeout
-        + ", maxPending="
-        + maxPending
-        + ", connectionTimeout="
-        + connectionTimeout
-        + ", stream="
-        + stream
-        + "]";
+    return SettingsText.of(
+        this, Map.of("servers", maskedServers(), "token", SettingsText.secret(token, "none")));
   }
 
-  static List<String> servers(String url) {
-    List<String> out = new ArrayList<>();
-    for (String part : url.split(",")) {
-      if (!part.isBlank()) {
-        out.add(part.strip());
-      }
-    }
-    return out;
-  }
-
-  /** {@code url} with the password of its user info replaced by {@code ****}. */
+  /** {@code url} with the password or token of its user info replaced by {@code ****}. */
   static String mask(String url) {
-    int scheme = url.indexOf("://");
-    int at = url.indexOf('@');
-    if (scheme < 0 || at < scheme) {
-      return url;
-    }
-    String userInfo = url.substring(scheme + 3, at);
-    int colon = userInfo.indexOf(':');
-    String user = colon < 0 ? "" : userInfo.substring(0, colon);
-    return url.substring(0, scheme + 3) + user + ":****" + url.substring(at);
+    return BrokerUrls.mask(url, true);
   }
 
   /** {@code null} when {@code url} is a usable server URL; the reason never shows a secret. */
@@ -186,12 +157,9 @@ public record NatsSinkSettings(
     } catch (URISyntaxException e) {
       return "is not a valid URL: " + shown;
     }
-    String scheme = parsed.getScheme().toLowerCase(Locale.ROOT);
-    if (!SCHEMES.contains(scheme)) {
-      return "must start with nats://, tls://, ws:// or wss://, got " + shown;
-    }
-    if (parsed.getHost() == null || parsed.getHost().isBlank()) {
-      return "must name a host (nats://host:4222), got " + shown;
+    String problem = BrokerUrls.schemeOrHostProblem(parsed, SCHEMES, "nats://host:4222", shown);
+    if (problem != null) {
+      return problem;
     }
     String userInfo = parsed.getRawUserInfo();
     if (userInfo != null && !userInfo.contains(":")) {
@@ -199,7 +167,7 @@ public record NatsSinkSettings(
       return "holds a token in its user info (nats://TOKEN@host), which would be shown: set"
           + " token = ... (or token-file) instead, got "
           + "\""
-          + scheme
+          + parsed.getScheme()
           + "://****@"
           + parsed.getHost()
           + "\"";

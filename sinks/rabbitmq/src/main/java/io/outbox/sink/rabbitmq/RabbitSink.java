@@ -4,18 +4,18 @@ import static io.outbox.relay.spi.support.BatchPublisher.describe;
 
 import com.rabbitmq.client.AMQP;
 import io.outbox.relay.spi.EventTemplate;
+import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.RoutedEvent;
-import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.BatchPublisher;
 import io.outbox.relay.spi.support.PendingBatch;
+import io.outbox.relay.spi.support.PublishingSink;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * back-pressure: the event is sink-unavailable and the probe holds the pipeline back for a while
  * ({@link BackPressure}).
  */
-final class RabbitSink implements Sink {
+final class RabbitSink extends PublishingSink {
 
   private static final Logger log = LoggerFactory.getLogger(RabbitSink.class);
 
@@ -39,38 +39,32 @@ final class RabbitSink implements Sink {
   private final RabbitConnection connection;
   private final ChannelPool channels;
   private final BackPressure backPressure = new BackPressure(System::nanoTime);
-  private final BatchPublisher publisher;
 
-  RabbitSink(String pipeline, RabbitSinkSettings settings, RabbitConnection connection) {
-    this.pipeline = pipeline;
+  /** Connects lazily, on the first publish or probe. */
+  RabbitSink(PluginContext context, RabbitSinkSettings settings) {
+    super(
+        "RabbitMQ",
+        context,
+        settings.confirmTimeout(),
+        "confirm-timeout",
+        e -> "exchange '" + e.destination() + "'");
+    this.pipeline = context.pipeline();
     this.settings = settings;
     this.routingKey = EventTemplate.parse(settings.routingKey());
-    this.connection = connection;
-    this.publisher =
-        new BatchPublisher(
-            "RabbitMQ",
-            pipeline,
-            log,
-            settings.confirmTimeout(),
-            "confirm-timeout",
-            e -> "exchange '" + e.destination() + "'");
+    this.connection = new RabbitConnection(pipeline, settings);
     this.channels =
         new ChannelPool(
             connection,
             settings.channels(),
             settings.maxUnconfirmed(),
             new BrokerSignals(
-                pipeline, connection, backPressure, b -> publisher.resend(b, this::resend)));
+                pipeline, connection, backPressure, b -> publisher().resend(b, this::resend)));
   }
 
   // Sent on a sender thread, never the caller's: a broker that blocks publishing (a resource
   // alarm) can stop reading mid-write, and the lane must still get its verdicts by the deadline.
   @Override
-  public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
-    return publisher.publish(batch, this::sendAll);
-  }
-
-  private void sendAll(PendingBatch batch) throws InterruptedException {
+  protected void send(PendingBatch batch) throws InterruptedException {
     List<Integer> all = new ArrayList<>(batch.events().size());
     for (int i = 0; i < batch.events().size(); i++) {
       all.add(i);
@@ -197,22 +191,23 @@ final class RabbitSink implements Sink {
   @Override
   public List<String> missingDestinations(Set<String> exchanges) {
     List<String> missing =
-        publisher.ask(
-            () -> {
-              List<String> out = new ArrayList<>();
-              for (String exchange : exchanges) {
-                if (!connection.exchangeExists(exchange)) {
-                  out.add(
-                      "RabbitMQ exchange '"
-                          + exchange
-                          + "' does not exist; declare it (or list it under"
-                          + " sink.rabbitmq.declare)");
-                }
-              }
-              return out;
-            },
-            settings.connectionTimeout().multipliedBy(2),
-            "exchange check");
+        publisher()
+            .ask(
+                () -> {
+                  List<String> out = new ArrayList<>();
+                  for (String exchange : exchanges) {
+                    if (!connection.exchangeExists(exchange)) {
+                      out.add(
+                          "RabbitMQ exchange '"
+                              + exchange
+                              + "' does not exist; declare it (or list it under"
+                              + " sink.rabbitmq.declare)");
+                    }
+                  }
+                  return out;
+                },
+                settings.connectionTimeout().multipliedBy(2),
+                "exchange check");
     if (missing == null) {
       log.warn(
           "pipeline {}: cannot check the RabbitMQ exchanges at start-up; publishing will tell",
@@ -229,14 +224,17 @@ final class RabbitSink implements Sink {
       log.debug("RabbitMQ probe for pipeline {}: holding back after basic.nack", pipeline);
       return false;
     }
-    return publisher.probe(connection::answers, timeout);
+    return super.probe(timeout);
   }
 
   @Override
-  public void close(Duration timeout) {
-    Duration left = publisher.drain(timeout);
+  protected boolean answers(Duration timeout) throws IOException, TimeoutException {
+    return connection.answers();
+  }
+
+  @Override
+  protected void closeClient(Duration left) {
     channels.close();
     connection.close((int) Math.max(1, Math.min(5000, left.toMillis())));
-    publisher.shutdown();
   }
 }

@@ -1,8 +1,6 @@
 package io.outbox.sink.rabbitmq;
 
-import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SecretKeys;
-import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.support.SettingsSinkProvider;
 
 /**
@@ -21,14 +19,12 @@ public final class RabbitSinkProvider extends SettingsSinkProvider<RabbitSinkSet
 
   /** Called by {@link java.util.ServiceLoader}. */
   public RabbitSinkProvider() {
-    super(TYPE, RabbitSinkSettings::validate, RabbitSinkSettings::from, RabbitSinkProvider::secret);
-  }
-
-  /** Connects lazily on the first publish or probe. */
-  @Override
-  protected Sink create(PluginContext context, RabbitSinkSettings settings) {
-    return new RabbitSink(
-        context.pipeline(), settings, new RabbitConnection(context.pipeline(), settings));
+    super(
+        TYPE,
+        RabbitSinkSettings::validate,
+        RabbitSinkSettings::from,
+        RabbitSinkProvider::secret,
+        RabbitSink::new);
   }
 
   private static SecretKeys.Answer secret(String key) {

@@ -9,18 +9,18 @@ import io.outbox.relay.spi.EventTemplate;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.SettingsReader;
+import io.outbox.relay.spi.support.BrokerUrls;
+import io.outbox.relay.spi.support.SettingsText;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.regex.Pattern;
 
 /**
  * The RabbitMQ sink's settings, {@code sink.rabbitmq.*}; every default and its meaning is in this
@@ -61,7 +61,6 @@ public record RabbitSinkSettings(
   static final Set<String> EXCHANGE_TYPES = Set.of("direct", "fanout", "topic", "headers");
 
   private static final Set<String> EXCHANGE_KEYS = Set.of("type", "durable", "auto-delete");
-  private static final Pattern USERINFO = Pattern.compile("^([a-zA-Z][a-zA-Z0-9+.-]*://)[^@/]*@");
 
   /**
    * An exchange to declare.
@@ -170,44 +169,19 @@ public record RabbitSinkSettings(
 
   /** {@code uri} with any user info reduced to the user name and {@code ****}. */
   static String mask(String uri) {
-    var m = USERINFO.matcher(uri);
-    if (!m.find()) {
-      return uri;
-    }
-    String userInfo = uri.substring(m.end(1), m.end() - 1);
-    int colon = userInfo.indexOf(':');
-    String user = colon < 0 ? userInfo : userInfo.substring(0, colon);
-    return m.group(1) + user + ":****@" + uri.substring(m.end());
+    return BrokerUrls.mask(uri, false);
   }
 
   /** Hides the URI's password and the trust store password. */
   @Override
   public String toString() {
-    return "RabbitSinkSettings[uri="
-        + maskedUri()
-        + ", routingKey="
-        + routingKey
-        + ", confirmTimeout="
-        + confirmTimeout
-        + ", maxUnconfirmed="
-        + maxUnconfirmed
-        + ", channels="
-        + channels
-        + ", connectionTimeout="
-        + connectionTimeout
-        + ", heartbeat="
-        + heartbeat
-        + ", declare="
-        + declare.values()
-        + ", checkExchanges="
-        + checkExchanges
-        + ", trustStore="
-        + trustStore
-        + ", trustStorePassword="
-        + (trustStorePassword.isEmpty() ? "" : "****")
-        + ", password="
-        + (password == null ? "<from uri>" : "****")
-        + "]";
+    return SettingsText.of(
+        this,
+        Map.of(
+            "uri", maskedUri(),
+            "declare", declare.values(),
+            "trustStorePassword", trustStorePassword.isEmpty() ? "" : "****",
+            "password", SettingsText.secret(password, "<from uri>")));
   }
 
   /**
@@ -221,12 +195,11 @@ public record RabbitSinkSettings(
     } catch (java.net.URISyntaxException e) {
       return "is not a valid URI: " + shown;
     }
-    String scheme = parsed.getScheme() == null ? "" : parsed.getScheme().toLowerCase(Locale.ROOT);
-    if (!scheme.equals("amqp") && !scheme.equals("amqps")) {
-      return "must start with amqp:// or amqps://, got " + shown;
-    }
-    if (parsed.getHost() == null || parsed.getHost().isBlank()) {
-      return "must name a host (amqp://user:password@host:5672/vhost), got " + shown;
+    String problem =
+        BrokerUrls.schemeOrHostProblem(
+            parsed, List.of("amqp", "amqps"), "amqp://user:password@host:5672/vhost", shown);
+    if (problem != null) {
+      return problem;
     }
     if (parsed.getPort() != -1 && (parsed.getPort() < 1 || parsed.getPort() > 65535)) {
       return "has a port outside 1..65535: " + parsed.getPort();

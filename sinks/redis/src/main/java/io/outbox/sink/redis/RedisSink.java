@@ -2,17 +2,15 @@ package io.outbox.sink.redis;
 
 import static io.outbox.relay.spi.support.BatchPublisher.describe;
 
+import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.RoutedEvent;
-import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.BatchPublisher;
 import io.outbox.relay.spi.support.PendingBatch;
+import io.outbox.relay.spi.support.PublishingSink;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletionStage;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Protocol.Command;
@@ -26,35 +24,26 @@ import redis.clients.jedis.exceptions.JedisException;
  * ({@link ReplyErrors}). A lost connection, or replies not all in within {@code timeout} ({@link
  * BatchPublisher}), makes every event without a reply sink-unavailable.
  */
-final class RedisSink implements Sink {
-
-  private static final Logger log = LoggerFactory.getLogger(RedisSink.class);
+final class RedisSink extends PublishingSink {
 
   private final StreamEntries entries;
   private final RedisConnections connections;
-  private final BatchPublisher publisher;
 
-  RedisSink(String pipeline, RedisSinkSettings settings, RedisConnections connections) {
+  /** Connects lazily, on the first publish or probe. */
+  RedisSink(PluginContext context, RedisSinkSettings settings) {
+    super(
+        "Redis",
+        context,
+        settings.timeout(),
+        "timeout",
+        e -> "stream '" + e.destination() + "' on " + settings.address());
     this.entries = new StreamEntries(settings);
-    this.connections = connections;
-    this.publisher =
-        new BatchPublisher(
-            "Redis",
-            pipeline,
-            log,
-            settings.timeout(),
-            "timeout",
-            e -> "stream '" + e.destination() + "' on " + settings.address());
-  }
-
-  // On a sender thread: the lane writes the previous batch's settlement meanwhile.
-  @Override
-  public CompletionStage<List<Verdict>> publish(List<RoutedEvent> batch) {
-    return publisher.publish(batch, this::send);
+    this.connections = new RedisConnections(context.pipeline(), settings);
   }
 
   /** Sends the batch as one pipeline; each reply is its event's verdict. */
-  private void send(PendingBatch batch) throws InterruptedException {
+  @Override
+  protected void send(PendingBatch batch) throws InterruptedException {
     List<RoutedEvent> events = batch.events();
     Jedis jedis = null;
     boolean broken = false;
@@ -99,20 +88,14 @@ final class RedisSink implements Sink {
 
   /** A PING on a connection of its own: its connect and reply must come within {@code timeout}. */
   @Override
-  public boolean probe(Duration timeout) {
-    return publisher.probe(
-        () -> {
-          try (Jedis jedis = connections.probeConnection(timeout)) {
-            return "PONG".equals(jedis.ping());
-          }
-        },
-        timeout);
+  protected boolean answers(Duration timeout) {
+    try (Jedis jedis = connections.probeConnection(timeout)) {
+      return "PONG".equals(jedis.ping());
+    }
   }
 
   @Override
-  public void close(Duration timeout) {
-    publisher.drain(timeout);
+  protected void closeClient(Duration left) {
     connections.close();
-    publisher.shutdown();
   }
 }

@@ -1,8 +1,6 @@
 package io.outbox.sink.redis;
 
-import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SecretKeys;
-import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.support.SettingsSinkProvider;
 
 /**
@@ -20,13 +18,11 @@ public final class RedisSinkProvider extends SettingsSinkProvider<RedisSinkSetti
 
   /** Called by {@link java.util.ServiceLoader}. */
   public RedisSinkProvider() {
-    super(TYPE, RedisSinkSettings::validate, RedisSinkSettings::from, SecretKeys.named("password"));
-  }
-
-  /** Connects lazily on the first publish or probe. */
-  @Override
-  protected Sink create(PluginContext context, RedisSinkSettings settings) {
-    return new RedisSink(
-        context.pipeline(), settings, new RedisConnections(context.pipeline(), settings));
+    super(
+        TYPE,
+        RedisSinkSettings::validate,
+        RedisSinkSettings::from,
+        SecretKeys.named("password"),
+        RedisSink::new);
   }
 }

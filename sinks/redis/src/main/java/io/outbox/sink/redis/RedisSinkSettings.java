@@ -4,11 +4,13 @@ import com.typesafe.config.Config;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.SettingsReader;
+import io.outbox.relay.spi.support.BrokerUrls;
+import io.outbox.relay.spi.support.SettingsText;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -135,21 +137,8 @@ public record RedisSinkSettings(
   /** Hides the URI's password and the password. */
   @Override
   public String toString() {
-    return "RedisSinkSettings[uri="
-        + maskedUri()
-        + ", password="
-        + (password == null ? "<from uri>" : "****")
-        + ", timeout="
-        + timeout
-        + ", maxLen="
-        + maxLen
-        + ", dedupWindow="
-        + dedupWindow
-        + ", dedupKeyPrefix="
-        + dedupKeyPrefix
-        + ", connections="
-        + connections
-        + "]";
+    return SettingsText.of(
+        this, Map.of("uri", maskedUri(), "password", SettingsText.secret(password, "<from uri>")));
   }
 
   /** {@code null} when {@code uri} is usable; the reason never shows a password. */
@@ -170,12 +159,11 @@ public record RedisSinkSettings(
             + (parsed.getPort() == -1 ? "" : ":" + parsed.getPort())
             + (parsed.getPath() == null ? "" : parsed.getPath())
             + "\"";
-    String scheme = parsed.getScheme() == null ? "" : parsed.getScheme().toLowerCase(Locale.ROOT);
-    if (!scheme.equals("redis") && !scheme.equals("rediss")) {
-      return "must start with redis:// or rediss://, got " + shown;
-    }
-    if (parsed.getHost() == null || parsed.getHost().isBlank()) {
-      return "must name a host (redis://host:6379), got " + shown;
+    String problem =
+        BrokerUrls.schemeOrHostProblem(
+            parsed, List.of("redis", "rediss"), "redis://host:6379", shown);
+    if (problem != null) {
+      return problem;
     }
     String path = parsed.getPath();
     if (path != null && path.length() > 1 && !path.substring(1).matches("\\d{1,5}")) {

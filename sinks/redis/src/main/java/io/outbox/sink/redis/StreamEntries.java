@@ -1,29 +1,20 @@
 package io.outbox.sink.redis;
 
-import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_ID;
-import static io.outbox.relay.spi.support.RelayHeaders.AGGREGATE_TYPE;
-import static io.outbox.relay.spi.support.RelayHeaders.CREATED_AT;
-import static io.outbox.relay.spi.support.RelayHeaders.EVENT_ID;
-import static io.outbox.relay.spi.support.RelayHeaders.EVENT_TYPE;
-
-import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.support.RelayHeaders;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
- * The commands that add an event as a stream entry: its fields are the relay's five headers and
- * {@code content-type}, then the pipeline's extra headers, then the row's own (the relay's win over
- * extra and row headers of the same name, extra over row headers, as for Kafka and RabbitMQ), then
- * {@code payload}, the body byte for byte. With a dedup window the entry is added by {@link
- * #SCRIPT}, which skips an event whose marker key exists.
+ * The commands that add an event as a stream entry: its fields are {@link RelayHeaders#of} (the
+ * relay's five and {@code content-type}, then the pipeline's extra headers, then the row's own),
+ * except one named {@code payload}, then {@code payload}, the body byte for byte. With a dedup
+ * window the entry is added by {@link #SCRIPT}, which skips an event whose marker key exists.
  */
 final class StreamEntries {
 
@@ -102,24 +93,14 @@ final class StreamEntries {
   }
 
   private static void fields(RoutedEvent routed, List<byte[]> out) {
-    OutboxEvent event = routed.event();
-    Map<String, String> fields = new LinkedHashMap<>();
-    fields.put(EVENT_ID, event.eventId().toString());
-    fields.put(EVENT_TYPE, event.eventType());
-    fields.put(AGGREGATE_TYPE, event.aggregateType());
-    fields.put(AGGREGATE_ID, event.aggregateId());
-    fields.put(CREATED_AT, event.createdAt().toString()); // ISO-8601
-    fields.put("content-type", event.payloadFormat().contentType());
-    fields.put("payload", ""); // reserved: no header takes its name
-    new TreeMap<>(routed.extraHeaders()).forEach(fields::putIfAbsent);
-    new TreeMap<>(event.headers()).forEach(fields::putIfAbsent);
-    fields.remove("payload");
+    Map<String, String> fields = RelayHeaders.of(routed);
+    fields.remove("payload"); // reserved for the body: no header takes its name
     for (Map.Entry<String, String> f : fields.entrySet()) {
       out.add(bytes(f.getKey()));
       out.add(bytes(f.getValue()));
     }
     out.add(bytes("payload"));
-    out.add(event.payload());
+    out.add(routed.event().payload());
   }
 
   private static byte[] bytes(String s) {

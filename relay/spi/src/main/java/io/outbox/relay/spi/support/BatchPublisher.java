@@ -144,14 +144,7 @@ public final class BatchPublisher {
   /** Runs once per batch, on the thread of its last verdict (often the client's). */
   private void finish(PendingBatch batch) {
     inFlight.remove(batch);
-    List<Verdict> verdicts = batch.verdicts();
-    health.batch(batch.events(), verdicts);
-    // Completed off the client's thread: whatever the caller chains must not stall the client.
-    try {
-      timers.execute(() -> batch.result().complete(verdicts));
-    } catch (RejectedExecutionException e) {
-      batch.result().complete(verdicts);
-    }
+    health.batch(batch.events(), batch.completeOn(timers));
   }
 
   /**

@@ -10,7 +10,9 @@ import java.util.NavigableSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.ReentrantLock;
@@ -194,8 +196,28 @@ public final class PendingBatch {
     return List.copyOf(out);
   }
 
-  /** The timer that expires this batch; cancelled once every verdict arrived. */
-  void timer(Future<?> t) {
+  /**
+   * Completes {@link #result} with every verdict on {@code executor}, off the client's thread that
+   * gave the last verdict (whatever the caller chains must not stall the client), or on this thread
+   * if {@code executor} refuses (shut down). Only once {@link #isDone()}.
+   *
+   * @return the verdicts, in batch order
+   */
+  public List<Verdict> completeOn(Executor executor) {
+    List<Verdict> out = verdicts();
+    try {
+      executor.execute(() -> result.complete(out));
+    } catch (RejectedExecutionException e) {
+      result.complete(out);
+    }
+    return out;
+  }
+
+  /**
+   * The timer that expires this batch ({@link BatchPublisher} sets it; a sink that sends on its own
+   * threads sets its own); cancelled once every verdict arrived.
+   */
+  public void timer(Future<?> t) {
     this.timer = t;
     if (isDone()) {
       t.cancel(false);

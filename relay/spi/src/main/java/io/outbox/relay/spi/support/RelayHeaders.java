@@ -1,9 +1,15 @@
 package io.outbox.relay.spi.support;
 
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.RoutedEvent;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
 /**
  * The names of the five headers every sink adds to each message, before the pipeline's extra
- * headers and the row's own (which never replace them). Consumers find the event's identity under
- * these names whatever the broker.
+ * headers and the row's own (which never replace them), and {@link #of} to build them all.
+ * Consumers find the event's identity under these names whatever the broker.
  */
 public final class RelayHeaders {
 
@@ -22,5 +28,28 @@ public final class RelayHeaders {
   /** The event's {@code created_at}, ISO-8601. */
   public static final String CREATED_AT = "created-at";
 
+  /** The payload's media type, from the row's payload format. */
+  public static final String CONTENT_TYPE = "content-type";
+
   private RelayHeaders() {}
+
+  /**
+   * Every header of {@code routed}'s message, in the order to send them: the relay's five and
+   * {@link #CONTENT_TYPE}, then the pipeline's extra headers, then the row's own, each of these two
+   * sorted by name. The first of a name wins: the relay's over extra and row headers, extra over
+   * row headers.
+   */
+  public static Map<String, String> of(RoutedEvent routed) {
+    OutboxEvent event = routed.event();
+    Map<String, String> out = new LinkedHashMap<>();
+    out.put(EVENT_ID, event.eventId().toString());
+    out.put(EVENT_TYPE, event.eventType());
+    out.put(AGGREGATE_TYPE, event.aggregateType());
+    out.put(AGGREGATE_ID, event.aggregateId());
+    out.put(CREATED_AT, event.createdAt().toString()); // ISO-8601
+    out.put(CONTENT_TYPE, event.payloadFormat().contentType());
+    new TreeMap<>(routed.extraHeaders()).forEach(out::putIfAbsent);
+    new TreeMap<>(event.headers()).forEach(out::putIfAbsent);
+    return out;
+  }
 }
