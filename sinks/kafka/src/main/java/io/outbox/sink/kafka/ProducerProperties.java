@@ -40,10 +40,6 @@ final class ProducerProperties {
   static final String PARTITIONER_IGNORE_KEYS = ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG;
   static final String PARTITIONER_CLASS = ProducerConfig.PARTITIONER_CLASS_CONFIG;
 
-  /** Performance defaults the user may override (documented in reference.conf). */
-  static final Map<String, String> RELAY_DEFAULTS =
-      Map.of(LINGER, "5", ProducerConfig.BATCH_SIZE_CONFIG, "65536", MAX_IN_FLIGHT, "5");
-
   /** The idempotent producer allows at most this many unacknowledged requests per connection. */
   private static final int MAX_IN_FLIGHT_WITH_IDEMPOTENCE = 5;
 
@@ -192,7 +188,7 @@ final class ProducerProperties {
       Duration sendTimeout,
       List<SettingsProblem> problems) {
     long send = sendTimeout.toMillis();
-    Long linger = number(LINGER, producer.getOrDefault(LINGER, RELAY_DEFAULTS.get(LINGER)));
+    Long linger = number(LINGER, producer.getOrDefault(LINGER, clientDefault(LINGER)));
     Long delivery = number(DELIVERY_TIMEOUT, producer.getOrDefault(DELIVERY_TIMEOUT, "" + send));
     boolean requestSet = producer.containsKey(REQUEST_TIMEOUT);
     Long request = number(REQUEST_TIMEOUT, producer.get(REQUEST_TIMEOUT));
@@ -235,6 +231,14 @@ final class ProducerProperties {
     }
   }
 
+  /**
+   * The Kafka client's own default of {@code name}: the relay's defaults are in reference.conf's
+   * {@code producer} block, so this is what applies only where a test builds settings without it.
+   */
+  private static String clientDefault(String name) {
+    return String.valueOf(DEFINITION.defaultValues().get(name));
+  }
+
   /** The value of a numeric property, or {@code null} when it is not a number. */
   private static Long number(String name, String value) {
     if (value == null) {
@@ -247,10 +251,13 @@ final class ProducerProperties {
     }
   }
 
-  /** The producer's effective configuration: relay defaults, the user's properties, relay-owned. */
+  /**
+   * The producer's effective configuration: the {@code producer} properties (reference.conf's
+   * defaults with the user's on top), derived timeouts, then what the relay owns.
+   */
   static Map<String, Object> producerConfig(KafkaSinkSettings settings, String pipeline) {
-    Map<String, Object> config = new HashMap<>(RELAY_DEFAULTS);
-    config.putAll(settings.producer());
+    Map<String, Object> config = new HashMap<>(settings.producer());
+    config.putIfAbsent(LINGER, clientDefault(LINGER));
     long send = settings.sendTimeout().toMillis();
     config.putIfAbsent(DELIVERY_TIMEOUT, String.valueOf(send));
     // Metadata waits end before the batch's send-timeout, leaving time to ask the broker whether a

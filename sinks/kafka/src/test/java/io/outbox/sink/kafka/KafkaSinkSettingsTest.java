@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.outbox.relay.spi.SettingsProblem;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class KafkaSinkSettingsTest {
@@ -17,7 +18,12 @@ class KafkaSinkSettingsTest {
     assertThat(KafkaSinkSettings.validate(context(""))).isEmpty();
     KafkaSinkSettings s = KafkaSinkSettings.from(context(""));
     assertThat(s.bootstrapServers()).isEqualTo("127.0.0.1:9092");
-    assertThat(s.producer()).isEmpty();
+    // The relay's producer defaults come from reference.conf, not from Java.
+    assertThat(s.producer())
+        .containsOnly(
+            Map.entry("linger.ms", "5"),
+            Map.entry("batch.size", "65536"),
+            Map.entry("max.in.flight.requests.per.connection", "5"));
     assertThat(s.sendTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(s.probeTimeout()).isEqualTo(Duration.ofSeconds(5));
   }
@@ -105,14 +111,15 @@ class KafkaSinkSettingsTest {
         .containsEntry("compression.type", "zstd")
         .containsEntry("batch.size", "131072")
         .containsEntry("ssl.enabled.protocols", "TLSv1.2,TLSv1.3")
-        .hasSize(4);
+        .containsEntry("max.in.flight.requests.per.connection", "5") // reference.conf
+        .hasSize(5);
   }
 
   @Test
   void quotedKeyWinsOverTheNestedSpellingOfTheSameProperty() {
     KafkaSinkSettings s =
         KafkaSinkSettings.from(context("producer { linger.ms = 1, \"linger.ms\" = 20 }"));
-    assertThat(s.producer()).containsEntry("linger.ms", "20").hasSize(1);
+    assertThat(s.producer()).containsEntry("linger.ms", "20").hasSize(3); // + reference.conf's
   }
 
   @Test
