@@ -41,8 +41,8 @@ final class RelaySettingsBinder {
    * @return the loaded config, or {@code null} when there were problems
    */
   LoadedConfig bind(Config relay, String source, Problems problems) {
-    UnknownKeyCheck keys = new UnknownKeyCheck(problems);
-    keys.check(relay.root().withoutKey("pipelines"), reference.withoutKey("pipelines"), ROOT);
+    UnknownKeyCheck keys = new UnknownKeyCheck(problems, reference);
+    keys.checkRoot(relay.root().withoutKey("pipelines"), reference.withoutKey("pipelines"), ROOT);
 
     SettingsReader r = new SettingsReader(relay, ROOT, problems, plugins.secrets());
     String host = r.requiredString("http.host", "the interface the HTTP endpoints bind to");
@@ -62,7 +62,7 @@ final class RelaySettingsBinder {
       String path = ROOT + ".pipelines." + ConfigUtil.joinPath(name);
       Config merged = e.getValue().toConfig().withFallback(defaults);
       // Only the pipeline's own keys: those merged from pipeline-defaults were checked there.
-      keys.check(e.getValue(), (ConfigObject) reference.get("pipeline-defaults"), path);
+      keys.checkPipeline(e.getValue(), (ConfigObject) reference.get("pipeline-defaults"), path);
       PipelineSettings settings = binder.bind(name, merged, e.getValue().origin());
       if (settings != null) {
         pipelines.put(name, settings);

@@ -5,20 +5,48 @@ import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * Finds keys that the reference does not know (typos must fail rather than be ignored) and objects
  * written where a value is expected or the other way round. A key whose reference value is an empty
- * object ({@code properties { }}, {@code producer { }}) is a free-form map: its contents are not
- * checked.
+ * object ({@code properties { }}) is a free-form map: its contents are not checked. So is a map
+ * that reference.conf fills with defaults and names, by its path within a pipeline, under {@code
+ * outbox-relay.free-form-maps} (e.g. {@code "sink.kafka.producer" = true}).
  */
 final class UnknownKeyCheck {
 
-  private final Problems problems;
+  /** The key of the root's object naming free-form maps that have defaults. */
+  static final String FREE_FORM_MAPS = "free-form-maps";
 
-  UnknownKeyCheck(Problems problems) {
+  private final Problems problems;
+  private final Set<String> freeForm;
+
+  /**
+   * @param problems where problems go
+   * @param reference the reference {@code outbox-relay} subtree, for its {@value #FREE_FORM_MAPS}
+   */
+  UnknownKeyCheck(Problems problems, ConfigObject reference) {
     this.problems = problems;
+    this.freeForm =
+        reference.get(FREE_FORM_MAPS) instanceof ConfigObject maps
+            ? maps.toConfig().entrySet().stream()
+                .filter(e -> Boolean.TRUE.equals(e.getValue().unwrapped()))
+                .map(Map.Entry::getKey)
+                .collect(Collectors.toUnmodifiableSet())
+            : Set.of();
+  }
+
+  /** Checks the relay's settings outside its pipelines (the pipeline defaults included). */
+  void checkRoot(ConfigObject actual, ConfigObject reference, String path) {
+    check(actual, reference, path, null);
+  }
+
+  /** Checks one pipeline's own settings against the reference pipeline defaults. */
+  void checkPipeline(ConfigObject actual, ConfigObject reference, String path) {
+    check(actual, reference, path, "");
   }
 
   /**
@@ -27,20 +55,26 @@ final class UnknownKeyCheck {
    * @param actual the merged settings (the user's over the reference)
    * @param reference the reference tree the keys must come from
    * @param path the full key path of {@code actual}
+   * @param inPipeline the path of {@code actual} within a pipeline ("" at its root), or {@code
+   *     null} outside pipeline settings
    */
-  void check(ConfigObject actual, ConfigObject reference, String path) {
+  private void check(ConfigObject actual, ConfigObject reference, String path, String inPipeline) {
     for (Map.Entry<String, ConfigValue> e : new TreeMap<>(actual).entrySet()) {
       String key = e.getKey();
       ConfigValue value = e.getValue();
       String keyPath = path + "." + ConfigUtil.joinPath(key);
+      String within =
+          inPipeline != null
+              ? (inPipeline.isEmpty() ? "" : inPipeline + ".") + ConfigUtil.joinPath(key)
+              : (key.equals("pipeline-defaults") ? "" : null);
       ConfigValue expected = reference.get(key);
       if (expected == null) {
         problems.add(keyPath, "unknown key" + suggestion(key, reference), value.origin());
       } else if (expected instanceof ConfigObject expectedObject) {
         if (!(value instanceof ConfigObject valueObject)) {
           problems.add(keyPath, "must be an object, not " + kindOf(value), value.origin());
-        } else if (!expectedObject.isEmpty()) {
-          check(valueObject, expectedObject, keyPath);
+        } else if (!expectedObject.isEmpty() && (within == null || !freeForm.contains(within))) {
+          check(valueObject, expectedObject, keyPath, within);
         }
       } else if (value.valueType() == ConfigValueType.OBJECT
           && expected.valueType() != ConfigValueType.NULL) {

@@ -159,6 +159,25 @@ class RelayConfigLoaderTest {
   }
 
   @Test
+  void aFreeFormMapWithDefaultsKeepsThemAndAcceptsAnyOtherKey() {
+    PipelineSettings p =
+        new ConfigFiles(dir)
+            .load(
+                ORDERS
+                    + """
+                    outbox-relay.pipeline-defaults.sink.fake.tuning { "compression.type" = zstd }
+                    outbox-relay.pipelines.orders.sink.fake.tuning { batch.size = 7 }
+                    """)
+            .settings()
+            .pipelines()
+            .get("orders");
+
+    assertThat(p.sinkSettings().getInt("tuning.linger.ms")).isEqualTo(5);
+    assertThat(p.sinkSettings().getString("tuning.\"compression.type\"")).isEqualTo("zstd");
+    assertThat(p.sinkSettings().getInt("tuning.batch.size")).isEqualTo(7);
+  }
+
+  @Test
   void loadsAnInMemoryConfig() {
     LoadedConfig loaded =
         new ConfigFiles(dir)
