@@ -12,6 +12,7 @@ import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.support.JdbcLedgerWatermark;
+import io.outbox.schema.OutboxLedger;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
@@ -68,9 +69,13 @@ final class CdcSource implements Source {
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
     this.status = new SlotStatus(settings, tables, pipeline, connections, slot.creation());
     this.reads = new LaneReads(pipeline, tables, () -> pool, leader, clock, this::checkActive);
-    CdcLedger ledger =
-        new CdcLedger(
-            () -> pool, leader, tables, pipeline, database.onPublish() == OnPublish.DELETE);
+    OutboxLedger ledger =
+        new OutboxLedger(
+            () -> pool,
+            tables,
+            pipeline,
+            database.onPublish() == OnPublish.DELETE,
+            leader::ledgerFence);
     this.watermark = new JdbcLedgerWatermark(pipeline, ledger);
     ClaimWriter writer =
         new ClaimWriter(

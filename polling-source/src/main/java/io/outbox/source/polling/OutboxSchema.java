@@ -18,8 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Checks, at start-up and at activation, that the outbox and dead-letter tables exist with the columns the source
- * uses, and finds how the payload column is typed.
+ * Checks, at start-up and at activation, that the outbox and dead-letter tables exist with the
+ * columns the source uses, and finds how the payload column is typed.
  */
 final class OutboxSchema {
 

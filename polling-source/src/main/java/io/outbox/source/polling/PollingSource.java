@@ -10,6 +10,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.support.JdbcLedgerWatermark;
+import io.outbox.schema.OutboxLedger;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.RetentionJob;
 import io.outbox.schema.SourceLifecycle;
@@ -78,7 +79,12 @@ final class PollingSource implements Source {
     this.ledger =
         new JdbcLedgerWatermark(
             pipeline,
-            new PollingLedger(() -> pool, leader::lease, tables, pipeline, database.onPublish()));
+            new OutboxLedger(
+                () -> pool,
+                tables.outboxTables(),
+                pipeline,
+                database.onPublish() == DatabaseSettings.OnPublish.DELETE,
+                leader::ledgerFence));
   }
 
   @Override
