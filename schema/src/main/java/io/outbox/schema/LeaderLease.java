@@ -207,6 +207,44 @@ public final class LeaderLease {
   }
 
   /**
+   * A boolean SQL expression, true while the epoch bound by {@link #bindEpochFence} is the
+   * pipeline's and no take-over holds the fence; it takes the fence lock shared until the
+   * transaction ends.
+   */
+  public String epochFenceSql() {
+    return "("
+        + fenceOnlySql().substring("SELECT ".length())
+        + " AND "
+        + epochPredicate(leaderTable)
+        + ")";
+  }
+
+  /**
+   * Binds the parameters of {@link #epochFenceSql()} for {@code epoch} from {@code index}; returns
+   * the next index.
+   */
+  public int bindEpochFence(PreparedStatement ps, int index, long epoch) throws SQLException {
+    int i = bindFence(ps, index);
+    ps.setString(i, pipeline);
+    ps.setLong(i + 1, epoch);
+    return i + 2;
+  }
+
+  /**
+   * In the caller's open transaction: takes the fence lock shared and tells whether {@code epoch}
+   * is still the pipeline's and no take-over is under way ({@link #epochFenceSql()}), so that the
+   * transaction's writes count only while it is.
+   */
+  public boolean epochFenceHolds(Connection c, long epoch) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT " + epochFenceSql())) {
+      bindEpochFence(ps, 1, epoch);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  /**
    * A predicate true only while {@code epoch} is the pipeline's current epoch: {@code pipeline} and
    * {@code epoch} are bound as parameters, in that order.
    *

@@ -1,16 +1,13 @@
 package io.outbox.source.cdc;
 
-import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.LedgerPosition;
-import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
-import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.ClaimVerdicts;
+import io.outbox.schema.OutboxClaim;
 import io.outbox.schema.OutboxVerdicts;
 import java.sql.SQLException;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
 
 /**
@@ -19,7 +16,7 @@ import java.util.function.IntConsumer;
  * (the same statements as the polling source), then lets the stream free their positions, hold
  * retries back, and take released events again.
  */
-final class CdcClaim implements Claim {
+final class CdcClaim extends OutboxClaim {
 
   /** Where a claim writes its verdicts. */
   interface Writer {
@@ -43,12 +40,8 @@ final class CdcClaim implements Claim {
 
   private final Writer writer;
   private final ChangeStream<?> stream;
-  private final int lane;
   private final List<ChangeStream.Item> items;
-  private final List<OutboxEvent> events;
-  private final long queryNanos;
   private final IntConsumer ended;
-  private final AtomicBoolean done = new AtomicBoolean();
 
   /**
    * @param queryNanos how long reading the events' rows took ({@link CurrentRows})
@@ -60,18 +53,12 @@ final class CdcClaim implements Claim {
       List<ChangeStream.Item> items,
       long queryNanos,
       IntConsumer ended) {
+    super(
+        writer.pipeline(), lane, items.stream().map(ChangeStream.Item::event).toList(), queryNanos);
     this.writer = writer;
     this.stream = stream;
-    this.lane = lane;
     this.items = List.copyOf(items);
-    this.events = this.items.stream().map(ChangeStream.Item::event).toList();
-    this.queryNanos = queryNanos;
     this.ended = ended;
-  }
-
-  @Override
-  public List<OutboxEvent> events() {
-    return events;
   }
 
   /**
@@ -79,16 +66,9 @@ final class CdcClaim implements Claim {
    *
    * <p>Events without a settlement go back to the front of their lane in memory. Settlements that
    * do not fit the claim ({@link ClaimVerdicts#of}) give all its events back that way and throw.
-   */
-  @Override
-  public Settled settle(List<Settlement> settlements) {
-    return settle(settlements, null);
-  }
-
-  /**
-   * {@inheritDoc} The watermark is advanced in the verdicts' transaction, so that a batch settled
-   * here is never settled again from the ledger, and one the ledger settles is dropped when the
-   * stream delivers it again.
+   * The watermark is advanced in the verdicts' transaction, so that a batch settled here is never
+   * settled again from the ledger, and one the ledger settles is dropped when the stream delivers
+   * it again.
    */
   @Override
   public Settled settle(List<Settlement> settlements, LedgerPosition position) {
@@ -97,9 +77,9 @@ final class CdcClaim implements Claim {
       Settled settled = Settled.AS_GIVEN;
       OutboxVerdicts.Batch batch;
       try {
-        batch = ClaimVerdicts.of(writer.verdicts(), events, settlements);
+        batch = verdicts(writer.verdicts(), settlements);
       } catch (IllegalArgumentException e) {
-        stream.released(lane, items);
+        stream.released(lane(), items);
         throw e;
       }
       if (!batch.isEmpty() || position != null) {
@@ -109,26 +89,15 @@ final class CdcClaim implements Claim {
               Settled.deadLettersKept(
                   settlements, written.keptErrors(), OutboxVerdicts.KEPT_RETRY_DELAY);
         } catch (SQLException e) {
-          stream.released(lane, items);
-          throw new SourceException(
-              "pipeline "
-                  + writer.pipeline()
-                  + " lane "
-                  + lane
-                  + ": recording the outcome of "
-                  + events.size()
-                  + " event(s) in "
-                  + writer.verdicts().table()
-                  + " failed, they will be published again: "
-                  + e.getMessage(),
-              e);
+          stream.released(lane(), items);
+          throw recordingFailed(writer.verdicts().table(), "published again", e);
         }
       }
       // A dead letter kept in the outbox is held back like any retry, and re-streamed when due.
-      stream.settled(lane, items, settled.applyTo(settlements));
+      stream.settled(lane(), items, settled.applyTo(settlements));
       return settled;
     } finally {
-      ended.accept(lane);
+      ended.accept(lane());
     }
   }
 
@@ -137,26 +106,13 @@ final class CdcClaim implements Claim {
     return writer.owned();
   }
 
-  /** {@inheritDoc} For the CDC source: reading the claimed events' rows. */
-  @Override
-  public long queryNanos() {
-    return queryNanos;
-  }
-
   @Override
   public void release() {
     end();
     try {
-      stream.released(lane, items);
+      stream.released(lane(), items);
     } finally {
-      ended.accept(lane);
-    }
-  }
-
-  private void end() {
-    if (!done.compareAndSet(false, true)) {
-      throw new IllegalStateException(
-          "pipeline " + writer.pipeline() + " lane " + lane + ": this claim was already ended");
+      ended.accept(lane());
     }
   }
 }

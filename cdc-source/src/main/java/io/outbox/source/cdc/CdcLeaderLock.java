@@ -3,6 +3,7 @@ package io.outbox.source.cdc;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.LeaderLease;
 import io.outbox.schema.LeaseKeeper;
+import io.outbox.schema.LedgerWatermarks;
 import io.outbox.schema.OutboxTables;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -34,7 +35,6 @@ final class CdcLeaderLock {
   private final String pipeline;
   private final LeaseKeeper keeper;
   private final LeaderLease lease;
-  private final String leaderTable;
 
   CdcLeaderLock(
       CdcConnections connections,
@@ -77,7 +77,6 @@ final class CdcLeaderLock {
               }
             });
     this.lease = keeper.lease();
-    this.leaderTable = tables.qualifiedLeaderTable();
   }
 
   /** A stable 64-bit hash of {@code value}: the same on every instance and JVM. */
@@ -198,13 +197,16 @@ final class CdcLeaderLock {
    */
   void checkFence(Connection c) throws SQLException {
     Fenced fenced = fenced();
-    try (PreparedStatement ps = c.prepareStatement("SELECT " + fenceSql())) {
-      fenced.bind(ps, 1);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        fenced.require(rs.getBoolean(1), "not written");
-      }
-    }
+    fenced.require(lease.epochFenceHolds(c, fenced.epoch), "not written");
+  }
+
+  /**
+   * The check a settlement from the ledger makes in its transaction ({@link OutboxLedger}): the
+   * epoch this instance holds now is still the pipeline's, and this instance counts its lease held.
+   */
+  LedgerWatermarks.Fence ledgerFence() {
+    long epoch = lease.epoch();
+    return c -> lease.epochFenceHolds(c, epoch) && held();
   }
 
   /**
@@ -212,11 +214,7 @@ final class CdcLeaderLock {
    * and no take-over holds the fence; it takes the fence lock shared until the transaction ends.
    */
   String fenceSql() {
-    return "("
-        + LeaderLease.fenceOnlySql().substring("SELECT ".length())
-        + " AND "
-        + LeaderLease.epochPredicate(leaderTable)
-        + ")";
+    return lease.epochFenceSql();
   }
 
   /** The fence of this instance's current epoch, to check within a statement of the caller's. */
@@ -234,10 +232,7 @@ final class CdcLeaderLock {
 
     /** Binds the expression's parameters from {@code index}; returns the next index. */
     int bind(PreparedStatement ps, int index) throws SQLException {
-      int i = lease.bindFence(ps, index);
-      ps.setString(i, pipeline);
-      ps.setLong(i + 1, epoch);
-      return i + 2;
+      return lease.bindEpochFence(ps, index, epoch);
     }
 
     /**

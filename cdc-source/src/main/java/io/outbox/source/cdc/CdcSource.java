@@ -7,19 +7,16 @@ import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.LedgerWatermark;
-import io.outbox.relay.spi.OutstandingClaims;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.support.JdbcLedgerWatermark;
-import io.outbox.relay.spi.support.RoleReporter;
-import io.outbox.schema.CloseDeadline;
+import io.outbox.schema.OutboxLedger;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
-import io.outbox.schema.RetentionJob;
-import io.outbox.schema.RetentionPolicy;
+import io.outbox.schema.SourceLifecycle;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -48,21 +45,15 @@ final class CdcSource implements Source {
   private final OutboxTables tables;
   private final CdcConnections connections;
   private final CdcLeaderLock leader;
-  private final RoleReporter roles;
+  private final SourceLifecycle lifecycle;
   private final DatabaseClock clock;
-  private final OutstandingClaims outstanding;
   private final SlotSetup slot;
   private final LaneReads reads;
-  private final ClaimWriter writer;
+  private final StreamClaims claims;
   private final SlotStatus status;
-  private final CdcLedger ledger;
   private final LedgerWatermark watermark;
-  private final Object lifecycle = new Object();
-  private volatile StreamSession session;
-  private StreamSession last; // guarded by lifecycle: the newest session, stopped or not
+  private final StreamSessions sessions;
   private volatile HikariDataSource pool;
-  private volatile boolean closed;
-  private RetentionJob retention; // guarded by lifecycle
 
   CdcSource(PluginContext context, DatabaseSettings database, CdcSettings settings) {
     this.pipeline = database.pipeline() != null ? database.pipeline() : context.pipeline();
@@ -71,18 +62,22 @@ final class CdcSource implements Source {
     this.settings = settings;
     this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
     this.connections = new CdcConnections(database, settings, pipeline);
-    this.roles = new RoleReporter(context.roles(), lifecycle);
+    this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log);
+    this.sessions = new StreamSessions(lifecycle.lock(), pipeline, settings.slotName());
     this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
     this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
-    this.outstanding = new OutstandingClaims(lanes, pipeline);
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
     this.status = new SlotStatus(settings, tables, pipeline, connections, slot.creation());
     this.reads = new LaneReads(pipeline, tables, () -> pool, leader, clock, this::checkActive);
-    this.ledger =
-        new CdcLedger(
-            () -> pool, leader, tables, pipeline, database.onPublish() == OnPublish.DELETE);
+    OutboxLedger ledger =
+        new OutboxLedger(
+            () -> pool,
+            tables,
+            pipeline,
+            database.onPublish() == OnPublish.DELETE,
+            leader::ledgerFence);
     this.watermark = new JdbcLedgerWatermark(pipeline, ledger);
-    this.writer =
+    ClaimWriter writer =
         new ClaimWriter(
             pipeline,
             tables,
@@ -91,6 +86,7 @@ final class CdcSource implements Source {
             leader,
             ledger,
             database.onPublish());
+    this.claims = new StreamClaims(lifecycle.claims(), reads, writer, this::checkActive);
   }
 
   /**
@@ -107,7 +103,7 @@ final class CdcSource implements Source {
 
   @Override
   public void activate() throws InterruptedException {
-    awaitNoEngineLeft();
+    sessions.awaitNoEngineLeft();
     try (Connection c = connections.dedicated("check")) {
       new SlotGuard(settings, tables, pipeline, connections.where()).preflight(c);
     } catch (SQLException e) {
@@ -127,11 +123,11 @@ final class CdcSource implements Source {
               pipeline,
               settings.slotName(),
               settings.standbyCheckInterval().toMillis());
-          report(Role.STANDBY);
+          lifecycle.report(Role.STANDBY);
         },
-        () -> closed);
+        lifecycle::closed);
     try {
-      CatchUp.Bound catchUpTo = slot.prepare(() -> closed);
+      CatchUp.Bound catchUpTo = slot.prepare(lifecycle::closed);
       StreamSession s =
           new StreamSession(
               settings,
@@ -143,24 +139,19 @@ final class CdcSource implements Source {
               leader::checkFence,
               leader::held);
       s.catchUp(catchUpTo);
-      synchronized (lifecycle) {
-        if (closed) {
+      synchronized (lifecycle.lock()) {
+        if (lifecycle.closed()) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
         }
         if (pool == null) {
           pool = connections.pool(lanes);
         }
-        session = s;
-        last = s;
+        sessions.started(s);
         reads.clear();
       }
       s.start();
     } catch (RuntimeException | InterruptedException e) {
-      StreamSession started;
-      synchronized (lifecycle) {
-        started = session;
-        session = null;
-      }
+      StreamSession started = sessions.takeActive();
       if (started != null) {
         started.stop(StreamSession.STOP_TIMEOUT);
         slot.endAbandonedEngine();
@@ -172,108 +163,20 @@ final class CdcSource implements Source {
         "pipeline {}: this instance is now the active one for slot {}",
         pipeline,
         settings.slotName());
-    report(Role.ACTIVE);
-    startRetention();
-  }
-
-  /**
-   * An instance never takes the active role while an engine of its own still runs: that engine's
-   * task reconnects by itself and would take the slot back from whichever instance streams it.
-   *
-   * @throws SourceException when the previous session's engine is not gone ({@link
-   *     StreamSession#engineLeft}) after {@link StreamSession#STOP_TIMEOUT}; the pipeline tries
-   *     again later
-   */
-  private void awaitNoEngineLeft() {
-    StreamSession previous;
-    synchronized (lifecycle) {
-      previous = last;
-    }
-    if (previous == null || previous.engineGone()) {
-      return;
-    }
-    if (!previous.stop(StreamSession.STOP_TIMEOUT)) {
-      throw new SourceException(
-          "pipeline "
-              + pipeline
-              + ": the change stream engine of this instance's previous session is not gone ("
-              + String.join("; ", previous.engineLeft())
-              + "); not taking the active role while it could take slot "
-              + settings.slotName()
-              + " back");
-    }
-  }
-
-  /**
-   * Starts the pipeline's retention once, on first activation; it deletes only while this instance
-   * holds the leader lock, on its own session.
-   */
-  private void startRetention() {
-    DatabaseSettings.Retention r = database.retention();
-    synchronized (lifecycle) {
-      if (retention != null || closed || !r.enabled()) {
-        return;
-      }
-      retention =
-          RetentionJob.start(
-              tables,
-              pipeline,
-              new RetentionPolicy(r.published(), r.deadLetters(), r.batchSize(), r.interval()),
-              () -> connections.dedicated("retention"),
-              leader::held);
-    }
+    lifecycle.report(Role.ACTIVE);
+    lifecycle.startRetention(
+        tables, database.retention(), () -> connections.dedicated("retention"), leader::held);
   }
 
   @Override
   public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
-    outstanding.checkArguments(lane, maxEvents);
-    StreamSession s = session;
-    if (s == null) {
-      synchronized (lifecycle) {
-        if (last != null) {
-          // Another lane (or the session's watch) ended the session: every lane stands down.
-          throw new LeadershipLostException(
-              "pipeline " + pipeline + ": the change stream of this instance stopped");
-        }
-      }
-      throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
-    }
-    outstanding.begin(lane);
-    boolean handedOut = false;
-    try {
-      checkActive(s);
-      long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
-      long queryNanos = 0;
-      while (true) {
-        reads.readBackParked(s, lane);
-        Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-        List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, wait);
-        if (items.isEmpty()) {
-          if (s.stream().parkedToRead(lane) != null && System.nanoTime() < deadline) {
-            continue; // a held-back key was released: its parked rows come first
-          }
-          checkActive(s);
-          return Claim.empty();
-        }
-        long started = System.nanoTime();
-        items = reads.current(s, lane, items);
-        queryNanos += System.nanoTime() - started;
-        if (!items.isEmpty()) {
-          handedOut = true;
-          return new CdcClaim(writer, s.stream(), lane, items, queryNanos, this::ended);
-        }
-        // Every event taken was final already (streamed again after a restart): take the next.
-      }
-    } finally {
-      if (!handedOut) {
-        ended(lane);
-      }
-    }
+    lifecycle.claims().checkArguments(lane, maxEvents);
+    return claims.claim(sessions.forClaim(), lane, maxEvents, maxWait);
   }
 
   /** A failed engine or a lost leader lock ends the session; the pipeline activates again. */
   private void checkActive(StreamSession s) {
-    if (closed) {
+    if (lifecycle.closed()) {
       return;
     }
     String failure = s.failure();
@@ -281,16 +184,12 @@ final class CdcSource implements Source {
     if (failure == null && held) {
       return;
     }
-    synchronized (lifecycle) {
-      if (session == s) {
-        session = null;
-      }
-    }
+    sessions.ended(s);
     // The engine first, and all of it: it must not take the slot back once another instance
     // streams it (awaitNoEngineLeft refuses the next activation until it is gone).
     s.stop(StreamSession.STOP_TIMEOUT);
     leader.release();
-    report(Role.STANDBY);
+    lifecycle.report(Role.STANDBY);
     throw new LeadershipLostException(
         "pipeline "
             + pipeline
@@ -338,17 +237,12 @@ final class CdcSource implements Source {
 
   /** What is left of this instance's newest engine, stopped or not (tests); empty when gone. */
   List<String> engineLeft() {
-    StreamSession s;
-    synchronized (lifecycle) {
-      s = last;
-    }
-    return s == null ? List.of() : s.engineLeft();
+    return sessions.engineLeft();
   }
 
   /** How many events the active session holds in memory (diagnostics and tests). */
   int inMemory() {
-    StreamSession s = session;
-    return s == null ? 0 : s.stream().size();
+    return sessions.inMemory();
   }
 
   /**
@@ -363,46 +257,23 @@ final class CdcSource implements Source {
 
   @Override
   public void close(Duration timeout) {
-    CloseDeadline deadline = new CloseDeadline(timeout);
-    StreamSession s;
-    RetentionJob stoppingRetention;
-    synchronized (lifecycle) {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      s = session;
-      session = null;
-      stoppingRetention = retention;
-      retention = null;
+    SourceLifecycle.Closing<StreamSession> closing = lifecycle.close(timeout, sessions::takeActive);
+    if (closing == null) {
+      return;
     }
     slot.creation().cancel();
-    deadline.stop(stoppingRetention);
+    closing.stopRetention();
+    StreamSession s = closing.taken();
     if (s != null) {
       s.stream().close();
-      awaitClaimsEnded(deadline.nanos());
-      s.stop(deadline.left());
+      closing.awaitClaimsEnded("they are streamed again");
+      s.stop(closing.deadline().left());
     }
     leader.close();
     HikariDataSource p = pool;
     if (p != null) {
       p.close();
     }
-    roles.standbyIfActive();
-  }
-
-  /** Lets claims in flight settle, until the deadline. */
-  private void awaitClaimsEnded(long deadline) {
-    if (!outstanding.awaitNone(deadline)) {
-      log.warn("pipeline {}: closing with claims still open; they are streamed again", pipeline);
-    }
-  }
-
-  private void ended(int lane) {
-    outstanding.end(lane);
-  }
-
-  private void report(Role role) {
-    roles.report(role);
+    closing.standbyIfActive();
   }
 }

@@ -3,6 +3,7 @@ package io.outbox.source.cdc;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.LedgerPosition;
+import io.outbox.schema.OutboxLedger;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
 import java.sql.Connection;
@@ -25,7 +26,7 @@ final class ClaimWriter implements CdcClaim.Writer {
   private final OutboxVerdicts verdicts;
   private final Supplier<HikariDataSource> pool;
   private final CdcLeaderLock leader;
-  private final CdcLedger ledger;
+  private final OutboxLedger ledger;
   private final OnPublish onPublish;
 
   /**
@@ -37,7 +38,7 @@ final class ClaimWriter implements CdcClaim.Writer {
       OutboxVerdicts verdicts,
       Supplier<HikariDataSource> pool,
       CdcLeaderLock leader,
-      CdcLedger ledger,
+      OutboxLedger ledger,
       OnPublish onPublish) {
     this.pipeline = pipeline;
     this.tables = tables;

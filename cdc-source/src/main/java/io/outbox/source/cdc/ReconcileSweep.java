@@ -10,6 +10,9 @@ import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,6 +48,26 @@ final class ReconcileSweep {
     this.pipeline = pipeline;
     this.stream = stream;
     this.rows = new OutboxRows(tables);
+  }
+
+  /**
+   * The sweep thread: a pass every {@code reconcile-interval} until the session stops or its engine
+   * ended ({@code ended}); a failed pass is retried at the next.
+   */
+  void loop(BooleanSupplier stopping, CountDownLatch ended) {
+    long every = settings.reconcileInterval().toMillis();
+    while (!stopping.getAsBoolean()) {
+      try {
+        if (ended.await(every, TimeUnit.MILLISECONDS)) {
+          return;
+        }
+        run();
+      } catch (InterruptedException e) {
+        return;
+      } catch (Exception e) {
+        log.warn("pipeline {}: the reconcile sweep failed, retrying: {}", pipeline, e.getMessage());
+      }
+    }
   }
 
   /** One pass; returns how many rows it handed to the lanes. Runs on the sweep thread only. */

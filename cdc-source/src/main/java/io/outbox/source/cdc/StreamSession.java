@@ -9,7 +9,6 @@ import io.outbox.schema.OutboxTables;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -28,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * the slot); a sweep thread runs the {@link ReconcileSweep}; for a new slot, a catch-up thread runs
  * the {@link CatchUp}; a watch thread stops the engine at once when this instance no longer holds
  * the lease, and restarts the stream when it receives nothing, not even a heartbeat, for a while
- * ({@link #stallTimeout}). Ends on {@link #stop} or when the engine fails.
+ * ({@link StreamWatch#stallTimeout}). Ends on {@link #stop} or when the engine fails.
  *
  * <p>Whether the engine is gone is answered from what the session owns ({@link EngineRemains}),
  * never from thread names: the engine's {@code run()} runs on the session's own executor, and is
@@ -41,8 +40,6 @@ import org.slf4j.LoggerFactory;
 final class StreamSession {
 
   private static final Logger log = LoggerFactory.getLogger(StreamSession.class);
-  private static final long WATCH_EVERY_MILLIS = 100;
-  private static final Duration MIN_STALL = Duration.ofSeconds(30);
 
   /** Debezium waits up to task.management.timeout.ms (15 s) for its task to stop. */
   static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
@@ -52,7 +49,7 @@ final class StreamSession {
   private final OutboxTables tables;
   private final String pipeline;
   private final ChangeStream<RecordChangeEvent<SourceRecord>> stream;
-  private final ChangeEvents changes;
+  private final RecordHandoff handoff;
   private final ReconcileSweep sweep;
   private CatchUp catchUp;
   private final CountDownLatch started = new CountDownLatch(1);
@@ -62,9 +59,7 @@ final class StreamSession {
   private volatile boolean stopping;
   private String registration;
   private DebeziumEngine<RecordChangeEvent<SourceRecord>> engine; // guarded by stopLock
-  private Thread committerThread;
-  private Thread sweepThread;
-  private Thread catchUpThread;
+  private final SessionThreads threads;
 
   private final PostgresOffsetStore.Fence fence;
   private final BooleanSupplier owned;
@@ -72,9 +67,6 @@ final class StreamSession {
   private final OffsetCommits commits;
   private final EngineRemains remains;
   private final Object stopLock = new Object();
-  private Thread watchThread;
-  private volatile long lastReceivedNanos = System.nanoTime();
-  private volatile boolean receiving;
 
   /**
    * @param owned whether this instance still holds the lease (no I/O): the engine is stopped as
@@ -93,6 +85,7 @@ final class StreamSession {
     this.fence = fence;
     this.owned = owned;
     this.gate = new TaskGate(pipeline);
+    this.threads = new SessionThreads(pipeline);
     Walsenders walsenders =
         new Walsenders(() -> connections.dedicated("check"), settings.slotName());
     this.connections = connections;
@@ -103,7 +96,7 @@ final class StreamSession {
     this.commits = new OffsetCommits(stream, walsenders, owned, pipeline, settings.slotName());
     this.remains =
         new EngineRemains(gate, walsenders, () -> stopping, pipeline, settings.slotName());
-    this.changes = new ChangeEvents(EngineProperties.heartbeatPrefix(settings.slotName()));
+    this.handoff = new RecordHandoff(settings, stream, commits, clock, pipeline);
     this.sweep = new ReconcileSweep(connections, settings, tables, pipeline, stream);
   }
 
@@ -131,7 +124,7 @@ final class StreamSession {
             new PostgresOffsetStore.Target(
                 connections, tables.qualifiedOffsetsTable(), pipeline, fence));
     ExecutorService runner =
-        Executors.newSingleThreadExecutor(r -> thread("engine", r)); // one run, then it ends
+        Executors.newSingleThreadExecutor(r -> threads.named("engine", r)); // one run, then it ends
     remains.running(runner.submit(this::runEngine));
     runner.shutdown();
     boolean up = false;
@@ -158,21 +151,19 @@ final class StreamSession {
               + " did not start"
               + (why != null ? ": " + why : " within " + settings.startTimeout()));
     }
-    lastReceivedNanos = System.nanoTime();
-    committerThread =
-        thread(
-            "offsets", () -> commits.run(() -> stopping, ended, settings.offsetCommitInterval()));
-    committerThread.start();
+    handoff.touch();
+    threads.start(
+        "offsets", () -> commits.run(() -> stopping, ended, settings.offsetCommitInterval()));
     if (!settings.reconcileAfter().isZero()) {
-      sweepThread = thread("sweep", this::sweepLoop);
-      sweepThread.start();
+      threads.start("sweep", () -> sweep.loop(() -> stopping, ended));
     }
     if (catchUp != null) {
-      catchUpThread = thread("catch-up", catchUp::run);
-      catchUpThread.start();
+      threads.start("catch-up", catchUp::run);
     }
-    watchThread = thread("watch", this::watchLoop);
-    watchThread.start();
+    threads.start(
+        "watch",
+        new StreamWatch(
+            settings, connections, handoff, owned, () -> stopping, ended, this::abandon, pipeline));
     log.info(
         "pipeline {}: streaming {} from slot {} (publication {}) on {}",
         pipeline,
@@ -201,7 +192,7 @@ final class StreamSession {
               .using(this::completed)
               .notifying(
                   (DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>>)
-                      this::handleBatch)
+                      handoff::handleBatch)
               .build();
       synchronized (stopLock) {
         if (stopping) {
@@ -219,53 +210,6 @@ final class StreamSession {
     }
   }
 
-  private Thread thread(String role, Runnable body) {
-    Thread t = new Thread(body, "outbox-relay-" + pipeline + "-cdc-" + role);
-    t.setDaemon(true);
-    return t;
-  }
-
-  private void handleBatch(
-      List<RecordChangeEvent<SourceRecord>> records,
-      DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
-      throws InterruptedException {
-    receiving = true;
-    lastReceivedNanos = System.nanoTime();
-    commits.received(committer); // the engine's one polling thread
-    try {
-      hand(records);
-    } finally {
-      lastReceivedNanos = System.nanoTime();
-      receiving = false;
-    }
-  }
-
-  private void hand(List<RecordChangeEvent<SourceRecord>> records) throws InterruptedException {
-    if (log.isDebugEnabled()) {
-      log.debug("pipeline {}: {} change record(s) from the engine", pipeline, records.size());
-    }
-    Instant horizon =
-        settings.reconcileAfter().isZero() ? null : clock.instant().plus(settings.reconcileAfter());
-    for (RecordChangeEvent<SourceRecord> r : records) {
-      ChangeEvents.Change change = changes.read(r.record());
-      if (change instanceof ChangeEvents.Insert insert) {
-        Instant notBefore = insert.availableAt();
-        if (horizon != null && notBefore != null && notBefore.isAfter(horizon)) {
-          // Delayed beyond reconcile-after: the sweep publishes it when due; holding it here
-          // would hold the slot's WAL for as long.
-          stream.pass(r);
-        } else if (!stream.offer(r, insert.event(), notBefore)) {
-          return; // stopping
-        }
-      } else {
-        if (change instanceof ChangeEvents.Heartbeat heartbeat) {
-          stream.reached(heartbeat.emittedAt());
-        }
-        stream.pass(r);
-      }
-    }
-  }
-
   private void completed(boolean success, String message, Throwable error) {
     if (!stopping) {
       String why =
@@ -280,67 +224,6 @@ final class StreamSession {
   /** Why the engine stopped on its own, or {@code null} while it runs. */
   String failure() {
     return failure.get();
-  }
-
-  private void sweepLoop() {
-    long every = settings.reconcileInterval().toMillis();
-    while (!stopping) {
-      try {
-        if (ended.await(every, TimeUnit.MILLISECONDS)) {
-          return;
-        }
-        sweep.run();
-      } catch (InterruptedException e) {
-        return;
-      } catch (Exception e) {
-        log.warn("pipeline {}: the reconcile sweep failed, retrying: {}", pipeline, e.getMessage());
-      }
-    }
-  }
-
-  /**
-   * The watch thread: stops the engine as soon as this instance no longer holds the lease (before
-   * its lanes notice), and ends the session when the stream receives nothing for {@link
-   * #stallTimeout()}.
-   */
-  private void watchLoop() {
-    long stallNanos = stallTimeout().toNanos();
-    while (!stopping) {
-      try {
-        TimeUnit.MILLISECONDS.sleep(WATCH_EVERY_MILLIS);
-      } catch (InterruptedException e) {
-        return;
-      }
-      if (stopping || ended.getCount() == 0) {
-        return;
-      }
-      if (!owned.getAsBoolean()) {
-        abandon("this instance no longer holds the lease of slot " + settings.slotName());
-        return;
-      }
-      long silent = System.nanoTime() - lastReceivedNanos;
-      if (!receiving && silent > stallNanos) {
-        String why =
-            "the change stream received nothing, not even a heartbeat, for "
-                + TimeUnit.NANOSECONDS.toMillis(silent)
-                + " ms (heartbeat-interval "
-                + settings.heartbeatInterval().toMillis()
-                + " ms): "
-                + new SlotHolder(connections, settings.slotName()).describe();
-        log.error("pipeline {}: {}; restarting the stream", pipeline, why);
-        abandon(why);
-        return;
-      }
-    }
-  }
-
-  /**
-   * No progress for this long is a stuck stream: three heartbeats, at least 30 s (the engine may
-   * take that long to decode a large transaction before it sends anything).
-   */
-  Duration stallTimeout() {
-    Duration three = settings.heartbeatInterval().multipliedBy(3);
-    return three.compareTo(MIN_STALL) > 0 ? three : MIN_STALL;
   }
 
   /** Ends the session for {@code why} and stops the engine, from the watch thread. */
@@ -372,12 +255,7 @@ final class StreamSession {
       closing = first ? engine : null;
     }
     stream.close();
-    interrupt(committerThread);
-    interrupt(sweepThread);
-    interrupt(catchUpThread);
-    if (Thread.currentThread() != watchThread) {
-      interrupt(watchThread);
-    }
+    threads.interrupt();
     if (closing != null) {
       closeEngine(closing);
     }
@@ -412,12 +290,6 @@ final class StreamSession {
       log.debug("pipeline {}: stopping the change stream: {}", pipeline, e.getMessage());
     } catch (IOException | RuntimeException e) {
       log.warn("pipeline {}: stopping the change stream: {}", pipeline, e.getMessage());
-    }
-  }
-
-  private static void interrupt(Thread t) {
-    if (t != null) {
-      t.interrupt();
     }
   }
 }

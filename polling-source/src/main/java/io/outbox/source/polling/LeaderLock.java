@@ -4,6 +4,7 @@ import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.LeaderLease;
 import io.outbox.schema.LeaseKeeper;
+import io.outbox.schema.LedgerWatermarks;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -77,6 +78,17 @@ final class LeaderLock {
   /** The lease, for the claims' fence and epoch check. */
   LeaderLease lease() {
     return keeper.lease();
+  }
+
+  /**
+   * The check a settlement from the ledger makes in its transaction, like a claim: the epoch of the
+   * lease now is still the pipeline's ({@link LeaderLease#epochFenceHolds}), and this instance
+   * still holds that lease.
+   */
+  LedgerWatermarks.Fence ledgerFence() {
+    LeaderLease l = lease();
+    long epoch = l.epoch();
+    return c -> l.epochFenceHolds(c, epoch) && l.held() && l.epoch() == epoch;
   }
 
   /**

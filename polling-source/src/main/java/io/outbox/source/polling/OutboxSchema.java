@@ -8,17 +8,22 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Checks, at activation, that the outbox and dead-letter tables exist with the columns the source
- * uses, and finds how the payload column is typed.
+ * Checks, at start-up and at activation, that the outbox and dead-letter tables exist with the
+ * columns the source uses, and finds how the payload column is typed.
  */
 final class OutboxSchema {
 
+  private static final Logger log = LoggerFactory.getLogger(PollingSource.class);
   private static final List<String> OUTBOX_COLUMNS = OutboxTables.OUTBOX_COLUMNS;
 
   private static final List<String> STRINGS = List.of("text", "character varying", "character");
@@ -45,6 +50,69 @@ final class OutboxSchema {
           Map.entry("last_error", List.of("text", "character varying")));
 
   private OutboxSchema() {}
+
+  /**
+   * The checks of {@link #inspect(Connection, TableNames, boolean)}, on a session of its own, for
+   * tables that exist: a table not created yet (the relay started before {@code migrate}) is left
+   * to activation, which says so and retries; so is a database that cannot be reached.
+   *
+   * @return the problem found, or none
+   */
+  static List<String> startUpProblems(
+      Connections connections,
+      Duration timeout,
+      TableNames tables,
+      boolean deletesDeadLetters,
+      String pipeline) {
+    try (Connection c = connections.dedicated("start-up check")) {
+      c.setNetworkTimeout(Runnable::run, (int) timeout.toMillis());
+      if (!tablesExist(c, tables)) {
+        return List.of();
+      }
+      inspect(c, tables, deletesDeadLetters);
+      return List.of();
+    } catch (SourceException e) {
+      return List.of(e.getMessage());
+    } catch (SQLException e) {
+      log.debug(
+          "pipeline {}: cannot check the tables at start-up, activation will: {}",
+          pipeline,
+          e.getMessage());
+      return List.of();
+    }
+  }
+
+  /**
+   * {@link #inspect(Connection, TableNames, boolean)} on a connection of {@code pool}, rolled back
+   * after.
+   *
+   * @param where the database, for the message
+   * @throws SourceException naming the table, the column and what is wrong, or that the columns
+   *     cannot be read
+   */
+  static PayloadFormat inspect(
+      DataSource pool,
+      TableNames tables,
+      boolean deletesDeadLetters,
+      String pipeline,
+      String where) {
+    try (Connection c = pool.getConnection()) {
+      PayloadFormat format = inspect(c, tables, deletesDeadLetters);
+      c.rollback();
+      return format;
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": cannot read the columns of "
+              + tables.displayTable()
+              + " on "
+              + where
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
 
   /**
    * @param deletesDeadLetters whether retention deletes dead letters (see {@link

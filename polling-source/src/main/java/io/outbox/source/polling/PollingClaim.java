@@ -1,19 +1,17 @@
 package io.outbox.source.polling;
 
-import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
-import io.outbox.relay.spi.SourceException;
 import io.outbox.schema.ClaimVerdicts;
 import io.outbox.schema.LedgerWatermarks;
+import io.outbox.schema.OutboxClaim;
 import io.outbox.schema.OutboxVerdicts;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * claimed rows' locks until {@link #settle} commits the verdicts (one statement per kind) or {@link
  * #release} rolls back.
  */
-final class PollingClaim implements Claim {
+final class PollingClaim extends OutboxClaim {
 
   private static final Logger log = LoggerFactory.getLogger(PollingClaim.class);
 
@@ -56,38 +54,18 @@ final class PollingClaim implements Claim {
   }
 
   private final Owner owner;
-  private final int lane;
   private final Connection connection;
-  private final List<OutboxEvent> events;
-  private final long queryNanos;
-  private final AtomicBoolean ended = new AtomicBoolean();
 
   PollingClaim(
       Owner owner, int lane, Connection connection, List<OutboxEvent> events, long queryNanos) {
+    super(owner.pipeline(), lane, events, queryNanos);
     this.owner = owner;
-    this.lane = lane;
     this.connection = connection;
-    this.events = List.copyOf(events);
-    this.queryNanos = queryNanos;
-  }
-
-  @Override
-  public long queryNanos() {
-    return queryNanos;
-  }
-
-  @Override
-  public List<OutboxEvent> events() {
-    return events;
-  }
-
-  /** The lane that claimed it. */
-  int lane() {
-    return lane;
   }
 
   /** The ids of its rows. */
   Long[] ids() {
+    List<OutboxEvent> events = events();
     Long[] ids = new Long[events.size()];
     for (int i = 0; i < ids.length; i++) {
       ids[i] = events.get(i).id();
@@ -99,20 +77,15 @@ final class PollingClaim implements Claim {
    * {@inheritDoc}
    *
    * <p>The rows of events without a settlement are left as they were (unlocked at the commit).
-   * Settlements that do not fit the claim ({@link ClaimVerdicts#of}) roll it back and throw.
+   * Settlements that do not fit the claim ({@link ClaimVerdicts#of}) roll it back and throw. The
+   * watermark is advanced before the settlement's commit, in its transaction.
    */
-  @Override
-  public Settled settle(List<Settlement> settlements) {
-    return settle(settlements, null);
-  }
-
-  /** {@inheritDoc} The watermark is advanced before the settlement's commit, in its transaction. */
   @Override
   public Settled settle(List<Settlement> settlements, LedgerPosition position) {
     end();
     OutboxVerdicts.Batch verdicts;
     try {
-      verdicts = ClaimVerdicts.of(owner.verdicts(), events, settlements);
+      verdicts = verdicts(owner.verdicts(), settlements);
     } catch (RuntimeException e) {
       rollback();
       throw e;
@@ -126,7 +99,7 @@ final class PollingClaim implements Claim {
         log.warn(
             "pipeline {} lane {}: fewer rows than expected changed in {}: {}",
             owner.pipeline(),
-            lane,
+            lane(),
             owner.sql().table,
             written);
       }
@@ -140,23 +113,14 @@ final class PollingClaim implements Claim {
       return Settled.deadLettersKept(
           settlements, written.keptErrors(), OutboxVerdicts.KEPT_RETRY_DELAY);
     } catch (SQLException e) {
-      throw new SourceException(
-          "pipeline "
-              + owner.pipeline()
-              + " lane "
-              + lane
-              + ": recording the outcome of "
-              + events.size()
-              + " event(s) failed, they will be claimed again: "
-              + e.getMessage(),
-          e);
+      throw recordingFailed(null, "claimed again", e);
     } finally {
       if (done) {
         owner.closeQuietly(connection);
       } else {
         owner.discard(connection);
       }
-      owner.ended(lane);
+      owner.ended(lane());
     }
   }
 
@@ -182,17 +146,11 @@ final class PollingClaim implements Claim {
       owner.closeQuietly(connection);
     } catch (SQLException e) {
       // The server rolls the transaction back when the session ends; nothing is lost.
-      log.debug("pipeline {} lane {}: release failed: {}", owner.pipeline(), lane, e.getMessage());
+      log.debug(
+          "pipeline {} lane {}: release failed: {}", owner.pipeline(), lane(), e.getMessage());
       owner.discard(connection);
     } finally {
-      owner.ended(lane);
-    }
-  }
-
-  private void end() {
-    if (!ended.compareAndSet(false, true)) {
-      throw new IllegalStateException(
-          "pipeline " + owner.pipeline() + " lane " + lane + ": this claim was already ended");
+      owner.ended(lane());
     }
   }
 }

@@ -4,26 +4,18 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
-import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.LedgerWatermark;
-import io.outbox.relay.spi.OutstandingClaims;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
-import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.support.JdbcLedgerWatermark;
-import io.outbox.relay.spi.support.RoleReporter;
-import io.outbox.schema.CloseDeadline;
+import io.outbox.schema.OutboxLedger;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.RetentionJob;
-import io.outbox.schema.RetentionPolicy;
-import java.sql.Connection;
-import java.sql.SQLException;
+import io.outbox.schema.SourceLifecycle;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Optional;
-import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,7 +29,6 @@ import org.slf4j.LoggerFactory;
 final class PollingSource implements Source {
 
   private static final Logger log = LoggerFactory.getLogger(PollingSource.class);
-  private static final long NOT_IDLE = -1; // wake-up generations start at 0
 
   private final String pipeline;
   private final int lanes;
@@ -48,20 +39,12 @@ final class PollingSource implements Source {
   private final WakeUps wakeUps = new WakeUps();
   private final LeaderLock leader;
   private final BacklogReader backlog;
-  private final RoleReporter roles;
-  private final OutstandingClaims outstanding;
-  // Per lane, touched only by the lane's claim() (one at a time, ordered by `outstanding`): the
-  // wake-up generation and time of the lane's last query that found nothing.
-  private final long[] idleGeneration;
-  private final long[] idleSince;
-  private final Object lifecycle = new Object();
+  private final SourceLifecycle lifecycle;
+  private final LanePolls polls;
   private volatile ClaimTransactions claims;
   private volatile HikariDataSource pool;
-  private NotificationListener listener; // guarded by lifecycle
-  private volatile WakeGate gate; // set once, guarded by lifecycle
-  private RetentionJob retention; // guarded by lifecycle
-  private volatile boolean closed;
-  private final LongAdder claimQueries = new LongAdder();
+  private NotificationListener listener; // guarded by lifecycle.lock()
+  private volatile WakeGate gate; // set once, guarded by lifecycle.lock()
   private final LedgerWatermark ledger;
 
   PollingSource(PluginContext context, DatabaseSettings database, PollingSettings settings) {
@@ -71,19 +54,37 @@ final class PollingSource implements Source {
     this.settings = settings;
     this.tables = TableNames.of(database.table(), database.deadLetterTable());
     this.connections = new Connections(database, settings, pipeline);
-    this.roles = new RoleReporter(context.roles(), lifecycle);
-    this.outstanding = new OutstandingClaims(lanes, pipeline);
-    this.idleGeneration = new long[lanes];
-    this.idleSince = new long[lanes];
-    Arrays.fill(idleGeneration, NOT_IDLE);
+    this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log);
     this.leader =
         new LeaderLock(
-            connections, tables, settings, wakeUps, this::report, pipeline, tables.displayTable());
+            connections,
+            tables,
+            settings,
+            wakeUps,
+            lifecycle::report,
+            pipeline,
+            tables.displayTable());
+    this.polls =
+        new LanePolls(
+            settings,
+            lanes,
+            lifecycle.claims(),
+            wakeUps,
+            leader,
+            () -> gate,
+            lifecycle::closed,
+            pipeline,
+            tables.displayTable());
     this.backlog = new BacklogReader(connections, tables, pipeline);
     this.ledger =
         new JdbcLedgerWatermark(
             pipeline,
-            new PollingLedger(() -> pool, leader::lease, tables, pipeline, database.onPublish()));
+            new OutboxLedger(
+                () -> pool,
+                tables.outboxTables(),
+                pipeline,
+                database.onPublish() == DatabaseSettings.OnPublish.DELETE,
+                leader::ledgerFence));
   }
 
   @Override
@@ -98,31 +99,22 @@ final class PollingSource implements Source {
 
   @Override
   public void activate() throws InterruptedException {
-    leader.acquire(() -> closed);
+    leader.acquire(lifecycle::closed);
     try {
-      synchronized (lifecycle) {
-        if (closed) {
+      synchronized (lifecycle.lock()) {
+        if (lifecycle.closed()) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
         }
         if (pool == null) {
           pool = connections.pool(lanes);
         }
-        PayloadFormat format;
-        try (Connection c = pool.getConnection()) {
-          format = OutboxSchema.inspect(c, tables, !database.retention().deadLetters().isZero());
-          c.rollback();
-        } catch (SQLException e) {
-          throw new SourceException(
-              "pipeline "
-                  + pipeline
-                  + ": cannot read the columns of "
-                  + tables.displayTable()
-                  + " on "
-                  + connections.safeUrl()
-                  + ": "
-                  + e.getMessage(),
-              e);
-        }
+        PayloadFormat format =
+            OutboxSchema.inspect(
+                pool,
+                tables,
+                !database.retention().deadLetters().isZero(),
+                pipeline,
+                connections.safeUrl());
         OutboxSql sql = new OutboxSql(tables, format, lanes);
         claims =
             new ClaimTransactions(
@@ -134,7 +126,7 @@ final class PollingSource implements Source {
                 database.onPublish(),
                 pipeline,
                 connections.safeUrl(),
-                this::ended,
+                lifecycle.claims()::end,
                 leader.lease());
         log.info(
             "pipeline {}: polling {} ({} payload) on {}, {} lane(s)",
@@ -155,78 +147,29 @@ final class PollingSource implements Source {
                   lanes,
                   wakeUps,
                   leader::held,
-                  gateLockTimeout(),
+                  WakeGate.lockTimeout(settings),
                   pipeline,
                   tables.displayTable());
           g.start();
           gate = g;
         }
-        if (retention == null && database.retention().enabled()) {
-          // Runs only while this instance holds the leader lock; its own session, autocommit.
-          retention =
-              RetentionJob.start(
-                  tables.outboxTables(),
-                  pipeline,
-                  policy(database.retention()),
-                  () -> connections.dedicated("retention"),
-                  leader::held);
-        }
+        // Runs only while this instance holds the leader lock; its own session, autocommit.
+        lifecycle.startRetention(
+            tables.outboxTables(),
+            database.retention(),
+            () -> connections.dedicated("retention"),
+            leader::held);
       }
     } catch (RuntimeException | InterruptedException e) {
       leader.release();
       throw e;
     }
-    report(Role.ACTIVE);
+    lifecycle.report(Role.ACTIVE);
   }
 
   @Override
   public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
-    ClaimTransactions transactions = claimTransactions(lane, maxEvents);
-    outstanding.begin(lane);
-    boolean handedOut = false;
-    try {
-      long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
-      long poll = settings.pollInterval().toNanos();
-      while (!closed) {
-        checkLeadership();
-        long generation = wakeUps.generation();
-        long now = System.nanoTime();
-        // An idle lane queries again only when woken or when the poll interval passed, however
-        // short the caller's maxWait: idle load is one query per lane per poll interval.
-        if (generation != idleGeneration[lane] || now - idleSince[lane] >= poll) {
-          claimQueries.increment();
-          PollingClaim claim = transactions.open(lane, maxEvents, leader::held, null);
-          WakeGate g = gate;
-          if (claim == null) {
-            if (g != null) {
-              g.empty(lane);
-            }
-            checkLeadership(); // rows found just as the leader lock was lost were given back
-          } else {
-            if (g != null) {
-              g.found(lane);
-            }
-            wakeOthersWhileQuiet();
-            idleGeneration[lane] = NOT_IDLE;
-            handedOut = true;
-            return claim;
-          }
-          idleGeneration[lane] = generation;
-          idleSince[lane] = now;
-        }
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          break;
-        }
-        long untilPoll = idleSince[lane] + poll - System.nanoTime();
-        wakeUps.awaitChange(idleGeneration[lane], Math.max(0, Math.min(untilPoll, left)));
-      }
-      return Claim.empty();
-    } finally {
-      if (!handedOut) {
-        ended(lane);
-      }
-    }
+    return polls.claim(claimTransactions(lane, maxEvents), lane, maxEvents, maxWait);
   }
 
   /**
@@ -243,26 +186,7 @@ final class PollingSource implements Source {
       throw new IllegalArgumentException(
           "pipeline " + pipeline + ": claimAhead needs lane " + lane + "'s claim in flight");
     }
-    if (closed) {
-      return Claim.empty();
-    }
-    checkLeadership();
-    outstanding.beginAhead(lane);
-    boolean handedOut = false;
-    try {
-      claimQueries.increment();
-      PollingClaim claim = transactions.open(lane, maxEvents, leader::held, current.ids());
-      if (claim == null) {
-        return Claim.empty();
-      }
-      wakeOthersWhileQuiet();
-      handedOut = true;
-      return claim;
-    } finally {
-      if (!handedOut) {
-        ended(lane);
-      }
-    }
+    return polls.claimAhead(transactions, lane, maxEvents, current);
   }
 
   /**
@@ -274,22 +198,12 @@ final class PollingSource implements Source {
    */
   @Override
   public java.util.List<String> schemaProblems() {
-    try (Connection c = connections.dedicated("start-up check")) {
-      c.setNetworkTimeout(Runnable::run, (int) settings.connectionTimeout().toMillis());
-      if (!OutboxSchema.tablesExist(c, tables)) {
-        return java.util.List.of();
-      }
-      OutboxSchema.inspect(c, tables, !database.retention().deadLetters().isZero());
-      return java.util.List.of();
-    } catch (SourceException e) {
-      return java.util.List.of(e.getMessage());
-    } catch (SQLException e) {
-      log.debug(
-          "pipeline {}: cannot check the tables at start-up, activation will: {}",
-          pipeline,
-          e.getMessage());
-      return java.util.List.of();
-    }
+    return OutboxSchema.startUpProblems(
+        connections,
+        settings.connectionTimeout(),
+        tables,
+        !database.retention().deadLetters().isZero(),
+        pipeline);
   }
 
   /**
@@ -309,34 +223,9 @@ final class PollingSource implements Source {
     return true;
   }
 
-  /**
-   * While inserts may skip their notification (the wake gate is quiet), a claim that found rows
-   * stands in for them: the waiting lanes look once more, so a row of theirs committed while
-   * another lane was busy waits at most for one of that lane's claims.
-   */
-  private void wakeOthersWhileQuiet() {
-    WakeGate g = gate;
-    if (g != null && g.quiet()) {
-      wakeUps.wakeAll();
-    }
-  }
-
-  /**
-   * How long the wake gate waits for its locks: the poll interval, after which a row is found by
-   * polling anyway, but less than statement-timeout, which would end the wait as a failure.
-   */
-  private Duration gateLockTimeout() {
-    Duration poll = settings.pollInterval();
-    Duration statement = settings.statementTimeout();
-    if (statement.isZero() || statement.compareTo(poll.multipliedBy(2)) > 0) {
-      return poll;
-    }
-    return statement.dividedBy(2);
-  }
-
   /** Checks a claim's arguments; the claim transactions of the current activation. */
   private ClaimTransactions claimTransactions(int lane, int maxEvents) {
-    outstanding.checkArguments(lane, maxEvents);
+    lifecycle.claims().checkArguments(lane, maxEvents);
     ClaimTransactions transactions = claims;
     if (transactions == null) {
       throw new IllegalStateException("pipeline " + pipeline + ": claim() before activate()");
@@ -344,45 +233,29 @@ final class PollingSource implements Source {
     return transactions;
   }
 
-  private static RetentionPolicy policy(DatabaseSettings.Retention r) {
-    return new RetentionPolicy(r.published(), r.deadLetters(), r.batchSize(), r.interval());
-  }
-
-  private void checkLeadership() {
-    if (!leader.held()) {
-      throw new LeadershipLostException(
-          "pipeline "
-              + pipeline
-              + ": this instance lost its leader lock on "
-              + tables.displayTable()
-              + "; another instance may be active");
-    }
-  }
-
   @Override
   public void close(Duration timeout) {
-    CloseDeadline deadline = new CloseDeadline(timeout);
-    NotificationListener stopping;
-    RetentionJob stoppingRetention;
-    synchronized (lifecycle) {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      stopping = listener;
-      listener = null;
-      stoppingRetention = retention;
-      retention = null;
+    SourceLifecycle.Closing<NotificationListener> closing =
+        lifecycle.close(
+            timeout,
+            () -> {
+              NotificationListener stopping = listener;
+              listener = null;
+              return stopping;
+            });
+    if (closing == null) {
+      return;
     }
-    deadline.stop(stoppingRetention);
+    closing.stopRetention();
     wakeUps.wakeAll();
-    awaitClaimsEnded(deadline.nanos());
+    closing.awaitClaimsEnded("they roll back");
+    NotificationListener stopping = closing.taken();
     if (stopping != null) {
-      stopping.close(deadline.left());
+      stopping.close(closing.deadline().left());
     }
     WakeGate g = gate;
     if (g != null) {
-      g.close(deadline.left());
+      g.close(closing.deadline().left());
     }
     leader.close();
     backlog.close();
@@ -390,18 +263,7 @@ final class PollingSource implements Source {
     if (p != null) {
       p.close(); // aborts claims still open: their transactions roll back, nothing is lost
     }
-    roles.standbyIfActive();
-  }
-
-  /** Lets claims in flight settle, until the deadline. */
-  private void awaitClaimsEnded(long deadline) {
-    if (!outstanding.awaitNone(deadline)) {
-      log.warn("pipeline {}: closing with claims still open; they roll back", pipeline);
-    }
-  }
-
-  private void report(Role role) {
-    roles.report(role);
+    closing.standbyIfActive();
   }
 
   /**
@@ -410,7 +272,7 @@ final class PollingSource implements Source {
    */
   boolean listening() {
     NotificationListener l;
-    synchronized (lifecycle) {
+    synchronized (lifecycle.lock()) {
       l = listener;
     }
     WakeGate g = gate;
@@ -425,16 +287,11 @@ final class PollingSource implements Source {
 
   /** How many claim transactions ran so far (diagnostics and tests). */
   long claimQueries() {
-    return claimQueries.sum();
+    return polls.claimQueries();
   }
 
   /** How many lanes wait for rows right now (diagnostics and tests). */
   int waitingLanes() {
     return wakeUps.waiting();
-  }
-
-  /** Called exactly once when a claim of {@code lane} ended. */
-  private void ended(int lane) {
-    outstanding.end(lane);
   }
 }

@@ -56,6 +56,19 @@ final class WakeGate {
   private volatile boolean held;
   private volatile boolean ready;
 
+  /**
+   * How long the gate waits for its locks: the poll interval, after which a row is found by polling
+   * anyway, but less than statement-timeout, which would end the wait as a failure.
+   */
+  static Duration lockTimeout(PollingSettings settings) {
+    Duration poll = settings.pollInterval();
+    Duration statement = settings.statementTimeout();
+    if (statement.isZero() || statement.compareTo(poll.multipliedBy(2)) > 0) {
+      return poll;
+    }
+    return statement.dividedBy(2);
+  }
+
   WakeGate(
       Connections connections,
       int key,
