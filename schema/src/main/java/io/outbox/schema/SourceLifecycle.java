@@ -1,9 +1,9 @@
 package io.outbox.schema;
 
 import io.outbox.relay.spi.DatabaseSettings;
-import io.outbox.relay.spi.OutstandingClaims;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.PluginContext.RoleListener;
+import io.outbox.relay.spi.support.OutstandingClaims;
 import io.outbox.relay.spi.support.RoleReporter;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;

@@ -5,7 +5,7 @@ import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigValue;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
-import io.outbox.relay.spi.SettingsReader;
+import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.schema.LeaseKeeper;
 import java.time.Duration;
 import java.util.LinkedHashMap;

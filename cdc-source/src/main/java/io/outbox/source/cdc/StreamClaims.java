@@ -1,7 +1,7 @@
 package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.Claim;
-import io.outbox.relay.spi.OutstandingClaims;
+import io.outbox.relay.spi.support.OutstandingClaims;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;

@@ -2,7 +2,7 @@ package io.outbox.source.polling;
 
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.LeadershipLostException;
-import io.outbox.relay.spi.OutstandingClaims;
+import io.outbox.relay.spi.support.OutstandingClaims;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;

@@ -3,7 +3,7 @@ package io.outbox.source.polling;
 import com.typesafe.config.Config;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
-import io.outbox.relay.spi.SettingsReader;
+import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.schema.LeaseKeeper;
 import java.time.Duration;
 import java.util.List;

@@ -11,7 +11,7 @@ import io.outbox.relay.config.PipelineSettings.RetrySettings;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.DatabaseSettings.Retention;
-import io.outbox.relay.spi.EventTemplate;
+import io.outbox.relay.spi.support.EventTemplate;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;

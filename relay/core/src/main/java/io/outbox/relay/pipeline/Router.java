@@ -1,7 +1,7 @@
 package io.outbox.relay.pipeline;
 
-import io.outbox.relay.spi.EventTemplate;
 import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.support.EventTemplate;
 
 /**
  * Resolves an event's destination: the row's {@code destination} column when set, otherwise the

@@ -124,7 +124,8 @@ final class KafkaClients implements TopicCheck.Broker {
    * A sink's probe: whether the cluster answers within the smaller of {@code timeout} and {@code
    * probeTimeout}; an answer is logged as the end of an outage.
    */
-  boolean probe(Duration timeout, Duration probeTimeout, io.outbox.relay.spi.SinkHealthLog health) {
+  boolean probe(
+      Duration timeout, Duration probeTimeout, io.outbox.relay.spi.support.SinkHealthLog health) {
     boolean ok = clusterAnswers(timeout.compareTo(probeTimeout) < 0 ? timeout : probeTimeout);
     if (ok) {
       health.probeAnswered();

@@ -2,9 +2,9 @@ package io.outbox.sink.kafka;
 
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
-import io.outbox.relay.spi.SinkHealthLog;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.PendingBatch;
+import io.outbox.relay.spi.support.SinkHealthLog;
 import io.outbox.sink.kafka.FailureClassifier.Failure;
 import java.time.Duration;
 import java.util.HashMap;

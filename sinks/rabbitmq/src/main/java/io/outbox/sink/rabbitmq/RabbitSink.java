@@ -3,11 +3,11 @@ package io.outbox.sink.rabbitmq;
 import static io.outbox.relay.spi.support.BatchPublisher.describe;
 
 import com.rabbitmq.client.AMQP;
-import io.outbox.relay.spi.EventTemplate;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.BatchPublisher;
+import io.outbox.relay.spi.support.EventTemplate;
 import io.outbox.relay.spi.support.PendingBatch;
 import io.outbox.relay.spi.support.PublishingSink;
 import java.io.IOException;

@@ -3,7 +3,7 @@ package io.outbox.sink.rabbitmq;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.outbox.relay.spi.EventTemplate;
+import io.outbox.relay.spi.support.EventTemplate;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

@@ -1,7 +1,6 @@
 package io.outbox.relay.spi.support;
 
 import io.outbox.relay.spi.RoutedEvent;
-import io.outbox.relay.spi.SinkHealthLog;
 import io.outbox.relay.spi.Verdict;
 import java.time.Duration;
 import java.util.List;

@@ -1,5 +1,6 @@
-package io.outbox.relay.spi;
+package io.outbox.relay.spi.support;
 
+import io.outbox.relay.spi.OutboxEvent;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;

@@ -1,8 +1,10 @@
-package io.outbox.relay.spi;
+package io.outbox.relay.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;

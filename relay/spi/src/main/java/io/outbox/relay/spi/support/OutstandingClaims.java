@@ -1,4 +1,4 @@
-package io.outbox.relay.spi;
+package io.outbox.relay.spi.support;
 
 import java.util.concurrent.atomic.AtomicIntegerArray;
 

@@ -1,5 +1,7 @@
-package io.outbox.relay.spi;
+package io.outbox.relay.spi.support;
 
+import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Verdict;
 import java.util.List;
 import org.slf4j.Logger;
 

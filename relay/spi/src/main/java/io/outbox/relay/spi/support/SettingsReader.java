@@ -1,7 +1,9 @@
-package io.outbox.relay.spi;
+package io.outbox.relay.spi.support;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
+import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.SettingsProblem;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
