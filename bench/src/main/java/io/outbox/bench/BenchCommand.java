@@ -235,6 +235,16 @@ public final class BenchCommand implements Callable<Integer> {
   String jvmOptions;
 
   @Option(
+      names = "--kafka-linger-ms",
+      paramLabel = "MS",
+      defaultValue = "5",
+      description =
+          "linger.ms of every Kafka producer of the run: the relay's (written into its"
+              + " relay.conf) and the baselines' alike, so that they stay comparable (default: 5,"
+              + " the relay's default).")
+  int lingerMs;
+
+  @Option(
       names = "--relay-config",
       paramLabel = "HOCON",
       defaultValue = "",
@@ -337,10 +347,18 @@ public final class BenchCommand implements Callable<Integer> {
                 batchSize,
                 classpath,
                 jvmOptions.isBlank() ? List.of() : Arrays.asList(jvmOptions.trim().split("\\s+")),
-                relayConfig,
+                lingerMs == Brokers.DEFAULT_LINGER_MS || !sink.equals("kafka")
+                    ? relayConfig
+                    : (relayConfig + "\nsink.kafka.producer.linger.ms = " + lingerMs).strip(),
                 null),
             new Brokers(
-                kafkaBootstrap, rabbitUri, natsUrl, redisUri, "bench-" + run + ".", partitions),
+                kafkaBootstrap,
+                rabbitUri,
+                natsUrl,
+                redisUri,
+                "bench-" + run + ".",
+                partitions,
+                lingerMs),
             curve == null ? baselines : curveBaselines(),
             rate,
             Duration.ofSeconds(duration),

@@ -30,6 +30,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * @param redisUri Redis URI, {@code redis://host:port}
  * @param prefix the run's destination prefix, e.g. {@code bench-3f9a0c12.}
  * @param partitions partitions of the topic
+ * @param lingerMs the Kafka producers' {@code linger.ms}, the relay's and the baselines' alike
  */
 record Brokers(
     String kafkaBootstrap,
@@ -37,7 +38,11 @@ record Brokers(
     String natsUrl,
     String redisUri,
     String prefix,
-    int partitions) {
+    int partitions,
+    int lingerMs) {
+
+  /** The relay's default {@code linger.ms} (sink.kafka reference.conf). */
+  static final int DEFAULT_LINGER_MS = 5;
 
   /** The topic or exchange of this run: the prefix plus the workload's aggregate type. */
   String destination() {
@@ -81,7 +86,7 @@ record Brokers(
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap);
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+    p.put(ProducerConfig.LINGER_MS_CONFIG, String.valueOf(lingerMs));
     p.put(ProducerConfig.BATCH_SIZE_CONFIG, "65536");
     p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "5");
     p.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
@@ -93,11 +98,16 @@ record Brokers(
   /** The settings the JSON report lists. */
   Map<String, Object> producerSettingsForReport() {
     return Map.of(
-        "acks", "all",
-        "enable.idempotence", true,
-        "linger.ms", 5,
-        "batch.size", 65536,
-        "max.in.flight.requests.per.connection", 5);
+        "acks",
+        "all",
+        "enable.idempotence",
+        true,
+        "linger.ms",
+        lingerMs,
+        "batch.size",
+        65536,
+        "max.in.flight.requests.per.connection",
+        5);
   }
 
   /**

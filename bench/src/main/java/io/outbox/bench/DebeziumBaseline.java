@@ -48,7 +48,7 @@ public final class DebeziumBaseline {
   public static void main(String[] args) throws Exception {
     boolean tuned = args[0].equals("tuned");
     Properties props = engineProperties(tuned, args);
-    Brokers brokers = new Brokers(args[8], "", "", "", args[7], 1);
+    Brokers brokers = new Brokers(args[8], "", "", "", args[7], 1, Brokers.DEFAULT_LINGER_MS);
     try (KafkaProducer<byte[], byte[]> producer =
         new KafkaProducer<>(
             withByteArrayKeys(brokers.producerProperties("bench-debezium-" + args[0])))) {
