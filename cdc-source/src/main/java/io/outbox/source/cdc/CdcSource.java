@@ -345,6 +345,12 @@ final class CdcSource implements Source {
     return s == null ? List.of() : s.engineLeft();
   }
 
+  /** The active session's stream, or {@code null} (tests). */
+  ChangeStream<?> activeStream() {
+    StreamSession s = session;
+    return s == null ? null : s.stream();
+  }
+
   /** How many events the active session holds in memory (diagnostics and tests). */
   int inMemory() {
     StreamSession s = session;
