@@ -175,7 +175,7 @@ final class CatchUp {
       if (counts == null) {
         return; // closed
       }
-      stream.caughtUpRead();
+      stream.caughtUpRead(counts[2] == Long.MIN_VALUE ? null : Instant.ofEpochMilli(counts[2]));
       if (counts[0] + counts[1] > 0) {
         log.info(
             "pipeline {}: read {} unpublished row(s) of {} up to id {}, {} slot {}, to publish"
@@ -213,7 +213,8 @@ final class CatchUp {
   /**
    * Hands every pending row up to the bound to the lanes.
    *
-   * @return rows handed over and rows left to the sweep; {@code null} when the stream closed
+   * @return rows handed over, rows left to the sweep and the database time (ms) after the last read
+   *     ({@code Long.MIN_VALUE} when it could not be read); {@code null} when the stream closed
    */
   private long[] read() throws InterruptedException {
     long after = Long.MIN_VALUE;
@@ -255,7 +256,7 @@ final class CatchUp {
             }
           }
           if (read < PAGE) {
-            return new long[] {handed, deferred};
+            return new long[] {handed, deferred, databaseMillis(c)};
           }
         } catch (SQLException e) {
           log.warn(
@@ -270,6 +271,23 @@ final class CatchUp {
       }
     } finally {
       close(c);
+    }
+  }
+
+  /**
+   * The database's clock now, in ms (rounded up: a heartbeat emitted later never reads earlier), or
+   * {@code Long.MIN_VALUE} when it cannot be read: the stream then keeps the ids of the rows handed
+   * until the session ends.
+   */
+  private long databaseMillis(Connection c) {
+    try (Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery("SELECT ceil(extract(epoch FROM clock_timestamp()) * 1000)::bigint")) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      log.debug("pipeline {}: reading the database clock failed: {}", pipeline, e.getMessage());
+      return Long.MIN_VALUE;
     }
   }
 

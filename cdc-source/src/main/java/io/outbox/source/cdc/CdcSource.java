@@ -240,6 +240,12 @@ final class CdcSource implements Source {
     return sessions.engineLeft();
   }
 
+  /** The active session's stream, or {@code null} (tests). */
+  ChangeStream<?> activeStream() {
+    StreamSession s = session;
+    return s == null ? null : s.stream();
+  }
+
   /** How many events the active session holds in memory (diagnostics and tests). */
   int inMemory() {
     return sessions.inMemory();

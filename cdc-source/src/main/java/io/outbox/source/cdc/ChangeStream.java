@@ -8,6 +8,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What one activation of the CDC source holds in memory: the streamed events, per lane, waiting to
@@ -37,6 +39,8 @@ import java.util.function.Supplier;
  * @param <R> the engine's record type, handed back to its committer
  */
 final class ChangeStream<R> {
+
+  private static final Logger log = LoggerFactory.getLogger(ChangeStream.class);
 
   /**
    * One event in memory, from the stream or read from the table ({@code fromTable}: caught up,
@@ -120,12 +124,29 @@ final class ChangeStream<R> {
         });
   }
 
-  /** Records how far the stream has come, from a heartbeat emitted at {@code emittedAt}. */
+  /**
+   * Records how far the stream has come, from a heartbeat emitted at {@code emittedAt}. Once that
+   * is after the catch-up was read, the stream has delivered the INSERT of every row it read (each
+   * was committed before), and its ids are forgotten.
+   */
   void reached(Instant emittedAt) {
     run(
         () -> {
           if (streamTime == null || emittedAt.isAfter(streamTime)) {
             streamTime = emittedAt;
+          }
+          if (s.caughtUpReadAt != null && emittedAt.isAfter(s.caughtUpReadAt)) {
+            s.caughtUpReadAt = null;
+            if (s.caughtUpIds.isEmpty()) {
+              return;
+            }
+            s.caughtUpIds.clear();
+            log.info(
+                "pipeline {}: the stream has passed the caught-up rows: {} of their INSERT(s)"
+                    + " were final already and skipped, {} streamed event(s) found final by a claim",
+                s.pipeline,
+                s.staleSkipped,
+                s.staleInLanes);
           }
         });
   }
@@ -165,9 +186,19 @@ final class ChangeStream<R> {
 
   /** Every row of the catch-up was added: streamed events flow again, behind them. */
   void caughtUpRead() {
+    caughtUpRead(null);
+  }
+
+  /**
+   * As {@link #caughtUpRead()}; {@code readAt}, the database time after the last read (or {@code
+   * null}: unknown), is when the ids of the rows it handed are forgotten: once a heartbeat emitted
+   * after it arrives ({@link #reached}), the stream holds no INSERT of them any more.
+   */
+  void caughtUpRead(Instant readAt) {
     run(
         () -> {
           s.catchingUp = false;
+          s.caughtUpReadAt = readAt;
           s.changed.signalAll();
         });
   }
@@ -265,6 +296,22 @@ final class ChangeStream<R> {
   /** How many events left memory for a parked range since the start (diagnostics and tests). */
   long parkedEvents() {
     return locked(() -> s.parkedEvents);
+  }
+
+  /**
+   * How many streamed INSERTs were kept from the lanes because the catch-up had handed their rows
+   * and they were final already (diagnostics and tests).
+   */
+  long staleSkipped() {
+    return locked(() -> s.staleSkipped);
+  }
+
+  /**
+   * How many streamed events a claim found final already: sent before a restart, or through a copy
+   * read from the table (diagnostics and tests).
+   */
+  long staleInLanes() {
+    return locked(() -> s.staleInLanes);
   }
 
   /** How many caught-up rows have no final verdict yet, a parked range counting as one (tests). */

@@ -11,7 +11,10 @@ import java.util.List;
  * them, in id order, the rows read from the table (the sweep's finds and the catch-up's rows). A
  * full lane makes the engine (or the catch-up) wait, unless events of held-back keys can be parked
  * to make room. While a catch-up is being read, streamed events wait behind it, and it ends only
- * once each of its rows (parked ones included) is final. Callers hold the stream's lock.
+ * once each of its rows (parked ones included) is final. The stream still delivers the INSERTs of
+ * the rows the catch-up handed (committed before it read them, so before the stream passes the end
+ * of its read); one of those whose row is final by then only moves the position, as a record that
+ * is not an event ({@link CaughtUpIds}). Callers hold the stream's lock.
  */
 final class Intake {
 
@@ -41,6 +44,14 @@ final class Intake {
     }
     StreamLane lane = s.laneOf(event.key());
     AggregateKey key = event.key();
+    if (s.caughtUpIds.contains(event.id()) && lane.parked.get(key) == null) {
+      // The catch-up handed this row and it left memory without being parked: it is final
+      // (published or dead-lettered). Its INSERT only moves the position, as a record that is not
+      // an event: no lane, no claim query.
+      s.watermark.add(record, 0);
+      s.staleSkipped++;
+      return true;
+    }
     while (true) {
       if (s.closed) {
         return false;
@@ -122,6 +133,7 @@ final class Intake {
         if (parked.addCaughtUp(event.id())) {
           s.openCaughtUp++;
         }
+        s.caughtUpIds.add(event.id());
         return true;
       }
       if (lane.ahead.size() < s.laneBuffer) {
@@ -132,6 +144,7 @@ final class Intake {
         p.addCaughtUp(event.id());
         s.openCaughtUp++;
         s.parkedEvents++;
+        s.caughtUpIds.add(event.id());
         parking.startParking(lane, p);
         return true;
       }
@@ -142,6 +155,7 @@ final class Intake {
     ChangeStream.Item item = new ChangeStream.Item(event, null, notBefore, true, true);
     s.inMemory.put(event.id(), item);
     s.openCaughtUp++;
+    s.caughtUpIds.add(event.id());
     if (retryAt != null && retryAt.isAfter(s.clock.instant())) {
       item.due = retryAt;
       lane.retry(item);

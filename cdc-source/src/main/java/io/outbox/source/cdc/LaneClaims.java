@@ -83,6 +83,9 @@ final class LaneClaims {
     for (ChangeStream.Item item : items) {
       ChangeStream.Row row = pending.get(item.event.id());
       if (row == null) {
+        if (!item.fromTable) {
+          s.staleInLanes++;
+        }
         s.finish(item);
       } else if (held.contains(item.event.key())) {
         back.add(item);

@@ -2,6 +2,7 @@ package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.AggregateKey;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.locks.Condition;
@@ -26,6 +27,11 @@ final class StreamState {
   long parkedEvents; // events that left memory for a parked range, since the start
   boolean catchingUp; // streamed events wait until the catch-up is read
   int openCaughtUp; // caught-up events without a final verdict
+  final CaughtUpIds caughtUpIds =
+      new CaughtUpIds(); // what the catch-up handed, until streamed past
+  Instant caughtUpReadAt; // database time once the catch-up was read, until the stream passed it
+  long staleSkipped; // streamed INSERTs of final caught-up rows, kept from the lanes
+  long staleInLanes; // streamed events a claim found final already (sent before, or by a copy)
   boolean closed;
 
   StreamState(int lanes, int laneBuffer, Clock clock, String pipeline) {

@@ -155,6 +155,72 @@ class ChangeStreamTest {
   }
 
   @Test
+  void theInsertsOfCaughtUpRowsThatAreFinalOnlyMoveThePosition() throws Exception {
+    stream.beginCatchUp();
+    stream.offerCaughtUp(event(1, "k"), null, null);
+    stream.offerCaughtUp(event(2, "k"), null, null);
+    stream.offerCaughtUp(event(4, "k"), null, null);
+    stream.caughtUpRead(Instant.parse("2026-01-01T00:00:10Z"));
+    List<ChangeStream.Item> caught = stream.take(0, 2, Duration.ZERO);
+    assertThat(caught).extracting(i -> i.event().id()).containsExactly(1L, 2L);
+    publishAll(caught);
+
+    stream.offer("r1", event(1, "k"), null); // final: skipped
+    stream.offer("r2", event(2, "k"), null); // final: skipped
+    stream.offer("r3", event(3, "k"), null); // committed after the catch-up read, a lower id
+    stream.offer("r4", event(4, "k"), null); // still in memory: holds its position
+    assertThat(stream.staleSkipped()).isEqualTo(2);
+    assertThat(stream.size()).as("4 (caught up) and 3 (streamed)").isEqualTo(2);
+    assertThat(stream.takeCommittable())
+        .as("the skipped inserts moved the position")
+        .isEqualTo("r2");
+
+    List<ChangeStream.Item> rest = stream.take(0, 10, Duration.ZERO);
+    assertThat(rest).extracting(i -> i.event().id()).containsExactly(4L, 3L);
+    publishAll(rest);
+    assertThat(stream.takeCommittable()).isEqualTo("r4");
+    assertThat(stream.staleInLanes()).isZero();
+
+    // A heartbeat emitted after the catch-up was read: its ids are forgotten.
+    stream.reached(Instant.parse("2026-01-01T00:00:10Z"));
+    stream.offer("r1'", event(1, "k"), null);
+    assertThat(stream.staleSkipped()).as("not after the read").isEqualTo(3);
+    stream.reached(Instant.parse("2026-01-01T00:00:10.001Z"));
+    stream.offer("r1''", event(1, "k"), null);
+    assertThat(stream.staleSkipped()).isEqualTo(3);
+    assertThat(stream.size()).as("to a lane, whose claim finds it final").isEqualTo(1);
+    assertThat(stream.checked(0, stream.take(0, 10, Duration.ZERO), Map.of())).isEmpty();
+    assertThat(stream.staleInLanes()).isEqualTo(1);
+  }
+
+  private void publishAll(List<ChangeStream.Item> items) {
+    stream.settled(
+        0,
+        items,
+        items.stream().map(i -> (Settlement) new Settlement.Published(i.event())).toList());
+  }
+
+  @Test
+  void aCaughtUpRowNotFinalYetTakesItsInsertsPosition() throws Exception {
+    stream.beginCatchUp();
+    stream.offerCaughtUp(event(1, "k"), null, null);
+    stream.caughtUpRead();
+    List<ChangeStream.Item> taken = stream.take(0, 10, Duration.ZERO);
+    stream.settled(
+        0,
+        taken,
+        List.of(new Settlement.Retry(taken.get(0).event(), 1, Duration.ofSeconds(5), "x")));
+    stream.offer("r1", event(1, "k"), null);
+    stream.pass("hb");
+    assertThat(stream.staleSkipped()).isZero();
+    assertThat(stream.takeCommittable()).as("held by the retrying row").isNull();
+    clock.advance(Duration.ofSeconds(5));
+    List<ChangeStream.Item> retry = stream.take(0, 10, Duration.ZERO);
+    stream.settled(0, retry, List.of(new Settlement.Published(retry.get(0).event())));
+    assertThat(stream.takeCommittable()).isEqualTo("hb");
+  }
+
+  @Test
   void aCaughtUpRowDueForARetryHoldsItsKeyUntilThen() throws Exception {
     stream.beginCatchUp();
     stream.offerCaughtUp(event(1, "k"), null, clock.instant().plusSeconds(4));

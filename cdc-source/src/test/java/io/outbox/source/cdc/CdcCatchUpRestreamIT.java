@@ -1,0 +1,102 @@
+package io.outbox.source.cdc;
+
+import static io.outbox.source.cdc.CdcFixture.event;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox.relay.spi.Claim;
+import io.outbox.schema.OutboxMessage;
+import io.outbox.testkit.Teardown;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * After an activation's catch-up published a backlog from the table, the stream still delivers the
+ * backlog's INSERTs; those of rows the catch-up published only move the stream's position, they do
+ * not go through a lane (the stall after every activation that found a backlog, issue #15). A row
+ * committed after the catch-up read the table, with a lower id than its last (its id was taken
+ * before the commit), is still streamed and published.
+ */
+class CdcCatchUpRestreamIT {
+  @RegisterExtension final Teardown teardown = new Teardown();
+
+  private static final int BACKLOG = 3_000;
+
+  @Test
+  void theStreamSkipsWhatTheCatchUpPublishedAndKeepsALaterCommitWithALowerId() throws Exception {
+    CdcFixture fx = teardown.add(new CdcFixture("cdc_catch_up_restream"));
+    CdcSource first = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    first.activate();
+    fx.commit(List.of(event("warm", 1)));
+    CdcFixture.publishAll(CdcFixture.claimAll(first, 1, 1, Duration.ofSeconds(30)).get(0));
+    long warmCommitted = fx.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.confirmedLsn() >= warmCommitted);
+    first.close(Duration.ofSeconds(10));
+
+    try (Connection late = fx.db.connect()) {
+      late.setAutoCommit(false);
+      fx.writer.writeAll(late, List.of(event("late", 1)));
+      long lateId = count(late, "SELECT max(id) FROM outbox");
+      // The backlog, committed while no instance streams: ids above late's.
+      List<OutboxMessage> backlog = new ArrayList<>();
+      for (int i = 0; i < BACKLOG; i++) {
+        backlog.add(event("k" + (i % 50), i));
+      }
+      fx.commit(backlog);
+      long highest = fx.count("SELECT max(id) FROM outbox");
+      assertThat(lateId).isLessThan(highest);
+
+      CdcSource second = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+      second.activate();
+      List<Long> handedOut = new ArrayList<>();
+      Claim claim = second.claim(0, 500, Duration.ofSeconds(30));
+      claim.events().forEach(e -> handedOut.add(e.id()));
+      CdcFixture.publishAll(claim);
+      // Committed while the catch-up is under way, after it fixed its bound and read its first
+      // page: invisible to it, with an id below the bound.
+      late.commit();
+      long lateCommitted = fx.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
+
+      long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+      while (fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL") > 0
+          && System.nanoTime() < deadline) {
+        Claim c = second.claim(0, 500, Duration.ofSeconds(1));
+        c.events().forEach(e -> handedOut.add(e.id()));
+        CdcFixture.publishAll(c);
+      }
+      // Every INSERT up to late's commit went through the stream and was counted final.
+      await().atMost(Duration.ofSeconds(60)).until(() -> fx.confirmedLsn() >= lateCommitted);
+
+      assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL")).isZero();
+      assertThat(handedOut)
+          .as("the backlog and the late row, each handed out once")
+          .doesNotHaveDuplicates()
+          .hasSize(BACKLOG + 1)
+          .contains(lateId);
+      ChangeStream<?> stream = second.activeStream();
+      assertThat(stream.staleInLanes())
+          .as("streamed INSERTs of rows already published that reached a lane")
+          .isZero();
+      assertThat(stream.staleSkipped())
+          .as("the backlog's INSERTs kept from the lanes")
+          .isPositive();
+      assertThat(second.inMemory()).isZero();
+    }
+  }
+
+  private static long count(Connection c, String sql) throws Exception {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}
