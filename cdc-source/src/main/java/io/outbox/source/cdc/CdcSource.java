@@ -242,7 +242,7 @@ final class CdcSource implements Source {
 
   /** The active session's stream, or {@code null} (tests). */
   ChangeStream<?> activeStream() {
-    StreamSession s = session;
+    StreamSession s = sessions.active();
     return s == null ? null : s.stream();
   }
 
