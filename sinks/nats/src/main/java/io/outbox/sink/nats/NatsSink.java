@@ -76,15 +76,9 @@ final class NatsSink extends PublishingSink {
           continue;
         }
         Message message = NatsMessages.toMessage(events.get(i));
-        if (!window.acquire(batch.deadlineNanos())) {
-          batch.failFrom(i, window.full(batch, i));
-          return;
+        if (window.admit(batch, i)) { // else full (the rest is unavailable) or held behind
+          publishOne(js, batch, i, subject, message);
         }
-        if (batch.holdBehind(i)) { // again: an ack may have failed while waiting for room
-          window.release();
-          continue;
-        }
-        publishOne(js, batch, i, subject, message);
       } catch (IllegalArgumentException e) {
         // An invalid subject or header, or a message over the server's max_payload.
         batch.complete(i, Verdict.permanent("subject '" + subject + "': " + describe(e)));

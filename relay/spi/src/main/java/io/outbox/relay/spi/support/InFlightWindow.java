@@ -35,6 +35,26 @@ public final class InFlightWindow {
     return permits.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
   }
 
+  /**
+   * Takes room for event {@code index} of {@code batch}, waiting until the batch's deadline.
+   *
+   * @return {@code true}: send it, and {@link #release} the room on its ack (or failure); {@code
+   *     false}: it got its verdict instead, either the window stayed full (then the events from
+   *     {@code index} on are sink-unavailable, {@link #full}), or an earlier event of its key
+   *     failed while the sender waited (then it is held behind and its room given back)
+   */
+  public boolean admit(PendingBatch batch, int index) throws InterruptedException {
+    if (!acquire(batch.deadlineNanos())) {
+      batch.failFrom(index, full(batch, index));
+      return false;
+    }
+    if (batch.holdBehind(index)) { // asked again: an ack may have failed while waiting for room
+      release();
+      return false;
+    }
+    return true;
+  }
+
   /** Gives back one permit: the message was answered, or not sent after all. */
   public void release() {
     permits.release();
