@@ -44,7 +44,7 @@ class BatchPublisherTest {
     return p;
   }
 
-  private static RoutedEvent event(String key) {
+  static RoutedEvent event(String key) {
     return new RoutedEvent(
         new OutboxEvent(
             IDS.incrementAndGet(),
