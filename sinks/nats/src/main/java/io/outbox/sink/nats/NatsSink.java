@@ -6,7 +6,6 @@ import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.Message;
 import io.nats.client.PublishOptions;
-import io.nats.client.api.PublishAck;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Verdict;
@@ -19,7 +18,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Publishes batches to NATS JetStream: a sender thread checks that a stream binds each subject,
@@ -76,15 +74,9 @@ final class NatsSink extends PublishingSink {
           continue;
         }
         Message message = NatsMessages.toMessage(events.get(i));
-        if (!window.acquire(batch.deadlineNanos())) {
-          batch.failFrom(i, window.full(batch, i));
-          return;
-        }
-        if (batch.holdBehind(i)) { // again: an ack may have failed while waiting for room
-          window.release();
-          continue;
-        }
-        publishOne(js, batch, i, subject, message);
+        PublishOptions options =
+            PublishOptions.builder().messageId(events.get(i).event().eventId().toString()).build();
+        window.send(batch, i, () -> js.publishAsync(message, options), e -> failed(e, subject));
       } catch (IllegalArgumentException e) {
         // An invalid subject or header, or a message over the server's max_payload.
         batch.complete(i, Verdict.permanent("subject '" + subject + "': " + describe(e)));
@@ -95,33 +87,13 @@ final class NatsSink extends PublishingSink {
     }
   }
 
-  private void publishOne(
-      JetStream js, PendingBatch batch, int index, String subject, Message message) {
-    PublishOptions options =
-        PublishOptions.builder()
-            .messageId(batch.events().get(index).event().eventId().toString())
-            .build();
-    CompletableFuture<PublishAck> ack;
-    try {
-      ack = js.publishAsync(message, options);
-    } catch (RuntimeException e) {
-      window.release();
-      throw e;
+  /** The verdict of a failed publish ack; a subject no stream answered for is checked again. */
+  private Verdict failed(Throwable error, String subject) {
+    PublishFailures.Failure f = PublishFailures.classify(error, subject);
+    if (f.noStream()) {
+      link.forget(subject); // checked again before the next publish to it
     }
-    ack.whenComplete(
-        (a, error) -> {
-          // The verdict first, then the permit: a sender waiting for room then sees a failed key.
-          if (error == null) {
-            batch.complete(index, Verdict.published());
-          } else {
-            PublishFailures.Failure f = PublishFailures.classify(error, subject);
-            if (f.noStream()) {
-              link.forget(subject); // checked again before the next publish to it
-            }
-            batch.complete(index, f.verdict());
-          }
-          window.release();
-        });
+    return f.verdict();
   }
 
   @Override

@@ -1,7 +1,6 @@
 package io.outbox.sink.nats;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.support.BrokerUrls;
@@ -85,7 +84,7 @@ public record NatsSinkSettings(
                 s.getInt("replicas"));
     return new NatsSinkSettings(
         BrokerUrls.split(c.getString("url")),
-        c.hasPath("token") ? c.getString("token") : null,
+        SettingsReader.stringOrNull(c, "token"),
         c.getDuration("publish-timeout"),
         c.getInt("max-pending"),
         c.getDuration("connection-timeout"),
@@ -98,19 +97,8 @@ public record NatsSinkSettings(
    */
   public static List<SettingsProblem> validate(PluginContext context) {
     SettingsReader read = new SettingsReader(context);
-    Config c = context.settings();
-    String url = read.string("url");
-    if (url != null) {
-      for (String server : BrokerUrls.split(url)) {
-        String reason = urlProblem(server);
-        if (reason != null) {
-          read.problem("url", reason);
-        }
-      }
-    }
-    if (c.hasPath("token")) {
-      read.string("token");
-    }
+    read.urls("url", NatsSinkSettings::urlProblem);
+    read.optionalString("token");
     read.duration("publish-timeout", Duration.ofMillis(1), false);
     read.duration("connection-timeout", Duration.ofMillis(1), false);
     read.intBetween("max-pending", 1, 1_000_000);
@@ -122,7 +110,7 @@ public record NatsSinkSettings(
             "must use only letters, digits, _ and - (no dots, spaces or wildcards), got "
                 + read.raw("stream.name"));
       }
-      subjects(read, c);
+      read.names("stream.subjects", "subject", "[\"outbox.>\"]");
       read.oneOf("stream.storage", "file", "memory");
       read.duration("stream.duplicate-window", Duration.ofMillis(1), false);
       read.duration("stream.max-age", Duration.ZERO, true);
@@ -133,7 +121,7 @@ public record NatsSinkSettings(
 
   /** The server URLs with any password replaced by {@code ****}, for messages and logs. */
   public List<String> maskedServers() {
-    return servers.stream().map(NatsSinkSettings::mask).toList();
+    return servers.stream().map(url -> BrokerUrls.mask(url, true)).toList();
   }
 
   /** Hides the URLs' passwords and the token. */
@@ -143,14 +131,9 @@ public record NatsSinkSettings(
         this, Map.of("servers", maskedServers(), "token", SettingsText.secret(token, "none")));
   }
 
-  /** {@code url} with the password or token of its user info replaced by {@code ****}. */
-  static String mask(String url) {
-    return BrokerUrls.mask(url, true);
-  }
-
   /** {@code null} when {@code url} is a usable server URL; the reason never shows a secret. */
   static String urlProblem(String url) {
-    String shown = "\"" + mask(url) + "\"";
+    String shown = "\"" + BrokerUrls.mask(url, true) + "\"";
     URI parsed;
     try {
       parsed = new URI(url.contains("://") ? url : "nats://" + url);
@@ -173,26 +156,5 @@ public record NatsSinkSettings(
           + "\"";
     }
     return null;
-  }
-
-  private static void subjects(SettingsReader read, Config c) {
-    List<String> subjects;
-    try {
-      subjects = c.getStringList("stream.subjects");
-    } catch (ConfigException e) {
-      read.problem(
-          "stream.subjects",
-          "must be a list of subjects such as [\"outbox.>\"], got " + read.raw("stream.subjects"));
-      return;
-    }
-    if (subjects.isEmpty()) {
-      read.problem("stream.subjects", "must list at least one subject, such as [\"outbox.>\"]");
-    }
-    for (String subject : subjects) {
-      if (subject.isBlank() || subject.chars().anyMatch(Character::isWhitespace)) {
-        read.problem(
-            "stream.subjects", "a subject must not be empty or hold spaces: \"" + subject + "\"");
-      }
-    }
   }
 }

@@ -6,8 +6,6 @@ import io.outbox.relay.spi.support.BatchPublisher;
 import java.io.IOException;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -37,7 +35,7 @@ final class PublishFailures {
   private PublishFailures() {}
 
   static Failure classify(Throwable error, String subject) {
-    Throwable e = unwrap(error);
+    Throwable e = BatchPublisher.unwrap(error);
     String where = "subject '" + subject + "': ";
     if (e instanceof JetStreamApiException api) {
       String what = "JetStream error " + api.getApiErrorCode() + ": " + api.getErrorDescription();
@@ -60,16 +58,5 @@ final class PublishFailures {
       return new Failure(Verdict.unavailable(where + "no publish ack from NATS in time"), false);
     }
     return new Failure(Verdict.unavailable(where + BatchPublisher.describe(e)), false);
-  }
-
-  private static Throwable unwrap(Throwable e) {
-    Throwable t = e;
-    while ((t instanceof CompletionException
-            || t instanceof ExecutionException
-            || (t.getClass() == RuntimeException.class))
-        && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 }

@@ -121,7 +121,7 @@ public record RabbitSinkSettings(
         c.getBoolean("check-exchanges"),
         c.getString("trust-store"),
         c.getString("trust-store-password"),
-        c.hasPath("password") ? c.getString("password") : null);
+        SettingsReader.stringOrNull(c, "password"));
   }
 
   /**
@@ -153,9 +153,7 @@ public record RabbitSinkSettings(
       read.problem("trust-store", "no readable file at \"" + trustStore + "\"");
     }
     read.string("trust-store-password");
-    if (context.settings().hasPath("password")) {
-      read.string("password");
-    }
+    read.optionalString("password");
     read.bool("exchange-defaults.durable");
     read.bool("exchange-defaults.auto-delete");
     validateDeclare(read, context.settings());

@@ -1,9 +1,7 @@
 package io.outbox.sink.redis;
 
-import java.util.ArrayDeque;
-import java.util.Deque;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
+import io.outbox.relay.spi.support.LendingPool;
+import java.time.Duration;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
@@ -12,18 +10,16 @@ import redis.clients.jedis.SslOptions;
 import redis.clients.jedis.SslVerifyMode;
 
 /**
- * At most {@code connections} connections to Redis, each lent to one batch at a time: opened when
- * needed, kept while healthy, closed once broken (a connection that failed mid-pipeline may still
- * hold replies of the old batch, so it is never lent again).
+ * At most {@code connections} connections to Redis, each lent to one batch at a time ({@link
+ * LendingPool}): opened when needed, kept while healthy, closed once broken (a connection that
+ * failed mid-pipeline may still hold replies of the old batch, so it is never lent again).
  */
 final class RedisConnections implements AutoCloseable {
 
   private final HostAndPort address;
   private final DefaultJedisClientConfig.Builder builder;
   private final JedisClientConfig config;
-  private final Semaphore permits;
-  private final Deque<Jedis> idle = new ArrayDeque<>();
-  private boolean closed;
+  private final LendingPool<Jedis> pool;
 
   RedisConnections(String pipeline, RedisSinkSettings settings) {
     this.address = new HostAndPort(settings.host(), settings.port());
@@ -42,7 +38,9 @@ final class RedisConnections implements AutoCloseable {
     }
     this.builder = config;
     this.config = config.build();
-    this.permits = new Semaphore(settings.connections());
+    this.pool =
+        new LendingPool<>(
+            "the Redis sink", settings.connections(), j -> !j.isBroken(), Jedis::close);
   }
 
   /**
@@ -50,29 +48,11 @@ final class RedisConnections implements AutoCloseable {
    * null} when none came free in time.
    */
   Jedis borrow(long deadlineNanos) throws InterruptedException {
-    if (!permits.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-      return null;
-    }
-    synchronized (this) {
-      if (closed) {
-        permits.release();
-        throw new IllegalStateException("the Redis sink is closed");
-      }
-      Jedis j = idle.pollFirst();
-      if (j != null) {
-        return j;
-      }
-    }
-    try {
-      return new Jedis(address, config); // connects on its first command
-    } catch (RuntimeException e) {
-      permits.release();
-      throw e;
-    }
+    return pool.borrow(deadlineNanos, () -> new Jedis(address, config)); // connects on first use
   }
 
   /** A connection outside the pool whose connect and replies must come within {@code timeout}. */
-  Jedis probeConnection(java.time.Duration timeout) {
+  Jedis probeConnection(Duration timeout) {
     int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
     synchronized (builder) {
       return new Jedis(
@@ -82,25 +62,11 @@ final class RedisConnections implements AutoCloseable {
 
   /** Takes back a connection; a broken one is closed. */
   void giveBack(Jedis jedis, boolean broken) {
-    boolean keep;
-    synchronized (this) {
-      keep = !broken && !closed && !jedis.isBroken();
-      if (keep) {
-        idle.addFirst(jedis);
-      }
-    }
-    if (!keep) {
-      jedis.close();
-    }
-    permits.release();
+    pool.giveBack(jedis, broken);
   }
 
   @Override
   public void close() {
-    synchronized (this) {
-      closed = true;
-      idle.forEach(Jedis::close);
-      idle.clear();
-    }
+    pool.close();
   }
 }

@@ -51,7 +51,7 @@ public record RedisSinkSettings(
     Config c = SettingsReader.valid(context, validate(context), "Redis sink");
     return new RedisSinkSettings(
         c.getString("uri"),
-        c.hasPath("password") ? c.getString("password") : null,
+        SettingsReader.stringOrNull(c, "password"),
         c.getDuration("timeout"),
         c.getLong("max-len"),
         c.getDuration("dedup-window"),
@@ -66,9 +66,7 @@ public record RedisSinkSettings(
   public static List<SettingsProblem> validate(PluginContext context) {
     SettingsReader read = new SettingsReader(context);
     read.checked("uri", RedisSinkSettings::uriProblem);
-    if (context.settings().hasPath("password")) {
-      read.string("password");
-    }
+    read.optionalString("password");
     read.duration("timeout", Duration.ofMillis(1), false);
     read.duration("dedup-window", Duration.ofMillis(1), true);
     read.intBetween("max-len", 0, Integer.MAX_VALUE);
@@ -101,23 +99,12 @@ public record RedisSinkSettings(
 
   /** The URI's user name, or {@code null} for the default user. */
   String user() {
-    String info = URI.create(uri).getUserInfo();
-    if (info == null) {
-      return null;
-    }
-    int colon = info.indexOf(':');
-    String user = colon < 0 ? info : info.substring(0, colon);
-    return user.isEmpty() ? null : user;
+    return BrokerUrls.user(URI.create(uri));
   }
 
   /** {@code password}, else the URI's password, else {@code null}. */
   String effectivePassword() {
-    if (password != null) {
-      return password;
-    }
-    String info = URI.create(uri).getUserInfo();
-    int colon = info == null ? -1 : info.indexOf(':');
-    return colon < 0 ? null : info.substring(colon + 1);
+    return password != null ? password : BrokerUrls.password(URI.create(uri));
   }
 
   /** The database number of the URI's path, 0 when it names none. */

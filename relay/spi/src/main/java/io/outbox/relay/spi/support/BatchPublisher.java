@@ -225,6 +225,23 @@ public final class BatchPublisher {
     timers.shutdown();
   }
 
+  /**
+   * The failure inside the wrappers an asynchronous client puts around it ({@link
+   * java.util.concurrent.CompletionException}, {@link ExecutionException}, a bare {@link
+   * RuntimeException} with a cause), for classifying it.
+   */
+  public static Throwable unwrap(Throwable error) {
+    Throwable t = error;
+    while ((t instanceof java.util.concurrent.CompletionException
+            || t instanceof ExecutionException
+            || t.getClass() == RuntimeException.class)
+        && t.getCause() != null
+        && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
   /** Class and message of a failure, and its cause's; never payload data. */
   public static String describe(Throwable e) {
     Throwable t = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;

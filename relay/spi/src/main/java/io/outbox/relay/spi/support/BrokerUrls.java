@@ -49,6 +49,26 @@ public final class BrokerUrls {
   }
 
   /**
+   * The user name of {@code url}'s user info (before its first colon), or {@code null} for none.
+   */
+  public static String user(URI url) {
+    String info = url.getUserInfo();
+    if (info == null) {
+      return null;
+    }
+    int colon = info.indexOf(':');
+    String user = colon < 0 ? info : info.substring(0, colon);
+    return user.isEmpty() ? null : user;
+  }
+
+  /** The password of {@code url}'s user info (after its first colon), or {@code null} for none. */
+  public static String password(URI url) {
+    String info = url.getUserInfo();
+    int colon = info == null ? -1 : info.indexOf(':');
+    return colon < 0 ? null : info.substring(colon + 1);
+  }
+
+  /**
    * The problem every broker URL can have: a scheme not in {@code schemes}, or no host; {@code
    * null} when it has neither.
    *

@@ -1,8 +1,10 @@
 package io.outbox.relay.spi.support;
 
 import io.outbox.relay.spi.Verdict;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The bound on messages sent but not yet answered by the broker: a sender takes a permit before
@@ -33,6 +35,64 @@ public final class InFlightWindow {
    */
   public boolean acquire(long deadlineNanos) throws InterruptedException {
     return permits.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Takes room for event {@code index} of {@code batch}, waiting until the batch's deadline.
+   *
+   * @return {@code true}: send it, and {@link #release} the room on its ack (or failure); {@code
+   *     false}: it got its verdict instead, either the window stayed full (then the events from
+   *     {@code index} on are sink-unavailable, {@link #full}), or an earlier event of its key
+   *     failed while the sender waited (then it is held behind and its room given back)
+   */
+  public boolean admit(PendingBatch batch, int index) throws InterruptedException {
+    if (!acquire(batch.deadlineNanos())) {
+      batch.failFrom(index, full(batch, index));
+      return false;
+    }
+    if (batch.holdBehind(index)) { // asked again: an ack may have failed while waiting for room
+      release();
+      return false;
+    }
+    return true;
+  }
+
+  /** Starts sending one message; the future completes with the broker's ack, or its failure. */
+  @FunctionalInterface
+  public interface AsyncSend {
+    CompletionStage<?> send();
+  }
+
+  /**
+   * Sends event {@code index} of {@code batch} within the window, unless {@link #admit} gave it its
+   * verdict instead. Its ack gives its verdict, published or {@code failure.apply(error)}, and only
+   * then the room back: a sender waiting for room then sees a failed key. A send that throws gives
+   * the room back and rethrows.
+   *
+   * @param failure the verdict of a failed ack, from the error the client completed the future with
+   *     (see {@link BatchPublisher#unwrap})
+   */
+  public void send(
+      PendingBatch batch, int index, AsyncSend send, Function<Throwable, Verdict> failure)
+      throws InterruptedException {
+    if (!admit(batch, index)) {
+      return;
+    }
+    CompletionStage<?> ack;
+    try {
+      ack = send.send();
+    } catch (RuntimeException | Error e) {
+      release();
+      throw e;
+    }
+    ack.whenComplete(
+        (answer, error) -> {
+          try {
+            batch.complete(index, error == null ? Verdict.published() : failure.apply(error));
+          } finally {
+            release();
+          }
+        });
   }
 
   /** Gives back one permit: the message was answered, or not sent after all. */

@@ -121,6 +121,69 @@ public final class SettingsReader {
   }
 
   /**
+   * A string when the key is set at all (an optional secret such as a password or token).
+   *
+   * @return the value, or {@code null} when it is unset or not a string (a problem was added)
+   */
+  public String optionalString(String key) {
+    return config.hasPath(key) ? string(key) : null;
+  }
+
+  /**
+   * A non-empty list of strings, none of them blank or holding whitespace (names such as subjects
+   * or topics).
+   *
+   * @param example a list to show in the messages, e.g. {@code ["outbox.>"]}
+   * @param what what one entry is, e.g. {@code subject}
+   * @return the list, or {@code null} when it is missing or not a list of strings (a problem was
+   *     added); a list with problems is returned too
+   */
+  public List<String> names(String key, String what, String example) {
+    List<String> names;
+    try {
+      names = config.getStringList(key);
+    } catch (ConfigException e) {
+      problem(key, "must be a list of " + what + "s such as " + example + ", got " + raw(key));
+      return null;
+    }
+    if (names.isEmpty()) {
+      problem(key, "must list at least one " + what + ", such as " + example);
+    }
+    for (String name : names) {
+      if (name.isBlank() || name.chars().anyMatch(Character::isWhitespace)) {
+        problem(key, "a " + what + " must not be empty or hold spaces: \"" + name + "\"");
+      }
+    }
+    return names;
+  }
+
+  /**
+   * A comma-separated list of URLs ({@link BrokerUrls#split}), at least one, each of which {@code
+   * reason} accepts: {@code reason} gives why a URL is refused (never showing a secret), or {@code
+   * null} when it is fine; each refused URL is a problem of its own.
+   *
+   * @return the URLs, or {@code null} when the value is missing or not a string (a problem was
+   *     added)
+   */
+  public List<String> urls(String key, Function<String, String> reason) {
+    String value = string(key);
+    if (value == null) {
+      return null;
+    }
+    List<String> urls = BrokerUrls.split(value);
+    if (urls.isEmpty()) {
+      problem(key, "must name at least one URL, got " + raw(key));
+    }
+    for (String url : urls) {
+      String refused = reason.apply(url);
+      if (refused != null) {
+        problem(key, refused);
+      }
+    }
+    return urls;
+  }
+
+  /**
    * A string that {@code reason} accepts: {@code reason} gives why a value is refused (never
    * showing a secret), or {@code null} when it is fine.
    */
@@ -197,6 +260,11 @@ public final class SettingsReader {
       throw new IllegalArgumentException("invalid " + what + " settings: " + problems);
     }
     return context.settings();
+  }
+
+  /** The string at {@code key} of valid settings, or {@code null} when it is unset. */
+  public static String stringOrNull(Config settings, String key) {
+    return settings.hasPath(key) ? settings.getString(key) : null;
   }
 
   /** Every problem found so far. */

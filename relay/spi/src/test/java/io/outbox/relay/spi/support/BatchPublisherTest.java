@@ -44,7 +44,7 @@ class BatchPublisherTest {
     return p;
   }
 
-  private static RoutedEvent event(String key) {
+  static RoutedEvent event(String key) {
     return new RoutedEvent(
         new OutboxEvent(
             IDS.incrementAndGet(),
@@ -195,5 +195,19 @@ class BatchPublisherTest {
                 Duration.ofMillis(100)))
         .isFalse();
     assertThat(publisher.probe(() -> true, Duration.ofSeconds(5))).isTrue();
+  }
+
+  @Test
+  void unwrapFindsTheFailureInsideAnAsynchronousClientsWrappers() {
+    java.io.IOException io = new java.io.IOException("503 no responders");
+    assertThat(
+            BatchPublisher.unwrap(
+                new java.util.concurrent.CompletionException(
+                    new java.util.concurrent.ExecutionException(new RuntimeException(io)))))
+        .isSameAs(io);
+    IllegalStateException own = new IllegalStateException("closed", io);
+    assertThat(BatchPublisher.unwrap(own)).isSameAs(own); // a failure of its own is kept
+    RuntimeException bare = new RuntimeException("no cause");
+    assertThat(BatchPublisher.unwrap(bare)).isSameAs(bare);
   }
 }

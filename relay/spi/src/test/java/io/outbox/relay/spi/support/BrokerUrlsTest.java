@@ -43,4 +43,20 @@ class BrokerUrlsTest {
         .isEqualTo("must name a host (nats://h:1), got X");
     assertThat(BrokerUrls.schemeOrHostProblem(URI.create("tls://h:1"), schemes, "e", "X")).isNull();
   }
+
+  @Test
+  void userAndPasswordComeFromTheUserInfo() {
+    URI both = URI.create("rediss://relay:s3:cret@cache:6380/2");
+    assertThat(BrokerUrls.user(both)).isEqualTo("relay");
+    assertThat(BrokerUrls.password(both)).isEqualTo("s3:cret"); // after the first colon only
+    URI passwordOnly = URI.create("redis://:pw@cache");
+    assertThat(BrokerUrls.user(passwordOnly)).isNull();
+    assertThat(BrokerUrls.password(passwordOnly)).isEqualTo("pw");
+    URI userOnly = URI.create("amqp://relay@rabbit");
+    assertThat(BrokerUrls.user(userOnly)).isEqualTo("relay");
+    assertThat(BrokerUrls.password(userOnly)).isNull();
+    URI none = URI.create("redis://cache:6379");
+    assertThat(BrokerUrls.user(none)).isNull();
+    assertThat(BrokerUrls.password(none)).isNull();
+  }
 }
