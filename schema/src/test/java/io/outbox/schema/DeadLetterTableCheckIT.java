@@ -3,6 +3,7 @@ package io.outbox.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.testkit.Services;
+import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -151,9 +152,6 @@ class DeadLetterTableCheckIT {
   }
 
   private void sql(String statement) throws SQLException {
-    try (Connection c = db.connect();
-        Statement st = c.createStatement()) {
-      st.execute(statement);
-    }
+    Sql.execute(db::connect, statement);
   }
 }

@@ -3,6 +3,7 @@ package io.outbox.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.schema.DeadLetterTable.ReplayCount;
+import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -245,11 +246,7 @@ class DeadLetterTableIT {
   }
 
   private static void sql(String sql) throws SQLException {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute("SET TIME ZONE 'UTC'");
-      s.execute(sql);
-    }
+    Sql.execute(db::connect, "SET TIME ZONE 'UTC'", sql);
   }
 
   private static List<String> strings(String sql) throws SQLException {

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.schema.RetentionJob.Round;
+import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -175,21 +175,10 @@ class RetentionIT {
   }
 
   private static void sql(String sql) throws SQLException {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
+    Sql.execute(db::connect, sql);
   }
 
   private static List<String> strings(String sql) throws SQLException {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql)) {
-      List<String> out = new ArrayList<>();
-      while (rs.next()) {
-        out.add(rs.getString(1));
-      }
-      return out;
-    }
+    return Sql.strings(db::connect, sql);
   }
 }

@@ -9,16 +9,21 @@ import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -51,19 +56,37 @@ public final class KafkaTestSupport {
 
   /** {@link #createTopic(String, int)} on the cluster at {@code bootstrap}. */
   public static void createTopic(String bootstrap, String topic, int partitions) {
-    try (Admin admin =
-        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-      admin
-          .createTopics(List.of(new NewTopic(topic, partitions, (short) 1)))
-          .all()
-          .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while creating topic " + topic, e);
-    } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException(
-          "cannot create topic " + topic + " (" + partitions + " partitions) at " + bootstrap, e);
-    }
+    onAdmin(
+        bootstrap,
+        "create topic " + topic + " (" + partitions + " partitions)",
+        admin -> admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all());
+  }
+
+  /**
+   * Creates {@code topic} with {@code partitions} partitions (replication factor 1) and the topic
+   * configs {@code configs} on the shared broker, and waits.
+   */
+  public static void createTopic(String topic, int partitions, Map<String, String> configs) {
+    onAdmin(
+        bootstrap(),
+        "create topic " + topic + " with " + configs,
+        admin ->
+            admin
+                .createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs)))
+                .all());
+  }
+
+  /** Sets the topic config {@code name} of {@code topic} on the shared broker to {@code value}. */
+  public static void setTopicConfig(String topic, String name, String value) {
+    AlterConfigOp set = new AlterConfigOp(new ConfigEntry(name, value), AlterConfigOp.OpType.SET);
+    onAdmin(
+        bootstrap(),
+        "set " + name + " of topic " + topic,
+        admin ->
+            admin
+                .incrementalAlterConfigs(
+                    Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), List.of(set)))
+                .all());
   }
 
   /** Whether {@code topic} exists on the broker. */
@@ -73,18 +96,24 @@ public final class KafkaTestSupport {
 
   /** Whether {@code topic} exists on the cluster at {@code bootstrap}. */
   public static boolean topicExists(String bootstrap, String topic) {
+    return onAdmin(bootstrap, "list topics", admin -> admin.listTopics().names()).contains(topic);
+  }
+
+  /**
+   * Sends one request with a new admin client of the cluster at {@code bootstrap} and waits for its
+   * result (up to {@link #ADMIN_TIMEOUT}); {@code what} names the request in a failure.
+   */
+  private static <T> T onAdmin(
+      String bootstrap, String what, Function<Admin, KafkaFuture<T>> request) {
     try (Admin admin =
         Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-      return admin
-          .listTopics()
-          .names()
-          .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-          .contains(topic);
+      return request.apply(admin).get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while listing topics", e);
+      throw new IllegalStateException(
+          "interrupted while trying to " + what + " at " + bootstrap, e);
     } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("cannot list topics at " + bootstrap, e);
+      throw new IllegalStateException("cannot " + what + " at " + bootstrap, e);
     }
   }
 

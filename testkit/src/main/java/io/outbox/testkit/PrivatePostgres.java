@@ -165,6 +165,11 @@ public final class PrivatePostgres implements AutoCloseable {
     return DriverManager.getConnection(url(database), p);
   }
 
+  /** Creates the database {@code name} on this cluster, as the superuser. */
+  public void createDatabase(String name) throws SQLException {
+    Sql.execute(() -> connectAsAdmin("postgres"), "CREATE DATABASE " + name);
+  }
+
   /**
    * Restarts the cluster with {@code pg_ctl restart -m <mode>} on the same port and settings, and
    * returns once it accepts connections again: {@code "fast"} (sessions are ended, a checkpoint is

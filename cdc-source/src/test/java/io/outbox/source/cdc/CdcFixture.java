@@ -3,7 +3,6 @@ package io.outbox.source.cdc;
 import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
@@ -16,15 +15,14 @@ import io.outbox.schema.OutboxMessage;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxWriter;
+import io.outbox.testkit.SourceSettings;
+import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -56,16 +54,14 @@ final class CdcFixture implements AutoCloseable {
 
   /** Test settings: fast intervals, then {@code overrides}, then reference.conf. */
   static Config settings(Map<String, ?> overrides) {
-    Map<String, Object> fast = new HashMap<>();
-    fast.put("heartbeat-interval", "200ms");
-    fast.put("offset-commit-interval", "100ms");
-    fast.put("standby-check-interval", "200ms");
-    fast.put("reconcile-interval", "300ms");
-    fast.putAll(overrides);
-    return ConfigFactory.parseMap(fast)
-        .withFallback(
-            ConfigFactory.defaultReference()
-                .getConfig("outbox-relay.pipeline-defaults.source.cdc"));
+    return SourceSettings.of(
+        "cdc",
+        Map.of(
+            "heartbeat-interval", "200ms",
+            "offset-commit-interval", "100ms",
+            "standby-check-interval", "200ms",
+            "reconcile-interval", "300ms"),
+        overrides);
   }
 
   CdcSource source(int lanes, Map<String, ?> overrides, List<Role> roles) {
@@ -164,12 +160,7 @@ final class CdcFixture implements AutoCloseable {
   }
 
   List<UUID> commit(List<OutboxMessage> messages) throws SQLException {
-    try (Connection c = db.connect()) {
-      c.setAutoCommit(false);
-      List<UUID> ids = writer.writeAll(c, messages);
-      c.commit();
-      return ids;
-    }
+    return Sql.inTransaction(db::connect, c -> writer.writeAll(c, messages));
   }
 
   static OutboxMessage event(String aggregateId, int seq) {
@@ -209,12 +200,7 @@ final class CdcFixture implements AutoCloseable {
   }
 
   long count(String sql) throws SQLException {
-    try (Connection c = db.connect();
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return Sql.number(db::connect, sql);
   }
 
   /** The slot's confirmed flush position in bytes, or -1 without a slot. */
@@ -235,10 +221,7 @@ final class CdcFixture implements AutoCloseable {
   }
 
   void execute(String sql) throws SQLException {
-    try (Connection c = db.connect();
-        Statement st = c.createStatement()) {
-      st.execute(sql);
-    }
+    Sql.execute(db::connect, sql);
   }
 
   @Override

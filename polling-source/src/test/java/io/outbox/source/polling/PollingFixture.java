@@ -1,7 +1,6 @@
 package io.outbox.source.polling;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
@@ -9,6 +8,7 @@ import io.outbox.relay.spi.DatabaseSettings.Retention;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
+import io.outbox.testkit.SourceSettings;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -17,7 +17,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -43,15 +42,13 @@ final class PollingFixture implements AutoCloseable {
 
   /** Test settings: fast intervals, then {@code overrides}, then reference.conf. */
   static Config settings(Map<String, ?> overrides) {
-    Map<String, Object> fast = new HashMap<>();
-    fast.put("poll-interval", "200ms");
-    fast.put("standby-check-interval", "200ms");
-    fast.put("leadership-check-interval", "200ms");
-    fast.putAll(overrides);
-    return ConfigFactory.parseMap(fast)
-        .withFallback(
-            ConfigFactory.defaultReference()
-                .getConfig("outbox-relay.pipeline-defaults.source.polling"));
+    return SourceSettings.of(
+        "polling",
+        Map.of(
+            "poll-interval", "200ms",
+            "standby-check-interval", "200ms",
+            "leadership-check-interval", "200ms"),
+        overrides);
   }
 
   static PluginContext context(Config settings, int lanes, List<Role> roles) {

@@ -4,15 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.schema.Migrator;
 import io.outbox.schema.OutboxTables;
+import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -271,21 +270,10 @@ class DeadLettersCommandIT {
   }
 
   private static void sql(String sql) throws SQLException {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
+    Sql.execute(db::connect, sql);
   }
 
   private static List<String> strings(String sql) throws SQLException {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql)) {
-      List<String> out = new ArrayList<>();
-      while (rs.next()) {
-        out.add(rs.getString(1));
-      }
-      return out;
-    }
+    return Sql.strings(db::connect, sql);
   }
 }

@@ -3,13 +3,12 @@ package io.outbox.relay.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.Relay;
-import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.pipeline.Pipeline;
 import io.outbox.testkit.FaultProxy;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivateKafka;
+import io.outbox.testkit.Teardown;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -18,9 +17,9 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The broker cut off without a reset: the relay reaches a private Kafka only through a {@link
@@ -41,45 +40,22 @@ class BrokerCutOffIT {
       retry.max-attempts = 2
       """;
 
+  @RegisterExtension final Teardown teardown = new Teardown();
   private PrivateKafka kafka;
   private RelayFixture fx;
   private Relay relay;
   private InvariantWatch watch;
   private OutboxLoad stream;
 
-  @AfterEach
-  void tearDown() {
-    if (stream != null) {
-      stream.close();
-    }
-    if (watch != null) {
-      watch.close();
-    }
-    if (relay != null) {
-      relay.close(Duration.ofSeconds(10));
-    }
-    if (fx != null) {
-      fx.close();
-    }
-    if (kafka != null) {
-      kafka.close();
-    }
-  }
-
   @Test
   void aBlackHoledBrokerIsAnOutageThatCostsNoAttemptsAndEndsByItself() throws Exception {
-    kafka = PrivateKafka.startBehindProxy();
-    fx = new RelayFixture("broker_cut_off");
+    kafka = teardown.add(PrivateKafka.startBehindProxy());
+    fx = teardown.add(new RelayFixture("broker_cut_off"));
     KafkaTestSupport.createTopic(kafka.bootstrap(), fx.topic("order"), 6);
-    relay =
-        Relay.start(
-            RelayConfigLoader.standard()
-                .load(
-                    ConfigFactory.parseString(fx.config(SETTINGS, kafka.proxiedBootstrap())),
-                    "test")
-                .settings());
-    watch = new InvariantWatch(fx, pipeline());
-    stream = OutboxLoad.stream(fx, 12, 3, Duration.ofMillis(50));
+    relay = RelayFixture.startWith(fx.config(SETTINGS, kafka.proxiedBootstrap()));
+    teardown.add(() -> relay.close(Duration.ofSeconds(10)));
+    watch = teardown.add(new InvariantWatch(fx, pipeline()));
+    stream = teardown.add(OutboxLoad.stream(fx, 12, 3, Duration.ofMillis(50)));
     await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 200);
     assertThat(kafka.proxy().openConnections())
         .as("the producer goes through the proxy")

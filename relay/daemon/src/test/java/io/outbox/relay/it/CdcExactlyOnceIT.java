@@ -8,7 +8,6 @@ import io.outbox.testkit.RelayProcess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -76,11 +75,7 @@ class CdcExactlyOnceIT {
         await().atMost(Duration.ofSeconds(90)).until(() -> relay.logContains(STREAMING));
       } else {
         await().atMost(Duration.ofSeconds(90)).until(() -> relay.logContains(ACTIVE));
-        long target = fx.published() + 300;
-        await()
-            .atMost(Duration.ofSeconds(60))
-            .pollInterval(Duration.ofMillis(20))
-            .until(() -> fx.published() >= target);
+        fx.awaitPublishedMidway(fx.published() + 300);
       }
       relay.kill9();
       kills.add(relay.name() + " at " + fx.published() + " published" + inDoubt(relay));
@@ -121,25 +116,15 @@ class CdcExactlyOnceIT {
     fx = new RelayFixture("cdc_eos_ledger");
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = config();
-    RelayProcess crashing =
-        relays.start(
-            "crashing", config, Map.of("OUTBOX_RELAY_TEST_CRASH_AFTER_COMMITS", "5"), "run");
+    RelayProcess crashing = CrashAfterCommit.start(relays, config);
     await().atMost(Duration.ofSeconds(90)).until(() -> crashing.logContains(ACTIVE));
     // Written while the relay streams: it publishes them from the replication stream.
     List<UUID> committed = OutboxLoad.backlog(fx, 3_000, 100);
-    assertThat(crashing.awaitExit(Duration.ofSeconds(60))).as("halted by the hook").contains(137);
-    long settledAtCrash = fx.published();
-    long inKafka = Deliveries.readAll(fx.topic("order")).records.size();
-    assertThat(inKafka)
-        .as("the last commit reached Kafka but not the database")
-        .isGreaterThan(settledAtCrash);
+    CrashAfterCommit crash = CrashAfterCommit.awaitHalt(crashing, fx);
 
     // The restarted stream delivers the in-doubt rows again (from the confirmed position), and the
     // catch-up reads them as pending before the ledger is read.
-    RelayProcess recovering = relays.start("recovering", config);
-    await().atMost(Duration.ofSeconds(90)).until(() -> fx.unpublished() == 0);
-    assertThat(recovering.log()).contains("in-doubt batch(es) from the ledger");
-    assertThat(recovering.terminate(Duration.ofSeconds(30))).contains(0);
+    CrashAfterCommit.recover(relays, config, fx, Duration.ofSeconds(90));
 
     Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(Set.copyOf(committed));
@@ -148,6 +133,6 @@ class CdcExactlyOnceIT {
     System.out.printf(
         "CdcExactlyOnceIT: crash after commit: %d settled, %d in Kafka at the crash; %d records"
             + " for %d events after recovery%n",
-        settledAtCrash, inKafka, deliveries.records.size(), committed.size());
+        crash.settledAtCrash(), crash.inKafka(), deliveries.records.size(), committed.size());
   }
 }

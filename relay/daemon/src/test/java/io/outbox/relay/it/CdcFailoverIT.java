@@ -48,27 +48,17 @@ class CdcFailoverIT {
     fx = relays.closeAfter(new RelayFixture("cdc_crash"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = config("");
-    RelayProcess first = relays.start("crashing", config);
-    await().atMost(Duration.ofSeconds(60)).until(() -> first.logContains(ACTIVE));
+    RelayProcess first = relays.startActive("crashing", config, Duration.ofSeconds(60));
     int events = 10_000;
     List<UUID> committed = OutboxLoad.backlog(fx, events, 100);
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .pollInterval(Duration.ofMillis(20))
-        .until(() -> published() >= events * 3 / 10);
+    fx.awaitPublishedMidway(events * 3 / 10);
     first.kill9();
-    long atKill = published();
+    long atKill = fx.published();
     assertThat(atKill).as("killed in the middle of the stream").isLessThan(events);
 
-    RelayProcess last = relays.start("finishing", config);
-    await().atMost(Duration.ofSeconds(90)).until(() -> fx.unpublished() == 0);
-    assertThat(last.terminate(Duration.ofSeconds(30))).contains(0);
+    relays.finish("finishing", config, fx);
 
-    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
-    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
-    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
-    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
-    assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts <> 0")).isZero();
+    Deliveries deliveries = fx.assertDeliveredInKeyOrder(committed);
     System.out.printf(
         "CdcFailoverIT: killed at %d of %d published; %d records, %d duplicate(s)%n",
         atKill, events, deliveries.records.size(), deliveries.duplicates());
@@ -79,12 +69,10 @@ class CdcFailoverIT {
     fx = relays.closeAfter(new RelayFixture("cdc_standby"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = config("");
-    RelayProcess a = relays.start("a", config);
-    await().atMost(Duration.ofSeconds(60)).until(() -> a.logContains(ACTIVE));
-    RelayProcess b = relays.start("b", config);
-    await().atMost(Duration.ofSeconds(60)).until(() -> b.logContains(STANDING_BY));
+    RelayProcess a = relays.startActive("a", config, Duration.ofSeconds(60));
+    RelayProcess b = relays.startAwaiting("b", config, STANDING_BY, Duration.ofSeconds(60));
     stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 500);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 500);
     assertThat(b.log()).doesNotContain(ACTIVE);
 
     Instant killedAt = Instant.now();
@@ -92,7 +80,7 @@ class CdcFailoverIT {
     await().atMost(Duration.ofSeconds(60)).until(() -> b.loggedAt(ACTIVE, killedAt).isPresent());
     Duration takeOver = Duration.between(killedAt, b.loggedAt(ACTIVE, killedAt).orElseThrow());
     long committedNow = stream.committedCount();
-    await().atMost(Duration.ofSeconds(60)).until(() -> published() >= committedNow + 200);
+    await().atMost(Duration.ofSeconds(60)).until(() -> fx.published() >= committedNow + 200);
     Set<UUID> committed = stream.stop();
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
 
@@ -122,19 +110,17 @@ class CdcFailoverIT {
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     // Default lease-timeout (10s) and intervals.
     String config = config("", exactlyOnce ? fx.exactlyOnce() : "");
-    RelayProcess a = relays.start("a", config);
-    await().atMost(Duration.ofSeconds(60)).until(() -> a.logContains(ACTIVE));
-    RelayProcess b = relays.start("b", config);
-    await().atMost(Duration.ofSeconds(60)).until(() -> b.logContains(STANDING_BY));
+    RelayProcess a = relays.startActive("a", config, Duration.ofSeconds(60));
+    RelayProcess b = relays.startAwaiting("b", config, STANDING_BY, Duration.ofSeconds(60));
     stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
-    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= 500);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 500);
 
     Instant frozenAt = Instant.now();
     a.freeze(); // its leader session and replication connection stay open
     await().atMost(Duration.ofSeconds(40)).until(() -> b.loggedAt(ACTIVE, frozenAt).isPresent());
     Duration takeOver = Duration.between(frozenAt, b.loggedAt(ACTIVE, frozenAt).orElseThrow());
     long committedNow = stream.committedCount();
-    await().atMost(Duration.ofSeconds(60)).until(() -> published() >= committedNow + 200);
+    await().atMost(Duration.ofSeconds(60)).until(() -> fx.published() >= committedNow + 200);
     Duration publishing = Duration.between(frozenAt, Instant.now());
 
     a.thaw();
@@ -207,9 +193,5 @@ class CdcFailoverIT {
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
     assertThat(new HashSet<>(deliveries.eventIds())).hasSize(120);
     RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
-  }
-
-  private long published() throws Exception {
-    return fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
   }
 }

@@ -50,10 +50,7 @@ class CdcRestartDuplicatesIT {
     await().atMost(Duration.ofSeconds(60)).until(() -> first.logContains(ACTIVE));
 
     CompletableFuture<List<UUID>> written = CompletableFuture.supplyAsync(this::write);
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .pollInterval(Duration.ofMillis(20))
-        .until(() -> fx.published() >= EVENTS / 2);
+    fx.awaitPublishedMidway(EVENTS / 2);
     first.kill9();
     long atKill = fx.published();
     long retriedAtKill = fx.count("SELECT count(*) FROM outbox WHERE attempts > 0");

@@ -8,18 +8,10 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.relay.Relay;
 import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.KafkaTestSupport;
-import io.outbox.testkit.Services;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
-import org.apache.kafka.clients.admin.ConfigEntry;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -94,16 +86,7 @@ class CdcToKafkaIT {
   void poisonEventIsDeadLetteredAndTheOffsetMovesOn(TestInfo info) throws Exception {
     fixture(info);
     relay = startCdc("", "");
-    UUID poison =
-        fx.commit(
-                List.of(
-                    OutboxMessage.builder()
-                        .aggregate("order", "p1")
-                        .eventType("Misrouted")
-                        .destination("not a valid topic!")
-                        .payload("{}")
-                        .build()))
-            .get(0);
+    UUID poison = fx.commit(List.of(RelayFixture.misrouted("p1"))).get(0);
     List<UUID> healthy = fx.commit(List.of(event("h1", 1), event("h2", 1)));
     long afterPoison = fx.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
 
@@ -128,64 +111,44 @@ class CdcToKafkaIT {
     fixture(info);
     // A topic that refuses every record at first (its timestamps are "too old"): a retryable
     // per-record error. After the first failure the topic is fixed, and the retry succeeds.
-    String stuck = fx.topicPrefix + ".stuck";
-    Properties p = new Properties();
-    p.put("bootstrap.servers", Services.kafkaBootstrap());
-    try (Admin admin = Admin.create(p)) {
-      admin
-          .createTopics(
-              List.of(
-                  new NewTopic(stuck, 1, (short) 1)
-                      .configs(Map.of("message.timestamp.before.max.ms", "0"))))
-          .all()
-          .get();
-      relay = startCdc("retry { initial-backoff = 1s, max-backoff = 2s }", "");
-      List<UUID> ids =
-          fx.commit(
-              List.of(toStuck(stuck, 1), toStuck(stuck, 2), toStuck(stuck, 3), event("other", 1)));
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .until(
-              () ->
-                  fx.count(
-                          "SELECT count(*) FROM outbox WHERE attempts = 1 AND event_id = '"
-                              + ids.get(0)
-                              + "'")
-                      == 1);
-      assertThat(
-              fx.count(
-                  "SELECT count(*) FROM outbox WHERE published_at IS NOT NULL AND event_id IN ('"
-                      + ids.get(1)
-                      + "','"
-                      + ids.get(2)
-                      + "')"))
-          .as("k's later events wait for the retry")
-          .isZero();
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(
-              () ->
-                  fx.count(
-                          "SELECT count(*) FROM outbox WHERE published_at IS NOT NULL"
-                              + " AND event_id = '"
-                              + ids.get(3)
-                              + "'")
-                      == 1);
-      admin
-          .incrementalAlterConfigs(
-              Map.of(
-                  new ConfigResource(ConfigResource.Type.TOPIC, stuck),
-                  List.of(
-                      new AlterConfigOp(
-                          new ConfigEntry("message.timestamp.before.max.ms", "9223372036854775807"),
-                          AlterConfigOp.OpType.SET))))
-          .all()
-          .get();
-      await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
-      assertThat(eventIds(fx.read(stuck, 3, Duration.ofSeconds(10))))
-          .containsExactly(ids.get(0), ids.get(1), ids.get(2));
-      assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
-    }
+    String stuck = fx.stuckTopic();
+    relay = startCdc("retry { initial-backoff = 1s, max-backoff = 2s }", "");
+    List<UUID> ids =
+        fx.commit(
+            List.of(toStuck(stuck, 1), toStuck(stuck, 2), toStuck(stuck, 3), event("other", 1)));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                fx.count(
+                        "SELECT count(*) FROM outbox WHERE attempts = 1 AND event_id = '"
+                            + ids.get(0)
+                            + "'")
+                    == 1);
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM outbox WHERE published_at IS NOT NULL AND event_id IN ('"
+                    + ids.get(1)
+                    + "','"
+                    + ids.get(2)
+                    + "')"))
+        .as("k's later events wait for the retry")
+        .isZero();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                fx.count(
+                        "SELECT count(*) FROM outbox WHERE published_at IS NOT NULL"
+                            + " AND event_id = '"
+                            + ids.get(3)
+                            + "'")
+                    == 1);
+    RelayFixture.unstick(stuck);
+    await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
+    assertThat(eventIds(fx.read(stuck, 3, Duration.ofSeconds(10))))
+        .containsExactly(ids.get(0), ids.get(1), ids.get(2));
+    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
   }
 
   private static OutboxMessage toStuck(String topic, int seq) {

@@ -1,11 +1,9 @@
 package io.outbox.relay.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.RelayProcess;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -37,12 +35,9 @@ class CrashRecoveryIT {
     List<String> kills = new ArrayList<>();
     for (int threshold : new int[] {EVENTS * 3 / 10, EVENTS * 6 / 10}) {
       RelayProcess relay = relays.start("crashing-" + kills.size(), config);
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .pollInterval(Duration.ofMillis(20))
-          .until(() -> published() >= threshold);
+      fx.awaitPublishedMidway(threshold);
       relay.kill9();
-      long atKill = published();
+      long atKill = fx.published();
       assertThat(atKill).as("killed in the middle of the backlog").isLessThan(EVENTS);
       assertThat(relay.log())
           .as("SIGKILL: no shutdown hook ran")
@@ -50,21 +45,11 @@ class CrashRecoveryIT {
           .doesNotContain("outbox-relay stopping");
       kills.add(relay.name() + " killed at " + atKill + " published");
     }
-    RelayProcess last = relays.start("finishing", config);
-    await().atMost(Duration.ofSeconds(90)).until(() -> fx.unpublished() == 0);
-    assertThat(last.terminate(Duration.ofSeconds(30))).contains(0);
+    relays.finish("finishing", config, fx);
 
-    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
-    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
-    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
-    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
-    assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts <> 0")).isZero();
+    Deliveries deliveries = fx.assertDeliveredInKeyOrder(committed);
     System.out.printf(
         "CrashRecoveryIT: %s; %d records for %d events, %d duplicate(s)%n",
         kills, deliveries.records.size(), EVENTS, deliveries.duplicates());
-  }
-
-  private long published() throws Exception {
-    return fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
   }
 }

@@ -53,10 +53,7 @@ class DatabaseTlsIT {
     certificates = TestCertificates.create(dir.resolve("pg"), "pg", TestCertificates.LOOPBACK);
     otherCa = TestCertificates.create(dir.resolve("other"), "other", TestCertificates.LOOPBACK);
     pg = PrivatePostgres.start(certificates, PASSWORD);
-    try (Connection c = pg.connectAsAdmin("postgres");
-        Statement st = c.createStatement()) {
-      st.execute("CREATE DATABASE " + DATABASE);
-    }
+    pg.createDatabase(DATABASE);
   }
 
   @AfterAll

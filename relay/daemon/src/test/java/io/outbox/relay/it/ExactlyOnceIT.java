@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -47,18 +46,13 @@ class ExactlyOnceIT {
     for (int k = 1; k <= count; k++) {
       long threshold = (long) events * k / (count + 2);
       RelayProcess relay = relays.start("crashing-" + kills.size(), config);
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .pollInterval(Duration.ofMillis(20))
-          .until(() -> fx.published() >= threshold);
+      fx.awaitPublishedMidway(threshold);
       relay.kill9();
       long atKill = fx.published();
       assertThat(atKill).as("killed in the middle of the backlog").isLessThan(events);
       kills.add(relay.name() + " killed at " + atKill + " published");
     }
-    RelayProcess last = relays.start("finishing", config);
-    await().atMost(Duration.ofSeconds(90)).until(() -> fx.unpublished() == 0);
-    assertThat(last.terminate(Duration.ofSeconds(30))).contains(0);
+    relays.finish("finishing", config, fx);
 
     Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
@@ -78,20 +72,9 @@ class ExactlyOnceIT {
     List<UUID> committed = OutboxLoad.backlog(fx, events, 100);
     String config = fx.config("lanes = 2, batch-size = 200, " + fx.exactlyOnce());
 
-    RelayProcess crashing =
-        relays.start(
-            "crashing", config, Map.of("OUTBOX_RELAY_TEST_CRASH_AFTER_COMMITS", "5"), "run");
-    assertThat(crashing.awaitExit(Duration.ofSeconds(60))).as("halted by the hook").contains(137);
-    long settledAtCrash = fx.published();
-    long inKafka = Deliveries.readAll(fx.topic("order")).records.size();
-    assertThat(inKafka)
-        .as("the last commit reached Kafka but not the database")
-        .isGreaterThan(settledAtCrash);
-
-    RelayProcess recovering = relays.start("recovering", config);
-    await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
-    assertThat(recovering.log()).contains("in-doubt batch(es) from the ledger");
-    assertThat(recovering.terminate(Duration.ofSeconds(30))).contains(0);
+    RelayProcess crashing = CrashAfterCommit.start(relays, config);
+    CrashAfterCommit crash = CrashAfterCommit.awaitHalt(crashing, fx);
+    CrashAfterCommit.recover(relays, config, fx, Duration.ofSeconds(60));
 
     Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
@@ -99,7 +82,7 @@ class ExactlyOnceIT {
     System.out.printf(
         "ExactlyOnceIT: crash after commit: %d settled, %d in Kafka at the crash; %d records for"
             + " %d events after recovery%n",
-        settledAtCrash, inKafka, deliveries.records.size(), events);
+        crash.settledAtCrash(), crash.inKafka(), deliveries.records.size(), events);
   }
 
   @Test
@@ -107,28 +90,18 @@ class ExactlyOnceIT {
     fx = relays.closeAfter(new RelayFixture("eos_frozen"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = fx.config("lanes = 2, batch-size = 100, " + fx.exactlyOnce());
-    RelayProcess a = relays.start("a", config);
-    await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
-    RelayProcess b = relays.start("b", config);
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(() -> b.logContains("pipeline it: another instance is active for"));
+    RelayProcess a = relays.startActive("a", config, Duration.ofSeconds(30));
+    RelayProcess b = relays.startStandby("b", config, Duration.ofSeconds(30));
     stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 1_000);
 
     Instant frozenAt = Instant.now();
     a.freeze();
     await().atMost(Duration.ofSeconds(40)).until(() -> b.loggedAt(ACTIVE, frozenAt).isPresent());
-    long committedThen = stream.committedCount();
-    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedThen + 500);
+    fx.awaitPublishedBeyond(stream, 500);
 
-    Instant thawedAt = Instant.now();
-    a.thaw();
-    await()
-        .atMost(Duration.ofSeconds(20))
-        .until(() -> a.loggedAt("pipeline it: lost the active role", thawedAt).isPresent());
-    long committedNow = stream.committedCount();
-    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedNow + 500);
+    RelayProcesses.thawAndAwaitLostActive(a);
+    fx.awaitPublishedBeyond(stream, 500);
     Set<UUID> committed = stream.stop();
     await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
 

@@ -35,10 +35,10 @@ class FrozenActiveIT {
     fx = relays.closeAfter(new RelayFixture("frozen_active"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     // Default leadership settings: lease-timeout 10s, renewed every second.
-    RelayProcess a = relays.start("a", fx.config("lanes = 2, batch-size = 100"));
-    await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
-    RelayProcess b = relays.start("b", fx.config("lanes = 2, batch-size = 100"));
-    await().atMost(Duration.ofSeconds(30)).until(() -> b.logContains(STANDING_BY));
+    RelayProcess a =
+        relays.startActive("a", fx.config("lanes = 2, batch-size = 100"), Duration.ofSeconds(30));
+    RelayProcess b =
+        relays.startStandby("b", fx.config("lanes = 2, batch-size = 100"), Duration.ofSeconds(30));
     stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 1_000);
 
@@ -50,25 +50,15 @@ class FrozenActiveIT {
     Instant bActive = b.loggedAt(ACTIVE, frozenAt).orElseThrow();
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.firstPublishedAfter(bActive) != null);
     Duration firstPublish = Duration.between(frozenAt, fx.firstPublishedAfter(bActive));
-    long committedThen = stream.committedCount();
-    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedThen + 500);
+    fx.awaitPublishedBeyond(stream, 500);
 
     // The frozen instance wakes up in the middle of its work: it must stand down, fenced.
-    Instant thawedAt = Instant.now();
-    a.thaw();
-    await()
-        .atMost(Duration.ofSeconds(20))
-        .until(() -> a.loggedAt("pipeline it: lost the active role", thawedAt).isPresent());
-    long committedNow = stream.committedCount();
-    await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedNow + 500);
+    RelayProcesses.thawAndAwaitLostActive(a);
+    fx.awaitPublishedBeyond(stream, 500);
     Set<UUID> committed = stream.stop();
     await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
 
-    Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
-    deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
-    RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
-    assertThat(fx.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
-    assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts <> 0")).isZero();
+    Deliveries deliveries = fx.assertDeliveredInKeyOrder(committed);
     assertThat(takeOver).as("take-over after the freeze").isLessThan(TAKE_OVER_BOUND);
     assertThat(firstPublish).as("first publication after the freeze").isLessThan(TAKE_OVER_BOUND);
     assertThat(a.isAlive()).isTrue();
@@ -85,10 +75,11 @@ class FrozenActiveIT {
     fx = rx.fx;
     try {
       String queue = rx.bindQueue(rx.exchange("order"), "#");
-      RelayProcess a = relays.start("a", rx.config("lanes = 2, batch-size = 100"));
-      await().atMost(Duration.ofSeconds(30)).until(() -> a.logContains(ACTIVE));
-      RelayProcess b = relays.start("b", rx.config("lanes = 2, batch-size = 100"));
-      await().atMost(Duration.ofSeconds(30)).until(() -> b.logContains(STANDING_BY));
+      RelayProcess a =
+          relays.startActive("a", rx.config("lanes = 2, batch-size = 100"), Duration.ofSeconds(30));
+      RelayProcess b =
+          relays.startStandby(
+              "b", rx.config("lanes = 2, batch-size = 100"), Duration.ofSeconds(30));
       stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10));
       await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 1_000);
 
@@ -96,13 +87,8 @@ class FrozenActiveIT {
       a.freeze();
       await().atMost(Duration.ofSeconds(40)).until(() -> b.loggedAt(ACTIVE, frozenAt).isPresent());
       Duration takeOver = Duration.between(frozenAt, b.loggedAt(ACTIVE, frozenAt).orElseThrow());
-      long committedThen = stream.committedCount();
-      await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= committedThen + 500);
-      Instant thawedAt = Instant.now();
-      a.thaw();
-      await()
-          .atMost(Duration.ofSeconds(20))
-          .until(() -> a.loggedAt("pipeline it: lost the active role", thawedAt).isPresent());
+      fx.awaitPublishedBeyond(stream, 500);
+      RelayProcesses.thawAndAwaitLostActive(a);
       Set<UUID> committed = stream.stop();
       await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
 

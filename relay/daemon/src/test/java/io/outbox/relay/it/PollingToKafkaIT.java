@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.relay.Relay;
 import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.KafkaTestSupport;
-import io.outbox.testkit.Services;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -19,12 +18,9 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -158,16 +154,7 @@ class PollingToKafkaIT {
                         .payload(big)
                         .build()))
             .get(0);
-    UUID badTopic =
-        fx.commit(
-                List.of(
-                    OutboxMessage.builder()
-                        .aggregate("order", "poison-2")
-                        .eventType("Misrouted")
-                        .destination("not a valid topic!")
-                        .payload("{}")
-                        .build()))
-            .get(0);
+    UUID badTopic = fx.commit(List.of(RelayFixture.misrouted("poison-2"))).get(0);
     List<UUID> healthy = new ArrayList<>();
     for (int i = 0; i < 50; i++) {
       healthy.addAll(fx.commit(List.of(event("healthy-" + (i % 7), i))));
@@ -214,18 +201,7 @@ class PollingToKafkaIT {
     // A topic that refuses every record whose timestamp is older than the broker's clock (all of
     // them: the producer stamps at send time). The broker answers INVALID_TIMESTAMP, a per-record
     // error the sink counts as retryable (it passes once the clocks agree).
-    String stuck = fx.topicPrefix + ".stuck";
-    Properties p = new Properties();
-    p.put("bootstrap.servers", Services.kafkaBootstrap());
-    try (Admin admin = Admin.create(p)) {
-      admin
-          .createTopics(
-              List.of(
-                  new NewTopic(stuck, 1, (short) 1)
-                      .configs(Map.of("message.timestamp.before.max.ms", "0"))))
-          .all()
-          .get();
-    }
+    String stuck = fx.stuckTopic();
     relay = fx.start("retry { initial-backoff = 1s, max-backoff = 4s }");
 
     UUID blocked =

@@ -9,10 +9,8 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.GetResponse;
 import io.outbox.relay.Relay;
 import io.outbox.schema.OutboxMessage;
+import io.outbox.testkit.Rabbitmqctl;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -149,21 +147,15 @@ class PollingToRabbitIT {
     assertThat(received)
         .extracting(r -> UUID.fromString(r.getProps().getMessageId()))
         .containsExactlyInAnyOrderElementsOf(healthy);
-    try (Connection c = fx.db.connect();
-        Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT event_id, reason, attempts, last_error FROM outbox_dead_letter")) {
-      assertThat(rs.next()).isTrue();
-      assertThat(rs.getObject("event_id", UUID.class)).isEqualTo(unroutable);
-      assertThat(rs.getString("reason")).isEqualTo("permanent");
-      assertThat(rs.getInt("attempts")).isEqualTo(1);
-      assertThat(rs.getString("last_error"))
-          .isEqualTo(
-              "unroutable: exchange '"
-                  + rx.exchange("order")
-                  + "' routing key 'order.NobodyListens' (no queue bound; 312 NO_ROUTE)");
-    }
+    RelayFixture.DeadLetter dead = fx.firstDeadLetter();
+    assertThat(dead.eventId()).isEqualTo(unroutable);
+    assertThat(dead.reason()).isEqualTo("permanent");
+    assertThat(dead.attempts()).isEqualTo(1);
+    assertThat(dead.lastError())
+        .isEqualTo(
+            "unroutable: exchange '"
+                + rx.exchange("order")
+                + "' routing key 'order.NobodyListens' (no queue bound; 312 NO_ROUTE)");
     GetResponse copy = rx.read(deadLetters, 1, Duration.ofSeconds(10)).get(0);
     assertThat(copy.getProps().getMessageId()).isEqualTo(unroutable.toString());
     assertThat(header(copy, "dead-letter-reason")).isEqualTo("permanent");
@@ -183,12 +175,12 @@ class PollingToRabbitIT {
           .until(
               () -> fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL") >= 500);
       try {
-        rabbitmqctl("stop_app");
+        Rabbitmqctl.run(Duration.ofSeconds(90), "stop_app");
         int before = load.committedCount();
         // The application keeps writing while RabbitMQ is down.
         await().atMost(Duration.ofSeconds(30)).until(() -> load.committedCount() >= before + 300);
       } finally {
-        rabbitmqctl("start_app");
+        Rabbitmqctl.run(Duration.ofSeconds(90), "start_app");
       }
       int afterRestart = load.committedCount();
       await()
@@ -224,18 +216,5 @@ class PollingToRabbitIT {
     System.out.printf(
         "restart IT: %d committed, %d messages received, %d duplicates%n",
         committed.size(), received.size(), received.size() - delivered.size());
-  }
-
-  private static void rabbitmqctl(String command) throws Exception {
-    Process p =
-        new ProcessBuilder("rabbitmqctl", command)
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .start();
-    if (!p.waitFor(90, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new IllegalStateException("rabbitmqctl " + command + " did not finish in 90 s");
-    }
-    assertThat(p.exitValue()).as("exit code of rabbitmqctl %s", command).isZero();
   }
 }

@@ -9,9 +9,6 @@ import io.outbox.relay.Relay;
 import io.outbox.relay.pipeline.PipelineStats;
 import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.PrivateRabbit;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -138,25 +135,19 @@ class RabbitBrokerLimitsIT {
       assertThat(fx.count("SELECT count(*) FROM outbox WHERE attempts > 0"))
           .as("no healthy event charged")
           .isZero();
-      try (Connection c = fx.db.connect();
-          Statement st = c.createStatement();
-          ResultSet rs =
-              st.executeQuery(
-                  "SELECT event_id, reason, attempts, last_error FROM outbox_dead_letter")) {
-        assertThat(rs.next()).isTrue();
-        assertThat(rs.getObject("event_id", UUID.class)).isEqualTo(big);
-        assertThat(rs.getString("reason")).isEqualTo("permanent");
-        assertThat(rs.getInt("attempts")).isEqualTo(1);
-        assertThat(rs.getString("last_error"))
-            .startsWith(
-                "exchange '"
-                    + rx.exchange("order")
-                    + "': message body of "
-                    + (2 * max + 2)
-                    + " bytes is larger than RabbitMQ's max_message_size of "
-                    + max
-                    + " bytes");
-      }
+      RelayFixture.DeadLetter dead = fx.firstDeadLetter();
+      assertThat(dead.eventId()).isEqualTo(big);
+      assertThat(dead.reason()).isEqualTo("permanent");
+      assertThat(dead.attempts()).isEqualTo(1);
+      assertThat(dead.lastError())
+          .startsWith(
+              "exchange '"
+                  + rx.exchange("order")
+                  + "': message body of "
+                  + (2 * max + 2)
+                  + " bytes is larger than RabbitMQ's max_message_size of "
+                  + max
+                  + " bytes");
       relay.close(Duration.ofSeconds(10));
       relay = null;
       rx.close();

@@ -4,9 +4,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
-import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.Relay;
-import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.testkit.Services;
 import java.io.IOException;
 import java.time.Duration;
@@ -82,37 +80,17 @@ final class RabbitFixture implements AutoCloseable {
 
   /** HOCON for one pipeline named {@code it}; {@code extra} is merged into the pipeline. */
   String config(String extra) {
-    return """
-        outbox-relay {
-          http.port = 0
-          shutdown-timeout = 15s
-          pipelines.it {
-            database { url = "%s", user = "%s", password = "%s" }
-            source { type = polling, polling { poll-interval = 250ms, standby-check-interval = 250ms, leadership-check-interval = 250ms } }
-            sink { type = rabbitmq, rabbitmq { uri = "%s", confirm-timeout = 5s,
-                     declare { "%s" { type = topic, durable = true } } },
-                   reconnect-backoff { initial = 200ms, max = 1s } }
-            routing.destination = "%s.${aggregate_type}"
-            retry { max-attempts = 3, initial-backoff = 300ms, max-backoff = 2s, jitter = 0 }
-            %s
-          }
-        }
+    return fx.configWithSink(
+        fx.db.url(),
         """
-        .formatted(
-            fx.db.url(),
-            fx.db.user(),
-            fx.db.password(),
-            uri,
-            exchange("order"),
-            exchangePrefix,
-            extra);
+        type = rabbitmq, rabbitmq { uri = "%s", confirm-timeout = 5s,
+                     declare { "%s" { type = topic, durable = true } } }"""
+            .formatted(uri, exchange("order")),
+        extra);
   }
 
   Relay start(String extra) {
-    return Relay.start(
-        RelayConfigLoader.standard()
-            .load(ConfigFactory.parseString(config(extra)), "test")
-            .settings());
+    return RelayFixture.startWith(config(extra));
   }
 
   /** Takes messages from {@code queue} until at least {@code expected} arrived, or the timeout. */

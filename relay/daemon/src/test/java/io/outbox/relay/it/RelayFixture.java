@@ -1,6 +1,7 @@
 package io.outbox.relay.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.Relay;
@@ -13,6 +14,7 @@ import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivatePostgres;
 import io.outbox.testkit.Services;
+import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -184,9 +186,17 @@ final class RelayFixture implements AutoCloseable {
   }
 
   RelaySettings settings(String extra) {
-    return RelayConfigLoader.standard()
-        .load(ConfigFactory.parseString(config(extra)), "test")
-        .settings();
+    return settingsOf(config(extra));
+  }
+
+  /** The settings of the relay configuration {@code hocon}, with the standard loader. */
+  static RelaySettings settingsOf(String hocon) {
+    return RelayConfigLoader.standard().load(ConfigFactory.parseString(hocon), "test").settings();
+  }
+
+  /** Starts an in-process relay with the configuration {@code hocon}. */
+  static Relay startWith(String hocon) {
+    return Relay.start(settingsOf(hocon));
   }
 
   Relay start(String extra) {
@@ -195,12 +205,7 @@ final class RelayFixture implements AutoCloseable {
 
   /** Writes events in one committed transaction; returns their ids. */
   List<UUID> commit(List<OutboxMessage> messages) throws SQLException {
-    try (Connection c = connect()) {
-      c.setAutoCommit(false);
-      List<UUID> ids = writer.writeAll(c, messages);
-      c.commit();
-      return ids;
-    }
+    return Sql.inTransaction(this::connect, c -> writer.writeAll(c, messages));
   }
 
   static OutboxMessage event(String aggregateId, int seq) {
@@ -212,13 +217,80 @@ final class RelayFixture implements AutoCloseable {
         .build();
   }
 
-  long count(String sql) throws SQLException {
+  /**
+   * An event of aggregate type {@code order} routed to {@code not a valid topic!}: a name Kafka
+   * refuses, so the sink fails it permanently on the first attempt.
+   */
+  static OutboxMessage misrouted(String aggregateId) {
+    return OutboxMessage.builder()
+        .aggregate("order", aggregateId)
+        .eventType("Misrouted")
+        .destination("not a valid topic!")
+        .payload("{}")
+        .build();
+  }
+
+  /**
+   * Creates the one-partition topic {@code <topicPrefix>.stuck} that refuses every record while
+   * {@code message.timestamp.before.max.ms = 0} (each record's timestamp is "too old" by the time
+   * the broker sees it): INVALID_TIMESTAMP, a per-record error the sink counts as retryable.
+   * Returns its name; {@link #unstick} lets records in again.
+   */
+  String stuckTopic() {
+    String stuck = topicPrefix + ".stuck";
+    KafkaTestSupport.createTopic(stuck, 1, Map.of(BEFORE_MAX_MS, "0"));
+    return stuck;
+  }
+
+  /** Lets the topic of {@link #stuckTopic} accept records of any age again. */
+  static void unstick(String stuck) {
+    KafkaTestSupport.setTopicConfig(stuck, BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE));
+  }
+
+  private static final String BEFORE_MAX_MS = "message.timestamp.before.max.ms";
+
+  /**
+   * Waits up to 60 s, looking every 20 ms, until at least {@code n} events are published: to kill a
+   * relay in the middle of a backlog.
+   */
+  void awaitPublishedMidway(long n) {
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(20))
+        .until(() -> published() >= n);
+  }
+
+  /**
+   * Waits up to 30 s until {@code more} events beyond those {@code load} has committed by now are
+   * published.
+   */
+  void awaitPublishedBeyond(OutboxLoad load, int more) {
+    long committed = load.committedCount();
+    await().atMost(Duration.ofSeconds(30)).until(() -> published() >= committed + more);
+  }
+
+  /** A row of {@code outbox_dead_letter}. */
+  record DeadLetter(UUID eventId, String reason, int attempts, String lastError) {}
+
+  /** The dead letter of the lowest id; fails when there is none. */
+  DeadLetter firstDeadLetter() throws SQLException {
     try (Connection c = connect();
         Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT event_id, reason, attempts, last_error FROM outbox_dead_letter"
+                    + " ORDER BY id LIMIT 1")) {
+      assertThat(rs.next()).as("a dead letter").isTrue();
+      return new DeadLetter(
+          rs.getObject("event_id", UUID.class),
+          rs.getString("reason"),
+          rs.getInt("attempts"),
+          rs.getString("last_error"));
     }
+  }
+
+  long count(String sql) throws SQLException {
+    return Sql.number(this::connect, sql);
   }
 
   long unpublished() throws SQLException {

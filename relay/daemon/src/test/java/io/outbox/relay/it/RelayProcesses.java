@@ -1,8 +1,13 @@
 package io.outbox.relay.it;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.outbox.testkit.RelayProcess;
 import io.outbox.testkit.Teardown;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -58,6 +63,52 @@ final class RelayProcesses implements BeforeEachCallback, AfterEachCallback {
     RelayProcess p = RelayProcess.start(name, dir, hocon, environment, command);
     started.add(p);
     return p;
+  }
+
+  /** Starts {@code outbox-relay run} and waits up to {@code within} until it is the active one. */
+  RelayProcess startActive(String name, String hocon, Duration within) {
+    return startAwaiting(name, hocon, RelayFixture.ACTIVE, within);
+  }
+
+  /**
+   * Starts {@code outbox-relay run} with the polling source and waits up to {@code within} until it
+   * stands by for another instance.
+   */
+  RelayProcess startStandby(String name, String hocon, Duration within) {
+    return startAwaiting(name, hocon, RelayFixture.STANDING_BY, within);
+  }
+
+  /**
+   * Starts {@code outbox-relay run} and waits up to {@code within} until its log contains {@code
+   * line}.
+   */
+  RelayProcess startAwaiting(String name, String hocon, String line, Duration within) {
+    RelayProcess p = start(name, hocon);
+    await().atMost(within).until(() -> p.logContains(line));
+    return p;
+  }
+
+  /**
+   * Starts {@code outbox-relay run} after a crash, waits up to 90 s until {@code fx}'s outbox has
+   * nothing unpublished, and asserts that it then stops with exit code 0 (within 30 s).
+   */
+  RelayProcess finish(String name, String hocon, RelayFixture fx) {
+    RelayProcess p = start(name, hocon);
+    await().atMost(Duration.ofSeconds(90)).until(() -> fx.unpublished() == 0);
+    assertThat(p.terminate(Duration.ofSeconds(30))).contains(0);
+    return p;
+  }
+
+  /**
+   * Wakes the frozen {@code p} and waits up to 20 s until it logs, after the wake-up, that it lost
+   * the active role.
+   */
+  static void thawAndAwaitLostActive(RelayProcess p) {
+    Instant thawedAt = Instant.now();
+    p.thaw();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> p.loggedAt("pipeline it: lost the active role", thawedAt).isPresent());
   }
 
   /** Closes {@code resource} after the test, before everything opened earlier; returns it. */

@@ -12,7 +12,6 @@ import io.outbox.testkit.TestCertificates;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,10 +45,7 @@ class SecretCanaryIT {
     TestCertificates certificates =
         TestCertificates.create(dir.resolve("pg"), "pg", TestCertificates.LOOPBACK);
     pg = PrivatePostgres.start(certificates, CANARY);
-    try (Connection c = pg.connectAsAdmin("postgres");
-        Statement st = c.createStatement()) {
-      st.execute("CREATE DATABASE " + DATABASE);
-    }
+    pg.createDatabase(DATABASE);
   }
 
   @AfterAll

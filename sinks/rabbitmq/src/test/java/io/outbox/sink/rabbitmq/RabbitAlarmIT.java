@@ -1,6 +1,5 @@
 package io.outbox.sink.rabbitmq;
 
-import static io.outbox.sink.rabbitmq.Contexts.context;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -9,9 +8,7 @@ import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
-import io.outbox.testkit.Services;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import io.outbox.testkit.Rabbitmqctl;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -26,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Raises a memory alarm on the shared RabbitMQ ({@code set_vm_memory_high_watermark 0}), which
@@ -36,32 +34,20 @@ import org.junit.jupiter.api.Test;
  */
 class RabbitAlarmIT {
 
-  private final List<Sink> sinks = new ArrayList<>();
+  @RegisterExtension final RabbitSinks rabbitmq = new RabbitSinks();
   private String watermark;
 
-  private static String rabbitmqctl(String... args) throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>(List.of("rabbitmqctl"));
-    command.addAll(List.of(args));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    byte[] out = p.getInputStream().readAllBytes();
-    if (!p.waitFor(60, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new IllegalStateException(command + " did not finish in 60 s");
-    }
-    String text = new String(out, StandardCharsets.UTF_8).trim();
-    assertThat(p.exitValue()).as("exit code of %s (%s)", command, text).isZero();
-    return text;
-  }
-
   private void raiseAlarm() throws Exception {
-    watermark = rabbitmqctl("eval", "vm_memory_monitor:get_vm_memory_high_watermark().");
+    watermark =
+        Rabbitmqctl.run(
+            Duration.ofSeconds(60), "eval", "vm_memory_monitor:get_vm_memory_high_watermark().");
     assertThat(watermark).as("the broker's memory watermark").matches("[0-9.]+");
-    rabbitmqctl("set_vm_memory_high_watermark", "0");
+    Rabbitmqctl.run(Duration.ofSeconds(60), "set_vm_memory_high_watermark", "0");
   }
 
   private void clearAlarm() throws Exception {
     if (watermark != null) {
-      rabbitmqctl("set_vm_memory_high_watermark", watermark);
+      Rabbitmqctl.run(Duration.ofSeconds(60), "set_vm_memory_high_watermark", watermark);
       watermark = null;
     }
   }
@@ -69,14 +55,6 @@ class RabbitAlarmIT {
   @AfterEach
   void tearDown() throws Exception {
     clearAlarm();
-    sinks.forEach(s -> s.close(Duration.ofSeconds(5)));
-  }
-
-  private Sink sink(String hocon) {
-    Sink sink =
-        RabbitSinkIT.provider().create(context("uri = \"" + Services.rabbitUri() + "\"\n" + hocon));
-    sinks.add(sink);
-    return sink;
   }
 
   private static List<RoutedEvent> batch(String exchange, int size, int payloadBytes) {
@@ -95,7 +73,7 @@ class RabbitAlarmIT {
     try (RabbitAdmin admin = new RabbitAdmin()) {
       String exchange = admin.exchange(RabbitAdmin.unique("outbox.alarm.it"));
       String queue = admin.queue(RabbitAdmin.unique("q.alarm.it"), exchange, "#");
-      Sink sink = sink("confirm-timeout = 2s\nconnection-timeout = 2s");
+      Sink sink = rabbitmq.sink("confirm-timeout = 2s\nconnection-timeout = 2s");
       assertThat(RabbitSinkIT.publish(sink, batch(exchange, 10, 100)))
           .as("before the alarm")
           .allMatch(Verdict::isPublished);
@@ -139,7 +117,8 @@ class RabbitAlarmIT {
       String exchange = admin.exchange(RabbitAdmin.unique("outbox.alarm.big.it"));
       String queue = admin.queue(RabbitAdmin.unique("q.alarm.big.it"), exchange, "#");
       admin.deleteQueueLater(queue);
-      Sink sink = sink("confirm-timeout = 3s\nconnection-timeout = 2s\nmax-unconfirmed = 10000");
+      Sink sink =
+          rabbitmq.sink("confirm-timeout = 3s\nconnection-timeout = 2s\nmax-unconfirmed = 10000");
       AtomicBoolean stop = new AtomicBoolean();
       AtomicLong longestCallMs = new AtomicLong();
       AtomicInteger unavailableBatches = new AtomicInteger();
@@ -199,7 +178,8 @@ class RabbitAlarmIT {
       String exchange = admin.exchange(RabbitAdmin.unique("outbox.alarm.close.it"));
       String queue = admin.queue(RabbitAdmin.unique("q.alarm.close.it"), exchange, "#");
       admin.deleteQueueLater(queue);
-      Sink sink = sink("confirm-timeout = 3s\nconnection-timeout = 2s\nmax-unconfirmed = 10000");
+      Sink sink =
+          rabbitmq.sink("confirm-timeout = 3s\nconnection-timeout = 2s\nmax-unconfirmed = 10000");
       AtomicBoolean stop = new AtomicBoolean();
       AtomicInteger unavailableBatches = new AtomicInteger();
       AtomicInteger batches = new AtomicInteger();

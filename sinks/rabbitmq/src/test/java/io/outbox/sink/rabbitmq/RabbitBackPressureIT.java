@@ -1,6 +1,5 @@
 package io.outbox.sink.rabbitmq;
 
-import static io.outbox.sink.rabbitmq.Contexts.context;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -9,16 +8,14 @@ import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
-import io.outbox.testkit.Services;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A queue at its {@code x-max-length} with {@code x-overflow = reject-publish} on the shared
@@ -30,40 +27,23 @@ class RabbitBackPressureIT {
 
   private static final int MAX_LENGTH = 5;
 
-  private final List<Sink> sinks = new ArrayList<>();
-  private RabbitAdmin admin;
-
-  @BeforeEach
-  void connect() throws Exception {
-    admin = new RabbitAdmin();
-  }
-
-  @AfterEach
-  void cleanUp() throws Exception {
-    sinks.forEach(s -> s.close(Duration.ofSeconds(5)));
-    admin.close();
-  }
-
-  private Sink sink(String hocon) {
-    Sink sink =
-        RabbitSinkIT.provider().create(context("uri = \"" + Services.rabbitUri() + "\"\n" + hocon));
-    sinks.add(sink);
-    return sink;
-  }
+  @RegisterExtension final RabbitSinks rabbitmq = new RabbitSinks();
 
   private String fullableQueue(String exchange) throws Exception {
-    return admin.queue(
-        RabbitAdmin.unique("q.full.it"),
-        exchange,
-        "#",
-        Map.of("x-max-length", MAX_LENGTH, "x-overflow", "reject-publish"));
+    return rabbitmq
+        .admin()
+        .queue(
+            RabbitAdmin.unique("q.full.it"),
+            exchange,
+            "#",
+            Map.of("x-max-length", MAX_LENGTH, "x-overflow", "reject-publish"));
   }
 
   @Test
   void aFullQueueRefusingMessagesIsSinkUnavailableOnlyForTheRefusedEvents() throws Exception {
-    String exchange = admin.exchange(RabbitAdmin.unique("outbox.full.it"));
+    String exchange = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.full.it"));
     String queue = fullableQueue(exchange);
-    Sink sink = sink("channels = 1");
+    Sink sink = rabbitmq.sink("channels = 1");
     List<RoutedEvent> batch = new ArrayList<>();
     for (int i = 0; i < MAX_LENGTH + 3; i++) {
       batch.add(Events.routed(exchange, "o-" + i, "{\"n\":" + i + "}"));
@@ -83,8 +63,8 @@ class RabbitBackPressureIT {
         .as("the probe holds the pipeline back right after a nack")
         .isFalse();
 
-    List<GetResponse> received = admin.read(queue, MAX_LENGTH, Duration.ofSeconds(10));
-    assertThat(admin.depth(queue)).isZero();
+    List<GetResponse> received = rabbitmq.admin().read(queue, MAX_LENGTH, Duration.ofSeconds(10));
+    assertThat(rabbitmq.admin().depth(queue)).isZero();
     await()
         .atMost(Duration.ofSeconds(20))
         .pollInterval(Duration.ofMillis(200))
@@ -93,7 +73,7 @@ class RabbitBackPressureIT {
     List<RoutedEvent> refused = batch.subList(MAX_LENGTH, batch.size());
     assertThat(RabbitSinkIT.publish(sink, refused)).allMatch(Verdict::isPublished);
 
-    received.addAll(admin.read(queue, refused.size(), Duration.ofSeconds(10)));
+    received.addAll(rabbitmq.admin().read(queue, refused.size(), Duration.ofSeconds(10)));
     Set<String> ids = new HashSet<>();
     received.forEach(r -> ids.add(r.getProps().getMessageId()));
     Set<String> all = new HashSet<>();
@@ -103,11 +83,11 @@ class RabbitBackPressureIT {
 
   @Test
   void aRefusedEventHoldsBackItsKeysLaterEventsWithoutChargingThem() throws Exception {
-    String exchange = admin.exchange(RabbitAdmin.unique("outbox.full.key.it"));
+    String exchange = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.full.key.it"));
     String queue = fullableQueue(exchange);
     // Fill the queue first, so that the nack of the key's first event comes back before the
     // sender reaches its later ones (max-unconfirmed = 1: one message in flight at a time).
-    Sink sink = sink("channels = 1\nmax-unconfirmed = 1");
+    Sink sink = rabbitmq.sink("channels = 1\nmax-unconfirmed = 1");
     List<RoutedEvent> fill = new ArrayList<>();
     for (int i = 0; i < MAX_LENGTH; i++) {
       fill.add(Events.routed(exchange, "fill-" + i, "{}"));
@@ -125,6 +105,6 @@ class RabbitBackPressureIT {
     assertThat(RabbitSinkIT.outcomes(verdicts)).containsOnly(Outcome.SINK_UNAVAILABLE);
     assertThat(verdicts.get(0).error()).contains("basic.nack");
     assertThat(verdicts.get(1).error()).startsWith("not sent: an earlier event");
-    assertThat(admin.depth(queue)).isEqualTo(MAX_LENGTH);
+    assertThat(rabbitmq.admin().depth(queue)).isEqualTo(MAX_LENGTH);
   }
 }

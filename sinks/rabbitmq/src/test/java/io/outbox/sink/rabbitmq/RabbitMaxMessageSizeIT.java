@@ -1,6 +1,5 @@
 package io.outbox.sink.rabbitmq;
 
-import static io.outbox.sink.rabbitmq.Contexts.context;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.ConnectionFactory;
@@ -18,10 +17,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -37,8 +35,16 @@ class RabbitMaxMessageSizeIT {
 
   private static PrivateRabbit rabbit;
 
-  private final List<Sink> sinks = new ArrayList<>();
-  private RabbitAdmin admin;
+  @RegisterExtension
+  final RabbitSinks rabbitmq =
+      new RabbitSinks(
+          () -> rabbit.uri("127.0.0.1"),
+          () -> {
+            ConnectionFactory f = new ConnectionFactory();
+            f.setUri(rabbit.uri("127.0.0.1"));
+            f.setAutomaticRecoveryEnabled(false);
+            return new RabbitAdmin(f);
+          });
 
   @BeforeAll
   static void startBroker() {
@@ -50,28 +56,6 @@ class RabbitMaxMessageSizeIT {
     if (rabbit != null) {
       rabbit.close();
     }
-  }
-
-  @BeforeEach
-  void connect() throws Exception {
-    ConnectionFactory f = new ConnectionFactory();
-    f.setUri(rabbit.uri("127.0.0.1"));
-    f.setAutomaticRecoveryEnabled(false);
-    admin = new RabbitAdmin(f);
-  }
-
-  @AfterEach
-  void cleanUp() throws Exception {
-    sinks.forEach(s -> s.close(Duration.ofSeconds(5)));
-    admin.close();
-  }
-
-  private Sink sink(String hocon) {
-    Sink sink =
-        RabbitSinkIT.provider()
-            .create(context("uri = \"" + rabbit.uri("127.0.0.1") + "\"\n" + hocon));
-    sinks.add(sink);
-    return sink;
   }
 
   private static RoutedEvent sized(String exchange, String key, int bytes) {
@@ -94,9 +78,9 @@ class RabbitMaxMessageSizeIT {
   @ValueSource(ints = {1, 2})
   void aMessageOverMaxMessageSizeIsPermanentForItselfOnlyAndNothingElseIsCharged(int channels)
       throws Exception {
-    String exchange = admin.exchange(RabbitAdmin.unique("outbox.size.it"));
-    String queue = admin.queue(RabbitAdmin.unique("q.size.it"), exchange, "#");
-    Sink sink = sink("channels = " + channels + "\nconfirm-timeout = 20s");
+    String exchange = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.size.it"));
+    String queue = rabbitmq.admin().queue(RabbitAdmin.unique("q.size.it"), exchange, "#");
+    Sink sink = rabbitmq.sink("channels = " + channels + "\nconfirm-timeout = 20s");
     // Lane A: small events around one of 2 MiB, its key's later events too. Lane B meanwhile:
     // small events only.
     List<RoutedEvent> laneA = new ArrayList<>();
@@ -134,8 +118,9 @@ class RabbitMaxMessageSizeIT {
         .filter(r -> r != laneA.get(20))
         .forEach(r -> expected.add(r.event().eventId().toString()));
     laneB.forEach(r -> expected.add(r.event().eventId().toString()));
-    List<GetResponse> received = admin.read(queue, expected.size(), Duration.ofSeconds(30));
-    received.addAll(admin.drain(queue));
+    List<GetResponse> received =
+        rabbitmq.admin().read(queue, expected.size(), Duration.ofSeconds(30));
+    received.addAll(rabbitmq.admin().drain(queue));
     Set<String> ids = new HashSet<>();
     received.forEach(r -> ids.add(r.getProps().getMessageId()));
     assertThat(ids).isEqualTo(expected); // sent again: duplicates share the message_id
@@ -157,17 +142,18 @@ class RabbitMaxMessageSizeIT {
                 + " bytes is larger than RabbitMQ's max_message_size of "
                 + MAX
                 + " bytes");
-    assertThat(admin.read(queue, 2, Duration.ofSeconds(10))).hasSize(2);
+    assertThat(rabbitmq.admin().read(queue, 2, Duration.ofSeconds(10))).hasSize(2);
   }
 
   @Test
   void aMessageJustUnderTheLimitIsPublished() throws Exception {
-    String exchange = admin.exchange(RabbitAdmin.unique("outbox.size.ok.it"));
-    String queue = admin.queue(RabbitAdmin.unique("q.size.ok.it"), exchange, "#");
-    Sink sink = sink("");
+    String exchange = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.size.ok.it"));
+    String queue = rabbitmq.admin().queue(RabbitAdmin.unique("q.size.ok.it"), exchange, "#");
+    Sink sink = rabbitmq.sink("");
 
     assertThat(RabbitSinkIT.publish(sink, List.of(sized(exchange, "o-1", MAX))))
         .allMatch(Verdict::isPublished);
-    assertThat(admin.read(queue, 1, Duration.ofSeconds(10)).get(0).getBody()).hasSize(MAX);
+    assertThat(rabbitmq.admin().read(queue, 1, Duration.ofSeconds(10)).get(0).getBody())
+        .hasSize(MAX);
   }
 }

@@ -9,8 +9,8 @@ import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
+import io.outbox.testkit.Rabbitmqctl;
 import io.outbox.testkit.Services;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -31,19 +31,6 @@ import org.junit.jupiter.api.Test;
  * publishes. Only RabbitMQ tests use that broker, and it is always started again.
  */
 class RabbitRestartIT {
-
-  private static void rabbitmqctl(String command) throws IOException, InterruptedException {
-    Process p =
-        new ProcessBuilder("rabbitmqctl", command)
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .start();
-    if (!p.waitFor(90, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new IllegalStateException("rabbitmqctl " + command + " did not finish in 90 s");
-    }
-    assertThat(p.exitValue()).as("exit code of rabbitmqctl %s", command).isZero();
-  }
 
   @Test
   void aBrokerRestartMidStreamPublishesNothingUnconfirmedAndPublishingResumes() throws Exception {
@@ -89,10 +76,10 @@ class RabbitRestartIT {
               });
       await().atMost(Duration.ofSeconds(30)).until(() -> verdicts.size() >= 1000);
       try {
-        rabbitmqctl("stop_app");
+        Rabbitmqctl.run(Duration.ofSeconds(90), "stop_app");
         await().atMost(Duration.ofSeconds(30)).until(() -> unavailableBatches.get() > 0);
       } finally {
-        rabbitmqctl("start_app");
+        Rabbitmqctl.run(Duration.ofSeconds(90), "start_app");
       }
       await()
           .atMost(Duration.ofSeconds(60))

@@ -1,6 +1,5 @@
 package io.outbox.sink.rabbitmq;
 
-import static io.outbox.sink.rabbitmq.Contexts.context;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.AMQP;
@@ -12,7 +11,6 @@ import io.outbox.relay.spi.SinkProvider;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
 import io.outbox.testkit.LocalPorts;
-import io.outbox.testkit.Services;
 import io.outbox.testkit.SinkContexts;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -28,37 +26,18 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The RabbitMQ sink against the real broker of {@code scripts/services.sh}. */
 class RabbitSinkIT {
 
   private static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
 
-  private final List<Sink> sinks = new ArrayList<>();
-  private RabbitAdmin admin;
-
-  @BeforeEach
-  void connect() throws Exception {
-    admin = new RabbitAdmin();
-  }
-
-  @AfterEach
-  void cleanUp() throws Exception {
-    sinks.forEach(s -> s.close(Duration.ofSeconds(5)));
-    admin.close();
-  }
+  @RegisterExtension final RabbitSinks rabbitmq = new RabbitSinks();
 
   static SinkProvider provider() {
     return SinkContexts.provider(RabbitSinkProvider.TYPE);
-  }
-
-  private Sink sink(String hocon) {
-    Sink sink = provider().create(context("uri = \"" + Services.rabbitUri() + "\"\n" + hocon));
-    sinks.add(sink);
-    return sink;
   }
 
   static List<Verdict> publish(Sink sink, List<RoutedEvent> batch) throws Exception {
@@ -78,9 +57,10 @@ class RabbitSinkIT {
   void aBoundQueueReceivesEveryMessageWithExactPropertiesAndHeadersInPerKeyOrder()
       throws Exception {
     String exchange = RabbitAdmin.unique("outbox.order.it");
-    admin.deleteLater(exchange);
+    rabbitmq.admin().deleteLater(exchange);
     Sink sink =
-        sink("declare { \"" + exchange + "\" { type = topic } }\n" + "max-unconfirmed = 7\n");
+        rabbitmq.sink(
+            "declare { \"" + exchange + "\" { type = topic } }\n" + "max-unconfirmed = 7\n");
     List<String> keys = List.of("o-1", "o-2", "o-3", "o-ü-4");
     List<RoutedEvent> batch = new ArrayList<>();
     for (int seq = 0; seq < 50; seq++) {
@@ -94,15 +74,16 @@ class RabbitSinkIT {
       }
     }
     // The queue can only be bound once the sink declared the exchange: publish a first event.
-    assertThat(admin.exchangeExists(exchange)).isFalse();
+    assertThat(rabbitmq.admin().exchangeExists(exchange)).isFalse();
     assertThat(sink.probe(Duration.ofSeconds(10))).isTrue();
-    assertThat(admin.exchangeExists(exchange)).isTrue();
-    String queue = admin.queue(RabbitAdmin.unique("q.it"), exchange, "order.OrderCreated");
+    assertThat(rabbitmq.admin().exchangeExists(exchange)).isTrue();
+    String queue =
+        rabbitmq.admin().queue(RabbitAdmin.unique("q.it"), exchange, "order.OrderCreated");
 
     List<Verdict> verdicts = publish(sink, batch);
 
     assertThat(outcomes(verdicts)).hasSize(batch.size()).containsOnly(Outcome.PUBLISHED);
-    List<GetResponse> received = admin.read(queue, batch.size(), READ_TIMEOUT);
+    List<GetResponse> received = rabbitmq.admin().read(queue, batch.size(), READ_TIMEOUT);
     assertThat(received).hasSize(batch.size());
     Map<String, OutboxEvent> byId = new HashMap<>();
     batch.forEach(r -> byId.put(r.event().eventId().toString(), r.event()));
@@ -136,9 +117,9 @@ class RabbitSinkIT {
 
   @Test
   void anUnroutableEventIsPermanentAndTheOthersArePublished() throws Exception {
-    String exchange = admin.exchange(RabbitAdmin.unique("outbox.unroutable.it"));
-    String queue = admin.queue(RabbitAdmin.unique("q.it"), exchange, "bound");
-    Sink sink = sink("routing-key = \"${aggregate_id}\"");
+    String exchange = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.unroutable.it"));
+    String queue = rabbitmq.admin().queue(RabbitAdmin.unique("q.it"), exchange, "bound");
+    Sink sink = rabbitmq.sink("routing-key = \"${aggregate_id}\"");
     List<RoutedEvent> batch =
         List.of(
             Events.routed(exchange, "bound", "{\"n\":1}"),
@@ -154,7 +135,7 @@ class RabbitSinkIT {
             "unroutable: exchange '"
                 + exchange
                 + "' routing key 'nobody-listens' (no queue bound; 312 NO_ROUTE)");
-    List<GetResponse> received = admin.read(queue, 2, READ_TIMEOUT);
+    List<GetResponse> received = rabbitmq.admin().read(queue, 2, READ_TIMEOUT);
     assertThat(received)
         .extracting(r -> r.getProps().getMessageId())
         .containsExactly(
@@ -172,10 +153,10 @@ class RabbitSinkIT {
   }
 
   private void missingExchangeMidBatch(boolean checkExchanges) throws Exception {
-    String exchange = admin.exchange(RabbitAdmin.unique("outbox.present.it"));
-    String queue = admin.queue(RabbitAdmin.unique("q.it"), exchange, "#");
+    String exchange = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.present.it"));
+    String queue = rabbitmq.admin().queue(RabbitAdmin.unique("q.it"), exchange, "#");
     String missing = RabbitAdmin.unique("outbox.missing.it");
-    Sink sink = sink("check-exchanges = " + checkExchanges);
+    Sink sink = rabbitmq.sink("check-exchanges = " + checkExchanges);
     List<RoutedEvent> batch = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
       batch.add(Events.routed(i == 100 ? missing : exchange, "o-" + (i % 10), "{\"n\":" + i + "}"));
@@ -189,8 +170,8 @@ class RabbitSinkIT {
           .isEqualTo(i == 100 ? Outcome.PERMANENT : Outcome.PUBLISHED);
     }
     assertThat(verdicts.get(100).error()).startsWith("exchange '" + missing + "' does not exist");
-    List<GetResponse> received = admin.read(queue, 199, READ_TIMEOUT);
-    received.addAll(admin.drain(queue));
+    List<GetResponse> received = rabbitmq.admin().read(queue, 199, READ_TIMEOUT);
+    received.addAll(rabbitmq.admin().drain(queue));
     Set<String> ids = new HashSet<>();
     received.forEach(r -> ids.add(r.getProps().getMessageId()));
     Set<String> expected = new HashSet<>();
@@ -233,9 +214,9 @@ class RabbitSinkIT {
 
   @Test
   void concurrentBatchesShareTheChannelsAndKeepPerKeyOrder() throws Exception {
-    String exchange = admin.exchange(RabbitAdmin.unique("outbox.concurrent.it"));
-    String queue = admin.queue(RabbitAdmin.unique("q.it"), exchange, "#");
-    Sink sink = sink("channels = 2\nmax-unconfirmed = 16");
+    String exchange = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.concurrent.it"));
+    String queue = rabbitmq.admin().queue(RabbitAdmin.unique("q.it"), exchange, "#");
+    Sink sink = rabbitmq.sink("channels = 2\nmax-unconfirmed = 16");
     int lanes = 6;
     List<List<RoutedEvent>> batches = new ArrayList<>();
     for (int lane = 0; lane < lanes; lane++) {
@@ -269,22 +250,22 @@ class RabbitSinkIT {
       pool.shutdownNow();
     }
     List<RoutedEvent> all = batches.stream().flatMap(List::stream).toList();
-    List<GetResponse> received = admin.read(queue, all.size(), READ_TIMEOUT);
-    received.addAll(admin.drain(queue));
+    List<GetResponse> received = rabbitmq.admin().read(queue, all.size(), READ_TIMEOUT);
+    received.addAll(rabbitmq.admin().drain(queue));
     assertThat(received).hasSize(all.size());
     assertFirstDeliveriesInBatchOrderPerKey(all, received);
   }
 
   @Test
   void anExchangeDeletedWhileInUseFailsItsEventsAndIsCheckedAgainNextTime() throws Exception {
-    String exchange = admin.exchange(RabbitAdmin.unique("outbox.deleted.it"));
-    String other = admin.exchange(RabbitAdmin.unique("outbox.other.it"));
-    String queue = admin.queue(RabbitAdmin.unique("q.it"), other, "#");
-    admin.queue(RabbitAdmin.unique("q.it"), exchange, "#");
-    Sink sink = sink("channels = 1");
+    String exchange = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.deleted.it"));
+    String other = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.other.it"));
+    String queue = rabbitmq.admin().queue(RabbitAdmin.unique("q.it"), other, "#");
+    rabbitmq.admin().queue(RabbitAdmin.unique("q.it"), exchange, "#");
+    Sink sink = rabbitmq.sink("channels = 1");
     assertThat(outcomes(publish(sink, List.of(Events.routed(exchange, "o-1", "{}")))))
         .containsExactly(Outcome.PUBLISHED); // now known to exist
-    admin.deleteExchange(exchange);
+    rabbitmq.admin().deleteExchange(exchange);
 
     List<Verdict> first =
         publish(
@@ -300,20 +281,17 @@ class RabbitSinkIT {
     assertThat(first.get(1).error()).contains("404 NOT_FOUND");
     assertThat(outcomes(second)).containsExactly(Outcome.PERMANENT);
     assertThat(second.get(0).error()).endsWith("does not exist (checked passively)");
-    assertThat(admin.read(queue, 2, READ_TIMEOUT)).hasSize(2);
+    assertThat(rabbitmq.admin().read(queue, 2, READ_TIMEOUT)).hasSize(2);
   }
 
   @Test
   void anUnreachableBrokerIsSinkUnavailableWithinTheTimeoutAndTheProbeSaysNo() throws Exception {
     int port = LocalPorts.unbound();
     Sink sink =
-        provider()
-            .create(
-                context(
-                    "uri = \"amqp://guest:guest@127.0.0.1:"
-                        + port
-                        + "/%2f\"\nconfirm-timeout = 3s\nconnection-timeout = 2s"));
-    sinks.add(sink);
+        rabbitmq.sinkWith(
+            "uri = \"amqp://guest:guest@127.0.0.1:"
+                + port
+                + "/%2f\"\nconfirm-timeout = 3s\nconnection-timeout = 2s");
     long start = System.nanoTime();
 
     List<Verdict> verdicts =
@@ -330,8 +308,8 @@ class RabbitSinkIT {
 
   @Test
   void aClosedSinkAnswersSinkUnavailable() throws Exception {
-    String exchange = admin.exchange(RabbitAdmin.unique("outbox.closed.it"));
-    Sink sink = sink("");
+    String exchange = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.closed.it"));
+    Sink sink = rabbitmq.sink("");
     assertThat(sink.probe(Duration.ofSeconds(5))).isTrue();
     sink.close(Duration.ofSeconds(5));
 
@@ -342,14 +320,14 @@ class RabbitSinkIT {
 
   @Test
   void aLargePayloadGoesThroughByteForByte() throws Exception {
-    String exchange = admin.exchange(RabbitAdmin.unique("outbox.large.it"));
-    String queue = admin.queue(RabbitAdmin.unique("q.it"), exchange, "#");
-    Sink sink = sink("");
+    String exchange = rabbitmq.admin().exchange(RabbitAdmin.unique("outbox.large.it"));
+    String queue = rabbitmq.admin().queue(RabbitAdmin.unique("q.it"), exchange, "#");
+    Sink sink = rabbitmq.sink("");
     String payload = "{\"blob\":\"" + "é".repeat(300_000) + "\"}";
     RoutedEvent event = Events.routed(exchange, "o-1", payload);
 
     assertThat(outcomes(publish(sink, List.of(event)))).containsExactly(Outcome.PUBLISHED);
-    assertThat(admin.read(queue, 1, READ_TIMEOUT).get(0).getBody())
+    assertThat(rabbitmq.admin().read(queue, 1, READ_TIMEOUT).get(0).getBody())
         .isEqualTo(payload.getBytes(StandardCharsets.UTF_8));
   }
 }

@@ -12,12 +12,11 @@ import io.outbox.testkit.PrivateRabbit;
 import io.outbox.testkit.TestCertificates;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -34,7 +33,7 @@ class RabbitTlsIT {
   private static TestCertificates otherCa;
   private static PrivateRabbit rabbit;
 
-  private final List<Sink> sinks = new ArrayList<>();
+  @RegisterExtension final RabbitSinks rabbitmq = new RabbitSinks();
 
   @BeforeAll
   static void startBroker() {
@@ -50,11 +49,6 @@ class RabbitTlsIT {
     }
   }
 
-  @AfterEach
-  void closeSinks() {
-    sinks.forEach(s -> s.close(Duration.ofSeconds(5)));
-  }
-
   private String settings(String host, TestCertificates trusted, String extra) {
     return """
         uri = "%s"
@@ -66,18 +60,12 @@ class RabbitTlsIT {
         .formatted(rabbit.uri(host), trusted.trustStore(), trusted.password(), extra);
   }
 
-  private Sink sink(String hocon) {
-    Sink sink = RabbitSinkIT.provider().create(context(hocon));
-    sinks.add(sink);
-    return sink;
-  }
-
   @Test
   void publishesOverAmqpsTrustingTheConfiguredCaAndVerifyingTheHostName() throws Exception {
     String exchange = RabbitAdmin.unique("outbox.tls");
     String hocon =
         settings("localhost", certificates, "declare { \"" + exchange + "\" { type = topic } }");
-    Sink sink = sink(hocon);
+    Sink sink = rabbitmq.sinkWith(hocon);
     assertThat(sink.probe(Duration.ofSeconds(20))).isTrue();
     try (RabbitAdmin admin =
         new RabbitAdmin(RabbitConnection.factory(RabbitSinkSettings.from(context(hocon))))) {
@@ -101,7 +89,7 @@ class RabbitTlsIT {
 
   @Test
   void aBrokerCertificateFromAnotherCaIsRefusedWithoutShowingThePassword() throws Exception {
-    Sink sink = sink(settings("localhost", otherCa, "password = \"" + CANARY + "\""));
+    Sink sink = rabbitmq.sinkWith(settings("localhost", otherCa, "password = \"" + CANARY + "\""));
 
     assertThat(sink.probe(Duration.ofSeconds(20))).isFalse();
     Verdict verdict =
@@ -116,7 +104,8 @@ class RabbitTlsIT {
 
   @Test
   void theJvmsDefaultTrustStoreDoesNotTrustAPrivateCa() throws Exception {
-    Sink sink = sink("uri = \"" + rabbit.uri("localhost") + "\"\nconnection-timeout = 5s");
+    Sink sink =
+        rabbitmq.sinkWith("uri = \"" + rabbit.uri("localhost") + "\"\nconnection-timeout = 5s");
 
     Verdict verdict =
         RabbitSinkIT.publish(sink, List.of(Events.routed("outbox.tls.x", "o-1", "{}"))).get(0);
@@ -127,7 +116,7 @@ class RabbitTlsIT {
 
   @Test
   void aHostNameTheCertificateDoesNotNameIsRefused() throws Exception {
-    Sink sink = sink(settings("127.0.0.1", certificates, ""));
+    Sink sink = rabbitmq.sinkWith(settings("127.0.0.1", certificates, ""));
 
     Verdict verdict =
         RabbitSinkIT.publish(sink, List.of(Events.routed("outbox.tls.x", "o-1", "{}"))).get(0);
