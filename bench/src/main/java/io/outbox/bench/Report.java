@@ -30,6 +30,7 @@ final class Report {
   final List<Results.Latency> latency = new ArrayList<>();
   final List<Results.Load> loads = new ArrayList<>();
   final Map<String, StageMetrics.Stage> stages = new LinkedHashMap<>();
+  final Map<String, Results.Streamed> streamed = new LinkedHashMap<>();
   final Map<String, Double> ratios = new LinkedHashMap<>();
   final List<Target> targets = new ArrayList<>();
   final List<String> notes = new ArrayList<>();
@@ -89,6 +90,34 @@ final class Report {
           (name, st) ->
               out.printf("%-34s %8d %9.2f %9.2f%n", name, st.count(), st.p50(), st.p99()));
     }
+    if (!streamed.isEmpty()) {
+      out.println();
+      out.printf(
+          "%-34s %9s %9s %9s %9s %11s %10s%n",
+          "streamed CDC backlog",
+          "insert s",
+          "insert/s",
+          "end after",
+          "pending",
+          "after ins/s",
+          "cpu s/10k");
+      streamed.forEach(
+          (name, s) ->
+              out.printf(
+                  "%-34s %9.2f %9.0f %9.2f %9d %11s %10s%s%n",
+                  name,
+                  s.insertSeconds(),
+                  s.insertEventsPerSecond(),
+                  s.drainEndAfterInsertSeconds(),
+                  s.pendingAtInsertEnd(),
+                  s.afterInsertEventsPerSecond() == null
+                      ? "-"
+                      : String.format("%.0f", s.afterInsertEventsPerSecond()),
+                  s.afterInsertCpuSecondsPer10k() == null
+                      ? "-"
+                      : String.format("%.3f", s.afterInsertCpuSecondsPer10k()),
+                  s.insertBound() ? "  INSERT-BOUND" : ""));
+    }
     if (!ratios.isEmpty()) {
       out.println();
       ratios.forEach((k, v) -> out.printf("  %-44s %6.2f%n", k, v));
@@ -116,6 +145,7 @@ final class Report {
     json.put("latency", latency);
     json.put("loads", loads);
     json.put("stages", stages);
+    json.put("streamed", streamed);
     json.put("ratios", ratios);
     json.put("targets", targets);
     json.put("notes", notes);
