@@ -56,19 +56,29 @@ final class Report {
     settings.forEach((k, v) -> out.printf("  %-22s %s%n", k, v));
     out.println();
     out.printf(
-        "%-34s %10s %12s %10s %10s %12s %10s%n",
-        "throughput", "events", "events/s", "seconds", "w/startup", "cpu s/10k", "peak RSS");
+        "%-34s %10s %12s %10s %10s %12s %10s %7s%n",
+        "throughput",
+        "events",
+        "events/s",
+        "seconds",
+        "w/startup",
+        "cpu s/10k",
+        "peak RSS",
+        "idle");
     for (Results.Throughput t : throughput) {
       Results.Footprint f = t.footprint();
       out.printf(
-          "%-34s %10d %12.0f %10.2f %10s %12s %10s%n",
+          "%-34s %10d %12.0f %10.2f %10s %12s %10s %7s%n",
           t.name(),
           t.events(),
           t.eventsPerSecond(),
           t.seconds(),
           t.withStartupPerSecond() > 0 ? String.format("%.0f", t.withStartupPerSecond()) : "-",
           f == null ? "-" : String.format("%.3f", f.cpuSecondsPer10k()),
-          f == null ? "-" : String.format("%.0f MiB", f.peakRssMiB()));
+          f == null ? "-" : String.format("%.0f MiB", f.peakRssMiB()),
+          f == null || f.machineIdleShare() == null
+              ? "-"
+              : String.format("%.0f %%", f.machineIdleShare() * 100));
     }
     if (!latency.isEmpty()) {
       out.println();
