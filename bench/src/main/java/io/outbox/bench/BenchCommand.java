@@ -32,7 +32,8 @@ import picocli.CommandLine.Spec;
       "and Debezium, on the same records:",
       "  insert    writers commit one event per transaction, no relay running;",
       "  drain     a backlog of --events rows, then the relay (its own JVM) runs",
-      "            until the broker acked and the relay settled the last row;",
+      "            until the broker acked and the relay settled the last row",
+      "            (--cdc-backlog streamed: the relay first, then the backlog);",
       "            CPU s/10k events and peak RSS are read from /proc;",
       "  latency   the relay keeps running while writers commit --rate events/s;",
       "  raw       the bare KafkaProducer / amqp-client / jnats async publish /",
@@ -80,6 +81,21 @@ public final class BenchCommand implements Callable<Integer> {
       defaultValue = "polling",
       description = "polling or cdc (default: ${DEFAULT-VALUE}).")
   String source;
+
+  @Option(
+      names = "--cdc-backlog",
+      paramLabel = "table|streamed",
+      defaultValue = "table",
+      description = {
+        "With --source cdc, how the drain's backlog reaches the relay (default: ${DEFAULT-VALUE}).",
+        "table: inserted before the relay starts; its activation reads every pending row from the",
+        "table (the catch-up), so the drain is that read, not the stream, and no relay / debezium",
+        "ratio is reported. streamed: the relay starts on the empty outbox and, once it streams,",
+        "the backlog is inserted (the Debezium baseline's rows and transactions): the drain is the",
+        "change stream, beside Debezium's; the insertion's time is reported, and a drain that",
+        "ended with it is flagged INSERT-BOUND."
+      })
+  String cdcBacklog;
 
   @Option(
       names = "--sink",
@@ -367,6 +383,7 @@ public final class BenchCommand implements Callable<Integer> {
             deliveries(),
             engine,
             LocalServices.home(),
+            cdcBacklog,
             pgUrl,
             pgUser,
             System.getenv().getOrDefault("OUTBOX_PG_PASSWORD", ""),
@@ -438,6 +455,13 @@ public final class BenchCommand implements Callable<Integer> {
 
   private void validate() {
     check(List.of("polling", "cdc").contains(source), "--source must be polling or cdc");
+    check(
+        List.of("table", "streamed").contains(cdcBacklog),
+        "--cdc-backlog must be table or streamed, not '" + cdcBacklog + "'");
+    check(
+        source.equals("cdc")
+            || !spec.commandLine().getParseResult().hasMatchedOption("--cdc-backlog"),
+        "--cdc-backlog needs --source cdc (the polling source claims its backlog from the table)");
     check(
         List.of("kafka", "rabbitmq", "nats", "redis").contains(sink),
         "--sink must be kafka, rabbitmq, nats or redis");

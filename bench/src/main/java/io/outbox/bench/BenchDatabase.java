@@ -104,6 +104,31 @@ final class BenchDatabase implements AutoCloseable {
    * @return the event ids by event number
    */
   UUID[] loadBacklog(Workload workload) throws SQLException {
+    UUID[] ids = insertBacklog(workload, Progress.NONE);
+    try (Connection c = connect();
+        Statement st = c.createStatement()) {
+      st.execute("VACUUM ANALYZE " + TABLE);
+    }
+    return ids;
+  }
+
+  /** What {@link #insertBacklog} tells about its commits, from its own thread. */
+  interface Progress {
+    Progress NONE = new Progress() {};
+
+    /** A chunk's commit is about to be sent: {@code rows} once it succeeds. */
+    default void committing(long rows) {}
+
+    /** A chunk's commit returned: {@code rows} committed in all. */
+    default void committed(long rows) {}
+  }
+
+  /**
+   * The rows of {@link #loadBacklog} in its transactions of 1,000, without the analyze after them.
+   *
+   * @return the event ids by event number
+   */
+  UUID[] insertBacklog(Workload workload, Progress progress) throws SQLException {
     UUID[] ids = new UUID[workload.events()];
     try (Connection c = connect()) {
       c.setAutoCommit(false);
@@ -112,7 +137,9 @@ final class BenchDatabase implements AutoCloseable {
         chunk.add(message(workload, i));
         if (chunk.size() == LOAD_CHUNK || i == workload.events() - 1) {
           List<UUID> written = writer.writeAll(c, chunk);
+          progress.committing(i + 1L);
           c.commit();
+          progress.committed(i + 1L);
           for (int j = 0; j < written.size(); j++) {
             ids[i - written.size() + 1 + j] = written.get(j);
           }
@@ -120,9 +147,6 @@ final class BenchDatabase implements AutoCloseable {
         }
       }
       c.setAutoCommit(true);
-      try (Statement st = c.createStatement()) {
-        st.execute("VACUUM ANALYZE " + TABLE);
-      }
     }
     return ids;
   }
@@ -199,6 +223,18 @@ final class BenchDatabase implements AutoCloseable {
         }
       }
       st.execute("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
+    }
+  }
+
+  /** Whether a replication connection streams from the slot now (its {@code active} flag). */
+  boolean slotActive(String slot) throws SQLException {
+    try (Connection c = connect();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT active FROM pg_replication_slots WHERE slot_name = ?")) {
+      ps.setString(1, slot);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
     }
   }
 

@@ -56,6 +56,9 @@ final class CurveRun {
     settings.put("source", base.relay().source());
     settings.put("sink", base.relay().sink());
     settings.put("on-publish", base.relay().onPublish());
+    if (base.relay().source().equals("cdc")) {
+      settings.put("cdc backlog", base.cdcBacklog());
+    }
     settings.put("payload bytes", base.workload().payloadBytes());
     if (kind.equals("rate")) {
       settings.put("drain events per point", base.workload().events());
@@ -162,6 +165,7 @@ final class CurveRun {
         base.deliveries(),
         base.engine(),
         base.home(),
+        base.cdcBacklog(),
         base.pgUrl(),
         base.pgUser(),
         base.pgPassword(),

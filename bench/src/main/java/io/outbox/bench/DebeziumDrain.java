@@ -85,6 +85,7 @@ final class DebeziumDrain {
     long firstMicros = 0;
     long firstTotal = 0;
     ProcSample firstSample = null;
+    MachineCpu machineFirst = null;
     while (System.nanoTime() < deadline) {
       String line = lines.poll(200, TimeUnit.MILLISECONDS);
       if (line == null) {
@@ -99,18 +100,21 @@ final class DebeziumDrain {
       long micros = Long.parseLong(f[1]);
       if (firstSample == null) {
         firstSample = child.sample();
+        machineFirst = MachineCpu.now();
         firstMicros = micros;
         firstTotal = total;
       }
       if (total >= events) {
         long end = System.nanoTime();
         ProcSample last = child.sample();
+        MachineCpu machineLast = MachineCpu.now();
         long counted = total - firstTotal;
         long nanos = (micros - firstMicros) * 1000;
         if (counted == 0) {
           counted = total;
           nanos = end - launched;
           firstSample = new ProcSample(0, 0);
+          machineFirst = null;
         }
         return Results.Throughput.of(
             "debezium " + mode,
@@ -120,7 +124,7 @@ final class DebeziumDrain {
             counted,
             Math.max(1, nanos),
             total / ((end - launched) / 1e9),
-            Results.Footprint.between(firstSample, last, counted));
+            Results.Footprint.between(firstSample, last, counted, machineFirst, machineLast));
       }
     }
     throw new IllegalStateException(

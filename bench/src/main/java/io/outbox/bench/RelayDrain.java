@@ -15,8 +15,13 @@ final class RelayDrain {
 
   private RelayDrain() {}
 
-  /** The drain's figure and the relay, still running (the caller stops it). */
-  record Outcome(Results.Throughput throughput, ChildJvm relay) {}
+  /**
+   * The drain's figure and the relay, still running (the caller stops it).
+   *
+   * @param streamed the insertion beside a streamed CDC drain ({@link StreamedDrain}); null for a
+   *     backlog inserted before the relay started
+   */
+  record Outcome(Results.Throughput throughput, ChildJvm relay, Results.Streamed streamed) {}
 
   /**
    * Starts the relay on the backlog of {@code events} rows and waits until none is pending.
@@ -39,7 +44,9 @@ final class RelayDrain {
     ChildJvm relay = RelayUnderTest.start(dir, setup, config, db);
     try {
       return new Outcome(
-          follow(name, relay, db, events, launched, timeout, dir.resolve("relay.log")), relay);
+          follow(name, relay, db, events, launched, timeout, dir.resolve("relay.log")),
+          relay,
+          null);
     } catch (Exception | Error e) {
       relay.close();
       throw e;

@@ -30,6 +30,7 @@ final class Report {
   final List<Results.Latency> latency = new ArrayList<>();
   final List<Results.Load> loads = new ArrayList<>();
   final Map<String, StageMetrics.Stage> stages = new LinkedHashMap<>();
+  final Map<String, Results.Streamed> streamed = new LinkedHashMap<>();
   final Map<String, Double> ratios = new LinkedHashMap<>();
   final List<Target> targets = new ArrayList<>();
   final List<String> notes = new ArrayList<>();
@@ -55,19 +56,29 @@ final class Report {
     settings.forEach((k, v) -> out.printf("  %-22s %s%n", k, v));
     out.println();
     out.printf(
-        "%-34s %10s %12s %10s %10s %12s %10s%n",
-        "throughput", "events", "events/s", "seconds", "w/startup", "cpu s/10k", "peak RSS");
+        "%-34s %10s %12s %10s %10s %12s %10s %7s%n",
+        "throughput",
+        "events",
+        "events/s",
+        "seconds",
+        "w/startup",
+        "cpu s/10k",
+        "peak RSS",
+        "idle");
     for (Results.Throughput t : throughput) {
       Results.Footprint f = t.footprint();
       out.printf(
-          "%-34s %10d %12.0f %10.2f %10s %12s %10s%n",
+          "%-34s %10d %12.0f %10.2f %10s %12s %10s %7s%n",
           t.name(),
           t.events(),
           t.eventsPerSecond(),
           t.seconds(),
           t.withStartupPerSecond() > 0 ? String.format("%.0f", t.withStartupPerSecond()) : "-",
           f == null ? "-" : String.format("%.3f", f.cpuSecondsPer10k()),
-          f == null ? "-" : String.format("%.0f MiB", f.peakRssMiB()));
+          f == null ? "-" : String.format("%.0f MiB", f.peakRssMiB()),
+          f == null || f.machineIdleShare() == null
+              ? "-"
+              : String.format("%.0f %%", f.machineIdleShare() * 100));
     }
     if (!latency.isEmpty()) {
       out.println();
@@ -88,6 +99,34 @@ final class Report {
       stages.forEach(
           (name, st) ->
               out.printf("%-34s %8d %9.2f %9.2f%n", name, st.count(), st.p50(), st.p99()));
+    }
+    if (!streamed.isEmpty()) {
+      out.println();
+      out.printf(
+          "%-34s %9s %9s %9s %9s %11s %10s%n",
+          "streamed CDC backlog",
+          "insert s",
+          "insert/s",
+          "end after",
+          "pending",
+          "after ins/s",
+          "cpu s/10k");
+      streamed.forEach(
+          (name, s) ->
+              out.printf(
+                  "%-34s %9.2f %9.0f %9.2f %9d %11s %10s%s%n",
+                  name,
+                  s.insertSeconds(),
+                  s.insertEventsPerSecond(),
+                  s.drainEndAfterInsertSeconds(),
+                  s.pendingAtInsertEnd(),
+                  s.afterInsertEventsPerSecond() == null
+                      ? "-"
+                      : String.format("%.0f", s.afterInsertEventsPerSecond()),
+                  s.afterInsertCpuSecondsPer10k() == null
+                      ? "-"
+                      : String.format("%.3f", s.afterInsertCpuSecondsPer10k()),
+                  s.insertBound() ? "  INSERT-BOUND" : ""));
     }
     if (!ratios.isEmpty()) {
       out.println();
@@ -116,6 +155,7 @@ final class Report {
     json.put("latency", latency);
     json.put("loads", loads);
     json.put("stages", stages);
+    json.put("streamed", streamed);
     json.put("ratios", ratios);
     json.put("targets", targets);
     json.put("notes", notes);

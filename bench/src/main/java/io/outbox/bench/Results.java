@@ -91,6 +91,38 @@ final class Results {
   }
 
   /**
+   * What a streamed CDC drain ({@code --cdc-backlog streamed}) shows beside its figure: the
+   * backlog's insertion, which ran while the relay streamed, and the part of the drain after it.
+   *
+   * @param insertSeconds from the insertion's first row to its last commit
+   * @param insertEventsPerSecond the backlog's events over {@code insertSeconds}
+   * @param drainEndAfterInsertSeconds from the insertion's last commit to the sample that saw no
+   *     row pending
+   * @param insertBound whether the drain ended within {@link #INSERT_BOUND_SHARE} of the
+   *     insertion's time after it (or within two samples): the relay kept up with the insertion, so
+   *     its figure is the insertion's rate, not the relay's limit
+   * @param pendingAtInsertEnd rows pending at the first sample after the last commit
+   * @param afterInsertEventsPerSecond those rows over the time from that sample to the drain's end:
+   *     the stream with the whole backlog in the WAL and the insertion no longer on the machine;
+   *     null when none was pending
+   * @param afterInsertCpuSecondsPer10k the relay's CPU over the same window, per 10,000 of them
+   * @param afterInsertMachineIdleShare the machine's idle share over the same window
+   */
+  record Streamed(
+      double insertSeconds,
+      double insertEventsPerSecond,
+      double drainEndAfterInsertSeconds,
+      boolean insertBound,
+      long pendingAtInsertEnd,
+      Double afterInsertEventsPerSecond,
+      Double afterInsertCpuSecondsPer10k,
+      Double afterInsertMachineIdleShare) {
+
+    /** A drain that ends within this share of the insertion's time after it kept up with it. */
+    static final double INSERT_BOUND_SHARE = 0.1;
+  }
+
+  /**
    * A latency distribution, in milliseconds.
    *
    * @param name e.g. {@code commit-to-consumer-receive}

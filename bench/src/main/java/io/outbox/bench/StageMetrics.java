@@ -18,7 +18,8 @@ import java.util.regex.Pattern;
 /**
  * The relay's own stage histograms ({@code outbox_relay_stage_seconds}, docs/metrics.md), scraped
  * from its {@code /metrics} before and after a run: the percentiles of each stage over the run,
- * interpolated within the histogram's buckets as Prometheus's {@code histogram_quantile} does.
+ * interpolated within the histogram's buckets as Prometheus's {@code histogram_quantile} does; and
+ * its {@code outbox_relay_active} gauge, which a streamed CDC drain waits for.
  */
 final class StageMetrics {
 
@@ -63,11 +64,30 @@ final class StageMetrics {
   }
 
   Snapshot scrape() throws IOException, InterruptedException {
+    return parse(text());
+  }
+
+  /**
+   * Whether the relay's gauge {@code outbox_relay_active} reads 1 for {@code pipeline}: its source
+   * activated (for the CDC source: the slot checked, the catch-up's bound read, the engine started)
+   * and its lanes are starting.
+   */
+  boolean active(String pipeline) throws IOException, InterruptedException {
+    Matcher m =
+        Pattern.compile(
+                "(?m)^outbox_relay_active\\{[^}]*pipeline=\""
+                    + Pattern.quote(pipeline)
+                    + "\"[^}]*\\} ([0-9.eE+-]+)$")
+            .matcher(text());
+    return m.find() && Double.parseDouble(m.group(1)) == 1;
+  }
+
+  private String text() throws IOException, InterruptedException {
     HttpResponse<String> response =
         http.send(
             HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(10)).build(),
             HttpResponse.BodyHandlers.ofString());
-    return parse(response.body());
+    return response.body();
   }
 
   static Snapshot parse(String text) {

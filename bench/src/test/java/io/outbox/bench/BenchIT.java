@@ -119,6 +119,49 @@ class BenchIT {
     assertThat(out.toString()).contains("commit-to-ack p99 at the run's rate (issue #14)");
   }
 
+  /**
+   * {@code --cdc-backlog streamed}: the relay streams before the backlog exists, so its activation
+   * reads nothing from the table and the change stream carries every row; the report gives the
+   * insertion beside the drain, and the latency run follows as usual.
+   */
+  @Test
+  void streamedCdcDrainIsTheChangeStream() throws Exception {
+    Path json = dir.resolve("bench.json");
+    StringWriter out = new StringWriter();
+    smallRun(
+        json, out, 2000, "--source", "cdc", "--cdc-backlog", "streamed", "--baselines", "none");
+
+    JsonNode report = new ObjectMapper().readTree(json.toFile());
+    assertThat(report.get("throughput").size()).isEqualTo(1);
+    JsonNode drain = report.get("throughput").get(0);
+    assertThat(drain.get("name").asText()).isEqualTo("relay cdc->kafka mark");
+    assertThat(drain.get("events").asLong()).as(drain.toString()).isBetween(1L, 2000L);
+    assertThat(drain.get("eventsPerSecond").asDouble()).as(drain.toString()).isPositive();
+    assertThat(drain.get("measures").asText()).contains("--cdc-backlog streamed");
+    assertThat(drain.at("/footprint/peakRssMiB").asDouble()).isPositive();
+    JsonNode streamed = report.at("/streamed/relay cdc->kafka mark");
+    assertThat(streamed.isMissingNode()).as(report.toString()).isFalse();
+    assertThat(streamed.get("insertSeconds").asDouble()).isPositive();
+    assertThat(streamed.get("insertEventsPerSecond").asDouble()).isPositive();
+    assertThat(streamed.get("drainEndAfterInsertSeconds").asDouble()).isNotNegative();
+    assertThat(streamed.get("insertBound").isBoolean()).isTrue();
+    assertThat(report.at("/settings/cdc backlog").asText()).startsWith("streamed");
+    assertThat(report.at("/settings/relay exit code").asInt()).isZero();
+    assertThat(latencies(report))
+        .containsExactly("commit-to-consumer-receive", "commit-to-ack (published_at)");
+    // The catch-up found the table empty: no row reached the relay but through the stream.
+    assertThat(Files.readString(dir.resolve("work/relay.log")))
+        .contains("is now the active one for slot")
+        .doesNotContain("unpublished row(s)")
+        .doesNotContain("ERROR");
+    assertThat(out.toString()).contains("streamed CDC backlog", "backlog inserted in");
+  }
+
+  @Test
+  void refusesAStreamedBacklogWithoutTheCdcSource() {
+    assertThat(refusal("--cdc-backlog", "streamed")).contains("--cdc-backlog needs --source cdc");
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"nats", "redis"})
   void streamSinksRunBesideTheirBareClient(String sink) throws Exception {
@@ -194,17 +237,20 @@ class BenchIT {
 
   @Test
   void refusesAPlotWithoutACurve() {
+    assertThat(refusal("--svg", dir.resolve("x.svg").toString())).contains("--svg needs --curve");
+  }
+
+  /** {@code bench args --skip-services}, refused before anything runs: its stderr. */
+  private static String refusal(String... args) {
+    List<String> all = new ArrayList<>(List.of("bench"));
+    all.addAll(List.of(args));
+    all.add("--skip-services");
     StringWriter err = new StringWriter();
     int exit =
         Main.execute(
-            new PrintWriter(new StringWriter()),
-            new PrintWriter(err),
-            "bench",
-            "--svg",
-            dir.resolve("x.svg").toString(),
-            "--skip-services");
-    assertThat(exit).isEqualTo(2);
-    assertThat(err.toString()).contains("--svg needs --curve");
+            new PrintWriter(new StringWriter()), new PrintWriter(err), all.toArray(String[]::new));
+    assertThat(exit).as("exit code; stderr: %s", err).isEqualTo(2);
+    return err.toString();
   }
 
   /** The latency figures' names; each counted something and missed nothing. */
