@@ -30,6 +30,7 @@ final class Report {
   final List<Results.Latency> latency = new ArrayList<>();
   final List<Results.Load> loads = new ArrayList<>();
   final Map<String, StageMetrics.Stage> stages = new LinkedHashMap<>();
+  final List<StreamCatchUp.Outcome> streamCatchUps = new ArrayList<>();
   final Map<String, Double> ratios = new LinkedHashMap<>();
   final List<Target> targets = new ArrayList<>();
   final List<String> notes = new ArrayList<>();
@@ -80,6 +81,14 @@ final class Report {
             l.name(), l.count(), l.p50(), l.p90(), l.p99(), l.max(), l.missing());
       }
     }
+    if (!streamCatchUps.isEmpty()) {
+      out.println();
+      out.printf("%-34s %9s   %s%n", "cdc stream past the backlog (s)", "after", "(the drain)");
+      for (StreamCatchUp.Outcome o : streamCatchUps) {
+        out.printf(
+            "%-34s %9.2f%s%n", o.name(), o.seconds(), o.timedOut() ? "   TIMED OUT" : "");
+      }
+    }
     if (!stages.isEmpty()) {
       out.println();
       out.printf(
@@ -116,6 +125,7 @@ final class Report {
     json.put("latency", latency);
     json.put("loads", loads);
     json.put("stages", stages);
+    json.put("streamCatchUps", streamCatchUps);
     json.put("ratios", ratios);
     json.put("targets", targets);
     json.put("notes", notes);
