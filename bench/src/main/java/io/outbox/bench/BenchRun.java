@@ -406,8 +406,9 @@ final class BenchRun {
    * reports how long that took; the steps after it (the latency run) meet the steady state.
    */
   private void streamCatchUp(BenchDatabase db, ChildJvm relay, String name) throws Exception {
-    step("%s: waiting for the stream to pass the backlog (at most %ds)", name,
-        StreamCatchUp.TIMEOUT.toSeconds());
+    step(
+        "%s: waiting for the stream to pass the backlog (at most %ds)",
+        name, StreamCatchUp.TIMEOUT.toSeconds());
     StreamCatchUp.Outcome o =
         StreamCatchUp.await(name, db, plan.workload(), relay, StreamCatchUp.TIMEOUT);
     report.streamCatchUps.add(o);
@@ -423,7 +424,10 @@ final class BenchRun {
     }
     out.printf(
         "bench: %s: stream past the backlog %s%n",
-        name, o.timedOut() ? "TIMED OUT after " + o.seconds() + " s" : o.seconds() + " s after the drain");
+        name,
+        o.timedOut()
+            ? "TIMED OUT after " + o.seconds() + " s"
+            : o.seconds() + " s after the drain");
   }
 
   private void settings() {

@@ -85,8 +85,7 @@ final class Report {
       out.println();
       out.printf("%-34s %9s   %s%n", "cdc stream past the backlog (s)", "after", "(the drain)");
       for (StreamCatchUp.Outcome o : streamCatchUps) {
-        out.printf(
-            "%-34s %9.2f%s%n", o.name(), o.seconds(), o.timedOut() ? "   TIMED OUT" : "");
+        out.printf("%-34s %9.2f%s%n", o.name(), o.seconds(), o.timedOut() ? "   TIMED OUT" : "");
       }
     }
     if (!stages.isEmpty()) {

@@ -9,13 +9,13 @@ import java.util.UUID;
 
 /**
  * For a CDC relay: after the drain, waits until its change stream has passed the WAL of the
- * backlog, so that the latency run measures the steady state and the time this took is reported
- * on its own (the stall of docs/performance.md). The drain settled the backlog through the
- * activation's catch-up, which reads the table; the stream still has to carry the backlog's
- * INSERTs (and the catch-up's UPDATEs) through Debezium before it reaches anything newer. The
- * signal: one event committed right after the drain (the probe), which only the stream delivers
- * (the catch-up is over, and the sweep takes rows older than {@code reconcile-after}); once its row
- * is settled, the stream has passed every record committed before it, the backlog's included.
+ * backlog, so that the latency run measures the steady state and the time this took is reported on
+ * its own (the stall of docs/performance.md). The drain settled the backlog through the
+ * activation's catch-up, which reads the table; the stream still has to carry the backlog's INSERTs
+ * (and the catch-up's UPDATEs) through Debezium before it reaches anything newer. The signal: one
+ * event committed right after the drain (the probe), which only the stream delivers (the catch-up
+ * is over, and the sweep takes rows older than {@code reconcile-after}); once its row is settled,
+ * the stream has passed every record committed before it, the backlog's included.
  */
 final class StreamCatchUp {
 
@@ -30,8 +30,8 @@ final class StreamCatchUp {
    * What the wait found.
    *
    * @param name the relay figure it belongs to, e.g. {@code relay cdc->kafka mark}
-   * @param seconds from the probe's commit to the harness seeing its row settled (within 10 ms),
-   *     or the timeout's length when it timed out
+   * @param seconds from the probe's commit to the harness seeing its row settled (within 10 ms), or
+   *     the timeout's length when it timed out
    * @param timedOut the probe's row was not settled within {@link #TIMEOUT}: the latency run that
    *     follows includes what is left of the stall
    * @param measures what the figure measures, in words

@@ -135,8 +135,8 @@ final class ChangeStream<R> {
    * Takes a batch of streamed records in order, as {@link #offer}, {@link #reached} and {@link
    * #pass} would one by one, but under one hold of the lock, and wakes the lanes once, when the
    * batch is in (or before waiting for room in a full lane): a lane woken by the batch's first
-   * event would otherwise claim it alone, and the rest of the batch only after that claim (a
-   * second claim, and the rest waiting for the first).
+   * event would otherwise claim it alone, and the rest of the batch only after that claim (a second
+   * claim, and the rest waiting for the first).
    *
    * @return {@code false} when the stream was closed meanwhile (the rest of the batch is dropped)
    */

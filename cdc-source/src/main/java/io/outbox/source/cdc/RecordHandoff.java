@@ -98,9 +98,7 @@ final class RecordHandoff {
         batch.add(
             ChangeStream.Streamed.position(
                 r,
-                change instanceof ChangeEvents.Heartbeat heartbeat
-                    ? heartbeat.emittedAt()
-                    : null));
+                change instanceof ChangeEvents.Heartbeat heartbeat ? heartbeat.emittedAt() : null));
       }
     }
     stream.offerAll(batch); // false: stopping

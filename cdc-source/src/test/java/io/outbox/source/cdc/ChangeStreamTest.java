@@ -380,8 +380,7 @@ class ChangeStreamTest {
 
   @Test
   void aWaitingLaneTakesTheWholeBatchInOneClaim() throws Exception {
-    AtomicReference<List<ChangeStream.Item>> taken =
-        new AtomicReference<>();
+    AtomicReference<List<ChangeStream.Item>> taken = new AtomicReference<>();
     Thread lane =
         new Thread(
             () -> {
