@@ -31,6 +31,17 @@ class CdcSettleIT {
     return teardown.add(new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName()));
   }
 
+  /** An active one-lane source's one claim of the two events {@code a#1}, {@code b#1}. */
+  private static Claim claimOfTwo(CdcFixture fx) throws Exception {
+    CdcSource source = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    source.activate();
+    fx.commit(List.of(event("a", 1), event("b", 1)));
+    List<Claim> claims = CdcFixture.claimAll(source, 1, 2, Duration.ofSeconds(30));
+    assertThat(claims).hasSize(1);
+    assertThat(claims.get(0).events()).hasSize(2);
+    return claims.get(0);
+  }
+
   @Test
   void publishedEventsAreMarked(TestInfo info) throws Exception {
     CdcFixture fx = fixture(info);
@@ -60,16 +71,12 @@ class CdcSettleIT {
   @Test
   void aSettlementUnderAnEpochNoLongerCurrentChangesNothing(TestInfo info) throws Exception {
     CdcFixture fx = fixture(info);
-    CdcSource source = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
-    source.activate();
-    fx.commit(List.of(event("a", 1), event("b", 1)));
-    List<Claim> claims = CdcFixture.claimAll(source, 1, 2, Duration.ofSeconds(30));
-    assertThat(claims).hasSize(1);
+    Claim claim = claimOfTwo(fx);
     // What a take-over does to this instance's epoch (it also ends its sessions; here the epoch
     // alone moves, so that the statement's own check is what refuses the write).
     fx.execute("UPDATE outbox_relay_leader SET epoch = epoch + 1");
 
-    assertThatThrownBy(() -> CdcFixture.publishAll(claims.get(0)))
+    assertThatThrownBy(() -> CdcFixture.publishAll(claim))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("no longer current");
     assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL")).isZero();
@@ -78,18 +85,12 @@ class CdcSettleIT {
   @Test
   void aBatchWithARetryIsWrittenInOneTransaction(TestInfo info) throws Exception {
     CdcFixture fx = fixture(info);
-    CdcSource source = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
-    source.activate();
-    fx.commit(List.of(event("a", 1), event("b", 1)));
-    List<Claim> claims = CdcFixture.claimAll(source, 1, 2, Duration.ofSeconds(30));
-    List<OutboxEvent> events = claims.get(0).events();
-    assertThat(events).hasSize(2);
-    claims
-        .get(0)
-        .settle(
-            List.of(
-                new Settlement.Published(events.get(0)),
-                new Settlement.Retry(events.get(1), 1, Duration.ofMinutes(1), "broker said no")));
+    Claim claim = claimOfTwo(fx);
+    List<OutboxEvent> events = claim.events();
+    claim.settle(
+        List.of(
+            new Settlement.Published(events.get(0)),
+            new Settlement.Retry(events.get(1), 1, Duration.ofMinutes(1), "broker said no")));
     assertThat(
             fx.count(
                 "SELECT count(*) FROM outbox WHERE published_at IS NOT NULL AND id = "
