@@ -31,6 +31,7 @@ final class Report {
   final List<Results.Load> loads = new ArrayList<>();
   final Map<String, StageMetrics.Stage> stages = new LinkedHashMap<>();
   final Map<String, Results.Streamed> streamed = new LinkedHashMap<>();
+  final List<StreamCatchUp.Outcome> streamCatchUps = new ArrayList<>();
   final Map<String, Double> ratios = new LinkedHashMap<>();
   final List<Target> targets = new ArrayList<>();
   final List<String> notes = new ArrayList<>();
@@ -89,6 +90,13 @@ final class Report {
         out.printf(
             "%-34s %8d %9.2f %9.2f %9.2f %9.2f %8d%n",
             l.name(), l.count(), l.p50(), l.p90(), l.p99(), l.max(), l.missing());
+      }
+    }
+    if (!streamCatchUps.isEmpty()) {
+      out.println();
+      out.printf("%-34s %9s   %s%n", "cdc stream past the backlog (s)", "after", "(the drain)");
+      for (StreamCatchUp.Outcome o : streamCatchUps) {
+        out.printf("%-34s %9.2f%s%n", o.name(), o.seconds(), o.timedOut() ? "   TIMED OUT" : "");
       }
     }
     if (!stages.isEmpty()) {
@@ -156,6 +164,7 @@ final class Report {
     json.put("loads", loads);
     json.put("stages", stages);
     json.put("streamed", streamed);
+    json.put("streamCatchUps", streamCatchUps);
     json.put("ratios", ratios);
     json.put("targets", targets);
     json.put("notes", notes);

@@ -103,6 +103,14 @@ class BenchIT {
             "commit-to-consumer-receive exactly-once",
             "commit-to-ack (published_at) exactly-once");
     assertThat(report.at("/ratios/exactly-once ~1 at-least-once (drain)").asDouble()).isPositive();
+    // A CDC relay's latency run starts once its stream has passed the backlog; how long that took
+    // after the drain is a figure of its own.
+    JsonNode catchUps = report.get("streamCatchUps");
+    assertThat(catchUps).hasSize(source.equals("cdc") ? 2 : 0);
+    for (JsonNode c : catchUps) {
+      assertThat(c.get("timedOut").asBoolean()).as(c.toString()).isFalse();
+      assertThat(c.get("seconds").asDouble()).as(c.toString()).isBetween(0.0, 120.0);
+    }
     assertThat(report.at("/settings/relay exit code at-least-once").asInt()).isZero();
     assertThat(report.at("/settings/relay exit code exactly-once").asInt()).isZero();
     // Each mode's relay had its own config; only the exactly-once one used transactions.

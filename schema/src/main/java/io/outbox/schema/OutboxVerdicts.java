@@ -188,6 +188,16 @@ public final class OutboxVerdicts {
       return this;
     }
 
+    /** Whether there are published rows and no other verdicts (no retry, no dead letter). */
+    public boolean onlyPublished() {
+      return !published.isEmpty() && retryIds.isEmpty() && deadIds.isEmpty();
+    }
+
+    /** The ids of the published rows, in the order they were added. */
+    public List<Long> publishedIds() {
+      return List.copyOf(published);
+    }
+
     /** Whether nothing was added. */
     public boolean isEmpty() {
       return published.isEmpty() && retryIds.isEmpty() && deadIds.isEmpty();

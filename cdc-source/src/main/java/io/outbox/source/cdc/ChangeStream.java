@@ -104,24 +104,76 @@ final class ChangeStream<R> {
   }
 
   /**
+   * One record of a batch the engine handed over ({@link #offerAll}): a streamed INSERT to take
+   * ({@code event} set, not before {@code notBefore}), or a record that only moves the position
+   * ({@code event} null), among them a heartbeat emitted at {@code heartbeat}.
+   */
+  record Streamed<R>(R record, OutboxEvent event, Instant notBefore, Instant heartbeat) {
+
+    static <R> Streamed<R> insert(R record, OutboxEvent event, Instant notBefore) {
+      return new Streamed<>(record, event, notBefore, null);
+    }
+
+    /**
+     * @param heartbeat when the relay's heartbeat it is was emitted, or {@code null}
+     */
+    static <R> Streamed<R> position(R record, Instant heartbeat) {
+      return new Streamed<>(record, null, null, heartbeat);
+    }
+  }
+
+  /**
    * Takes one streamed INSERT; waits while its lane is full.
    *
    * @return {@code false} when the stream was closed meanwhile
    */
   boolean offer(R record, OutboxEvent event, Instant notBefore) throws InterruptedException {
-    return interruptibly(() -> intake.offer(record, event, notBefore));
+    return offerAll(List.of(Streamed.insert(record, event, notBefore)));
+  }
+
+  /**
+   * Takes a batch of streamed records in order, as {@link #offer}, {@link #reached} and {@link
+   * #pass} would one by one, but under one hold of the lock, and wakes the lanes once, when the
+   * batch is in (or before waiting for room in a full lane): a lane woken by the batch's first
+   * event would otherwise claim it alone, and the rest of the batch only after that claim (a second
+   * claim, and the rest waiting for the first).
+   *
+   * @return {@code false} when the stream was closed meanwhile (the rest of the batch is dropped)
+   */
+  boolean offerAll(List<Streamed<R>> batch) throws InterruptedException {
+    return interruptibly(
+        () -> {
+          try {
+            for (Streamed<R> r : batch) {
+              if (r.event() != null) {
+                if (!intake.offer(r.record(), r.event(), r.notBefore())) {
+                  return false;
+                }
+              } else {
+                if (r.heartbeat() != null) {
+                  reachedLocked(r.heartbeat());
+                }
+                passLocked(r.record());
+              }
+            }
+            return true;
+          } finally {
+            s.changed.signalAll();
+          }
+        });
   }
 
   /** Takes a streamed record that is not an event (it only moves the position). */
   void pass(R record) {
+    run(() -> passLocked(record));
+  }
+
+  private void passLocked(R record) {
     // A record dropped after close must not let a later position be committed past an event that
     // was never taken.
-    run(
-        () -> {
-          if (!s.closed) {
-            s.watermark.add(record, 0);
-          }
-        });
+    if (!s.closed) {
+      s.watermark.add(record, 0);
+    }
   }
 
   /**
@@ -130,25 +182,26 @@ final class ChangeStream<R> {
    * was committed before), and its ids are forgotten.
    */
   void reached(Instant emittedAt) {
-    run(
-        () -> {
-          if (streamTime == null || emittedAt.isAfter(streamTime)) {
-            streamTime = emittedAt;
-          }
-          if (s.caughtUpReadAt != null && emittedAt.isAfter(s.caughtUpReadAt)) {
-            s.caughtUpReadAt = null;
-            if (s.caughtUpIds.isEmpty()) {
-              return;
-            }
-            s.caughtUpIds.clear();
-            log.info(
-                "pipeline {}: the stream has passed the caught-up rows: {} of their INSERT(s)"
-                    + " were final already and skipped, {} streamed event(s) found final by a claim",
-                s.pipeline,
-                s.staleSkipped,
-                s.staleInLanes);
-          }
-        });
+    run(() -> reachedLocked(emittedAt));
+  }
+
+  private void reachedLocked(Instant emittedAt) {
+    if (streamTime == null || emittedAt.isAfter(streamTime)) {
+      streamTime = emittedAt;
+    }
+    if (s.caughtUpReadAt != null && emittedAt.isAfter(s.caughtUpReadAt)) {
+      s.caughtUpReadAt = null;
+      if (s.caughtUpIds.isEmpty()) {
+        return;
+      }
+      s.caughtUpIds.clear();
+      log.info(
+          "pipeline {}: the stream has passed the caught-up rows: {} of their INSERT(s)"
+              + " were final already and skipped, {} streamed event(s) found final by a claim",
+          s.pipeline,
+          s.staleSkipped,
+          s.staleInLanes);
+    }
   }
 
   /** The database time up to which the stream has delivered everything, or {@code null}. */

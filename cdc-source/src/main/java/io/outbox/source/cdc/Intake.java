@@ -26,7 +26,10 @@ final class Intake {
     this.parking = parking;
   }
 
-  /** See {@link ChangeStream#offer}. */
+  /**
+   * See {@link ChangeStream#offer}; the caller wakes the lanes ({@link StreamState#changed}) once
+   * its batch is in.
+   */
   boolean offer(Object record, OutboxEvent event, Instant notBefore) throws InterruptedException {
     if (s.closed) {
       return false;
@@ -78,7 +81,10 @@ final class Intake {
         return true;
       }
       if (parking.parkHeld(lane) == 0) {
-        s.changed.await(); // full of events of keys that may go: the engine waits
+        // Full of events of keys that may go: the engine waits, the lanes told first (the caller
+        // wakes them once per batch otherwise).
+        s.changed.signalAll();
+        s.changed.await();
       }
     }
     ChangeStream.Item item =
@@ -86,7 +92,6 @@ final class Intake {
     lane.queue.addLast(item);
     lane.streamed++;
     s.inMemory.put(event.id(), item);
-    s.changed.signalAll();
     return true;
   }
 

@@ -4,6 +4,7 @@ import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
@@ -79,6 +80,9 @@ final class RecordHandoff {
     }
     Instant horizon =
         settings.reconcileAfter().isZero() ? null : clock.instant().plus(settings.reconcileAfter());
+    // Read outside the stream's lock, handed over in one piece (ChangeStream#offerAll).
+    List<ChangeStream.Streamed<RecordChangeEvent<SourceRecord>>> batch =
+        new ArrayList<>(records.size());
     for (RecordChangeEvent<SourceRecord> r : records) {
       ChangeEvents.Change change = changes.read(r.record());
       if (change instanceof ChangeEvents.Insert insert) {
@@ -86,16 +90,17 @@ final class RecordHandoff {
         if (horizon != null && notBefore != null && notBefore.isAfter(horizon)) {
           // Delayed beyond reconcile-after: the sweep publishes it when due; holding it here
           // would hold the slot's WAL for as long.
-          stream.pass(r);
-        } else if (!stream.offer(r, insert.event(), notBefore)) {
-          return; // stopping
+          batch.add(ChangeStream.Streamed.position(r, null));
+        } else {
+          batch.add(ChangeStream.Streamed.insert(r, insert.event(), notBefore));
         }
       } else {
-        if (change instanceof ChangeEvents.Heartbeat heartbeat) {
-          stream.reached(heartbeat.emittedAt());
-        }
-        stream.pass(r);
+        batch.add(
+            ChangeStream.Streamed.position(
+                r,
+                change instanceof ChangeEvents.Heartbeat heartbeat ? heartbeat.emittedAt() : null));
       }
     }
+    stream.offerAll(batch); // false: stopping
   }
 }

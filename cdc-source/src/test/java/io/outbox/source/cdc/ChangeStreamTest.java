@@ -1,6 +1,7 @@
 package io.outbox.source.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
@@ -9,9 +10,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class ChangeStreamTest {
@@ -345,6 +348,60 @@ class ChangeStreamTest {
     producer.join(5_000);
     assertThat(producer.isAlive()).isFalse();
     assertThat(small.size()).isEqualTo(3);
+  }
+
+  @Test
+  void aBatchHandedOverAtOnceKeepsItsOrderAndItsHeartbeat() throws Exception {
+    Instant beat = Instant.parse("2026-01-01T00:00:05Z");
+    assertThat(
+            stream.offerAll(
+                List.of(
+                    ChangeStream.Streamed.insert("r1", event(1, "a"), null),
+                    ChangeStream.Streamed.position("hb", beat),
+                    ChangeStream.Streamed.insert("r2", event(2, "b"), null),
+                    ChangeStream.Streamed.position("u2", null))))
+        .isTrue();
+    assertThat(stream.streamTime()).isEqualTo(beat);
+    List<ChangeStream.Item> items = stream.take(0, 10, Duration.ZERO);
+    assertThat(items).extracting(i -> i.event().id()).containsExactly(1L, 2L);
+    stream.settled(
+        0,
+        items,
+        List.of(
+            new Settlement.Published(items.get(0).event()),
+            new Settlement.Retry(items.get(1).event(), 1, Duration.ofSeconds(1), "x")));
+    // r1 is final, r2 not: the position stops at the heartbeat after r1.
+    assertThat(stream.takeCommittable()).isEqualTo("hb");
+    stream.close();
+    assertThat(stream.offerAll(List.of(ChangeStream.Streamed.insert("r3", event(3, "a"), null))))
+        .as("closed")
+        .isFalse();
+  }
+
+  @Test
+  void aWaitingLaneTakesTheWholeBatchInOneClaim() throws Exception {
+    AtomicReference<List<ChangeStream.Item>> taken = new AtomicReference<>();
+    Thread lane =
+        new Thread(
+            () -> {
+              try {
+                taken.set(stream.take(0, 100, Duration.ofSeconds(10)));
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    lane.start();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> lane.getState() == Thread.State.TIMED_WAITING);
+    List<ChangeStream.Streamed<String>> batch = new ArrayList<>();
+    for (long id = 1; id <= 50; id++) {
+      batch.add(ChangeStream.Streamed.insert("r" + id, event(id, "k" + id), null));
+    }
+    stream.offerAll(batch);
+    lane.join(5_000);
+    // One offer at a time, the lane woke at the first one and could take it alone.
+    assertThat(taken.get()).hasSize(50);
   }
 
   /** A clock the test moves. */
