@@ -140,12 +140,10 @@ final class BenchRun {
   private Results.Throughput raw(String sink) throws Exception {
     return switch (sink) {
       case "kafka" -> RawKafka.run(plan.brokers(), plan.workload());
+      // One confirm channel per lane of the relay (its default is 2 lanes, not 4: a run without
+      // --lanes gave the raw client twice the relay's channels).
       case "rabbitmq" ->
-          RawRabbit.run(
-              plan.brokers(),
-              plan.workload(),
-              plan.relay().lanes() != null ? plan.relay().lanes() : 4,
-              1000);
+          RawRabbit.run(plan.brokers(), plan.workload(), plan.relay().lanesInEffect(), 1000);
       // sink.nats.max-pending's default: the window of all lanes together.
       case "nats" -> RawNats.run(plan.brokers(), plan.workload(), 1000);
       // One connection per lane, one pipeline per batch, as the relay's sink sends them.
@@ -153,7 +151,7 @@ final class BenchRun {
           RawRedis.run(
               plan.brokers(),
               plan.workload(),
-              plan.relay().lanes() != null ? plan.relay().lanes() : 2,
+              plan.relay().lanesInEffect(),
               plan.relay().batchSize() != null ? plan.relay().batchSize() : 500);
       default -> throw new IllegalArgumentException("unknown sink " + sink);
     };

@@ -15,6 +15,12 @@ import java.util.Map;
 final class RelayUnderTest {
   static final String PIPELINE = "bench";
 
+  /**
+   * The relay's {@code lanes} default (relay/core reference.conf), which the raw baselines match
+   * when {@code --lanes} is not given: one channel or connection per lane.
+   */
+  static final int RELAY_DEFAULT_LANES = 2;
+
   private RelayUnderTest() {}
 
   /**
@@ -33,6 +39,11 @@ final class RelayUnderTest {
       List<String> jvmOptions,
       String extraConfig,
       String delivery) {
+
+    /** The lanes the relay runs: {@code --lanes}, else the relay's default. */
+    int lanesInEffect() {
+      return lanes != null ? lanes : RELAY_DEFAULT_LANES;
+    }
 
     /** The same relay with {@code sink.kafka.delivery = delivery}. */
     Setup withDelivery(String delivery) {
