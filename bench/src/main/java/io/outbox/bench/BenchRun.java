@@ -430,17 +430,15 @@ final class BenchRun {
         s.insertEventsPerSecond(),
         s.drainEndAfterInsertSeconds());
     if (s.insertBound()) {
-      report.notes.add(
-          String.format(
-              java.util.Locale.ROOT,
-              "INSERT-BOUND: %s ended %.2f s after the backlog's insertion (%.1f s, %.0f events/s),"
-                  + " within %.0f %% of it: the relay kept up with the insertion, so its drain"
-                  + " figure is the insertion's rate, not the relay's limit",
-              name,
-              s.drainEndAfterInsertSeconds(),
-              s.insertSeconds(),
-              s.insertEventsPerSecond(),
-              Results.Streamed.INSERT_BOUND_SHARE * 100));
+      note(
+          "INSERT-BOUND: %s ended %.2f s after the backlog's insertion (%.1f s, %.0f events/s),"
+              + " within %.0f %% of it: the relay kept up with the insertion, so its drain"
+              + " figure is the insertion's rate, not the relay's limit",
+          name,
+          s.drainEndAfterInsertSeconds(),
+          s.insertSeconds(),
+          s.insertEventsPerSecond(),
+          Results.Streamed.INSERT_BOUND_SHARE * 100);
     }
   }
 
@@ -456,14 +454,11 @@ final class BenchRun {
         StreamCatchUp.await(name, db, plan.workload(), relay, StreamCatchUp.TIMEOUT);
     report.streamCatchUps.add(o);
     if (o.timedOut()) {
-      report.notes.add(
-          String.format(
-              java.util.Locale.ROOT,
-              "%s: the stream had not passed the backlog %.0f s after the drain (an event committed"
-                  + " then was still unsettled): TIMED OUT; the latency run includes the rest of"
-                  + " the stall",
-              name,
-              o.seconds()));
+      note(
+          "%s: the stream had not passed the backlog %.0f s after the drain (an event committed"
+              + " then was still unsettled): TIMED OUT; the latency run includes the rest of"
+              + " the stall",
+          name, o.seconds());
     }
     out.printf(
         "bench: %s: stream past the backlog %s%n",
@@ -535,6 +530,11 @@ final class BenchRun {
     } catch (Exception e) {
       return "unknown";
     }
+  }
+
+  /** Adds a note to the report, formatted in the root locale. */
+  private void note(String format, Object... args) {
+    report.notes.add(String.format(java.util.Locale.ROOT, format, args));
   }
 
   private void step(String format, Object... args) {
