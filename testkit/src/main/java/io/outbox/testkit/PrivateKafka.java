@@ -285,7 +285,29 @@ public final class PrivateKafka implements AutoCloseable {
     } catch (IllegalStateException e) {
       // The JVM is shutting down: the hook runs anyway.
     }
+    keepLog();
     Directories.deleteRecursively(dir);
+  }
+
+  /**
+   * Copies the broker's log (every start of it: restarts append) into the build's {@code
+   * target/private-kafka-logs/} before the directory goes, so that a test that failed against this
+   * broker can be read against what the broker did. Nothing when there is no {@code target}.
+   */
+  private void keepLog() {
+    Path target = Path.of("target");
+    if (!Files.isDirectory(target) || !Files.exists(logFile())) {
+      return;
+    }
+    try {
+      Path kept = Files.createDirectories(target.resolve("private-kafka-logs"));
+      Files.copy(
+          logFile(),
+          kept.resolve(dir.getFileName() + ".kafka.log"),
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    } catch (IOException e) {
+      // The log is evidence, not a result: a copy that fails does not fail the test.
+    }
   }
 
   @Override
