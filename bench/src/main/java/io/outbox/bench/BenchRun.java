@@ -278,7 +278,7 @@ final class BenchRun {
     String name =
         "relay " + setup.source() + "->" + setup.sink() + " " + setup.onPublish() + suffix;
     RelayDrain.Outcome drain;
-    if (cdc && streamedCdc()) {
+    if (streamedCdc()) {
       step(
           "%s: starting on the empty outbox, then inserting a backlog of %d events while it"
               + " streams",

@@ -52,12 +52,19 @@ final class StreamCatchUp {
       long committed = System.nanoTime();
       c.setAutoCommit(true);
       long deadline = committed + timeout.toNanos();
-      while (pending(c, probe)) {
-        relay.checkAlive();
-        if (System.nanoTime() > deadline) {
-          return new Outcome(name, Results.round(timeout.toNanos() / 1e9, 2), true, MEASURES);
+      try (PreparedStatement pending =
+          c.prepareStatement(
+              "SELECT count(*) FROM "
+                  + BenchDatabase.TABLE
+                  + " WHERE event_id = ? AND published_at IS NULL")) {
+        pending.setObject(1, probe);
+        while (pending(pending)) {
+          relay.checkAlive();
+          if (System.nanoTime() > deadline) {
+            return new Outcome(name, Results.round(timeout.toNanos() / 1e9, 2), true, MEASURES);
+          }
+          Thread.sleep(POLL_MILLIS);
         }
-        Thread.sleep(POLL_MILLIS);
       }
       return new Outcome(
           name, Results.round((System.nanoTime() - committed) / 1e9, 2), false, MEASURES);
@@ -69,17 +76,11 @@ final class StreamCatchUp {
           + " every 10 ms): how long the change stream took to pass the backlog's WAL, which the"
           + " drain's catch-up had read from the table; the latency run starts after it";
 
-  private static boolean pending(Connection c, UUID eventId) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT count(*) FROM "
-                + BenchDatabase.TABLE
-                + " WHERE event_id = ? AND published_at IS NULL")) {
-      ps.setObject(1, eventId);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1) > 0;
-      }
+  /** Whether the probe's row is still pending (the statement prepared once, run each look). */
+  private static boolean pending(PreparedStatement probePending) throws SQLException {
+    try (ResultSet rs = probePending.executeQuery()) {
+      rs.next();
+      return rs.getLong(1) > 0;
     }
   }
 }
