@@ -48,6 +48,8 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
         new LedgerTopic(
             settings.ledgerTopic(), pipeline, settings.ledgerRetention(), producerConfig, clients);
     this.lanes = new TransactionalLane[lanes];
+    HangingTransactions hanging =
+        new HangingTransactions(pipeline, clients, settings.ledgerTopic());
     for (int i = 0; i < lanes; i++) {
       this.lanes[i] =
           new TransactionalLane(
@@ -58,7 +60,8 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
               factory,
               settings.ledgerTopic(),
               topics,
-              settings.sendTimeout());
+              settings.sendTimeout(),
+              hanging);
     }
   }
 
@@ -73,6 +76,15 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
     for (int lane : which) {
       lanes[lane].fence(bound);
     }
+  }
+
+  /** How many hanging transactions (partitions) the lanes aborted; for tests. */
+  int hangingAborted() {
+    int n = 0;
+    for (TransactionalLane lane : lanes) {
+      n += lane.hangingAborted();
+    }
+    return n;
   }
 
   @Override
@@ -91,7 +103,31 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
 
   @Override
   public List<LedgerEntry> readLedger(Map<Integer, Long> settled, Duration timeout) {
-    return ledger.read(settled, timeout);
+    List<LedgerEntry> entries = ledger.read(settled, timeout);
+    List<LedgerEntry> trusted = new java.util.ArrayList<>(entries.size());
+    boolean[] untrusted = new boolean[lanes.length];
+    for (int i = 0; i < lanes.length; i++) {
+      untrusted[i] = lanes[i].takeLedgerUntrusted();
+    }
+    for (LedgerEntry e : entries) {
+      int p = e.position().partition();
+      if (p < untrusted.length && untrusted[p]) {
+        // A hanging transaction of this lane, open on some partitions and decided on the ledger,
+        // was aborted: the events this record names may be aborted where it hung. Sending them
+        // again may duplicate some; trusting the record may lose some.
+        log.warn(
+            "pipeline {} lane {}: the ledger record at offset {} ({} events) is not trusted: a"
+                + " hanging transaction of the lane was aborted that was not open on the ledger;"
+                + " its events are sent again (at least once)",
+            pipeline,
+            p,
+            e.position().offset(),
+            e.record().events().size());
+      } else {
+        trusted.add(e);
+      }
+    }
+    return trusted;
   }
 
   @Override

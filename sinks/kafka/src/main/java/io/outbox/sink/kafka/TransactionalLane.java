@@ -10,9 +10,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -21,10 +23,12 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RetriableException;
@@ -42,6 +46,7 @@ import org.slf4j.LoggerFactory;
 final class TransactionalLane {
 
   private static final Logger log = LoggerFactory.getLogger(TransactionalLane.class);
+  private static final Duration HANGING_BOUND = Duration.ofSeconds(30);
 
   private final int lane;
   private final String pipeline;
@@ -51,9 +56,18 @@ final class TransactionalLane {
   private final String ledgerTopic;
   private final TopicCheck topics;
   private final Duration sendTimeout;
+  private final HangingTransactions hanging;
   private final ExecutorService thread;
   private Producer<String, byte[]> producer; // lane thread only
   private boolean fenced; // lane thread only: set when fenced, cleared by fence()
+  // Lane thread only: a producer was dropped, so a transaction of it may be left open; the next
+  // registration looks for hanging transactions before the lane's first transaction.
+  private boolean checkHanging = true;
+  private final Set<Long> producerIds = new HashSet<>(); // lane thread only: ids registered so far
+  private volatile int hangingAborted; // written by the lane thread only
+  // Set when a hanging transaction not open on the lane's ledger partition was aborted: the
+  // ledger's records past the watermark may name events that were aborted.
+  private final AtomicBoolean ledgerUntrusted = new AtomicBoolean();
 
   TransactionalLane(
       int lane,
@@ -63,7 +77,8 @@ final class TransactionalLane {
       KafkaClients.Factory factory,
       String ledgerTopic,
       TopicCheck topics,
-      Duration sendTimeout) {
+      Duration sendTimeout,
+      HangingTransactions hanging) {
     this.lane = lane;
     this.pipeline = pipeline;
     this.transactionalId = transactionalIdPrefix + ".lane-" + lane;
@@ -72,6 +87,7 @@ final class TransactionalLane {
     this.ledgerTopic = ledgerTopic;
     this.topics = topics;
     this.sendTimeout = sendTimeout;
+    this.hanging = hanging;
     this.thread =
         Executors.newSingleThreadExecutor(
             r -> {
@@ -103,13 +119,14 @@ final class TransactionalLane {
             () -> {
               discard();
               register();
-              fenced = false;
               log.info(
                   "pipeline {} lane {}: transactional producer '{}' registered (earlier holders"
                       + " fenced)",
                   pipeline,
                   lane,
                   transactionalId);
+              abortHanging(timeout);
+              fenced = false;
             });
     try {
       done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -154,6 +171,15 @@ final class TransactionalLane {
         return failedOrFenced(e, false, events.size());
       }
     }
+    if (checkHanging) {
+      try {
+        abortHanging(sendTimeout.compareTo(HANGING_BOUND) > 0 ? sendTimeout : HANGING_BOUND);
+      } catch (RuntimeException e) {
+        log.warn("pipeline {} lane {}: {}", pipeline, lane, e.getMessage());
+        return new SinkTransaction.Failed(
+            "the lane's earlier transactions cannot be checked: " + e.getMessage(), false);
+      }
+    }
     Producer<String, byte[]> p = producer;
     boolean committing = false;
     try {
@@ -161,6 +187,7 @@ final class TransactionalLane {
       Verdict[] verdicts = new Verdict[events.size()];
       Failure sinkFailure = sendAll(p, events, verdicts);
       if (sinkFailure != null) {
+        checkHanging = true; // the broker may be gone with the transaction open
         abortQuietly(p);
         return new SinkTransaction.Failed(sinkFailure.verdict().error(), false);
       }
@@ -202,6 +229,16 @@ final class TransactionalLane {
       }
       committing = true;
       p.commitTransaction();
+      if (!hanging.completed(transactionalId, sendTimeout)) {
+        checkHanging = true;
+        log.warn(
+            "pipeline {} lane {}: the commit was accepted, but the coordinator did not complete it"
+                + " (write its markers) within send-timeout; the batch is in doubt",
+            pipeline,
+            lane);
+        return new SinkTransaction.Failed(
+            "the coordinator did not complete the commit within send-timeout", true);
+      }
       return new SinkTransaction.Committed(new LedgerPosition(lane, m.offset()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -329,6 +366,7 @@ final class TransactionalLane {
       return new SinkTransaction.Fenced(
           transactionalId + " was fenced by another instance: " + FailureClassifier.describe(e));
     }
+    checkHanging = true; // the broker may be gone with the transaction open
     String error = "Kafka transaction failed: " + FailureClassifier.describe(e);
     boolean aborted = producer != null && abortQuietly(producer);
     if (!aborted) {
@@ -373,10 +411,45 @@ final class TransactionalLane {
     }
   }
 
+  /**
+   * Aborts what the broker left open of the lane's earlier producers ({@link HangingTransactions});
+   * until it succeeds, the lane does not publish.
+   */
+  private void abortHanging(Duration timeout) {
+    HangingTransactions.Outcome outcome =
+        hanging.abort(
+            transactionalId,
+            new TopicPartition(ledgerTopic, lane),
+            Set.copyOf(producerIds),
+            timeout);
+    if (outcome.ledgerDecidedApart()) {
+      ledgerUntrusted.set(true);
+    }
+    if (outcome.producerId() >= 0) {
+      producerIds.add(outcome.producerId());
+    }
+    checkHanging = false;
+    hangingAborted += outcome.aborted().size();
+  }
+
+  /**
+   * Whether the ledger's records of this lane past the settled watermark must not be trusted (and
+   * their events sent again), once: see {@link HangingTransactions.Outcome#ledgerDecidedApart()}.
+   */
+  boolean takeLedgerUntrusted() {
+    return ledgerUntrusted.getAndSet(false);
+  }
+
+  /** How many hanging transactions (partitions) this lane aborted; for tests. */
+  int hangingAborted() {
+    return hangingAborted;
+  }
+
   private void discard() {
     Producer<String, byte[]> p = producer;
     producer = null;
     if (p != null) {
+      checkHanging = true;
       try {
         p.close(Duration.ZERO);
       } catch (RuntimeException e) {

@@ -1,0 +1,313 @@
+package io.outbox.sink.kafka;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.AbortTransactionOptions;
+import org.apache.kafka.clients.admin.AbortTransactionSpec;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeProducersOptions;
+import org.apache.kafka.clients.admin.DescribeProducersResult;
+import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.DescribeTransactionsOptions;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Finds and aborts the transactions of a lane's earlier producers that partitions still hold open
+ * although the broker's transaction coordinator no longer tracks them: "hanging" transactions.
+ *
+ * <p>Seen with a Kafka 4.3 broker killed while a lane committed: once the broker was back and the
+ * lane's new producer registered (which should end every earlier transaction of its id), the
+ * coordinator reported the id idle, yet the earlier transaction's records (events and ledger
+ * record) were still open on every partition it wrote, its last stable offset stuck. Left alone,
+ * such a transaction is committed by the next commit marker the same producer id writes to that
+ * partition (the lane's next transaction): the events of a batch the ledger said was not committed
+ * appear to {@code read_committed} consumers after the lane sent them again, as duplicates.
+ * Aborting them before the lane's first transaction makes the ledger's answer true: not committed,
+ * sent again.
+ */
+final class HangingTransactions {
+
+  private static final Logger log = LoggerFactory.getLogger(HangingTransactions.class);
+
+  private final String pipeline;
+  private final KafkaClients clients;
+  private final String ledgerTopic;
+
+  HangingTransactions(String pipeline, KafkaClients clients, String ledgerTopic) {
+    this.pipeline = pipeline;
+    this.clients = clients;
+    this.ledgerTopic = ledgerTopic;
+  }
+
+  /**
+   * What {@link #abort} did: the transactional id's current producer id, the partitions where a
+   * hanging transaction was aborted, and whether one of them was not open on the lane's ledger
+   * partition too (its ledger record, if it wrote one, may be committed while its events were not:
+   * the ledger's word on it is not to be trusted).
+   */
+  record Outcome(long producerId, List<TopicPartition> aborted, boolean ledgerDecidedApart) {}
+
+  /**
+   * Aborts, on every partition of the cluster (internal topics aside), the open transactions of
+   * {@code transactionalId}'s earlier producers: its current producer id at an older epoch, and the
+   * producer ids in {@code earlier} (a producer id the coordinator replaced). Call it right after
+   * the lane's producer registered (or after a failure), before the lane's next transaction.
+   *
+   * <p>Safe because the lane reports a batch committed only once the coordinator completed its
+   * commit ({@link #completed}): a hanging transaction holds no batch the relay settled from a
+   * commit, only batches whose outcome the ledger decides.
+   *
+   * @param ledger the lane's ledger partition
+   * @throws IllegalStateException when the broker does not answer within {@code timeout}, or a
+   *     hanging transaction cannot be aborted (the lane must not publish: its next commit would
+   *     commit the hanging records too)
+   */
+  Outcome abort(
+      String transactionalId, TopicPartition ledger, Set<Long> earlier, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Admin admin = clients.admin();
+    TransactionDescription current;
+    try {
+      current = describe(admin, transactionalId, deadline);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof AuthorizationException) {
+        log.warn(
+            "pipeline {}: cannot check for hanging transactions of '{}' (not authorized to describe"
+                + " it: {}); a transaction the broker lost after a crash would then be committed by"
+                + " this producer's next commit (docs/operations.md, \"Hanging transactions\")",
+            pipeline,
+            transactionalId,
+            e.getCause().getMessage());
+        return new Outcome(-1, List.of(), false);
+      }
+      throw unavailable("describing the transactional id '" + transactionalId + "'", e);
+    } catch (TimeoutException e) {
+      throw unavailable("describing the transactional id '" + transactionalId + "'", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while checking for hanging transactions", e);
+    }
+    Map<TopicPartition, PartitionProducerState> states =
+        producers(admin, partitions(admin, deadline), deadline);
+    List<Map.Entry<TopicPartition, ProducerState>> hanging = new ArrayList<>();
+    Set<String> onLedger = new HashSet<>();
+    for (Map.Entry<TopicPartition, PartitionProducerState> e : states.entrySet()) {
+      for (ProducerState p : e.getValue().activeProducers()) {
+        boolean ours =
+            p.producerId() == current.producerId()
+                ? p.producerEpoch() < current.producerEpoch()
+                : earlier.contains(p.producerId());
+        if (ours && p.currentTransactionStartOffset().isPresent()) {
+          hanging.add(Map.entry(e.getKey(), p));
+          if (e.getKey().equals(ledger)) {
+            onLedger.add(p.producerId() + "/" + p.producerEpoch());
+          }
+        }
+      }
+    }
+    List<TopicPartition> aborted = new ArrayList<>();
+    boolean apart = false;
+    for (Map.Entry<TopicPartition, ProducerState> h : hanging) {
+      ProducerState p = h.getValue();
+      apart |= !onLedger.contains(p.producerId() + "/" + p.producerEpoch());
+      log.warn(
+          "pipeline {}: partition {} holds an open transaction of an earlier producer of '{}'"
+              + " (producer id {}, epoch {}, from offset {}) that the broker's coordinator no longer"
+              + " tracks (now epoch {}, {}): a hanging transaction, left by a broker crash."
+              + " Aborting it, so that it is neither stuck nor committed later by this producer",
+          pipeline,
+          h.getKey(),
+          transactionalId,
+          p.producerId(),
+          p.producerEpoch(),
+          p.currentTransactionStartOffset().getAsLong(),
+          current.producerEpoch(),
+          current.state());
+      abort(admin, h.getKey(), p, deadline);
+      aborted.add(h.getKey());
+    }
+    return new Outcome(current.producerId(), aborted, apart);
+  }
+
+  /**
+   * Whether the coordinator completed the commit of {@code transactionalId}'s last transaction
+   * (wrote its markers to every partition) within {@code timeout}. {@code commitTransaction}
+   * returns once the coordinator decided; a broker that crashed before the markers were written has
+   * been seen to come back without the decision, leaving the transaction open on its partitions.
+   */
+  boolean completed(String transactionalId, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Admin admin = clients.admin();
+    long pause = 1;
+    while (true) {
+      try {
+        TransactionState state = describe(admin, transactionalId, deadline).state();
+        if (state != TransactionState.PREPARE_COMMIT) {
+          return state == TransactionState.COMPLETE_COMMIT;
+        }
+      } catch (ExecutionException | TimeoutException e) {
+        log.debug(
+            "pipeline {}: describing '{}' failed: {}",
+            pipeline,
+            transactionalId,
+            FailureClassifier.describe(e));
+      }
+      if (System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      TimeUnit.MILLISECONDS.sleep(pause);
+      pause = Math.min(50, pause * 2);
+    }
+  }
+
+  private static TransactionDescription describe(Admin admin, String id, long deadline)
+      throws ExecutionException, TimeoutException, InterruptedException {
+    return admin
+        .describeTransactions(
+            List.of(id), new DescribeTransactionsOptions().timeoutMs(ms(deadline)))
+        .description(id)
+        .get(ms(deadline), TimeUnit.MILLISECONDS);
+  }
+
+  private void abort(Admin admin, TopicPartition tp, ProducerState p, long deadline) {
+    AbortTransactionSpec spec =
+        new AbortTransactionSpec(
+            tp, p.producerId(), (short) p.producerEpoch(), p.coordinatorEpoch().orElse(0));
+    try {
+      admin
+          .abortTransaction(spec, new AbortTransactionOptions().timeoutMs(ms(deadline)))
+          .all()
+          .get(ms(deadline), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(
+          "pipeline "
+              + pipeline
+              + ": the hanging transaction on "
+              + tp
+              + " (producer id "
+              + p.producerId()
+              + ", epoch "
+              + p.producerEpoch()
+              + ", from offset "
+              + p.currentTransactionStartOffset().getAsLong()
+              + ") cannot be aborted: "
+              + FailureClassifier.describe(e.getCause())
+              + (e.getCause() instanceof AuthorizationException
+                  ? ". The relay's principal needs the right to write transaction markers (CLUSTER"
+                      + " ClusterAction); or abort it yourself: kafka-transactions.sh"
+                      + " --bootstrap-server <broker> abort --topic "
+                      + tp.topic()
+                      + " --partition "
+                      + tp.partition()
+                      + " --start-offset "
+                      + p.currentTransactionStartOffset().getAsLong()
+                  : "")
+              + ". The lane does not publish until it is aborted",
+          e.getCause());
+    } catch (TimeoutException e) {
+      throw unavailable("aborting the hanging transaction on " + tp, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while aborting a hanging transaction", e);
+    }
+  }
+
+  /** Every partition of every topic but the internal ones, and of the ledger. */
+  private Collection<TopicPartition> partitions(Admin admin, long deadline) {
+    try {
+      Set<String> topics =
+          new HashSet<>(
+              admin
+                  .listTopics(new ListTopicsOptions().timeoutMs(ms(deadline)))
+                  .names()
+                  .get(ms(deadline), TimeUnit.MILLISECONDS));
+      topics.add(ledgerTopic);
+      Map<String, TopicDescription> described =
+          admin
+              .describeTopics(topics, new DescribeTopicsOptions().timeoutMs(ms(deadline)))
+              .allTopicNames()
+              .get(ms(deadline), TimeUnit.MILLISECONDS);
+      List<TopicPartition> all = new ArrayList<>();
+      described.forEach(
+          (name, d) ->
+              d.partitions().forEach(p -> all.add(new TopicPartition(name, p.partition()))));
+      return all;
+    } catch (ExecutionException | TimeoutException e) {
+      throw unavailable("listing the topics", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while listing topics", e);
+    }
+  }
+
+  /**
+   * The producers of each partition; a partition this principal may not describe (no READ on its
+   * topic) is left out, with a warning naming its topics.
+   */
+  private Map<TopicPartition, PartitionProducerState> producers(
+      Admin admin, Collection<TopicPartition> partitions, long deadline) {
+    DescribeProducersResult result =
+        admin.describeProducers(partitions, new DescribeProducersOptions().timeoutMs(ms(deadline)));
+    Map<TopicPartition, PartitionProducerState> states = new HashMap<>();
+    Set<String> unchecked = new TreeSet<>();
+    for (TopicPartition tp : partitions) {
+      try {
+        states.put(tp, result.partitionResult(tp).get(ms(deadline), TimeUnit.MILLISECONDS));
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof AuthorizationException)) {
+          throw unavailable("describing the producers of " + tp, e);
+        }
+        unchecked.add(tp.topic());
+      } catch (TimeoutException e) {
+        throw unavailable("describing the producers of " + partitions.size() + " partitions", e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while describing producers", e);
+      }
+    }
+    if (!unchecked.isEmpty()) {
+      log.warn(
+          "pipeline {}: not authorized to describe the producers of topic(s) {} (READ is needed):"
+              + " hanging transactions there cannot be found",
+          pipeline,
+          unchecked);
+    }
+    return states;
+  }
+
+  private IllegalStateException unavailable(String what, Exception e) {
+    Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+    return new IllegalStateException(
+        "pipeline "
+            + pipeline
+            + ": checking for hanging transactions failed while "
+            + what
+            + ": "
+            + FailureClassifier.describe(cause),
+        cause);
+  }
+
+  private static int ms(long deadline) {
+    long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, left));
+  }
+}
