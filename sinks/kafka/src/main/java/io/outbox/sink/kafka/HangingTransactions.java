@@ -25,8 +25,10 @@ import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -241,15 +243,24 @@ final class HangingTransactions {
                   .names()
                   .get(ms(deadline), TimeUnit.MILLISECONDS));
       topics.add(ledgerTopic);
-      Map<String, TopicDescription> described =
+      Map<String, KafkaFuture<TopicDescription>> described =
           admin
               .describeTopics(topics, new DescribeTopicsOptions().timeoutMs(ms(deadline)))
-              .allTopicNames()
-              .get(ms(deadline), TimeUnit.MILLISECONDS);
+              .topicNameValues();
       List<TopicPartition> all = new ArrayList<>();
-      described.forEach(
-          (name, d) ->
-              d.partitions().forEach(p -> all.add(new TopicPartition(name, p.partition()))));
+      for (Map.Entry<String, KafkaFuture<TopicDescription>> e : described.entrySet()) {
+        try {
+          e.getValue()
+              .get(ms(deadline), TimeUnit.MILLISECONDS)
+              .partitions()
+              .forEach(p -> all.add(new TopicPartition(e.getKey(), p.partition())));
+        } catch (ExecutionException gone) {
+          if (!(gone.getCause() instanceof UnknownTopicOrPartitionException)) {
+            throw gone;
+          }
+          // deleted since it was listed: nothing of it can hang
+        }
+      }
       return all;
     } catch (ExecutionException | TimeoutException e) {
       throw unavailable("listing the topics", e);
@@ -273,6 +284,9 @@ final class HangingTransactions {
       try {
         states.put(tp, result.partitionResult(tp).get(ms(deadline), TimeUnit.MILLISECONDS));
       } catch (ExecutionException e) {
+        if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+          continue; // deleted since it was listed
+        }
         if (!(e.getCause() instanceof AuthorizationException)) {
           throw unavailable("describing the producers of " + tp, e);
         }
