@@ -20,11 +20,14 @@ import org.apache.kafka.clients.admin.DescribeProducersResult;
 import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.DescribeTransactionsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TransactionDescription;
-import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
@@ -74,9 +77,9 @@ final class HangingTransactions {
    * producer ids in {@code earlier} (a producer id the coordinator replaced). Call it right after
    * the lane's producer registered (or after a failure), before the lane's next transaction.
    *
-   * <p>Safe because the lane reports a batch committed only once the coordinator completed its
-   * commit ({@link #completed}): a hanging transaction holds no batch the relay settled from a
-   * commit, only batches whose outcome the ledger decides.
+   * <p>Safe because the lane reports a batch committed only once its commit markers are written on
+   * every partition it wrote ({@link #markersWritten}): a hanging transaction holds no batch the
+   * relay settled from a commit, only batches whose outcome the ledger decides.
    *
    * @param ledger the lane's ledger partition
    * @throws IllegalStateException when the broker does not answer within {@code timeout}, or a
@@ -151,26 +154,37 @@ final class HangingTransactions {
   }
 
   /**
-   * Whether the coordinator completed the commit of {@code transactionalId}'s last transaction
-   * (wrote its markers to every partition) within {@code timeout}. {@code commitTransaction}
-   * returns once the coordinator decided; a broker that crashed before the markers were written has
-   * been seen to come back without the decision, leaving the transaction open on its partitions.
+   * Whether the commit markers of a transaction are written on every partition it wrote: each
+   * partition's last stable offset is past the transaction's last record there ({@code written}),
+   * within {@code timeout}. {@code commitTransaction} returns once the coordinator decided, before
+   * it writes the markers; a Kafka 4.3/4.4 broker restarted in between has been seen to drop them
+   * (KAFKA-20734) and even to report the commit complete, leaving the transaction open on its
+   * partitions. A transaction whose markers are written is decided on the partitions themselves.
    */
-  boolean completed(String transactionalId, Duration timeout) throws InterruptedException {
+  boolean markersWritten(Map<TopicPartition, Long> written, Duration timeout)
+      throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
-    Admin admin = clients.admin();
+    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+    written.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
     long pause = 1;
     while (true) {
       try {
-        TransactionState state = describe(admin, transactionalId, deadline).state();
-        if (state != TransactionState.PREPARE_COMMIT) {
-          return state == TransactionState.COMPLETE_COMMIT;
+        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stable =
+            clients
+                .admin()
+                .listOffsets(
+                    latest,
+                    new ListOffsetsOptions(IsolationLevel.READ_COMMITTED).timeoutMs(ms(deadline)))
+                .all()
+                .get(ms(deadline), TimeUnit.MILLISECONDS);
+        latest.keySet().removeIf(tp -> stable.get(tp).offset() > written.get(tp));
+        if (latest.isEmpty()) {
+          return true;
         }
       } catch (ExecutionException | TimeoutException e) {
         log.debug(
-            "pipeline {}: describing '{}' failed: {}",
+            "pipeline {}: reading the last stable offsets failed: {}",
             pipeline,
-            transactionalId,
             FailureClassifier.describe(e));
       }
       if (System.nanoTime() - deadline > 0) {

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -185,7 +186,8 @@ final class TransactionalLane {
     try {
       p.beginTransaction();
       Verdict[] verdicts = new Verdict[events.size()];
-      Failure sinkFailure = sendAll(p, events, verdicts);
+      Map<TopicPartition, Long> written = new HashMap<>();
+      Failure sinkFailure = sendAll(p, events, verdicts, written);
       if (sinkFailure != null) {
         checkHanging = true; // the broker may be gone with the transaction open
         abortQuietly(p);
@@ -227,17 +229,18 @@ final class TransactionalLane {
             false,
             events.size());
       }
+      written.merge(new TopicPartition(m.topic(), m.partition()), m.offset(), Math::max);
       committing = true;
       p.commitTransaction();
-      if (!hanging.completed(transactionalId, sendTimeout)) {
+      if (!hanging.markersWritten(written, sendTimeout)) {
         checkHanging = true;
         log.warn(
-            "pipeline {} lane {}: the commit was accepted, but the coordinator did not complete it"
-                + " (write its markers) within send-timeout; the batch is in doubt",
+            "pipeline {} lane {}: the commit was accepted, but its markers were not written on every"
+                + " partition it wrote within send-timeout; the batch is in doubt",
             pipeline,
             lane);
         return new SinkTransaction.Failed(
-            "the coordinator did not complete the commit within send-timeout", true);
+            "the commit's markers were not written within send-timeout", true);
       }
       return new SinkTransaction.Committed(new LedgerPosition(lane, m.offset()));
     } catch (InterruptedException e) {
@@ -253,7 +256,11 @@ final class TransactionalLane {
    * Sends every event unless one fails on the way; returns a failure of the whole sink, otherwise
    * leaves in {@code verdicts} the failure of each event at fault (nothing when all were acked).
    */
-  private Failure sendAll(Producer<String, byte[]> p, List<RoutedEvent> events, Verdict[] verdicts)
+  private Failure sendAll(
+      Producer<String, byte[]> p,
+      List<RoutedEvent> events,
+      Verdict[] verdicts,
+      Map<TopicPartition, Long> written)
       throws InterruptedException {
     long deadline = System.nanoTime() + sendTimeout.toNanos();
     List<Future<RecordMetadata>> sent = new ArrayList<>(events.size());
@@ -293,7 +300,9 @@ final class TransactionalLane {
     Map<Throwable, Integer> shared = new IdentityHashMap<>();
     for (int i = 0; i < sent.size(); i++) {
       try {
-        sent.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        RecordMetadata m =
+            sent.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        written.merge(new TopicPartition(m.topic(), m.partition()), m.offset(), Math::max);
       } catch (ExecutionException e) {
         errors[i] = e.getCause();
         shared.merge(errors[i], 1, Integer::sum);
