@@ -154,36 +154,58 @@ final class HangingTransactions {
   }
 
   /**
-   * Whether the commit markers of a transaction are written on every partition it wrote: each
-   * partition's last stable offset is past the transaction's last record there ({@code written}),
-   * within {@code timeout}. {@code commitTransaction} returns once the coordinator decided, before
-   * it writes the markers; a Kafka 4.3/4.4 broker restarted in between has been seen to drop them
-   * (KAFKA-20734) and even to report the commit complete, leaving the transaction open on its
-   * partitions. A transaction whose markers are written is decided on the partitions themselves.
+   * Whether the commit markers of a transaction of producer {@code producerId} are written on every
+   * partition it wrote ({@code written}: per partition, its last record's offset), within {@code
+   * timeout}. {@code commitTransaction} returns once the coordinator decided, before it writes the
+   * markers; a Kafka 4.3/4.4 broker restarted in between has been seen to drop them (KAFKA-20734)
+   * and even to report the commit complete, leaving the transaction open on its partitions.
+   *
+   * <p>Asks each partition whether this producer still has a transaction open there ({@code
+   * describeProducers}): per producer, so another lane's or application's open transaction on the
+   * same partition does not hold it up, as the last stable offset would. When the producer id is
+   * unknown ({@code -1}: not authorized to describe the transactional id), falls back to the last
+   * stable offsets.
    */
-  boolean markersWritten(Map<TopicPartition, Long> written, Duration timeout)
+  boolean markersWritten(long producerId, Map<TopicPartition, Long> written, Duration timeout)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
-    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-    written.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+    Set<TopicPartition> open = new HashSet<>(written.keySet());
     long pause = 1;
     while (true) {
       try {
-        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stable =
-            clients
-                .admin()
-                .listOffsets(
-                    latest,
-                    new ListOffsetsOptions(IsolationLevel.READ_COMMITTED).timeoutMs(ms(deadline)))
-                .all()
-                .get(ms(deadline), TimeUnit.MILLISECONDS);
-        latest.keySet().removeIf(tp -> stable.get(tp).offset() > written.get(tp));
-        if (latest.isEmpty()) {
+        if (producerId >= 0) {
+          Map<TopicPartition, PartitionProducerState> states =
+              clients
+                  .admin()
+                  .describeProducers(open, new DescribeProducersOptions().timeoutMs(ms(deadline)))
+                  .all()
+                  .get(ms(deadline), TimeUnit.MILLISECONDS);
+          open.removeIf(
+              tp ->
+                  states.get(tp).activeProducers().stream()
+                      .noneMatch(
+                          p ->
+                              p.producerId() == producerId
+                                  && p.currentTransactionStartOffset().isPresent()));
+        } else {
+          Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+          open.forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+          Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stable =
+              clients
+                  .admin()
+                  .listOffsets(
+                      latest,
+                      new ListOffsetsOptions(IsolationLevel.READ_COMMITTED).timeoutMs(ms(deadline)))
+                  .all()
+                  .get(ms(deadline), TimeUnit.MILLISECONDS);
+          open.removeIf(tp -> stable.get(tp).offset() > written.get(tp));
+        }
+        if (open.isEmpty()) {
           return true;
         }
       } catch (ExecutionException | TimeoutException e) {
         log.debug(
-            "pipeline {}: reading the last stable offsets failed: {}",
+            "pipeline {}: checking the commit markers failed: {}",
             pipeline,
             FailureClassifier.describe(e));
       }

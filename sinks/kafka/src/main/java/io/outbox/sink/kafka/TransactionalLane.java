@@ -65,6 +65,7 @@ final class TransactionalLane {
   // registration looks for hanging transactions before the lane's first transaction.
   private boolean checkHanging = true;
   private final Set<Long> producerIds = new HashSet<>(); // lane thread only: ids registered so far
+  private long producerId = -1; // lane thread only: the current producer's id, -1 if unknown
   private volatile int hangingAborted; // written by the lane thread only
   // Set when a hanging transaction not open on the lane's ledger partition was aborted: the
   // ledger's records past the watermark may name events that were aborted.
@@ -232,7 +233,7 @@ final class TransactionalLane {
       written.merge(new TopicPartition(m.topic(), m.partition()), m.offset(), Math::max);
       committing = true;
       p.commitTransaction();
-      if (!hanging.markersWritten(written, sendTimeout)) {
+      if (!hanging.markersWritten(producerId, written, sendTimeout)) {
         checkHanging = true;
         log.warn(
             "pipeline {} lane {}: the commit was accepted, but its markers were not written on every"
@@ -434,6 +435,7 @@ final class TransactionalLane {
     if (outcome.ledgerDecidedApart()) {
       ledgerUntrusted.set(true);
     }
+    producerId = outcome.producerId();
     if (outcome.producerId() >= 0) {
       producerIds.add(outcome.producerId());
     }
