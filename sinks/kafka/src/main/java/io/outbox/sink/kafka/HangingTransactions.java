@@ -56,6 +56,9 @@ final class HangingTransactions {
   private final String pipeline;
   private final KafkaClients clients;
   private final String ledgerTopic;
+  // Whether commits are confirmed per producer (describeProducers); cleared, once, when the
+  // principal may not describe the producers of a topic it writes.
+  private volatile boolean perProducer = true;
 
   HangingTransactions(String pipeline, KafkaClients clients, String ledgerTopic) {
     this.pipeline = pipeline;
@@ -173,7 +176,7 @@ final class HangingTransactions {
     long pause = 1;
     while (true) {
       try {
-        if (producerId >= 0) {
+        if (producerId >= 0 && perProducer) {
           Map<TopicPartition, PartitionProducerState> states =
               clients
                   .admin()
@@ -203,7 +206,23 @@ final class HangingTransactions {
         if (open.isEmpty()) {
           return true;
         }
-      } catch (ExecutionException | TimeoutException e) {
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof AuthorizationException && perProducer) {
+          perProducer = false;
+          log.warn(
+              "pipeline {}: not authorized to describe the producers of the topics written ({});"
+                  + " commits are confirmed from the partitions' last stable offsets instead, which"
+                  + " also wait for other producers' open transactions there (READ on the topics"
+                  + " avoids that)",
+              pipeline,
+              e.getCause().getMessage());
+          continue;
+        }
+        log.debug(
+            "pipeline {}: checking the commit markers failed: {}",
+            pipeline,
+            FailureClassifier.describe(e));
+      } catch (TimeoutException e) {
         log.debug(
             "pipeline {}: checking the commit markers failed: {}",
             pipeline,
