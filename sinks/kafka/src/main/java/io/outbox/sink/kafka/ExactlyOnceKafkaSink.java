@@ -78,6 +78,15 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
     }
   }
 
+  /** How many transactions the broker committed on only some partitions; for tests. */
+  int partialCommits() {
+    int n = 0;
+    for (TransactionalLane lane : lanes) {
+      n += lane.partialCommits();
+    }
+    return n;
+  }
+
   /** How many hanging transactions (partitions) the lanes aborted; for tests. */
   int hangingAborted() {
     int n = 0;

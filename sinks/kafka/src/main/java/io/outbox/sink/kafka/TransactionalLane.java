@@ -67,6 +67,8 @@ final class TransactionalLane {
   private final Set<Long> producerIds = new HashSet<>(); // lane thread only: ids registered so far
   private long producerId = -1; // lane thread only: the current producer's id, -1 if unknown
   private volatile int hangingAborted; // written by the lane thread only
+  private volatile int partialCommits; // written by the lane thread only
+  private Set<TopicPartition> lastWritten; // lane thread only: partitions of the last transaction
   // Set when a hanging transaction not open on the lane's ledger partition was aborted: the
   // ledger's records past the watermark may name events that were aborted.
   private final AtomicBoolean ledgerUntrusted = new AtomicBoolean();
@@ -188,6 +190,7 @@ final class TransactionalLane {
       p.beginTransaction();
       Verdict[] verdicts = new Verdict[events.size()];
       Map<TopicPartition, Long> written = new HashMap<>();
+      lastWritten = written.keySet();
       Failure sinkFailure = sendAll(p, events, verdicts, written);
       if (sinkFailure != null) {
         checkHanging = true; // the broker may be gone with the transaction open
@@ -441,6 +444,25 @@ final class TransactionalLane {
     }
     checkHanging = false;
     hangingAborted += outcome.aborted().size();
+    Set<TopicPartition> last = lastWritten;
+    if (last != null
+        && outcome.aborted().stream().anyMatch(last::contains)
+        && !outcome.aborted().containsAll(last)) {
+      // The broker wrote the commit markers of the lane's last transaction on some partitions and
+      // dropped them on the others (KAFKA-20734): what was committed stays, the rest is aborted,
+      // and the ledger (open there too, now aborted) sends the whole batch again.
+      partialCommits++;
+      List<TopicPartition> kept =
+          last.stream().filter(tp -> !outcome.aborted().contains(tp)).toList();
+      log.warn(
+          "pipeline {} lane {}: the broker had committed the lane's last transaction on {} only and"
+              + " left it open elsewhere; the open part is aborted and the batch goes out again, so"
+              + " its events on {} are delivered twice",
+          pipeline,
+          lane,
+          kept,
+          kept);
+    }
   }
 
   /**
@@ -449,6 +471,13 @@ final class TransactionalLane {
    */
   boolean takeLedgerUntrusted() {
     return ledgerUntrusted.getAndSet(false);
+  }
+
+  /**
+   * How many of the lane's transactions the broker committed on only some partitions; for tests.
+   */
+  int partialCommits() {
+    return partialCommits;
   }
 
   /** How many hanging transactions (partitions) this lane aborted; for tests. */

@@ -183,15 +183,30 @@ class BrokerKilledInCommitIT {
             .collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
     System.out.printf(
         "BrokerKilledInCommitIT: %d rounds, %d commits in doubt, %d batches sent again, %d hanging"
-            + " transaction(s) aborted, %d events committed, %d records read%n",
-        rounds, inDoubt, sentAgain, sink.hangingAborted(), committed.size(), read.size());
+            + " transaction(s) aborted, %d partial commit(s), %d events committed, %d records"
+            + " read%n",
+        rounds,
+        inDoubt,
+        sentAgain,
+        sink.hangingAborted(),
+        sink.partialCommits(),
+        committed.size(),
+        read.size());
     assertThat(committed.stream().filter(c -> !copies.containsKey(c)).toList())
         .as("committed events not read")
         .isEmpty();
-    assertThat(copies.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey))
-        .as("events read more than once")
-        .isEmpty();
-    assertThat(read).hasSize(committed.size());
+    List<String> twice =
+        copies.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey).toList();
+    if (sink.partialCommits() == 0) {
+      assertThat(twice).as("events read more than once").isEmpty();
+      assertThat(read).hasSize(committed.size());
+    } else {
+      // The broker committed a transaction on some partitions only: those events go out twice,
+      // at least once (docs/design.md); never more than one batch's worth per partial commit.
+      assertThat(twice.size())
+          .as("events read twice after %d partial commit(s): %s", sink.partialCommits(), twice)
+          .isLessThanOrEqualTo(30 * sink.partialCommits());
+    }
   }
 
   private List<RoutedEvent> batch(int[] counter) {
