@@ -8,10 +8,13 @@ import io.outbox.relay.spi.TransactionalSink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.SinkHealthLog;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,20 +83,16 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
 
   /** How many transactions the broker committed on only some partitions; for tests. */
   int partialCommits() {
-    int n = 0;
-    for (TransactionalLane lane : lanes) {
-      n += lane.partialCommits();
-    }
-    return n;
+    return sum(TransactionalLane::partialCommits);
   }
 
   /** How many hanging transactions (partitions) the lanes aborted; for tests. */
   int hangingAborted() {
-    int n = 0;
-    for (TransactionalLane lane : lanes) {
-      n += lane.hangingAborted();
-    }
-    return n;
+    return sum(TransactionalLane::hangingAborted);
+  }
+
+  private int sum(ToIntFunction<TransactionalLane> count) {
+    return Arrays.stream(lanes).mapToInt(count).sum();
   }
 
   @Override
@@ -113,7 +112,7 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
   @Override
   public List<LedgerEntry> readLedger(Map<Integer, Long> settled, Duration timeout) {
     List<LedgerEntry> entries = ledger.read(settled, timeout);
-    List<LedgerEntry> trusted = new java.util.ArrayList<>(entries.size());
+    List<LedgerEntry> trusted = new ArrayList<>(entries.size());
     boolean[] untrusted = new boolean[lanes.length];
     for (int i = 0; i < lanes.length; i++) {
       untrusted[i] = lanes[i].takeLedgerUntrusted();

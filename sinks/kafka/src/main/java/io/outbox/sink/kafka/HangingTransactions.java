@@ -206,7 +206,7 @@ final class HangingTransactions {
         if (open.isEmpty()) {
           return true;
         }
-      } catch (ExecutionException e) {
+      } catch (ExecutionException | TimeoutException e) {
         if (e.getCause() instanceof AuthorizationException && perProducer) {
           perProducer = false;
           log.warn(
@@ -218,11 +218,6 @@ final class HangingTransactions {
               e.getCause().getMessage());
           continue;
         }
-        log.debug(
-            "pipeline {}: checking the commit markers failed: {}",
-            pipeline,
-            FailureClassifier.describe(e));
-      } catch (TimeoutException e) {
         log.debug(
             "pipeline {}: checking the commit markers failed: {}",
             pipeline,
