@@ -15,6 +15,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -24,6 +25,7 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -56,10 +58,7 @@ public final class KafkaTestSupport {
 
   /** {@link #createTopic(String, int)} on the cluster at {@code bootstrap}. */
   public static void createTopic(String bootstrap, String topic, int partitions) {
-    onAdmin(
-        bootstrap,
-        "create topic " + topic + " (" + partitions + " partitions)",
-        admin -> admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all());
+    create(bootstrap, new NewTopic(topic, partitions, (short) 1), partitions + " partitions");
   }
 
   /**
@@ -67,13 +66,31 @@ public final class KafkaTestSupport {
    * configs {@code configs} on the shared broker, and waits.
    */
   public static void createTopic(String topic, int partitions, Map<String, String> configs) {
+    create(bootstrap(), new NewTopic(topic, partitions, (short) 1).configs(configs), "" + configs);
+  }
+
+  /**
+   * Creates {@code topic} and waits until the broker's metadata names a leader for every partition:
+   * the controller acknowledges the creation before the broker applied it, and a producer that
+   * comes in between is refused for the partitions not yet led.
+   */
+  private static void create(String bootstrap, NewTopic topic, String what) {
+    String name = topic.name();
     onAdmin(
-        bootstrap(),
-        "create topic " + topic + " with " + configs,
-        admin ->
-            admin
-                .createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs)))
-                .all());
+        bootstrap,
+        "create topic " + name + " (" + what + ")",
+        admin -> admin.createTopics(List.of(topic)).all());
+    long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
+    while (true) {
+      if (led(bootstrap, name)) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "topic " + name + " has partitions without a leader after " + ADMIN_TIMEOUT);
+      }
+      sleep(Duration.ofMillis(20));
+    }
   }
 
   /** Sets the topic config {@code name} of {@code topic} on the shared broker to {@code value}. */
@@ -97,6 +114,26 @@ public final class KafkaTestSupport {
   /** Whether {@code topic} exists on the cluster at {@code bootstrap}. */
   public static boolean topicExists(String bootstrap, String topic) {
     return onAdmin(bootstrap, "list topics", admin -> admin.listTopics().names()).contains(topic);
+  }
+
+  /** Whether the broker knows {@code topic} and a leader for each of its partitions. */
+  private static boolean led(String bootstrap, String topic) {
+    try {
+      TopicDescription described =
+          onAdmin(
+                  bootstrap,
+                  "describe topic " + topic,
+                  admin -> admin.describeTopics(List.of(topic)).allTopicNames())
+              .get(topic);
+      return described.partitions().stream()
+          .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+    } catch (IllegalStateException e) {
+      if (e.getCause() instanceof ExecutionException
+          && e.getCause().getCause() instanceof UnknownTopicOrPartitionException) {
+        return false; // not in the broker's metadata yet
+      }
+      throw e;
+    }
   }
 
   /**

@@ -174,7 +174,7 @@ public abstract class SinkContract {
                 destination,
                 Map.of("x-outbox-extra", "e-3")));
 
-    assertThat(outcomes(publish(sink, batch))).containsOnly(Outcome.PUBLISHED).hasSize(3);
+    assertAllPublished(publish(sink, batch), 3);
 
     List<Delivered> delivered = read(destination, 3, READ_TIMEOUT);
     assertThat(delivered).hasSize(3);
@@ -216,7 +216,7 @@ public abstract class SinkContract {
       for (int i = 0; i < 60; i++) {
         batch.add(routed(destination, "key-" + i % 6, json(b * 60 + i)));
       }
-      assertThat(outcomes(publish(sink, batch))).containsOnly(Outcome.PUBLISHED);
+      assertAllPublished(publish(sink, batch), batch.size());
       all.addAll(batch);
     }
 
@@ -326,9 +326,7 @@ public abstract class SinkContract {
     sink.close(Duration.ofSeconds(10));
 
     // Flushing within a timeout the live broker easily meets: everything is acknowledged.
-    assertThat(outcomes(stage.get(10, TimeUnit.SECONDS)))
-        .hasSize(50)
-        .containsOnly(Outcome.PUBLISHED);
+    assertAllPublished(stage.get(10, TimeUnit.SECONDS), 50);
     List<Delivered> delivered = new ArrayList<>(read(destination, 51, READ_TIMEOUT));
     delivered.removeIf(d -> "warm-up".equals(d.headers().get("aggregate-id")));
     assertArrivedOnceInPerKeyOrder(batch, delivered);
@@ -345,7 +343,7 @@ public abstract class SinkContract {
 
     List<Verdict> verdicts = publish(sink, batch);
 
-    assertThat(outcomes(verdicts)).hasSize(2_000).containsOnly(Outcome.PUBLISHED);
+    assertAllPublished(verdicts, 2_000);
     assertArrivedOnceInPerKeyOrder(batch, read(destination, batch.size(), READ_TIMEOUT));
   }
 
@@ -365,6 +363,16 @@ public abstract class SinkContract {
     List<Verdict> verdicts = stage.get(ANSWER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     assertThat(verdicts).as("one verdict per event").hasSize(batch.size()).doesNotContainNull();
     return verdicts;
+  }
+
+  /** All {@code size} verdicts are published; a failure names the distinct errors given. */
+  private static void assertAllPublished(List<Verdict> verdicts, int size) {
+    List<String> errors =
+        verdicts.stream().map(Verdict::error).filter(e -> e != null).distinct().limit(5).toList();
+    assertThat(outcomes(verdicts))
+        .as("outcomes (distinct errors: %s)", errors)
+        .hasSize(size)
+        .containsOnly(Outcome.PUBLISHED);
   }
 
   private static List<Outcome> outcomes(List<Verdict> verdicts) {
