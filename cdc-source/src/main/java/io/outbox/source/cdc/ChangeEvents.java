@@ -10,6 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -171,13 +172,23 @@ final class ChangeEvents {
     return headers;
   }
 
-  /** Debezium's ZonedTimestamp (ISO-8601 text) or epoch microseconds. */
+  /**
+   * Epoch microseconds ({@link EpochMicrosConverter}; its infinities as {@link Instant#MAX} and
+   * {@link Instant#MIN}, as the driver reads them) or Debezium's ZonedTimestamp (ISO-8601 text,
+   * when the user's own {@code converters} replaced the relay's).
+   */
   static Instant instant(Object value) {
+    if (value instanceof Long micros) {
+      if (micros == EpochMicrosConverter.POSITIVE_INFINITY) {
+        return Instant.MAX;
+      }
+      if (micros == EpochMicrosConverter.NEGATIVE_INFINITY) {
+        return Instant.MIN;
+      }
+      return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
+    }
     if (value instanceof String s) {
       return OffsetDateTime.parse(s).toInstant();
-    }
-    if (value instanceof Long micros) {
-      return Instant.EPOCH.plusNanos(micros * 1000);
     }
     throw new IllegalArgumentException("not a timestamp: " + value);
   }

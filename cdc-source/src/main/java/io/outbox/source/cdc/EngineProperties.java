@@ -61,6 +61,22 @@ final class EngineProperties {
     p.setProperty("publication.autocreate.mode", "disabled"); // SlotGuard creates it, inserts only
     // Names are letters, digits and _ (OutboxTables): only the dot needs escaping in the regex.
     p.setProperty("table.include.list", tables.schema() + "\\." + tables.table());
+    // The columns ChangeEvents does not read (the claim reads a row's state from the table): not
+    // converted per event. Left to the user when they chose columns themselves.
+    if (!p.containsKey("column.include.list") && !p.containsKey("column.exclude.list")) {
+      p.setProperty(
+          "column.exclude.list",
+          tables.schema()
+              + "\\."
+              + tables.table()
+              + "\\.(published_at|next_attempt_at|last_error)");
+    }
+    // Timestamps as epoch microseconds, not ISO text parsed back (EpochMicrosConverter); a user's
+    // own converters replace it, and ChangeEvents reads the text then.
+    if (!p.containsKey("converters")) {
+      p.setProperty("converters", EpochMicrosConverter.NAME);
+      p.setProperty(EpochMicrosConverter.NAME + ".type", EpochMicrosConverter.class.getName());
+    }
     p.setProperty("snapshot.mode", "no_data");
     p.setProperty("skipped.operations", "u,d,t");
     p.setProperty("tombstones.on.delete", "false");

@@ -70,6 +70,46 @@ class CdcSettingsTest {
         .isEqualTo("0");
   }
 
+  @Test
+  void theEngineConvertsTimestampsToMicrosAndSkipsUnreadColumnsUnlessTheUserChoseOtherwise() {
+    CdcSettings s = CdcSettings.from(context(Map.of()), "shop");
+    java.util.Properties p =
+        EngineProperties.of(
+            s,
+            new CdcConnections(database(Map.of()), s, "orders"),
+            OutboxTables.of("outbox", "dl"),
+            "orders",
+            "r",
+            "g");
+    assertThat(p.getProperty("converters")).isEqualTo(EpochMicrosConverter.NAME);
+    assertThat(p.getProperty(EpochMicrosConverter.NAME + ".type"))
+        .isEqualTo(EpochMicrosConverter.class.getName());
+    assertThat(p.getProperty("column.exclude.list"))
+        .isEqualTo("public\\.outbox\\.(published_at|next_attempt_at|last_error)");
+
+    CdcSettings own =
+        CdcSettings.from(
+            context(
+                Map.of(
+                    "debezium",
+                    Map.of(
+                        "converters", "mine",
+                        "mine.type", "com.example.Mine",
+                        "column.include.list", "public\\.outbox\\..*"))),
+            "shop");
+    java.util.Properties q =
+        EngineProperties.of(
+            own,
+            new CdcConnections(database(Map.of()), own, "orders"),
+            OutboxTables.of("outbox", "dl"),
+            "orders",
+            "r",
+            "g");
+    assertThat(q.getProperty("converters")).isEqualTo("mine");
+    assertThat(q.getProperty(EpochMicrosConverter.NAME + ".type")).isNull();
+    assertThat(q.getProperty("column.exclude.list")).isNull();
+  }
+
   private static DatabaseSettings database(Map<String, String> properties) {
     return new DatabaseSettings(
         "jdbc:postgresql://db:5432/shop",

@@ -15,6 +15,8 @@ import io.outbox.relay.spi.SourceException;
 import io.outbox.testkit.Teardown;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -54,6 +56,16 @@ class CdcSourceIT {
     assertThat(first.headers()).containsEntry("seq", "1");
     assertThat(first.aggregateId()).isEqualTo("a");
     assertThat(first.attempts()).isZero();
+    assertThat(first.createdAt())
+        .as("created_at to the microsecond, through the stream's epoch-microsecond timestamps")
+        .isEqualTo(
+            Instant.EPOCH.plus(
+                fx.count(
+                    "SELECT (extract(epoch FROM created_at) * 1000000)::bigint FROM outbox"
+                        + " WHERE event_id = '"
+                        + ids.get(0)
+                        + "'"),
+                ChronoUnit.MICROS));
 
     claims.forEach(CdcFixture::publishAll);
     assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL")).isEqualTo(3);
