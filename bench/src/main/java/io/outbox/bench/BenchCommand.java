@@ -128,6 +128,17 @@ public final class BenchCommand implements Callable<Integer> {
   int duration;
 
   @Option(
+      names = "--warm-up",
+      paramLabel = "SECONDS",
+      defaultValue = "2",
+      description =
+          "Unmeasured writing at --rate before the latency run, its CPU, stage histograms and"
+              + " idle share (default: ${DEFAULT-VALUE}). A relay JVM that drained only a small"
+              + " backlog is still compiling for a minute or two: 120 measures its steady"
+              + " state.")
+  int warmUp;
+
+  @Option(
       names = "--writers",
       paramLabel = "N",
       defaultValue = "16",
@@ -378,6 +389,7 @@ public final class BenchCommand implements Callable<Integer> {
             curve == null ? baselines : curveBaselines(),
             rate,
             Duration.ofSeconds(duration),
+            Duration.ofSeconds(warmUp),
             writers,
             Duration.ofSeconds(timeout),
             deliveries(),
@@ -471,6 +483,7 @@ public final class BenchCommand implements Callable<Integer> {
         payloadBytes >= Workload.MIN_PAYLOAD_BYTES,
         "--payload-bytes must be >= " + Workload.MIN_PAYLOAD_BYTES);
     check(rate >= 0 && duration >= 1 && timeout >= 1, "--rate >= 0, --duration, --timeout >= 1");
+    check(warmUp >= 0, "--warm-up >= 0");
     check(partitions >= 1, "--partitions must be >= 1");
     if (delivery != null) {
       check(

@@ -32,6 +32,7 @@ final class BenchRun {
       List<String> baselines,
       int rate,
       Duration duration,
+      Duration warmUp,
       int writers,
       Duration timeout,
       List<String> deliveries,
@@ -307,13 +308,12 @@ final class BenchRun {
         insertWithRelay(db, relay);
       }
       if (plan.rate() > 0) {
-        step("latency: %d events/s for %ds", plan.rate(), plan.duration().toSeconds());
+        step(
+            "latency: %d events/s for %ds after %ds unmeasured",
+            plan.rate(), plan.duration().toSeconds(), plan.warmUp().toSeconds());
         StageMetrics stages = StageMetrics.fromLog(dir.resolve("relay.log"));
-        StageMetrics.Snapshot stagesBefore = stages == null ? null : stages.scrape();
-        ProcSample before = relay.sample();
-        ProcSample harnessBefore = ProcSample.of(ProcessHandle.current().pid());
-        MachineCpu machineBefore = MachineCpu.now();
-        long latencyStarted = System.nanoTime();
+        // Taken once the warm-up ended: the stages, CPU and idle share of the measured part.
+        Measuring m = new Measuring(stages, relay);
         LatencyRun.Outcome latency =
             LatencyRun.run(
                 db,
@@ -323,9 +323,16 @@ final class BenchRun {
                 setup.onPublish().equals("mark"),
                 plan.writers(),
                 plan.rate(),
+                plan.warmUp(),
+                m::start,
                 plan.duration(),
                 relay,
                 report.notes);
+        StageMetrics.Snapshot stagesBefore = m.stagesBefore;
+        ProcSample before = m.before;
+        ProcSample harnessBefore = m.harnessBefore;
+        MachineCpu machineBefore = m.machineBefore;
+        long latencyStarted = m.started;
         for (Results.Latency l : latency.latencies()) {
           report.latency.add(
               new Results.Latency(
@@ -511,6 +518,7 @@ final class BenchRun {
     s.put("writers", plan.writers());
     s.put("rate", plan.rate());
     s.put("duration seconds", plan.duration().toSeconds());
+    s.put("latency warm-up seconds", plan.warmUp().toSeconds());
     s.put("work dir", plan.dir().toString());
   }
 
@@ -563,5 +571,29 @@ final class BenchRun {
             cpu / seconds,
             cpu,
             seconds));
+  }
+
+  /** What the latency run's figures are measured from: taken when the warm-up ended. */
+  private static final class Measuring {
+    private final StageMetrics stages;
+    private final ChildJvm relay;
+    StageMetrics.Snapshot stagesBefore;
+    ProcSample before;
+    ProcSample harnessBefore;
+    MachineCpu machineBefore;
+    long started;
+
+    Measuring(StageMetrics stages, ChildJvm relay) {
+      this.stages = stages;
+      this.relay = relay;
+    }
+
+    void start() throws Exception {
+      stagesBefore = stages == null ? null : stages.scrape();
+      before = relay.sample();
+      harnessBefore = ProcSample.of(ProcessHandle.current().pid());
+      machineBefore = MachineCpu.now();
+      started = System.nanoTime();
+    }
   }
 }

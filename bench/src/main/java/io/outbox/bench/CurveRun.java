@@ -160,6 +160,7 @@ final class CurveRun {
         base.baselines(),
         rate ? x : 0,
         base.duration(),
+        base.warmUp(),
         base.writers(),
         base.timeout(),
         base.deliveries(),

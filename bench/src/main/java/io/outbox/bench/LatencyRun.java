@@ -15,13 +15,16 @@ import org.HdrHistogram.Histogram;
  * commit-to-ack side.
  */
 final class LatencyRun {
-  /** Events written before the measured ones, so that nothing connects or warms up in them. */
-  static final Duration WARM_UP = Duration.ofSeconds(2);
-
   /** How long the last events may take to arrive before they are counted as missing. */
   static final Duration SETTLE = Duration.ofSeconds(60);
 
   private LatencyRun() {}
+
+  /** Called when the warm-up ended and the measured writing begins. */
+  @FunctionalInterface
+  interface Start {
+    void run() throws Exception;
+  }
 
   /**
    * What a latency run measured.
@@ -34,9 +37,9 @@ final class LatencyRun {
   record Outcome(List<Results.Latency> latencies, double achieved, long pendingAtEnd) {}
 
   /**
-   * Runs writers at {@code rate} events/s for {@code duration} and returns commit-to-receive and
-   * (with {@code mark}) commit-to-mark distributions; adds to {@code notes} when the writers fell
-   * short of the rate.
+   * Runs writers at {@code rate} events/s for {@code warmUp}, then calls {@code measuring}, then
+   * runs them for {@code duration} and returns commit-to-receive and (with {@code mark})
+   * commit-to-mark distributions; adds to {@code notes} when the writers fell short of the rate.
    */
   static Outcome run(
       BenchDatabase db,
@@ -46,12 +49,19 @@ final class LatencyRun {
       boolean mark,
       int writers,
       int rate,
+      Duration warmUp,
+      Start measuring,
       Duration duration,
       ChildJvm relay,
       List<String> notes)
       throws Exception {
     try (Receiver receiver = Receiver.start(sink, brokers)) {
-      Writers.run(db, workload, writers, rate, WARM_UP);
+      // Unmeasured, at the same rate: connections, the receiver's, and the relay's JIT
+      // compilation (a minute or two of a compiler core on a young JVM) stay out of the figures.
+      if (!warmUp.isZero()) {
+        Writers.run(db, workload, writers, rate, warmUp);
+      }
+      measuring.run();
       Writers.Outcome o = Writers.run(db, workload, writers, rate, duration);
       long pendingAtEnd;
       try (Connection c = db.connect()) {

@@ -30,7 +30,7 @@ class BenchIT {
   void smallRunPrintsTableAndWritesJson() throws Exception {
     Path json = dir.resolve("bench.json");
     StringWriter out = new StringWriter();
-    smallRun(json, out, 2000, "--baselines", "raw");
+    smallRun(json, out, 2000, "--baselines", "raw", "--warm-up", "3");
 
     assertThat(out.toString()).contains("relay polling->kafka mark", "raw kafka", "targets");
     JsonNode report = new ObjectMapper().readTree(json.toFile());
@@ -72,6 +72,12 @@ class BenchIT {
         .contains("cores");
     assertThat(report.at("/settings/machine idle during the latency run").asText())
         .contains("% of");
+    // The stages count the measured events (2 s at 100/s), not the 3-s warm-up's 300 before them.
+    assertThat(report.at("/settings/latency warm-up seconds").asInt()).isEqualTo(3);
+    long measured = report.get("latency").get(1).get("count").asLong();
+    assertThat(stages.get("relay polling->kafka mark wake").get("count").asLong())
+        .as("wake stage events against %d measured", measured)
+        .isLessThanOrEqualTo(measured + 60);
     assertThat(Files.readString(dir.resolve("work/relay.log"))).doesNotContain("ERROR");
   }
 
