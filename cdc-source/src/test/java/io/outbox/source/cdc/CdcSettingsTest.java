@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
 class CdcSettingsTest {
@@ -58,29 +59,13 @@ class CdcSettingsTest {
     CdcSettings debeziumSet =
         CdcSettings.from(
             context(Map.of("debezium", Map.of("database.socketTimeout", "0"))), "shop");
-    assertThat(
-            EngineProperties.of(
-                    debeziumSet,
-                    new CdcConnections(database(Map.of()), debeziumSet, "orders"),
-                    OutboxTables.of("outbox", "dl"),
-                    "orders",
-                    "r",
-                    "g")
-                .getProperty("database.socketTimeout"))
-        .isEqualTo("0");
+    assertThat(engine(debeziumSet).getProperty("database.socketTimeout")).isEqualTo("0");
   }
 
   @Test
   void theEngineConvertsTimestampsToMicrosAndSkipsUnreadColumnsUnlessTheUserChoseOtherwise() {
     CdcSettings s = CdcSettings.from(context(Map.of()), "shop");
-    java.util.Properties p =
-        EngineProperties.of(
-            s,
-            new CdcConnections(database(Map.of()), s, "orders"),
-            OutboxTables.of("outbox", "dl"),
-            "orders",
-            "r",
-            "g");
+    Properties p = engine(s);
     assertThat(p.getProperty("converters")).isEqualTo(EpochMicrosConverter.NAME);
     assertThat(p.getProperty(EpochMicrosConverter.NAME + ".type"))
         .isEqualTo(EpochMicrosConverter.class.getName());
@@ -97,17 +82,21 @@ class CdcSettingsTest {
                         "mine.type", "com.example.Mine",
                         "column.include.list", "public\\.outbox\\..*"))),
             "shop");
-    java.util.Properties q =
-        EngineProperties.of(
-            own,
-            new CdcConnections(database(Map.of()), own, "orders"),
-            OutboxTables.of("outbox", "dl"),
-            "orders",
-            "r",
-            "g");
+    Properties q = engine(own);
     assertThat(q.getProperty("converters")).isEqualTo("mine");
     assertThat(q.getProperty(EpochMicrosConverter.NAME + ".type")).isNull();
     assertThat(q.getProperty("column.exclude.list")).isNull();
+  }
+
+  /** The engine properties of {@code s} for the pipeline's database without driver properties. */
+  private static Properties engine(CdcSettings s) {
+    return EngineProperties.of(
+        s,
+        new CdcConnections(database(Map.of()), s, "orders"),
+        OutboxTables.of("outbox", "dl"),
+        "orders",
+        "r",
+        "g");
   }
 
   private static DatabaseSettings database(Map<String, String> properties) {
