@@ -328,11 +328,6 @@ final class BenchRun {
                 plan.duration(),
                 relay,
                 report.notes);
-        StageMetrics.Snapshot stagesBefore = m.stagesBefore;
-        ProcSample before = m.before;
-        ProcSample harnessBefore = m.harnessBefore;
-        MachineCpu machineBefore = m.machineBefore;
-        long latencyStarted = m.started;
         for (Results.Latency l : latency.latencies()) {
           report.latency.add(
               new Results.Latency(
@@ -349,21 +344,21 @@ final class BenchRun {
           report.notes.add("commit-to-ack needs published_at: run with --on-publish mark");
         }
         ProcSample after = relay.sample();
-        double seconds = (System.nanoTime() - latencyStarted) / 1e9;
+        double seconds = (System.nanoTime() - m.started) / 1e9;
         // The relay's CPU while it kept up with the rate (the run's warm-up included), beside the
         // harness's own (writers, consumer) and the machine's idle share: a run whose machine had
         // no idle CPU measured the machine, not the relay.
-        cores(report, "relay CPU during the latency run" + suffix, before, after, seconds);
+        cores(report, "relay CPU during the latency run" + suffix, m.before, after, seconds);
         cores(
             report,
             "harness CPU during the latency run" + suffix,
-            harnessBefore,
+            m.harnessBefore,
             ProcSample.of(ProcessHandle.current().pid()),
             seconds);
         MachineCpu machineAfter = MachineCpu.now();
         Double idleShare =
-            machineBefore != null && machineAfter != null
-                ? machineAfter.idleShareSince(machineBefore)
+            m.machineBefore != null && machineAfter != null
+                ? machineAfter.idleShareSince(m.machineBefore)
                 : null;
         report.loads.add(
             new Results.Load(
@@ -392,8 +387,8 @@ final class BenchRun {
                     MachineCpu.SATURATED_IDLE_SHARE * 100));
           }
         }
-        if (stagesBefore != null) {
-          for (StageMetrics.Stage st : StageMetrics.between(stagesBefore, stages.scrape())) {
+        if (m.stagesBefore != null) {
+          for (StageMetrics.Stage st : StageMetrics.between(m.stagesBefore, stages.scrape())) {
             report.stages.put(name + " " + st.stage(), st);
           }
         } else {

@@ -1,5 +1,7 @@
 package io.outbox.testkit;
 
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -7,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
@@ -66,31 +67,33 @@ public final class KafkaTestSupport {
    * configs {@code configs} on the shared broker, and waits.
    */
   public static void createTopic(String topic, int partitions, Map<String, String> configs) {
-    create(bootstrap(), new NewTopic(topic, partitions, (short) 1).configs(configs), "" + configs);
+    create(
+        bootstrap(),
+        new NewTopic(topic, partitions, (short) 1).configs(configs),
+        String.valueOf(configs));
   }
 
   /**
    * Creates {@code topic} and waits until the broker's metadata names a leader for every partition:
    * the controller acknowledges the creation before the broker applied it, and a producer that
-   * comes in between is refused for the partitions not yet led.
+   * comes in between is refused for the partitions not yet led. One admin client for both.
    */
   private static void create(String bootstrap, NewTopic topic, String what) {
     String name = topic.name();
-    onAdmin(
+    withAdmin(
         bootstrap,
         "create topic " + name + " (" + what + ")",
-        admin -> admin.createTopics(List.of(topic)).all());
-    long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
-    while (true) {
-      if (led(bootstrap, name)) {
-        return;
-      }
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-            "topic " + name + " has partitions without a leader after " + ADMIN_TIMEOUT);
-      }
-      sleep(Duration.ofMillis(20));
-    }
+        admin -> {
+          long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
+          admin.createTopics(List.of(topic)).all().get(ADMIN_TIMEOUT.toMillis(), MILLISECONDS);
+          while (!led(admin, name)) {
+            if (System.nanoTime() > deadline) {
+              throw new TimeoutException("partitions without a leader after " + ADMIN_TIMEOUT);
+            }
+            Thread.sleep(20);
+          }
+          return null;
+        });
   }
 
   /** Sets the topic config {@code name} of {@code topic} on the shared broker to {@code value}. */
@@ -117,19 +120,19 @@ public final class KafkaTestSupport {
   }
 
   /** Whether the broker knows {@code topic} and a leader for each of its partitions. */
-  private static boolean led(String bootstrap, String topic) {
+  private static boolean led(Admin admin, String topic)
+      throws InterruptedException, ExecutionException, TimeoutException {
     try {
       TopicDescription described =
-          onAdmin(
-                  bootstrap,
-                  "describe topic " + topic,
-                  admin -> admin.describeTopics(List.of(topic)).allTopicNames())
+          admin
+              .describeTopics(List.of(topic))
+              .allTopicNames()
+              .get(ADMIN_TIMEOUT.toMillis(), MILLISECONDS)
               .get(topic);
       return described.partitions().stream()
           .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
-    } catch (IllegalStateException e) {
-      if (e.getCause() instanceof ExecutionException
-          && e.getCause().getCause() instanceof UnknownTopicOrPartitionException) {
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         return false; // not in the broker's metadata yet
       }
       throw e;
@@ -142,9 +145,24 @@ public final class KafkaTestSupport {
    */
   private static <T> T onAdmin(
       String bootstrap, String what, Function<Admin, KafkaFuture<T>> request) {
+    return withAdmin(
+        bootstrap, what, admin -> request.apply(admin).get(ADMIN_TIMEOUT.toMillis(), MILLISECONDS));
+  }
+
+  /** What {@link #withAdmin} does with its admin client. */
+  @FunctionalInterface
+  private interface AdminWork<T> {
+    T apply(Admin admin) throws InterruptedException, ExecutionException, TimeoutException;
+  }
+
+  /**
+   * Runs {@code work} with a new admin client of the cluster at {@code bootstrap}; {@code what}
+   * names it in a failure.
+   */
+  private static <T> T withAdmin(String bootstrap, String what, AdminWork<T> work) {
     try (Admin admin =
         Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-      return request.apply(admin).get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      return work.apply(admin);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(

@@ -18,6 +18,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -368,7 +369,7 @@ public abstract class SinkContract {
   /** All {@code size} verdicts are published; a failure names the distinct errors given. */
   private static void assertAllPublished(List<Verdict> verdicts, int size) {
     List<String> errors =
-        verdicts.stream().map(Verdict::error).filter(e -> e != null).distinct().limit(5).toList();
+        verdicts.stream().map(Verdict::error).filter(Objects::nonNull).distinct().limit(5).toList();
     assertThat(outcomes(verdicts))
         .as("outcomes (distinct errors: %s)", errors)
         .hasSize(size)
