@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
-import io.outbox.relay.spi.support.EventColumns;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -12,23 +11,32 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.apache.kafka.connect.data.Field;
-import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 
 /**
- * Reads Debezium change records of the outbox table: an INSERT becomes an {@link OutboxEvent} with
- * the same bytes and headers the polling source would read; the relay's own heartbeat messages tell
- * how far the stream has come; everything else (the relay's UPDATEs and DELETEs, other messages,
- * Debezium's heartbeats) is not an event.
+ * Reads Debezium change records of the outbox table: an INSERT becomes a {@link #streamed streamed
+ * event}, its row's id and ordering key (the rest of the row is read from the table before a claim
+ * hands it out: {@link CurrentRows}); the relay's own heartbeat messages tell how far the stream
+ * has come; everything else (the relay's UPDATEs and DELETEs, other messages, Debezium's
+ * heartbeats) is not an event.
  */
 final class ChangeEvents {
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final String JSON_SCHEMA = "io.debezium.data.Json";
+  private static final UUID UNREAD = new UUID(0, 0);
+  private static final byte[] NO_BYTES = new byte[0];
+
+  /**
+   * The columns of the outbox the stream carries: what places an event in its lane and its key's
+   * order, and when it is due. A publication the relay creates lists only these (PostgreSQL 15+);
+   * Debezium's {@code column.include.list} keeps any other out of its records.
+   */
+  static final List<String> COLUMNS =
+      List.of("id", "aggregate_type", "aggregate_id", "available_at");
 
   /** What a record is to the source. */
   sealed interface Change {}
@@ -88,41 +96,34 @@ final class ChangeEvents {
   }
 
   private static Insert insert(Struct after) {
-    Field payloadField = after.schema().field("payload");
-    Object payload = after.get(payloadField);
-    Object created = after.get("created_at");
-    Object headers = after.get("headers");
-    String eventId = after.getString("event_id");
-    Integer attempts = after.getInt32("attempts");
-    // A row that cannot be published as it is becomes an event with a defect, as polled.
-    OutboxEvent event =
-        EventColumns.event(
-            after.getInt64("id"),
-            eventId == null ? null : UUID.fromString(eventId),
-            after.getString("aggregate_type"),
-            after.getString("aggregate_id"),
-            after.getString("event_type"),
-            after.getString("destination"),
-            payload == null ? null : payload(payload),
-            formatOf(payloadField.schema()),
-            headers instanceof String text ? text : null,
-            ChangeEvents::headers,
-            created == null ? null : instant(created),
-            attempts == null ? 0 : attempts);
     Object available = after.get("available_at");
-    return new Insert(event, available == null ? null : instant(available));
+    return new Insert(
+        streamed(
+            after.getInt64("id"),
+            after.getString("aggregate_type"),
+            after.getString("aggregate_id")),
+        available == null ? null : instant(available));
   }
 
-  static PayloadFormat formatOf(Schema schema) {
-    if (schema.type() == Schema.Type.BYTES) {
-      return PayloadFormat.BINARY;
-    }
-    return JSON_SCHEMA.equals(schema.name()) ? PayloadFormat.JSON : PayloadFormat.TEXT;
-  }
-
-  private static byte[] payload(Object value) {
-    byte[] bytes = bytes(value);
-    return bytes != null ? bytes : value.toString().getBytes(StandardCharsets.UTF_8);
+  /**
+   * A streamed INSERT as the stream holds it until a claim reads its row: the id and the key (a
+   * NULL key column as the empty string, as {@code EventColumns} reads it; the row's read names the
+   * defect), nothing else of the row. Never published as it is: {@link ChangeStream#checked} puts
+   * the row's event in its place.
+   */
+  static OutboxEvent streamed(long id, String aggregateType, String aggregateId) {
+    return new OutboxEvent(
+        id,
+        UNREAD,
+        aggregateType == null ? "" : aggregateType,
+        aggregateId == null ? "" : aggregateId,
+        "",
+        null,
+        NO_BYTES,
+        PayloadFormat.BINARY,
+        Map.of(),
+        Instant.EPOCH,
+        0);
   }
 
   private static byte[] bytes(Object value) {

@@ -77,11 +77,18 @@ final class ChangeStream<R> {
   /**
    * What the outbox holds for a taken event whose row is still unpublished.
    *
-   * @param attempts the row's {@code attempts}
+   * @param event the row as an event (its attempts included): what is published; {@code null} for a
+   *     row not visible yet, looked for again at {@code retryAt} ({@link UnseenRows})
    * @param retryAt the row's {@code next_attempt_at} while it is still ahead on the database clock,
    *     else {@code null}
    */
-  record Row(int attempts, Instant retryAt) {}
+  record Row(OutboxEvent event, Instant retryAt) {
+    Row {
+      if (event == null && retryAt == null) {
+        throw new IllegalArgumentException("a row not read is looked for again: retryAt needed");
+      }
+    }
+  }
 
   private final StreamState s;
   private final Parking parking;

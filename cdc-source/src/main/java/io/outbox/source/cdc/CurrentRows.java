@@ -15,29 +15,34 @@ import java.util.Set;
 
 /**
  * Reads what the outbox holds now for the events a CDC claim took from memory, in one statement (a
- * primary-key probe per event) fenced like a settlement: a stream restarted from its stored
- * position delivers again events published since, and the sweep may hand over a row the stream
- * delivers too; the row, not the INSERT, says whether an event is still to be sent and with how
- * many attempts. A row that is not there at all is told apart from a published one: PostgreSQL may
- * stream a transaction a moment before other sessions see it committed ({@link UnseenRows}).
+ * primary-key probe per event) fenced like a settlement: the stream carries only an event's id and
+ * key ({@link ChangeEvents#streamed}), so the row is what is published; a stream restarted from its
+ * stored position delivers again events published since, and the sweep may hand over a row the
+ * stream delivers too; the row, not the INSERT, says whether an event is still to be sent and with
+ * how many attempts. A row that is not there at all is told apart from a published one: PostgreSQL
+ * may stream a transaction a moment before other sessions see it committed ({@link UnseenRows}).
  */
 final class CurrentRows {
 
-  private final String sql;
+  // After the event's ten columns (OutboxRows#columns).
+  private static final int RETRY_AT = 11;
+  private static final int RETRY_LATER = 12;
+  private static final int UNPUBLISHED = 13;
+  private static final int OK = 14;
+
+  private final OutboxTables tables;
+  private final String fenceSql;
+  private final OutboxRows rows;
   private final String deadLettered;
+  private String sql; // once the payload's type is known
 
   /**
    * @param fenceSql the leader lock's {@link CdcLeaderLock#fenceSql() fence expression}
    */
   CurrentRows(OutboxTables tables, String fenceSql) {
-    // One row with NULLs when no id is there; ok false (nothing read) when fenced out.
-    this.sql =
-        "SELECT f.ok, o.id, o.attempts, o.next_attempt_at, o.next_attempt_at > now(),"
-            + " o.published_at IS NULL FROM (SELECT "
-            + fenceSql
-            + " AS ok) f LEFT JOIN "
-            + tables.qualifiedTable()
-            + " o ON f.ok AND o.id = ANY(?)";
+    this.tables = tables;
+    this.fenceSql = fenceSql;
+    this.rows = new OutboxRows(tables);
     this.deadLettered =
         "SELECT id FROM " + tables.qualifiedDeadLetterTable() + " WHERE id = ANY(?)";
   }
@@ -67,23 +72,25 @@ final class CurrentRows {
     }
     Map<Long, ChangeStream.Row> pending = new HashMap<>();
     Set<Long> absent = new HashSet<>(Arrays.asList(ids));
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
+    try (PreparedStatement ps = c.prepareStatement(sql(c))) {
       int next = fenced.bind(ps, 1);
       ps.setArray(next, c.createArrayOf("bigint", ids));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          fenced.require(rs.getBoolean(1), "nothing claimed");
-          long id = rs.getLong(2);
+          fenced.require(rs.getBoolean(OK), "nothing claimed");
+          long id = rs.getLong(1);
           if (rs.wasNull()) {
             continue;
           }
           absent.remove(id);
-          if (!rs.getBoolean(6)) {
+          if (!rs.getBoolean(UNPUBLISHED)) {
             continue; // published
           }
-          OffsetDateTime retryAt = rs.getBoolean(5) ? rs.getObject(4, OffsetDateTime.class) : null;
+          OffsetDateTime retryAt =
+              rs.getBoolean(RETRY_LATER) ? rs.getObject(RETRY_AT, OffsetDateTime.class) : null;
           pending.put(
-              id, new ChangeStream.Row(rs.getInt(3), retryAt == null ? null : retryAt.toInstant()));
+              id,
+              new ChangeStream.Row(rows.event(rs), retryAt == null ? null : retryAt.toInstant()));
         }
       }
     }
@@ -99,5 +106,21 @@ final class CurrentRows {
       }
     }
     return new Read(pending, absent);
+  }
+
+  private String sql(Connection c) throws SQLException {
+    if (sql == null) {
+      // One row with NULLs but ok when no id is there; ok false (nothing read) when fenced out.
+      sql =
+          "SELECT "
+              + rows.columns(c)
+              + ", o.next_attempt_at, o.next_attempt_at > now(), o.published_at IS NULL, f.ok"
+              + " FROM (SELECT "
+              + fenceSql
+              + " AS ok) f LEFT JOIN "
+              + tables.qualifiedTable()
+              + " o ON f.ok AND o.id = ANY(?)";
+    }
+    return sql;
   }
 }

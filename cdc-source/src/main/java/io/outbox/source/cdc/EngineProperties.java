@@ -61,16 +61,18 @@ final class EngineProperties {
     p.setProperty("publication.autocreate.mode", "disabled"); // SlotGuard creates it, inserts only
     // Names are letters, digits and _ (OutboxTables): only the dot needs escaping in the regex.
     p.setProperty("table.include.list", tables.schema() + "\\." + tables.table());
-    // The columns ChangeEvents does not read (the claim reads a row's state from the table): not
-    // converted per event. Left to the user when they chose columns themselves.
-    if (!p.containsKey("column.include.list") && !p.containsKey("column.exclude.list")) {
-      p.setProperty(
-          "column.exclude.list",
-          tables.schema()
-              + "\\."
-              + tables.table()
-              + "\\.(published_at|next_attempt_at|last_error)");
-    }
+    // The columns the stream carries (ChangeEvents.COLUMNS; a claim reads the rest of the row):
+    // the relay's, whatever the user set. A publication without a column list still sends every
+    // column; Debezium then drops the others from its records.
+    p.remove("column.exclude.list");
+    p.setProperty(
+        "column.include.list",
+        tables.schema()
+            + "\\."
+            + tables.table()
+            + "\\.("
+            + String.join("|", ChangeEvents.COLUMNS)
+            + ")");
     // Timestamps as epoch microseconds, not ISO text parsed back (EpochMicrosConverter); a user's
     // own converters replace it, and ChangeEvents reads the text then.
     if (!p.containsKey("converters")) {

@@ -90,8 +90,8 @@ final class LaneClaims {
       } else if (held.contains(item.event.key())) {
         back.add(item);
       } else {
-        if (row.attempts() != item.event.attempts()) {
-          item.event = item.event.withAttempts(row.attempts());
+        if (row.event() != null) {
+          item.event = row.event(); // the row, not what the stream carried of it
         }
         if (row.retryAt() != null) {
           // Not due on the database's clock; this clock may be a few ms behind it: no busy loop.

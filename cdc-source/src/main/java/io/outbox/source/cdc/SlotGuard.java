@@ -20,10 +20,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Checks, before the engine starts, everything the stream needs and that PostgreSQL would report
- * less clearly: {@code wal_level}, the role's REPLICATION privilege, the publication (created when
- * allowed, limited to the outbox table and to INSERTs), and the replication slot against the stored
- * offsets — a missing or re-created slot while offsets exist is never a silent restart from "now".
- * Also reports the WAL the slot retains.
+ * less clearly: {@code wal_level}, the role's REPLICATION privilege, the publication ({@link
+ * Publication}), and the replication slot against the stored offsets — a missing or re-created slot
+ * while offsets exist is never a silent restart from "now". Also reports the WAL the slot retains.
  */
 final class SlotGuard {
 
@@ -42,12 +41,14 @@ final class SlotGuard {
   private final OutboxTables tables;
   private final String pipeline;
   private final String where;
+  private final Publication publication;
 
   SlotGuard(CdcSettings settings, OutboxTables tables, String pipeline, String where) {
     this.settings = settings;
     this.tables = tables;
     this.pipeline = pipeline;
     this.where = where;
+    this.publication = new Publication(settings, tables, pipeline, where);
   }
 
   /**
@@ -56,7 +57,7 @@ final class SlotGuard {
    * @throws SourceException naming what is missing and how to fix it
    */
   SlotState check(Connection c) throws SQLException {
-    checkPublication(c);
+    publication.check(c);
     return checkSlot(c);
   }
 
@@ -87,68 +88,6 @@ final class SlotGuard {
               + single(c, "SELECT current_user")
               + " lacks the REPLICATION privilege the cdc source needs"
               + " (ALTER ROLE <user> WITH REPLICATION)");
-    }
-  }
-
-  private void checkPublication(Connection c) throws SQLException {
-    String publication = settings.publicationName();
-    boolean exists = exists(c, "SELECT 1 FROM pg_publication WHERE pubname = ?", publication);
-    if (!exists) {
-      if (!settings.createPublication()) {
-        throw fail(
-            "publication "
-                + publication
-                + " does not exist on "
-                + where
-                + " and create-publication is false; create it with CREATE PUBLICATION "
-                + publication
-                + " FOR TABLE "
-                + tables.displayTable()
-                + " WITH (publish = 'insert')");
-      }
-      try (Statement st = c.createStatement()) {
-        st.execute(
-            "CREATE PUBLICATION \""
-                + publication
-                + "\" FOR TABLE "
-                + tables.qualifiedTable()
-                + " WITH (publish = 'insert')");
-      } catch (SQLException e) {
-        throw fail(
-            "cannot create publication "
-                + publication
-                + " for "
-                + tables.displayTable()
-                + " (the user must own the table, or a DBA creates the publication): "
-                + e.getMessage());
-      }
-      log.info(
-          "pipeline {}: created publication {} for {} (inserts only)",
-          pipeline,
-          publication,
-          tables.displayTable());
-      return;
-    }
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT 1 FROM pg_publication_tables"
-                + " WHERE pubname = ? AND schemaname = ? AND tablename = ?")) {
-      ps.setString(1, publication);
-      ps.setString(2, tables.schema());
-      ps.setString(3, tables.table());
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          throw fail(
-              "publication "
-                  + publication
-                  + " does not include "
-                  + tables.displayTable()
-                  + "; ALTER PUBLICATION "
-                  + publication
-                  + " ADD TABLE "
-                  + tables.displayTable());
-        }
-      }
     }
   }
 
@@ -377,15 +316,6 @@ final class SlotGuard {
     try (Statement st = c.createStatement();
         ResultSet rs = st.executeQuery(sql)) {
       return rs.next() ? String.valueOf(rs.getString(1)) : "";
-    }
-  }
-
-  private static boolean exists(Connection c, String sql, String value) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, value);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next();
-      }
     }
   }
 

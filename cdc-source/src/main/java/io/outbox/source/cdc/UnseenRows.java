@@ -69,7 +69,7 @@ final class UnseenRows {
         again = clock.instant().plus(RECHECK);
         pending = new HashMap<>(pending);
       }
-      pending.put(id, new ChangeStream.Row(item.event().attempts(), again));
+      pending.put(id, new ChangeStream.Row(null, again));
     }
     return pending;
   }

@@ -63,14 +63,15 @@ class CdcSettingsTest {
   }
 
   @Test
-  void theEngineConvertsTimestampsToMicrosAndSkipsUnreadColumnsUnlessTheUserChoseOtherwise() {
+  void theEngineStreamsOnlyTheKeyColumnsAndConvertsTimestampsToMicrosUnlessTheUserChoseOtherwise() {
     CdcSettings s = CdcSettings.from(context(Map.of()), "shop");
     Properties p = engine(s);
     assertThat(p.getProperty("converters")).isEqualTo(EpochMicrosConverter.NAME);
     assertThat(p.getProperty(EpochMicrosConverter.NAME + ".type"))
         .isEqualTo(EpochMicrosConverter.class.getName());
-    assertThat(p.getProperty("column.exclude.list"))
-        .isEqualTo("public\\.outbox\\.(published_at|next_attempt_at|last_error)");
+    assertThat(p.getProperty("column.include.list"))
+        .isEqualTo("public\\.outbox\\.(id|aggregate_type|aggregate_id|available_at)");
+    assertThat(p.getProperty("column.exclude.list")).isNull();
 
     CdcSettings own =
         CdcSettings.from(
@@ -80,12 +81,16 @@ class CdcSettingsTest {
                     Map.of(
                         "converters", "mine",
                         "mine.type", "com.example.Mine",
-                        "column.include.list", "public\\.outbox\\..*"))),
+                        "column.exclude.list", "public\\.outbox\\.payload"))),
             "shop");
     Properties q = engine(own);
     assertThat(q.getProperty("converters")).isEqualTo("mine");
     assertThat(q.getProperty(EpochMicrosConverter.NAME + ".type")).isNull();
-    assertThat(q.getProperty("column.exclude.list")).isNull();
+    assertThat(q.getProperty("column.exclude.list"))
+        .as("the relay owns the streamed columns (Debezium refuses both lists)")
+        .isNull();
+    assertThat(q.getProperty("column.include.list"))
+        .isEqualTo(p.getProperty("column.include.list"));
   }
 
   /** The engine properties of {@code s} for the pipeline's database without driver properties. */

@@ -188,6 +188,60 @@ class CdcSourceIT {
   }
 
   @Test
+  void thePublicationCarriesOnlyTheColumnsTheStreamReads(TestInfo info) throws Exception {
+    fixture(info);
+    CdcSource source = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    source.activate();
+    String published =
+        "SELECT count(*) FROM pg_publication_tables, unnest(attnames) a WHERE pubname = '"
+            + fx.slot()
+            + "' AND tablename = 'outbox'";
+    assertThat(fx.count(published)).isEqualTo(4);
+    assertThat(
+            fx.count(
+                published + " AND a IN ('id', 'aggregate_type', 'aggregate_id', 'available_at')"))
+        .isEqualTo(4);
+  }
+
+  @Test
+  void aPublicationOfEveryColumnStillStreamsTheRowsAsTheyAre(TestInfo info) throws Exception {
+    fixture(info);
+    // As a relay before column lists created it (or a DBA without one).
+    fx.execute(
+        "CREATE PUBLICATION \"" + fx.slot() + "\" FOR TABLE outbox WITH (publish = 'insert')");
+    CdcSource source = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    source.activate();
+    List<UUID> ids = fx.commit(List.of(event("a", 1), event("b", 2)));
+    List<Claim> claims = CdcFixture.claimAll(source, 1, 2, Duration.ofSeconds(30));
+    List<OutboxEvent> events = claims.stream().flatMap(c -> c.events().stream()).toList();
+    assertThat(events).extracting(OutboxEvent::eventId).containsExactlyElementsOf(ids);
+    assertThat(new String(events.get(1).payload(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"seq\": 2}");
+    assertThat(events.get(1).headers()).containsEntry("seq", "2");
+    claims.forEach(CdcFixture::publishAll);
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL")).isZero();
+  }
+
+  @Test
+  void aPublicationWithoutAColumnTheStreamNeedsIsRefusedWithTheFix(TestInfo info) throws Exception {
+    fixture(info);
+    fx.execute(
+        "CREATE PUBLICATION \""
+            + fx.slot()
+            + "\" FOR TABLE outbox (id, aggregate_id, payload) WITH (publish = 'insert')");
+    CdcSource source = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    assertThatThrownBy(source::activate)
+        .isInstanceOf(SourceException.class)
+        .hasMessageContaining("publishes columns [id, aggregate_id, payload]")
+        .hasMessageContaining("not [aggregate_type, available_at]")
+        .hasMessageContaining(
+            "ALTER PUBLICATION "
+                + fx.slot()
+                + " SET TABLE \"public\".\"outbox\" (id, aggregate_type, aggregate_id,"
+                + " available_at)");
+  }
+
+  @Test
   void missingPublicationIsNamedWhenTheRelayMayNotCreateIt(TestInfo info) throws Exception {
     fixture(info);
     CdcSource source =

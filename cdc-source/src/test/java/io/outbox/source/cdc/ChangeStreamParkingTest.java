@@ -143,7 +143,7 @@ class ChangeStreamParkingTest {
   }
 
   private static Map<Long, ChangeStream.Row> pending(long id) {
-    return Map.of(id, new ChangeStream.Row(0, null));
+    return Map.of(id, new ChangeStream.Row(ChangeStreamTest.event(id, "o" + id % 7), null));
   }
 
   @Test

@@ -1,11 +1,13 @@
 package io.outbox.source.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.Settlement;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -271,6 +273,44 @@ class ChangeStreamTest {
   }
 
   @Test
+  void aClaimHandsOutTheRowNotWhatTheStreamCarriedOfIt() throws Exception {
+    stream.offer("r1", ChangeEvents.streamed(1, "order", "k"), null);
+    stream.offer("r2", ChangeEvents.streamed(2, "order", "k"), null);
+    List<ChangeStream.Item> taken = stream.take(0, 10, Duration.ZERO);
+    OutboxEvent row =
+        new OutboxEvent(
+            1,
+            UUID.randomUUID(),
+            "order",
+            "k",
+            "OrderPlaced",
+            "orders",
+            "{\"a\": 1}".getBytes(StandardCharsets.UTF_8),
+            PayloadFormat.JSON,
+            Map.of("trace", "t1"),
+            Instant.parse("2026-12-02T10:00:00.123456Z"),
+            2);
+    Instant later = clock.instant().plusMillis(100);
+    List<ChangeStream.Item> out =
+        stream.checked(
+            0,
+            taken,
+            Map.of(1L, new ChangeStream.Row(row, null), 2L, new ChangeStream.Row(null, later)));
+
+    assertThat(out).extracting(ChangeStream.Item::event).containsExactly(row);
+    assertThat(out.get(0).event()).isSameAs(row);
+    stream.settled(0, out, List.of(new Settlement.Published(row)));
+    assertThat(stream.take(0, 10, Duration.ZERO)).as("2 is looked for again later").isEmpty();
+    clock.advance(Duration.ofMillis(100));
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .as("taken again, to be read again: still what the stream carried")
+        .extracting(i -> i.event().eventType())
+        .containsExactly("");
+    assertThatThrownBy(() -> new ChangeStream.Row(null, null))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void eventsStreamedAgainFollowTheirRowsNotTheInsert() throws Exception {
     // After a restart: 1 was published, 2 waits for a retry (its key's 3 with it), 4 failed twice.
     for (long id = 1; id <= 4; id++) {
@@ -283,9 +323,9 @@ class ChangeStreamTest {
             0,
             taken,
             Map.of(
-                2L, new ChangeStream.Row(1, retryAt),
-                3L, new ChangeStream.Row(0, null),
-                4L, new ChangeStream.Row(2, null)));
+                2L, new ChangeStream.Row(event(2, "k").withAttempts(1), retryAt),
+                3L, new ChangeStream.Row(event(3, "k"), null),
+                4L, new ChangeStream.Row(event(4, "x4").withAttempts(2), null)));
 
     assertThat(out).extracting(i -> i.event().id()).containsExactly(4L);
     assertThat(out.get(0).event().attempts()).isEqualTo(2);
