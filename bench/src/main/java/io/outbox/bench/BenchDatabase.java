@@ -23,7 +23,17 @@ import java.util.UUID;
  */
 final class BenchDatabase implements AutoCloseable {
   static final String TABLE = "outbox";
+
+  /** The Debezium baselines' publication: every column (the event router reads them). */
   static final String PUBLICATION = "bench_outbox";
+
+  /**
+   * The relay's publication, as the relay creates its own (cdc-source's {@code Publication}): the
+   * columns its stream carries (PostgreSQL 15+; a claim reads the rest of the row).
+   */
+  static final String RELAY_PUBLICATION = "bench_outbox_relay";
+
+  private static final String RELAY_COLUMNS = "(id, aggregate_type, aggregate_id, available_at)";
   private static final int LOAD_CHUNK = 1000;
 
   private final String serverUrl;
@@ -206,19 +216,23 @@ final class BenchDatabase implements AutoCloseable {
 
   /**
    * A publication of the outbox and a pgoutput slot, created before a backlog is inserted so that a
-   * CDC reader finds the backlog in the WAL (not in a snapshot).
+   * CDC reader finds the backlog in the WAL (not in a snapshot); the relay's ({@code relay} true,
+   * {@link #RELAY_PUBLICATION}) or the Debezium baselines' ({@link #PUBLICATION}).
    */
-  void createSlot(String slot) throws SQLException {
+  void createSlot(String slot, boolean relay) throws SQLException {
+    String publication = relay ? RELAY_PUBLICATION : PUBLICATION;
     try (Connection c = connect();
         Statement st = c.createStatement()) {
       try (ResultSet rs =
-          st.executeQuery("SELECT 1 FROM pg_publication WHERE pubname = '" + PUBLICATION + "'")) {
+          st.executeQuery("SELECT 1 FROM pg_publication WHERE pubname = '" + publication + "'")) {
         if (!rs.next()) {
+          boolean columnLists = c.getMetaData().getDatabaseMajorVersion() >= 15;
           st.execute(
               "CREATE PUBLICATION "
-                  + PUBLICATION
+                  + publication
                   + " FOR TABLE "
                   + TABLE
+                  + (relay && columnLists ? " " + RELAY_COLUMNS : "")
                   + " WITH (publish = 'insert')");
         }
       }

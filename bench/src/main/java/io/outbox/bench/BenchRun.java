@@ -274,7 +274,7 @@ final class BenchRun {
     String suffix = delivery == null ? "" : " " + delivery;
     boolean cdc = setup.source().equals("cdc");
     if (cdc) {
-      db.createSlot(RelayUnderTest.slot(db));
+      db.createSlot(RelayUnderTest.slot(db), true);
     }
     String name =
         "relay " + setup.source() + "->" + setup.sink() + " " + setup.onPublish() + suffix;

@@ -37,7 +37,7 @@ final class DebeziumDrain {
       throw new IllegalArgumentException("cannot read host and port from " + db.url());
     }
     db.truncate();
-    db.createSlot(slot);
+    db.createSlot(slot, false);
     try {
       db.loadBacklog(workload);
       BlockingQueue<String> lines = new LinkedBlockingQueue<>();

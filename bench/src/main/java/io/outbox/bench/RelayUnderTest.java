@@ -72,7 +72,7 @@ final class RelayUnderTest {
       // The harness created the slot before the backlog, so that the backlog is in the WAL.
       conf.append("    source.cdc.slot-name = ").append(quote(slot(db))).append('\n');
       conf.append("    source.cdc.publication-name = ")
-          .append(quote(BenchDatabase.PUBLICATION))
+          .append(quote(BenchDatabase.RELAY_PUBLICATION))
           .append('\n');
       conf.append("    source.cdc.create-slot = false\n");
       conf.append("    source.cdc.create-publication = false\n");

@@ -112,7 +112,10 @@ class LeastPrivilegeIT {
       st.execute("GRANT SELECT, INSERT, UPDATE ON outbox_relay_offsets TO " + relayRole);
       st.execute("GRANT SELECT, INSERT, UPDATE ON outbox_relay_leader TO " + relayRole);
       st.execute(
-          "CREATE PUBLICATION " + publication + " FOR TABLE outbox WITH (publish = 'insert')");
+          "CREATE PUBLICATION "
+              + publication
+              + " FOR TABLE outbox (id, aggregate_type, aggregate_id, available_at)"
+              + " WITH (publish = 'insert')");
     }
     assertThat(hasSpecialAttributes("REPLICATION"))
         .as("the relay's role has a special attribute besides REPLICATION")
