@@ -24,8 +24,8 @@ final class Publication {
 
   private static final Logger log = LoggerFactory.getLogger(CdcSource.class);
 
-  /** The first PostgreSQL ({@code server_version_num}) with publication column lists. */
-  static final int COLUMN_LISTS = 150000;
+  /** The first PostgreSQL major version with publication column lists. */
+  static final int COLUMN_LISTS = 15;
 
   private final CdcSettings settings;
   private final OutboxTables tables;
@@ -46,7 +46,8 @@ final class Publication {
    */
   void check(Connection c) throws SQLException {
     String publication = settings.publicationName();
-    boolean columnLists = serverVersion(c) >= COLUMN_LISTS;
+    // The driver knows the server's version from the connection's start: no query.
+    boolean columnLists = c.getMetaData().getDatabaseMajorVersion() >= COLUMN_LISTS;
     String create =
         "CREATE PUBLICATION \""
             + publication
@@ -132,14 +133,6 @@ final class Publication {
           tables.displayTable(),
           ChangeEvents.COLUMNS.size(),
           alter);
-    }
-  }
-
-  private static int serverVersion(Connection c) throws SQLException {
-    try (Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT current_setting('server_version_num')::int")) {
-      rs.next();
-      return rs.getInt(1);
     }
   }
 
