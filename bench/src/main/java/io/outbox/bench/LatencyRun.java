@@ -20,12 +20,6 @@ final class LatencyRun {
 
   private LatencyRun() {}
 
-  /** Called when the warm-up ended and the measured writing begins. */
-  @FunctionalInterface
-  interface Start {
-    void run() throws Exception;
-  }
-
   /**
    * What a latency run measured.
    *
@@ -37,9 +31,10 @@ final class LatencyRun {
   record Outcome(List<Results.Latency> latencies, double achieved, long pendingAtEnd) {}
 
   /**
-   * Runs writers at {@code rate} events/s for {@code warmUp}, then calls {@code measuring}, then
-   * runs them for {@code duration} and returns commit-to-receive and (with {@code mark})
-   * commit-to-mark distributions; adds to {@code notes} when the writers fell short of the rate.
+   * Runs writers at {@code rate} events/s for {@code warmUp}, calls {@code measuring} and goes on
+   * writing, on the same writers without a pause, for {@code duration}; returns commit-to-receive
+   * and (with {@code mark}) commit-to-mark distributions of the events of that second part; adds to
+   * {@code notes} when the writers fell short of the rate.
    */
   static Outcome run(
       BenchDatabase db,
@@ -50,7 +45,7 @@ final class LatencyRun {
       int writers,
       int rate,
       Duration warmUp,
-      Start measuring,
+      Writers.Start measuring,
       Duration duration,
       ChildJvm relay,
       List<String> notes)
@@ -58,11 +53,7 @@ final class LatencyRun {
     try (Receiver receiver = Receiver.start(sink, brokers)) {
       // Unmeasured, at the same rate: connections, the receiver's, and the relay's JIT
       // compilation (a minute or two of a compiler core on a young JVM) stay out of the figures.
-      if (!warmUp.isZero()) {
-        Writers.run(db, workload, writers, rate, warmUp);
-      }
-      measuring.run();
-      Writers.Outcome o = Writers.run(db, workload, writers, rate, duration);
+      Writers.Outcome o = Writers.run(db, workload, writers, rate, warmUp, measuring, duration);
       long pendingAtEnd;
       try (Connection c = db.connect()) {
         pendingAtEnd = db.pending(c);

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -29,6 +30,12 @@ final class Writers {
   /** What the writers did. */
   record Outcome(Map<UUID, Commit> commits, long nanos) {}
 
+  /** Called once, when the writers' measured window begins. */
+  @FunctionalInterface
+  interface Start {
+    void run() throws Exception;
+  }
+
   /**
    * Runs {@code writers} threads for {@code duration}; with {@code rate > 0} events are scheduled
    * at fixed intervals so that all threads together commit {@code rate} per second (a late writer
@@ -36,10 +43,34 @@ final class Writers {
    */
   static Outcome run(BenchDatabase db, Workload workload, int writers, int rate, Duration duration)
       throws Exception {
+    return run(db, workload, writers, rate, Duration.ZERO, () -> {}, duration);
+  }
+
+  /**
+   * As {@link #run(BenchDatabase, Workload, int, int, Duration)}, after {@code warmUp} of the same
+   * writing that is not measured: the same threads, connections and schedule go on through the
+   * start of the measured window (no pause, no new connections, no catch-up burst at its start),
+   * {@code measuring} is called when it begins, and the outcome holds the commits scheduled in it.
+   */
+  static Outcome run(
+      BenchDatabase db,
+      Workload workload,
+      int writers,
+      int rate,
+      Duration warmUp,
+      Start measuring,
+      Duration duration)
+      throws Exception {
     Map<UUID, Commit> commits = new ConcurrentHashMap<>();
     AtomicLong sequence = new AtomicLong();
     long start = System.nanoTime();
-    long end = start + duration.toNanos();
+    long measured = start + warmUp.toNanos();
+    long end = measured + duration.toNanos();
+    AtomicReference<Exception> failed = new AtomicReference<>();
+    Thread clock = warmUp.isZero() ? null : clock(measured, measuring, failed);
+    if (clock == null) {
+      measuring.run();
+    }
     Parallel.run(
         "bench-writer",
         writers,
@@ -55,17 +86,48 @@ final class Writers {
               if (wait > 0) {
                 LockSupport.parkNanos(wait);
               }
+              // Without a rate, a commit counts when it started in the measured window.
+              boolean counted = (rate > 0 ? due : System.nanoTime()) >= measured;
               UUID id =
                   db.writer().write(c, BenchDatabase.message(workload, sequence.getAndIncrement()));
               c.commit();
-              commits.put(
-                  id,
-                  new Commit(
-                      System.nanoTime(), ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now())));
+              if (counted) {
+                commits.put(
+                    id,
+                    new Commit(
+                        System.nanoTime(),
+                        ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now())));
+              }
             }
           }
         });
-    long nanos = System.nanoTime() - start;
+    if (clock != null) {
+      clock.join();
+    }
+    if (failed.get() != null) {
+      throw failed.get();
+    }
+    long nanos = System.nanoTime() - measured;
     return new Outcome(commits, nanos);
+  }
+
+  /** A thread that calls {@code measuring} at {@code measured} (nanoTime), started. */
+  private static Thread clock(long measured, Start measuring, AtomicReference<Exception> failed) {
+    Thread clock =
+        new Thread(
+            () -> {
+              for (long left; (left = measured - System.nanoTime()) > 0; ) {
+                LockSupport.parkNanos(left); // may return early
+              }
+              try {
+                measuring.run();
+              } catch (Exception e) {
+                failed.set(e);
+              }
+            },
+            "bench-writers-clock");
+    clock.setDaemon(true); // a writer's failure ends the run without waiting for it
+    clock.start();
+    return clock;
   }
 }
