@@ -35,6 +35,7 @@ final class CdcLeaderLock {
   private final String pipeline;
   private final LeaseKeeper keeper;
   private final LeaderLease lease;
+  private final QuietInserts wakeGate;
 
   CdcLeaderLock(
       CdcConnections connections,
@@ -46,6 +47,7 @@ final class CdcLeaderLock {
     this.settings = settings;
     this.pipeline = pipeline;
     String leaderSessionName = tables.leaderSessionName(pipeline);
+    this.wakeGate = new QuietInserts(tables, pipeline);
     this.keeper =
         new LeaseKeeper(
             tables,
@@ -60,20 +62,27 @@ final class CdcLeaderLock {
               @Override
               public void taken(Connection session) throws SQLException {
                 clock.measure(session);
+                wakeGate.take(session);
               }
 
               @Override
               public void renewed(Connection session) {
                 try {
                   clock.measure(session);
+                  wakeGate.take(session);
                 } catch (SQLException e) {
                   // The next renewal tells whether the session is lost; the last offset holds
                   // meanwhile.
                   log.debug(
-                      "pipeline {}: reading the database clock failed: {}",
+                      "pipeline {}: reading the database clock or taking the wake gate failed: {}",
                       pipeline,
                       e.getMessage());
                 }
+              }
+
+              @Override
+              public void lost() {
+                wakeGate.lost();
               }
             });
     this.lease = keeper.lease();
