@@ -25,7 +25,10 @@ final class QuietInserts {
   private final int key;
   private final String pipeline;
   private final String table;
-  private volatile boolean held;
+
+  /** The leader session that holds the gate; a new session (the lease taken again) has not. */
+  private volatile Connection holder;
+
   private boolean logged; // guarded by the lease keeper's lock, which calls take
 
   QuietInserts(OutboxTables tables, String pipeline) {
@@ -36,9 +39,10 @@ final class QuietInserts {
 
   /** Takes the gate on the leader {@code session} unless it holds it already; never waits. */
   void take(Connection session) throws SQLException {
-    if (held) {
+    if (holder == session) {
       return;
     }
+    boolean held;
     try (PreparedStatement ps = session.prepareStatement("SELECT pg_try_advisory_lock(?, 1)")) {
       ps.setInt(1, key);
       try (ResultSet rs = ps.executeQuery()) {
@@ -46,6 +50,7 @@ final class QuietInserts {
         held = rs.getBoolean(1);
       }
     }
+    holder = held ? session : null;
     if (!held && !logged) {
       logged = true;
       log.info(
@@ -60,6 +65,6 @@ final class QuietInserts {
 
   /** The leader session is gone, and the gate with it. */
   void lost() {
-    held = false;
+    holder = null;
   }
 }

@@ -10,6 +10,7 @@ import io.outbox.schema.OutboxTables;
 import io.outbox.testkit.Activation;
 import io.outbox.testkit.Teardown;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -84,6 +85,41 @@ class CdcQuietInsertsIT {
     try (Connection listener = listener()) {
       fx.commit(List.of(event("k", 1)));
       assertThat(notifications(listener, QUIET_MILLIS)).as("B leads").isEmpty();
+    }
+  }
+
+  @Test
+  void aNewLeaderSessionTakesTheGateAgain(TestInfo info) throws Exception {
+    fx = teardown.add(new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName()));
+    QuietInserts gate = new QuietInserts(OutboxTables.of("outbox"), CdcFixture.PIPELINE);
+    try (Connection first = fx.db.connect()) {
+      gate.take(first);
+      assertThat(gateHolder()).isEqualTo(pid(first));
+      gate.take(first); // held already: not taken a second time
+      try (Statement s = first.createStatement()) {
+        s.execute("SELECT pg_advisory_unlock(" + OutboxTables.of("outbox").wakeLockKey() + ", 1)");
+      }
+      assertThat(gateHolder()).as("one unlock frees it: it was taken once").isZero();
+    }
+    // The session ended without lost() (as when release() gives the lease up): the next is new.
+    try (Connection second = fx.db.connect()) {
+      long pid = pid(second);
+      await()
+          .alias("the new session holds the gate once the old one's backend is gone")
+          .atMost(Duration.ofSeconds(5))
+          .until(
+              () -> {
+                gate.take(second);
+                return gateHolder() == pid;
+              });
+    }
+  }
+
+  private static long pid(Connection c) throws SQLException {
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 
