@@ -239,6 +239,16 @@ public final class BenchCommand implements Callable<Integer> {
   Path svg;
 
   @Option(
+      names = "--latency-dump",
+      paramLabel = "FILE",
+      description =
+          "Also write every event of the latency run to FILE, one line each in commit order: the"
+              + " commit's wall-clock time and its commit-to-receive and commit-to-ack times, in"
+              + " microseconds (-1: not received, or no published_at). With --delivery both, one"
+              + " file per mode (the mode added to the name).")
+  Path latencyDump;
+
+  @Option(
       names = "--json",
       paramLabel = "FILE",
       description = "Also write every figure and setting as JSON to FILE.")
@@ -399,7 +409,8 @@ public final class BenchCommand implements Callable<Integer> {
             pgUrl,
             pgUser,
             System.getenv().getOrDefault("OUTBOX_PG_PASSWORD", ""),
-            arguments());
+            arguments(),
+            latencyDump);
     out.printf("bench: run %s, logs and config in %s%n", run, dir);
     out.flush();
     if (curve != null) {
@@ -520,6 +531,10 @@ public final class BenchCommand implements Callable<Integer> {
           "--curve runs the raw baseline at most (per point), not " + baselines);
     } else {
       check(svg == null, "--svg needs --curve");
+    }
+    if (latencyDump != null) {
+      check(
+          curve == null && rate > 0, "--latency-dump needs a latency run (--rate > 0, no --curve)");
     }
     for (String b : baselines) {
       check(

@@ -22,6 +22,7 @@ final class BenchRun {
    * @param cdcBacklog with the CDC source: {@code table}, the backlog inserted before the relay
    *     starts (its activation reads it from the table), or {@code streamed}, inserted once the
    *     relay streams ({@link StreamedDrain})
+   * @param latencyDump where the latency run writes every measured event's timings, or {@code null}
    */
   record Plan(
       String run,
@@ -42,7 +43,8 @@ final class BenchRun {
       String pgUrl,
       String pgUser,
       String pgPassword,
-      String arguments) {}
+      String arguments,
+      Path latencyDump) {}
 
   private final Plan plan;
   private final PrintWriter out;
@@ -327,7 +329,8 @@ final class BenchRun {
                 m::start,
                 plan.duration(),
                 relay,
-                report.notes);
+                report.notes,
+                latencyDump(delivery));
         for (Results.Latency l : latency.latencies()) {
           report.latency.add(
               new Results.Latency(
@@ -569,6 +572,21 @@ final class BenchRun {
   }
 
   /** What the latency run's figures are measured from: taken when the warm-up ended. */
+  /** Where the latency run of {@code delivery} (null: the only one) writes its events, or null. */
+  private Path latencyDump(String delivery) {
+    Path file = plan.latencyDump();
+    if (file == null || delivery == null || plan.deliveries().size() < 2) {
+      return file;
+    }
+    String name = file.getFileName().toString();
+    int dot = name.lastIndexOf('.');
+    String named =
+        dot > 0
+            ? name.substring(0, dot) + "-" + delivery + name.substring(dot)
+            : name + "-" + delivery;
+    return file.resolveSibling(named);
+  }
+
   private static final class Measuring {
     private final StageMetrics stages;
     private final ChildJvm relay;

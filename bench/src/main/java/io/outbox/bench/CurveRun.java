@@ -170,7 +170,8 @@ final class CurveRun {
         base.pgUrl(),
         base.pgUser(),
         base.pgPassword(),
-        base.arguments());
+        base.arguments(),
+        null);
   }
 
   /** When, on what machine under what load, and with what workload: the plot's second line. */

@@ -1,8 +1,12 @@
 package io.outbox.bench;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -48,7 +52,8 @@ final class LatencyRun {
       Writers.Start measuring,
       Duration duration,
       ChildJvm relay,
-      List<String> notes)
+      List<String> notes,
+      Path dump)
       throws Exception {
     try (Receiver receiver = Receiver.start(sink, brokers)) {
       // Unmeasured, at the same rate: connections, the receiver's, and the relay's JIT
@@ -96,9 +101,13 @@ final class LatencyRun {
                   + " event (Kafka consumer, fetch.max.wait.ms=5 / RabbitMQ consumer)",
               receive,
               missing(commits, receiver)));
+      Map<UUID, Long> published =
+          mark ? db.publishedAtMicros(new ArrayList<>(commits.keySet())) : Map.of();
+      if (dump != null) {
+        dump(dump, commits, receiver, published);
+      }
       if (mark) {
         Histogram ack = new Histogram(3);
-        Map<UUID, Long> published = db.publishedAtMicros(new ArrayList<>(commits.keySet()));
         for (Map.Entry<UUID, Long> e : published.entrySet()) {
           ack.recordValue(Math.max(0, e.getValue() - commits.get(e.getKey()).epochMicros()));
         }
@@ -114,6 +123,33 @@ final class LatencyRun {
       }
       return new Outcome(result, achieved, pendingAtEnd);
     }
+  }
+
+  /**
+   * Writes one line per measured event, in commit order: the commit's wall-clock time (microseconds
+   * since the epoch), commit-to-receive and commit-to-ack in microseconds, -1 for an event not
+   * received or without a {@code published_at}.
+   */
+  private static void dump(
+      Path file, Map<UUID, Writers.Commit> commits, Receiver receiver, Map<UUID, Long> published)
+      throws IOException {
+    List<Map.Entry<UUID, Writers.Commit>> inOrder = new ArrayList<>(commits.entrySet());
+    inOrder.sort(Comparator.comparingLong(e -> e.getValue().epochMicros()));
+    StringBuilder lines =
+        new StringBuilder("# commit_epoch_micros commit_to_receive_micros commit_to_ack_micros\n");
+    for (Map.Entry<UUID, Writers.Commit> e : inOrder) {
+      Writers.Commit commit = e.getValue();
+      Long seen = receiver.firstSeenNanos(e.getKey());
+      Long acked = published.get(e.getKey());
+      lines
+          .append(commit.epochMicros())
+          .append(' ')
+          .append(seen == null ? -1 : Math.max(0, (seen - commit.nanos()) / 1000))
+          .append(' ')
+          .append(acked == null ? -1 : Math.max(0, acked - commit.epochMicros()))
+          .append('\n');
+    }
+    Files.writeString(file, lines);
   }
 
   private static long missing(Map<UUID, Writers.Commit> commits, Receiver receiver) {

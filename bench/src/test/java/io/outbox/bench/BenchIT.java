@@ -10,6 +10,7 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,7 +31,9 @@ class BenchIT {
   void smallRunPrintsTableAndWritesJson() throws Exception {
     Path json = dir.resolve("bench.json");
     StringWriter out = new StringWriter();
-    smallRun(json, out, 2000, "--baselines", "raw", "--warm-up", "3");
+    Path dump = dir.resolve("latency.txt");
+    smallRun(
+        json, out, 2000, "--baselines", "raw", "--warm-up", "3", "--latency-dump", dump.toString());
 
     assertThat(out.toString()).contains("relay polling->kafka mark", "raw kafka", "targets");
     JsonNode report = new ObjectMapper().readTree(json.toFile());
@@ -79,6 +82,19 @@ class BenchIT {
         .as("wake stage events against %d measured", measured)
         .isLessThanOrEqualTo(measured + 60);
     assertThat(Files.readString(dir.resolve("work/relay.log"))).doesNotContain("ERROR");
+    // Every measured event's timings, in commit order, as the histograms counted them.
+    List<String> lines = Files.readAllLines(dump);
+    assertThat(lines.get(0)).startsWith("# commit_epoch_micros");
+    assertThat(lines).hasSize(1 + (int) report.get("latency").get(0).get("count").asLong());
+    long previous = 0;
+    for (String line : lines.subList(1, lines.size())) {
+      long[] f = Arrays.stream(line.split(" ")).mapToLong(Long::parseLong).toArray();
+      assertThat(f).as(line).hasSize(3);
+      assertThat(f[0]).as(line).isGreaterThanOrEqualTo(previous);
+      assertThat(f[1]).as("received: " + line).isNotNegative();
+      assertThat(f[2]).as("acked: " + line).isNotNegative();
+      previous = f[0];
+    }
   }
 
   /**
@@ -252,6 +268,8 @@ class BenchIT {
   @Test
   void refusesAPlotWithoutACurve() {
     assertThat(refusal("--svg", dir.resolve("x.svg").toString())).contains("--svg needs --curve");
+    assertThat(refusal("--latency-dump", dir.resolve("x.txt").toString(), "--rate", "0"))
+        .contains("--latency-dump needs a latency run");
   }
 
   /** {@code bench args --skip-services}, refused before anything runs: its stderr. */
