@@ -5,6 +5,7 @@ import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -16,6 +17,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -92,6 +94,16 @@ public final class KafkaTestSupport {
             }
             Thread.sleep(20);
           }
+          // The metadata can name a leader a moment before that broker serves the partition: a
+          // produce then gets NOT_LEADER_OR_FOLLOWER, and an idempotent producer's next batches
+          // OUT_OF_ORDER_SEQUENCE_NUMBER until its delivery timeout (seen once in KafkaSinkIT on a
+          // loaded machine). A ListOffsets of every partition, which the admin client retries
+          // until the leader itself answers, waits for that.
+          Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+          for (int p = 0; p < topic.numPartitions(); p++) {
+            latest.put(new TopicPartition(name, p), OffsetSpec.latest());
+          }
+          admin.listOffsets(latest).all().get(ADMIN_TIMEOUT.toMillis(), MILLISECONDS);
           return null;
         });
   }
