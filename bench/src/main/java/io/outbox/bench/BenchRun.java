@@ -571,7 +571,6 @@ final class BenchRun {
             seconds));
   }
 
-  /** What the latency run's figures are measured from: taken when the warm-up ended. */
   /** Where the latency run of {@code delivery} (null: the only one) writes its events, or null. */
   private Path latencyDump(String delivery) {
     Path file = plan.latencyDump();
@@ -587,6 +586,7 @@ final class BenchRun {
     return file.resolveSibling(named);
   }
 
+  /** What the latency run's figures are measured from: taken when the warm-up ended. */
   private static final class Measuring {
     private final StageMetrics stages;
     private final ChildJvm relay;

@@ -79,11 +79,6 @@ final class CdcLeaderLock {
                       e.getMessage());
                 }
               }
-
-              @Override
-              public void lost() {
-                wakeGate.lost();
-              }
             });
     this.lease = keeper.lease();
   }

@@ -26,10 +26,10 @@ final class QuietInserts {
   private final String pipeline;
   private final String table;
 
-  /** The leader session that holds the gate; a new session (the lease taken again) has not. */
-  private volatile Connection holder;
-
-  private boolean logged; // guarded by the lease keeper's lock, which calls take
+  // Both guarded by the lease keeper's lock, which calls take. A lease taken again comes with a
+  // new session, which does not hold the gate whatever happened to the old one.
+  private Connection holder;
+  private boolean logged;
 
   QuietInserts(OutboxTables tables, String pipeline) {
     this.key = tables.wakeLockKey();
@@ -61,10 +61,5 @@ final class QuietInserts {
     } else if (held) {
       logged = false;
     }
-  }
-
-  /** The leader session is gone, and the gate with it. */
-  void lost() {
-    holder = null;
   }
 }

@@ -101,7 +101,7 @@ class CdcQuietInsertsIT {
       }
       assertThat(gateHolder()).as("one unlock frees it: it was taken once").isZero();
     }
-    // The session ended without lost() (as when release() gives the lease up): the next is new.
+    // The first session ended (however the lease was given up): the next one is new.
     try (Connection second = fx.db.connect()) {
       long pid = pid(second);
       await()
