@@ -1,14 +1,41 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): starts the services of scripts/services.sh, exports
-# their endpoints and runs the full Maven build with every unit and integration test.
-# Arguments go to Maven, e.g. `scripts/test.sh -pl testkit -am` or `scripts/test.sh -DskipITs`.
+# their endpoints and runs the Maven build with its unit and integration tests, then prints the
+# timing report of the run (scripts/test-times.sh), which it keeps as target/test-times.txt.
+#
+#   scripts/test.sh            the full suite: every unit and integration test (what CI runs)
+#   scripts/test.sh --quick    the contributor's tier: every unit test and the integration tests
+#                              tagged "quick" (one per guarantee), a few minutes
+#
+# Other arguments go to Maven, e.g. `scripts/test.sh -pl testkit -am` or `scripts/test.sh -DskipITs`.
 # OUTBOX_SKIP_SERVICES=1 skips `services.sh up` (for endpoints provided elsewhere via OUTBOX_* vars).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+tier=full
+maven_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --quick) tier=quick; maven_args+=(-Pquick) ;;
+    *) maven_args+=("$arg") ;;
+  esac
+done
 
 if [[ "${OUTBOX_SKIP_SERVICES:-0}" != 1 ]]; then
   scripts/services.sh up
 fi
 eval "$(scripts/services.sh env)"
 
-exec mvn -B verify "$@"
+mkdir -p target
+started=target/test-run.started
+touch "$started"
+start_seconds=$SECONDS
+status=0
+mvn -B verify "${maven_args[@]}" || status=$?
+
+{
+  echo
+  echo "scripts/test.sh ($tier tier): $((SECONDS - start_seconds)) s of Maven, exit status $status"
+  scripts/test-times.sh --since "$started"
+} | tee target/test-times.txt
+exit "$status"

@@ -32,6 +32,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.slf4j.Logger;
@@ -105,6 +106,7 @@ class BrokerOutageIT {
   }
 
   @Test
+  @Tag("quick")
   void outageDeadLettersNothingAndConsumesNoAttempts() throws Exception {
     startRelay();
     Set<UUID> committed = ConcurrentHashMap.newKeySet();

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -37,6 +38,7 @@ class CdcFirstStartIT {
   private Connection app;
 
   @Test
+  @Tag("quick")
   void startsByItselfOnceTheOpenTransactionEndsAndPublishesEveryRow() throws Exception {
     fx = relays.closeAfter(new RelayFixture("cdc_first_start"));
     KafkaTestSupport.createTopic(fx.topic("order"), 3);

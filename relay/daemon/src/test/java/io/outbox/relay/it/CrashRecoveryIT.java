@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * re-sent event is the same message again, and no key's first deliveries go backwards.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
+@Tag("quick")
 class CrashRecoveryIT {
   private static final int EVENTS = 30_000;
   private static final int KEYS = 300;

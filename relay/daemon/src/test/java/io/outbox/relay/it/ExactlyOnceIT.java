@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -65,6 +66,7 @@ class ExactlyOnceIT {
   }
 
   @Test
+  @Tag("quick")
   void aCrashBetweenCommitAndSettlementIsSettledFromTheLedger() throws Exception {
     int events = 5_000;
     fx = relays.closeAfter(new RelayFixture("eos_ledger"));

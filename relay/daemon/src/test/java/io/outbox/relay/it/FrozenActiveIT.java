@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -31,6 +32,7 @@ class FrozenActiveIT {
   private OutboxLoad stream;
 
   @Test
+  @Tag("quick")
   void aStandbyTakesOverFromAFrozenActiveWhichWakesUpFenced() throws Exception {
     fx = relays.closeAfter(new RelayFixture("frozen_active"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);

@@ -9,8 +9,10 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 
 /** The delivery scenarios with the NATS JetStream sink: one stream per test binds its subjects. */
+@Tag("quick")
 class NatsDeliveryIT extends SinkDeliveryScenarios {
 
   private final Map<String, NatsTestSupport> servers = new HashMap<>();

@@ -23,6 +23,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
@@ -47,6 +48,7 @@ class PollingToKafkaIT {
   }
 
   @Test
+  @Tag("quick")
   void deliversEveryCommittedEventOnceInKeyOrder(TestInfo info) throws Exception {
     fixture(info);
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
@@ -141,6 +143,7 @@ class PollingToKafkaIT {
   }
 
   @Test
+  @Tag("quick")
   void poisonEventsAreDeadLetteredWhileOtherKeysFlow(TestInfo info) throws Exception {
     fixture(info);
     relay = fx.start("");

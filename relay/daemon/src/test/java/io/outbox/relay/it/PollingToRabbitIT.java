@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
@@ -50,6 +51,7 @@ class PollingToRabbitIT {
   }
 
   @Test
+  @Tag("quick")
   void deliversEveryCommittedEventToABoundQueueInKeyOrder(TestInfo info) throws Exception {
     long started = System.nanoTime();
     RelayFixture fx = fixture(info).fx;
@@ -164,6 +166,7 @@ class PollingToRabbitIT {
   }
 
   @Test
+  @Tag("exclusive") // stops and starts the shared RabbitMQ, which other RabbitMQ tests use
   void aRabbitRestartMidRunLosesNothingAndDeadLettersNothing(TestInfo info) throws Exception {
     RelayFixture fx = fixture(info).fx;
     String queue = rx.bindQueue(rx.exchange("order"), "#");

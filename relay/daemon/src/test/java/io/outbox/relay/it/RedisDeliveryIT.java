@@ -9,11 +9,13 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The delivery scenarios with the Redis Streams sink: events go to the stream {@code
  * <prefix>.order}.
  */
+@Tag("quick")
 class RedisDeliveryIT extends SinkDeliveryScenarios {
 
   private final Map<String, RedisTestSupport> servers = new HashMap<>();

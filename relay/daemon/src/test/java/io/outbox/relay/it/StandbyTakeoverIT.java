@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -55,6 +56,7 @@ class StandbyTakeoverIT {
   }
 
   @Test
+  @Tag("quick")
   void secondInstanceStandsByAndTakesOverAfterKill9() throws Exception {
     startActiveAndStandbyUnderLoad("standby_takeover");
     assertThat(b.log()).doesNotContain(NOW_ACTIVE).doesNotContain(ACTIVE);

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -32,6 +33,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * dead letters, never a lane thread held — and publishes again once the alarm clears. The watermark
  * is always set back to what it was.
  */
+// Exclusive: raises the shared RabbitMQ's memory alarm, which blocks every other publisher.
+@Tag("exclusive")
 class RabbitAlarmIT {
 
   @RegisterExtension final RabbitSinks rabbitmq = new RabbitSinks();

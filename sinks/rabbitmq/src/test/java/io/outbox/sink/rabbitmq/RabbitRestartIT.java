@@ -24,12 +24,15 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Stops and starts the shared RabbitMQ ({@code rabbitmqctl stop_app / start_app}) while the sink
  * publishes. Only RabbitMQ tests use that broker, and it is always started again.
  */
+// Exclusive: stops and starts the shared RabbitMQ, which every other RabbitMQ test uses.
+@Tag("exclusive")
 class RabbitRestartIT {
 
   @Test
