@@ -1,6 +1,7 @@
 package io.outbox.connect;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
@@ -52,7 +53,12 @@ class TaskMetricsTest {
 
   @Test
   void countsNothingWithoutAWorker() {
-    TaskMetrics.of(null).settled(List.of(new Settlement.Published(event(1))), Settled.AS_GIVEN);
+    // No task context, as with a worker older than Kafka 4.1: counting is a no-op.
+    assertThatCode(
+            () ->
+                TaskMetrics.of(null)
+                    .settled(List.of(new Settlement.Published(event(1))), Settled.AS_GIVEN))
+        .doesNotThrowAnyException();
   }
 
   private static double value(Metrics metrics, String name, Map<String, String> tags) {
