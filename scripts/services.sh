@@ -575,6 +575,9 @@ key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=org.apache.kafka.connect.converters.ByteArrayConverter
 header.converter=org.apache.kafka.connect.storage.StringConverter
 plugin.path=$CONNECT_PLUGINS
+# Every plug-in (the connector's jar included) has ServiceLoader manifests: the default
+# (hybrid_warn) scans every class by reflection as well, ~9 s of each start on the test machine.
+plugin.discovery=service_load
 exactly.once.source.support=enabled
 offset.flush.interval.ms=1000
 # A dead worker's tasks move after this (the default, 5 minutes, is for rolling restarts).

@@ -33,17 +33,17 @@ class BenchIT {
     StringWriter out = new StringWriter();
     Path dump = dir.resolve("latency.txt");
     smallRun(
-        json, out, 2000, "--baselines", "raw", "--warm-up", "3", "--latency-dump", dump.toString());
+        json, out, 500, "--baselines", "raw", "--warm-up", "1", "--latency-dump", dump.toString());
 
     assertThat(out.toString()).contains("relay polling->kafka mark", "raw kafka", "targets");
     JsonNode report = new ObjectMapper().readTree(json.toFile());
-    assertThat(report.at("/settings/events").asInt()).isEqualTo(2000);
+    assertThat(report.at("/settings/events").asInt()).isEqualTo(500);
     assertThat(report.at("/settings/cores").asInt()).isPositive();
     assertThat(report.at("/settings/relay exit code").asInt()).isZero();
     List<String> names = new ArrayList<>();
     for (JsonNode t : report.get("throughput")) {
       names.add(t.get("name").asText());
-      assertThat(t.get("events").asLong()).as(t.toString()).isBetween(1L, 2000L);
+      assertThat(t.get("events").asLong()).as(t.toString()).isBetween(1L, 500L);
       assertThat(t.get("eventsPerSecond").asDouble()).as(t.toString()).isPositive();
     }
     assertThat(names).containsExactly("relay polling->kafka mark", "raw kafka");
@@ -75,8 +75,8 @@ class BenchIT {
         .contains("cores");
     assertThat(report.at("/settings/machine idle during the latency run").asText())
         .contains("% of");
-    // The stages count the measured events (2 s at 100/s), not the 3-s warm-up's 300 before them.
-    assertThat(report.at("/settings/latency warm-up seconds").asInt()).isEqualTo(3);
+    // The stages count the measured events (2 s at 100/s), not the 1-s warm-up's 100 before them.
+    assertThat(report.at("/settings/latency warm-up seconds").asInt()).isEqualTo(1);
     long measured = report.get("latency").get(1).get("count").asLong();
     assertThat(stages.get("relay polling->kafka mark wake").get("count").asLong())
         .as("wake stage events against %d measured", measured)
@@ -106,7 +106,7 @@ class BenchIT {
   void bothDeliveriesRunSideBySideAndReportTheirRatio(String source) throws Exception {
     Path json = dir.resolve("bench.json");
     StringWriter out = new StringWriter();
-    smallRun(json, out, 2000, "--source", source, "--baselines", "none", "--delivery", "both");
+    smallRun(json, out, 500, "--source", source, "--baselines", "none", "--delivery", "both");
 
     JsonNode report = new ObjectMapper().readTree(json.toFile());
     List<String> names = new ArrayList<>();
@@ -116,7 +116,7 @@ class BenchIT {
             "relay " + source + "->kafka mark at-least-once",
             "relay " + source + "->kafka mark exactly-once");
     for (JsonNode t : report.get("throughput")) {
-      assertThat(t.get("events").asLong()).as(t.toString()).isBetween(1L, 2000L);
+      assertThat(t.get("events").asLong()).as(t.toString()).isBetween(1L, 500L);
     }
     assertThat(latencies(report))
         .containsExactly(
@@ -158,14 +158,13 @@ class BenchIT {
   void streamedCdcDrainIsTheChangeStream() throws Exception {
     Path json = dir.resolve("bench.json");
     StringWriter out = new StringWriter();
-    smallRun(
-        json, out, 2000, "--source", "cdc", "--cdc-backlog", "streamed", "--baselines", "none");
+    smallRun(json, out, 500, "--source", "cdc", "--cdc-backlog", "streamed", "--baselines", "none");
 
     JsonNode report = new ObjectMapper().readTree(json.toFile());
     assertThat(report.get("throughput").size()).isEqualTo(1);
     JsonNode drain = report.get("throughput").get(0);
     assertThat(drain.get("name").asText()).isEqualTo("relay cdc->kafka mark");
-    assertThat(drain.get("events").asLong()).as(drain.toString()).isBetween(1L, 2000L);
+    assertThat(drain.get("events").asLong()).as(drain.toString()).isBetween(1L, 500L);
     assertThat(drain.get("eventsPerSecond").asDouble()).as(drain.toString()).isPositive();
     assertThat(drain.get("measures").asText()).contains("--cdc-backlog streamed");
     assertThat(drain.at("/footprint/peakRssMiB").asDouble()).isPositive();
@@ -197,13 +196,13 @@ class BenchIT {
   void streamSinksRunBesideTheirBareClient(String sink) throws Exception {
     Path json = dir.resolve("bench.json");
     StringWriter out = new StringWriter();
-    smallRun(json, out, 500, "--sink", sink, "--baselines", "raw");
+    smallRun(json, out, 200, "--sink", sink, "--baselines", "raw");
 
     JsonNode report = new ObjectMapper().readTree(json.toFile());
     List<String> names = new ArrayList<>();
     for (JsonNode t : report.get("throughput")) {
       names.add(t.get("name").asText());
-      assertThat(t.get("events").asLong()).as(t.toString()).isBetween(1L, 500L);
+      assertThat(t.get("events").asLong()).as(t.toString()).isBetween(1L, 200L);
       assertThat(t.get("eventsPerSecond").asDouble()).as(t.toString()).isPositive();
     }
     assertThat(names).containsExactly("relay polling->" + sink + " mark", "raw " + sink);
@@ -218,7 +217,7 @@ class BenchIT {
   }
 
   /**
-   * A rate curve of two points: each point is a run of its own (a drain of 300 events, then 2 s at
+   * A rate curve of two points: each point is a run of its own (a drain of 100 events, then 2 s at
    * the point's rate), the curve's JSON carries the points and every run, and the SVG plot names
    * its series. On a machine so loaded that the writers or the relay cannot keep up with 40
    * events/s the curve stops after the first point, and says why.
@@ -227,7 +226,7 @@ class BenchIT {
   void rateCurveWritesItsPointsAndAPlot() throws Exception {
     Path json = dir.resolve("curve.json");
     StringWriter out = new StringWriter();
-    smallRun(json, out, 300, "--curve", "rate", "--rates", "80,40");
+    smallRun(json, out, 100, "--curve", "rate", "--rates", "80,40");
 
     JsonNode curve = new ObjectMapper().readTree(json.toFile());
     JsonNode points = curve.get("points");
@@ -319,7 +318,10 @@ class BenchIT {
     assertThat(err.toString()).contains("--engine connect needs --source polling and --sink kafka");
   }
 
-  /** A small run ({@code events}, 100 events/s for 2 s) with {@code extra}; asserts exit code 0. */
+  /**
+   * A small run ({@code events}, 100 events/s for 2 s: at a load average of 30, 1 s of it committed
+   * no event at all) with {@code extra}; asserts exit code 0.
+   */
   private void smallRun(Path json, StringWriter out, int events, String... extra) {
     List<String> args =
         new ArrayList<>(
@@ -340,8 +342,12 @@ class BenchIT {
                 json.toString()));
     args.addAll(List.of(extra));
     StringWriter err = new StringWriter();
+    long started = System.nanoTime();
     int exit =
         Main.execute(new PrintWriter(out), new PrintWriter(err), args.toArray(String[]::new));
+    System.out.printf(
+        "BenchIT: bench %s took %d ms:%n%s%n",
+        String.join(" ", extra), (System.nanoTime() - started) / 1_000_000, out);
     assertThat(exit).as("exit code; stderr: %s%nstdout: %s", err, out).isZero();
   }
 }

@@ -255,12 +255,13 @@ class ConnectIT {
       rest.putConfig(name, config(topic, "1"));
       writing.start();
       awaitTasksRunning(rest, name, 1);
-      await().atMost(Duration.ofSeconds(60)).until(() -> published() >= 300);
+      // 100 events (half a second of writes) at each step show the tasks publishing.
+      await().atMost(Duration.ofSeconds(60)).until(() -> published() >= 100);
 
       rest.putConfig(name, config(topic, "4"));
       awaitTasksRunning(rest, name, 4);
       long before = published();
-      await().atMost(Duration.ofSeconds(60)).until(() -> published() >= before + 300);
+      await().atMost(Duration.ofSeconds(60)).until(() -> published() >= before + 100);
 
       int victim = busiestWorker(rest.status(name));
       int survivor =
@@ -276,7 +277,7 @@ class ConnectIT {
           "ConnectIT: tasks of the killed worker %d running on %d after %d ms%n",
           victim, survivor, (System.nanoTime() - killedAt) / 1_000_000);
       long afterKill = published();
-      await().atMost(Duration.ofSeconds(60)).until(() -> published() >= afterKill + 300);
+      await().atMost(Duration.ofSeconds(60)).until(() -> published() >= afterKill + 100);
       writer.stop();
       writing.join();
       await()

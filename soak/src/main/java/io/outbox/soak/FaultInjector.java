@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
  * Draws a fault every {@code interval} from {@link FaultKind} (uniformly, with a seeded random),
  * applies it and heals it before the next one: one fault at a time, so that what follows a fault (a
  * take-over, duplicates) can be charged to it. A fault aimed at one relay hits the active one three
- * times in four. Before each fault, a relay that exited by itself is noted as a violation and
- * started again.
+ * times in four. Or, given a fixed order, those faults one after the other, each at the shortest of
+ * its range and aimed at the active relay. Before each fault, a relay that exited by itself is
+ * noted as a violation and started again.
  */
 final class FaultInjector {
   private static final Logger log = LoggerFactory.getLogger(FaultInjector.class);
@@ -32,20 +33,34 @@ final class FaultInjector {
   private final RelayPair relays;
   private final SoakBroker broker;
   private final Duration interval;
+  private final List<FaultKind> order;
   private final List<FaultRecord> faults = new ArrayList<>();
   private final List<Violation> violations = new ArrayList<>();
 
-  FaultInjector(Random random, RelayPair relays, SoakBroker broker, Duration interval) {
+  /**
+   * @param order empty to draw each fault; else these, in this order, each at the shortest of its
+   *     range and aimed at the active relay, and no more after them
+   */
+  FaultInjector(
+      Random random,
+      RelayPair relays,
+      SoakBroker broker,
+      Duration interval,
+      List<FaultKind> order) {
     this.random = random;
     this.relays = relays;
     this.broker = broker;
     this.interval = interval;
+    this.order = List.copyOf(order);
   }
 
-  /** Injects faults until {@code deadline}; the last one is healed when this returns. */
+  /**
+   * Injects faults until {@code deadline} (or until the fixed order is done); the last one is
+   * healed when this returns.
+   */
   void runUntil(Instant deadline) {
     Instant next = Instant.now().plus(interval);
-    while (next.isBefore(deadline)) {
+    while (next.isBefore(deadline) && (order.isEmpty() || faults.size() < order.size())) {
       Waits.pause(Duration.between(Instant.now(), next));
       noteUnexpectedExits();
       FaultRecord f = inject(faults.size() + 1);
@@ -80,7 +95,7 @@ final class FaultInjector {
       return new Target(null, kind == FaultKind.BROKER_RESTART ? "broker" : "both relays");
     }
     Optional<String> active = relays.active();
-    boolean hitActive = random.nextInt(4) < 3;
+    boolean hitActive = !order.isEmpty() || random.nextInt(4) < 3;
     String name;
     if (active.isPresent()) {
       name = hitActive ? active.get() : other(active.get());
@@ -99,7 +114,7 @@ final class FaultInjector {
 
   private FaultRecord inject(int number) {
     FaultKind[] kinds = FaultKind.values();
-    FaultKind kind = kinds[random.nextInt(kinds.length)];
+    FaultKind kind = order.isEmpty() ? kinds[random.nextInt(kinds.length)] : order.get(number - 1);
     Target target = target(kind);
     Instant start = Instant.now();
     String detail =
@@ -186,6 +201,9 @@ final class FaultInjector {
   }
 
   private Duration seconds(int min, int max) {
+    if (!order.isEmpty()) {
+      return Duration.ofSeconds(min);
+    }
     return Duration.ofSeconds(min + random.nextInt(max - min + 1));
   }
 

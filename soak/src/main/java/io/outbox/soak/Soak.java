@@ -76,7 +76,8 @@ final class Soak {
           refusals.start();
         }
         FaultInjector injector =
-            new FaultInjector(faultsRandom, relays, broker, options.faultInterval());
+            new FaultInjector(
+                faultsRandom, relays, broker, options.faultInterval(), options.faultOrder());
         Instant faultsFrom = Instant.now();
         injector.runUntil(faultsFrom.plus(options.duration()));
         Instant faultsUntil = Instant.now();

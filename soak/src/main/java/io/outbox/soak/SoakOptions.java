@@ -2,6 +2,7 @@ package io.outbox.soak;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -15,6 +16,9 @@ import java.util.Objects;
  * @param seed the seed of the fault draws and of each writer's choices
  * @param json whether the report is printed as JSON
  * @param faultInterval how often a fault is drawn (a fault that lasts longer delays the next)
+ * @param faultOrder empty to draw the faults at random; else these faults, in this order, each at
+ *     the shortest of its range and aimed at the active relay (the short run in the suite, which
+ *     injects every kind once), and no more faults after them
  * @param directory where the relays' configurations and logs are written
  */
 record SoakOptions(
@@ -24,6 +28,7 @@ record SoakOptions(
     long seed,
     boolean json,
     Duration faultInterval,
+    List<FaultKind> faultOrder,
     Path directory) {
 
   static final String USAGE =
@@ -56,6 +61,7 @@ record SoakOptions(
     Objects.requireNonNull(source, "source");
     Objects.requireNonNull(sink, "sink");
     Objects.requireNonNull(faultInterval, "faultInterval");
+    faultOrder = List.copyOf(faultOrder);
     Objects.requireNonNull(directory, "directory");
   }
 
@@ -87,7 +93,8 @@ record SoakOptions(
       throw new IllegalArgumentException("--minutes is required");
     }
     Duration duration = Duration.ofMillis(Math.round(minutes * 60_000));
-    return new SoakOptions(duration, source, sink, seed, json, FAULT_INTERVAL, directory);
+    return new SoakOptions(
+        duration, source, sink, seed, json, FAULT_INTERVAL, List.of(), directory);
   }
 
   private static String value(String[] args, int i, String option) {
@@ -134,10 +141,21 @@ record SoakOptions(
             + value);
   }
 
-  /** {@code 10 min, polling -> kafka, seed 42}. */
+  /**
+   * {@code 10 min, polling -> kafka, seed 42}, or for a fixed order {@code faults sigkill, sigterm
+   * (at most 2 min), polling -> kafka, seed 42}.
+   */
   String describe() {
     long seconds = duration.toSeconds();
     String length = seconds % 60 == 0 ? seconds / 60 + " min" : seconds + " s";
+    if (!faultOrder.isEmpty()) {
+      length =
+          "faults "
+              + String.join(", ", faultOrder.stream().map(FaultKind::label).toList())
+              + " (at most "
+              + length
+              + ")";
+    }
     return length + ", " + source.type() + " -> " + sink.type() + ", seed " + seed;
   }
 }

@@ -4,40 +4,59 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The randomised fault soak, short: two relay processes (polling, Kafka, default settings) under
- * the writers' load, a fault every ten seconds for two minutes, a fixed seed; fails on any broken
- * invariant. {@code scripts/soak.sh} runs the long ones.
+ * The fault soak, short: two relay processes (polling, Kafka, default settings) under the writers'
+ * load, every fault kind once in a fixed order (each at the shortest of its range and aimed at the
+ * active relay, the next as soon as the relays published again after the heal), a fixed seed for
+ * the writers; fails on any broken invariant. {@code scripts/soak.sh} runs the long, randomised
+ * ones.
  */
 @Timeout(value = 12, unit = TimeUnit.MINUTES)
 class SoakIT {
   private static final long SEED = 12;
 
+  /**
+   * The costliest first (a black-holed active keeps its broken connections until the standby has
+   * taken over), the cheapest last (the drain follows it).
+   */
+  private static final List<FaultKind> ORDER =
+      List.of(
+          FaultKind.DATABASE_BLACKHOLE,
+          FaultKind.SIGSTOP,
+          FaultKind.BROKER_RESTART,
+          FaultKind.SIGTERM,
+          FaultKind.SIGKILL,
+          FaultKind.TERMINATE_SESSIONS);
+
   @Test
-  void twoMinutesOfFaultsBreakNoInvariant() throws Exception {
+  void everyFaultKindOnceBreaksNoInvariant() throws Exception {
     Path dir =
         Path.of("target", "soak-runs", "SoakIT-" + System.currentTimeMillis()).toAbsolutePath();
     SoakOptions options =
         new SoakOptions(
-            Duration.ofMinutes(2),
+            // A cap only: the run ends once the six faults were injected and healed.
+            Duration.ofMinutes(4),
             SoakOptions.Source.POLLING,
             SoakOptions.Sink.KAFKA,
             SEED,
             false,
-            SoakOptions.FAULT_INTERVAL,
+            Duration.ofSeconds(1),
+            ORDER,
             dir);
 
     SoakReport report = new Soak(options).run();
 
     System.out.print(report.text());
-    // One fault at a time, each healed and followed by a publication before the next: a freeze or
-    // a broker restart takes up to 30 s, so two minutes hold 4 to 12.
-    assertThat(report.faults()).as("faults injected").hasSizeGreaterThanOrEqualTo(4);
-    assertThat(report.findings().committed()).as("events committed").isGreaterThan(1_000);
+    assertThat(report.faults())
+        .as("faults injected, in order")
+        .extracting(FaultRecord::kind)
+        .containsExactlyElementsOf(ORDER);
+    assertThat(report.findings().committed()).as("events committed").isGreaterThan(500);
     assertThat(report.violations()).as("broken invariants").isEmpty();
   }
 }

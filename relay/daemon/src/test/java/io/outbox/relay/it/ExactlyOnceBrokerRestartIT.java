@@ -8,6 +8,7 @@ import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivateKafka;
 import io.outbox.testkit.RelayProcess;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +32,18 @@ import org.slf4j.LoggerFactory;
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class ExactlyOnceBrokerRestartIT {
   private static final Logger log = LoggerFactory.getLogger(ExactlyOnceBrokerRestartIT.class);
-  private static final Duration DOWN = Duration.ofSeconds(8);
+
+  /**
+   * The sink's send timeout, scaled down from the fixture's 5 s: a send or commit the outage caught
+   * gives up after it, and the relay pauses (or finds the commit in doubt).
+   */
+  private static final Duration SEND_TIMEOUT = Duration.ofSeconds(3);
+
+  /**
+   * How long the broker stays down before it is started again (its start adds seconds): past the
+   * send timeout, so that what was in flight when it went times out while it is away.
+   */
+  private static final Duration DOWN = SEND_TIMEOUT.plusSeconds(1);
 
   private static PrivateKafka kafka;
 
@@ -91,7 +103,10 @@ class ExactlyOnceBrokerRestartIT {
     KafkaTestSupport.createTopic(kafka.bootstrap(), fx.topic("order"), 6);
     String config =
         fx.config(
-            "lanes = 2, batch-size = 200\n" + (cdc ? fx.cdc("") : "") + fx.exactlyOnce(),
+            "lanes = 2, batch-size = 200\n"
+                + "sink.kafka.send-timeout = %dms\n".formatted(SEND_TIMEOUT.toMillis())
+                + (cdc ? fx.cdc("") : "")
+                + fx.exactlyOnce(),
             kafka.bootstrap());
     RelayProcess relay = relays.start("relay", config);
     // A CDC relay's start (engine, slot, catch-up) takes ~35-45 s on the loaded test machine.
@@ -99,8 +114,10 @@ class ExactlyOnceBrokerRestartIT {
     Set<UUID> committed;
     long publishedAtRestart;
     long publishedWhileDown;
+    Duration restartTook;
+    Duration resumedAfter;
     try (OutboxLoad stream = OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10))) {
-      await().atMost(Duration.ofSeconds(60)).until(() -> fx.published() >= 1_000);
+      await().atMost(Duration.ofSeconds(60)).until(() -> fx.published() >= 500);
 
       if (kill) {
         kafka.kill();
@@ -110,13 +127,17 @@ class ExactlyOnceBrokerRestartIT {
       publishedAtRestart = fx.published();
       log.info(
           "broker {} with {} events published", kill ? "killed" : "stopped", publishedAtRestart);
-      // Pacing, not waiting for a condition: the outage's length, while the stream goes on.
-      TimeUnit.MILLISECONDS.sleep(DOWN.toMillis());
+      // The outage's length, while the stream goes on: the relay stays up all along.
+      await().during(DOWN).atMost(DOWN.plusSeconds(10)).until(relay::isAlive);
       publishedWhileDown = fx.published();
+      Instant restarting = Instant.now();
       kafka.restart();
+      Instant back = Instant.now();
+      restartTook = Duration.between(restarting, back);
       log.info("broker back; {} events published while it was down", publishedWhileDown);
       long committedThen = stream.committedCount();
       await().atMost(Duration.ofSeconds(120)).until(() -> fx.published() >= committedThen + 500);
+      resumedAfter = Duration.between(back, Instant.now());
       committed = stream.stop();
     }
     await().atMost(Duration.ofSeconds(120)).until(() -> fx.unpublished() == 0);
@@ -152,13 +173,17 @@ class ExactlyOnceBrokerRestartIT {
         .as("a broker away while an in-doubt commit is settled is an outage, not a lane failure")
         .doesNotContain("unexpected failure");
     System.out.printf(
-        "ExactlyOnceBrokerRestartIT: %s, broker %s at %d published (%d more while down);"
+        "ExactlyOnceBrokerRestartIT: %s, broker %s at %d published (%d more while down), down"
+            + " %d ms, its start took %d ms, 500 more published %d ms after it was back;"
             + " %d records for %d events, %d duplicate(s); relay log: paused %s, commit in doubt"
             + " %s, 'unexpected failure' %d%n",
         cdc ? "cdc" : "polling",
         kill ? "killed" : "stopped",
         publishedAtRestart,
         publishedWhileDown - publishedAtRestart,
+        DOWN.toMillis(),
+        restartTook.toMillis(),
+        resumedAfter.toMillis(),
         deliveries.records.size(),
         committed.size(),
         deliveries.duplicates(),
