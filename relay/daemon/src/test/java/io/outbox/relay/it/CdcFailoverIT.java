@@ -54,6 +54,23 @@ class CdcFailoverIT {
     return fx.config("lanes = 4, batch-size = 500\n" + fx.cdc(cdcExtra) + extra);
   }
 
+  /**
+   * Starts two relays at once (one relay JVM start less to wait for): returns the one that took the
+   * lease, then the one standing by.
+   */
+  private RelayProcess[] startPair(String config) {
+    RelayProcess first = relays.start("a", config);
+    RelayProcess second = relays.start("b", config);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> first.logContains(ACTIVE) || second.logContains(ACTIVE));
+    RelayProcess active = first.logContains(ACTIVE) ? first : second;
+    RelayProcess standby = active == first ? second : first;
+    await().atMost(Duration.ofSeconds(60)).until(() -> standby.logContains(STANDING_BY));
+    assertThat(standby.log()).doesNotContain(ACTIVE);
+    return new RelayProcess[] {active, standby};
+  }
+
   @Test
   void killDashNineMidStreamLosesNothing() throws Exception {
     fx = relays.closeAfter(new RelayFixture("cdc_crash"));
@@ -87,8 +104,9 @@ class CdcFailoverIT {
     fx = relays.closeAfter(new RelayFixture("cdc_standby"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     String config = config(LEADERSHIP.settings());
-    RelayProcess a = relays.startActive("a", config, Duration.ofSeconds(60));
-    RelayProcess b = relays.startAwaiting("b", config, STANDING_BY, Duration.ofSeconds(60));
+    RelayProcess[] pair = startPair(config);
+    RelayProcess a = pair[0];
+    RelayProcess b = pair[1];
     stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 500);
     assertThat(b.log()).doesNotContain(ACTIVE);
@@ -134,8 +152,9 @@ class CdcFailoverIT {
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     // A scaled-down lease: the frozen one's expires sooner, the same way.
     String config = config(LEADERSHIP.settings(), exactlyOnce ? fx.exactlyOnce() : "");
-    RelayProcess a = relays.startActive("a", config, Duration.ofSeconds(60));
-    RelayProcess b = relays.startAwaiting("b", config, STANDING_BY, Duration.ofSeconds(60));
+    RelayProcess[] pair = startPair(config);
+    RelayProcess a = pair[0];
+    RelayProcess b = pair[1];
     stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 500);
 
