@@ -25,10 +25,21 @@ import org.junit.jupiter.params.provider.ValueSource;
  * takes over within seconds (from a frozen active too, at least once and exactly once: the woken
  * one is fenced), and a slot dropped while the relay is down is a loud error — and, once an
  * operator allows a new slot, its catch-up still delivers every row.
+ *
+ * <p>The tests that wait for a lease to expire scale it down ({@link Leadership#FAST}) and check
+ * the take-over against the bound those settings imply.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CdcFailoverIT {
   private static final String STANDING_BY = "pipeline it: another instance streams slot";
+  private static final Leadership LEADERSHIP = Leadership.FAST;
+
+  /**
+   * What the CDC source logs once it took the slot over: the take-over the lease settings promise.
+   * Exactly once, the pipeline is active only after that, once its lanes registered their
+   * transactional producers and read the ledger (seconds of Kafka round trips on a busy broker).
+   */
+  private static final String TOOK_OVER = "pipeline it: this instance is now the active one";
 
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
@@ -43,56 +54,87 @@ class CdcFailoverIT {
     return fx.config("lanes = 4, batch-size = 500\n" + fx.cdc(cdcExtra) + extra);
   }
 
+  /**
+   * Starts two relays at once (one relay JVM start less to wait for): returns the one that took the
+   * lease, then the one standing by.
+   */
+  private RelayProcess[] startPair(String config) {
+    RelayProcess first = relays.start("a", config);
+    RelayProcess second = relays.start("b", config);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> first.logContains(ACTIVE) || second.logContains(ACTIVE));
+    RelayProcess active = first.logContains(ACTIVE) ? first : second;
+    RelayProcess standby = active == first ? second : first;
+    await().atMost(Duration.ofSeconds(60)).until(() -> standby.logContains(STANDING_BY));
+    assertThat(standby.log()).doesNotContain(ACTIVE);
+    return new RelayProcess[] {active, standby};
+  }
+
   @Test
   void killDashNineMidStreamLosesNothing() throws Exception {
     fx = relays.closeAfter(new RelayFixture("cdc_crash"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
-    String config = config("");
+    // The next relay waits for the killed one's lease to expire: a scaled-down lease.
+    String config = config(LEADERSHIP.settings());
     RelayProcess first = relays.startActive("crashing", config, Duration.ofSeconds(60));
-    int events = 10_000;
+    // Many times the batches in flight (4 lanes x 500).
+    int events = 5_000;
     List<UUID> committed = OutboxLoad.backlog(fx, events, 100);
     fx.awaitPublishedMidway(events * 3 / 10);
     first.kill9();
+    Instant killedAt = Instant.now();
     long atKill = fx.published();
     assertThat(atKill).as("killed in the middle of the stream").isLessThan(events);
 
     relays.finish("finishing", config, fx);
+    long lastPublished =
+        fx.count("SELECT (extract(epoch FROM max(published_at)) * 1000)::bigint FROM outbox");
+    Duration finished = Duration.ofMillis(lastPublished - killedAt.toEpochMilli());
 
     Deliveries deliveries = fx.assertDeliveredInKeyOrder(committed);
     System.out.printf(
-        "CdcFailoverIT: killed at %d of %d published; %d records, %d duplicate(s)%n",
-        atKill, events, deliveries.records.size(), deliveries.duplicates());
+        "CdcFailoverIT: killed at %d of %d published, every row published %d ms after the kill;"
+            + " %d records, %d duplicate(s)%n",
+        atKill, events, finished.toMillis(), deliveries.records.size(), deliveries.duplicates());
   }
 
   @Test
   void standbyTakesOverWithinSecondsAfterKill9() throws Exception {
     fx = relays.closeAfter(new RelayFixture("cdc_standby"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
-    String config = config("");
-    RelayProcess a = relays.startActive("a", config, Duration.ofSeconds(60));
-    RelayProcess b = relays.startAwaiting("b", config, STANDING_BY, Duration.ofSeconds(60));
+    String config = config(LEADERSHIP.settings());
+    RelayProcess[] pair = startPair(config);
+    RelayProcess a = pair[0];
+    RelayProcess b = pair[1];
     stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 500);
     assertThat(b.log()).doesNotContain(ACTIVE);
 
     Instant killedAt = Instant.now();
     a.kill9();
-    await().atMost(Duration.ofSeconds(60)).until(() -> b.loggedAt(ACTIVE, killedAt).isPresent());
+    await()
+        .atMost(LEADERSHIP.takeOverBound().plusSeconds(30))
+        .until(() -> b.loggedAt(ACTIVE, killedAt).isPresent());
     Duration takeOver = Duration.between(killedAt, b.loggedAt(ACTIVE, killedAt).orElseThrow());
     long committedNow = stream.committedCount();
     await().atMost(Duration.ofSeconds(60)).until(() -> fx.published() >= committedNow + 200);
     Set<UUID> committed = stream.stop();
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
 
-    // The engine's start (connect, check the slot, start streaming) is most of it: 2-3 s on an
-    // idle machine, up to ~10 s when the test machine is busy.
-    assertThat(takeOver).as("take-over after kill -9").isLessThan(Duration.ofSeconds(20));
+    // The lease's expiry, then the engine's start (connect, check the slot, start streaming): 2-3 s
+    // on an idle machine, more when the test machine is busy.
+    assertThat(takeOver).as("take-over after kill -9").isLessThan(LEADERSHIP.takeOverBound());
     Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
     RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
     System.out.printf(
-        "CdcFailoverIT: standby took over %d ms after kill -9; %d events, %d duplicate(s)%n",
-        takeOver.toMillis(), committed.size(), deliveries.duplicates());
+        "CdcFailoverIT: standby took over %d ms after kill -9 (bound %d ms); %d events, %d"
+            + " duplicate(s)%n",
+        takeOver.toMillis(),
+        LEADERSHIP.takeOverBound().toMillis(),
+        committed.size(),
+        deliveries.duplicates());
   }
 
   /**
@@ -108,17 +150,21 @@ class CdcFailoverIT {
     boolean exactlyOnce = delivery.equals("exactly-once");
     fx = relays.closeAfter(new RelayFixture(exactlyOnce ? "cdc_frozen_eos" : "cdc_frozen"));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
-    // Default lease-timeout (10s) and intervals.
-    String config = config("", exactlyOnce ? fx.exactlyOnce() : "");
-    RelayProcess a = relays.startActive("a", config, Duration.ofSeconds(60));
-    RelayProcess b = relays.startAwaiting("b", config, STANDING_BY, Duration.ofSeconds(60));
+    // A scaled-down lease: the frozen one's expires sooner, the same way.
+    String config = config(LEADERSHIP.settings(), exactlyOnce ? fx.exactlyOnce() : "");
+    RelayProcess[] pair = startPair(config);
+    RelayProcess a = pair[0];
+    RelayProcess b = pair[1];
     stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.published() >= 500);
 
     Instant frozenAt = Instant.now();
     a.freeze(); // its leader session and replication connection stay open
-    await().atMost(Duration.ofSeconds(40)).until(() -> b.loggedAt(ACTIVE, frozenAt).isPresent());
-    Duration takeOver = Duration.between(frozenAt, b.loggedAt(ACTIVE, frozenAt).orElseThrow());
+    await()
+        .atMost(LEADERSHIP.takeOverBound().plusSeconds(30))
+        .until(() -> b.loggedAt(ACTIVE, frozenAt).isPresent());
+    Duration takeOver = Duration.between(frozenAt, b.loggedAt(TOOK_OVER, frozenAt).orElseThrow());
+    Duration active = Duration.between(frozenAt, b.loggedAt(ACTIVE, frozenAt).orElseThrow());
     long committedNow = stream.committedCount();
     await().atMost(Duration.ofSeconds(60)).until(() -> fx.published() >= committedNow + 200);
     Duration publishing = Duration.between(frozenAt, Instant.now());
@@ -130,7 +176,7 @@ class CdcFailoverIT {
     Set<UUID> committed = stream.stop();
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
 
-    assertThat(takeOver).as("take-over after SIGSTOP").isLessThan(Duration.ofSeconds(20));
+    assertThat(takeOver).as("take-over after SIGSTOP").isLessThan(LEADERSHIP.takeOverBound());
     Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
     RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
@@ -146,11 +192,13 @@ class CdcFailoverIT {
     }
     assertThat(a.isAlive()).as("the woken instance stands by, it does not exit").isTrue();
     System.out.printf(
-        "CdcFailoverIT: %s: standby active %d ms after SIGSTOP, publishing again within %d ms;"
-            + " %d events, %d duplicate(s); the woken one's commit fenced: %s, its offset commits"
-            + " refused: %s%n",
+        "CdcFailoverIT: %s: standby took the slot over %d ms after SIGSTOP (bound %d ms), its"
+            + " pipeline active after %d ms, publishing again within %d ms; %d events, %d"
+            + " duplicate(s); the woken one's commit fenced: %s, its offset commits refused: %s%n",
         delivery,
         takeOver.toMillis(),
+        LEADERSHIP.takeOverBound().toMillis(),
+        active.toMillis(),
         publishing.toMillis(),
         committed.size(),
         deliveries.duplicates(),
