@@ -39,6 +39,9 @@ class CdcFirstStartIT {
 
   @Test
   @Tag("quick")
+  // Exclusive: its open transaction holds back the creation of every replication slot of the
+  // cluster, so another CDC test running beside it would wait for it.
+  @Tag("exclusive")
   void startsByItselfOnceTheOpenTransactionEndsAndPublishesEveryRow() throws Exception {
     fx = relays.closeAfter(new RelayFixture("cdc_first_start"));
     KafkaTestSupport.createTopic(fx.topic("order"), 3);
