@@ -33,7 +33,7 @@ rows=$(
     module=${file#./}
     module=${module%%/target/*}
     kind=unit
-    [[ "$file" == */failsafe-reports/* ]] && kind=IT
+    [[ "$file" == */failsafe-* ]] && kind=IT
     head -c 4096 "$file" | tr '\n' ' ' | grep -o '<testsuite [^>]*>' | head -n 1 |
       awk -v module="$module" -v kind="$kind" '
         function attr(name,   m) {
@@ -49,6 +49,19 @@ rows=$(
         }'
   done
 )
+
+# A class whose tests ran in two executions (its exclusive ones alone) has two reports: one row.
+rows=$(awk '
+  { key = $2 " " $3 " " $7
+    if (!(key in secs)) order[++n] = key
+    secs[key] += $1; tests[key] += $4; failed[key] += $5; skipped[key] += $6 }
+  END {
+    for (i = 1; i <= n; i++) {
+      split(order[i], k, " ")
+      printf "%.1f %s %s %d %d %d %s\n", secs[order[i]], k[1], k[2], tests[order[i]],
+        failed[order[i]], skipped[order[i]], k[3]
+    }
+  }' <<<"$rows")
 
 if [[ -z "$rows" ]]; then
   echo "test-times: no test reports found${since:+ newer than $since}"
