@@ -117,9 +117,6 @@ public final class RelayProcess {
     line.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     line.add("-Xmx" + environment.getOrDefault(MAX_HEAP, "256m"));
     line.add("-XX:+UseSerialGC"); // two cores: no parallel GC threads fighting the caller's JVM
-    // A test's relay lives seconds to minutes: the C1 compiler alone starts it sooner and leaves
-    // the CPU that C2 would spend compiling to the tests and relays beside it (docs/testing.md).
-    line.add("-XX:TieredStopAtLevel=1");
     line.add("-cp");
     line.add(System.getProperty("java.class.path"));
     line.add(MAIN);

@@ -89,6 +89,26 @@ final class RelayProcesses implements BeforeEachCallback, AfterEachCallback {
   }
 
   /**
+   * Starts relays {@code a} and {@code b} at once with the same configuration (one relay JVM start
+   * less to wait for) and waits up to {@code within} until one is active and the other logged
+   * {@code standingBy}; returns the active one first, then the one standing by.
+   */
+  RelayProcess[] startPair(String hocon, String standingBy, Duration within) {
+    RelayProcess first = start("a", hocon);
+    RelayProcess second = start("b", hocon);
+    await()
+        .atMost(within)
+        .until(
+            () ->
+                first.logContains(RelayFixture.ACTIVE) || second.logContains(RelayFixture.ACTIVE));
+    RelayProcess active = first.logContains(RelayFixture.ACTIVE) ? first : second;
+    RelayProcess standby = active == first ? second : first;
+    await().atMost(within).until(() -> standby.logContains(standingBy));
+    assertThat(standby.log()).doesNotContain(RelayFixture.ACTIVE);
+    return new RelayProcess[] {active, standby};
+  }
+
+  /**
    * Starts {@code outbox-relay run} after a crash, waits up to 90 s until {@code fx}'s outbox has
    * nothing unpublished, and asserts that it then stops with exit code 0 (within 30 s).
    */
