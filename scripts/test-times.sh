@@ -84,4 +84,5 @@ awk '
     close("sort")
     printf "%-16s  %9s  %6d  %9s  %6s   (%d failed, %d skipped; %.0f s of tests in all)\n",
       "all", "", tests, "", "", fail, skip, total
+    printf "tests: %d passed, %d failed, %d skipped\n", tests - fail - skip, fail, skip
   }' <<<"$rows"
