@@ -15,9 +15,6 @@ record Leadership(Duration leaseTimeout, Duration checkInterval) {
   /** What a busy machine may add to a take-over: the default promise's 20 s less its 13 s. */
   static final Duration BUSY_MACHINE = Duration.ofSeconds(7);
 
-  /** The sources' defaults: a take-over within 13 s, promised as 20 s. */
-  static final Leadership DEFAULTS = new Leadership(Duration.ofSeconds(10), Duration.ofSeconds(1));
-
   /** Scaled down for tests: a take-over within 5.05 s, checked against 12.05 s. */
   static final Leadership FAST = new Leadership(Duration.ofSeconds(4), Duration.ofMillis(250));
 
