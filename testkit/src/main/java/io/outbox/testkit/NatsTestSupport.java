@@ -5,6 +5,7 @@ import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
 import io.nats.client.Options;
+import io.nats.client.PurgeOptions;
 import io.nats.client.api.MessageInfo;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
@@ -75,6 +76,11 @@ public final class NatsTestSupport implements AutoCloseable {
   public void deleteStream(String name) throws IOException, JetStreamApiException {
     jsm.deleteStream(name);
     streams.remove(name);
+  }
+
+  /** Removes all but the newest {@code keep} messages of stream {@code name}. */
+  public void purge(String name, long keep) throws IOException, JetStreamApiException {
+    jsm.purgeStream(name, PurgeOptions.builder().keep(keep).build());
   }
 
   /** How many messages stream {@code name} holds. */

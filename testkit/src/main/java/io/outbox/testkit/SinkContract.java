@@ -81,6 +81,24 @@ public abstract class SinkContract {
     return "";
   }
 
+  /**
+   * A destination whose broker, while the test publishes, refuses some messages and takes later
+   * ones: it is full and something keeps making a little room (RabbitMQ: a queue at its {@code
+   * x-max-length} with {@code x-overflow = reject-publish} that a consumer drains; NATS: a stream
+   * at its {@code max-msgs} with {@code discard = new} that is purged down now and then). An event
+   * of a key is then refused while later events of its key are in flight: none of those may be
+   * published before it. Things to stop go to {@link #closeAfter}.
+   */
+  protected abstract Refusing refusingDestination() throws Exception;
+
+  /**
+   * @param destination where to publish
+   * @param sinkSettings the sink's settings for it (HOCON), over its defaults
+   * @param capacity how many messages the destination holds at most: a run that publishes more than
+   *     this saw the broker take messages after it refused some
+   */
+  public record Refusing(String destination, String sinkSettings, int capacity) {}
+
   /** The bound within which an unreachable broker's publish and probe must answer. */
   protected Duration unavailableWithin() {
     return Duration.ofSeconds(10);
@@ -259,6 +277,63 @@ public abstract class SinkContract {
     List<RoutedEvent> all = new ArrayList<>(lanes.get(0));
     all.addAll(lanes.get(1));
     assertArrivedOnceInPerKeyOrder(all, read(destination, all.size(), READ_TIMEOUT));
+  }
+
+  /**
+   * DESIGN.md §4's per-key order where brokers answer each message on its own: the broker refuses
+   * an event of a key (full) while later events of that key are already in flight, and takes one of
+   * those once there is room again. The later event must not be published ahead of the refused one:
+   * each key's verdicts, in batch order, are published (or permanent) up to its first refusal and
+   * never published after it.
+   */
+  @Test
+  final void aRefusedEventHoldsBackTheLaterEventsOfItsKeyAlreadyInFlight() throws Exception {
+    Refusing refusing = refusingDestination();
+    Sink sink = sink(refusing.sinkSettings());
+    int refused = 0;
+    int published = 0;
+    List<String> violations = new ArrayList<>();
+    for (int b = 0; b < 4; b++) { // one batch in flight at a time, as a lane does
+      List<RoutedEvent> batch = new ArrayList<>();
+      for (int i = 0; i < 500; i++) {
+        batch.add(routed(refusing.destination(), "key-" + i % 20, json(b * 500 + i)));
+      }
+      List<Verdict> verdicts = publish(sink, batch);
+      Map<String, Integer> firstRefusal = new HashMap<>();
+      for (int i = 0; i < batch.size(); i++) {
+        String key = batch.get(i).event().aggregateId();
+        Outcome outcome = verdicts.get(i).outcome();
+        if (outcome == Outcome.RETRYABLE || outcome == Outcome.SINK_UNAVAILABLE) {
+          refused++;
+          firstRefusal.putIfAbsent(key, i);
+        } else if (outcome == Outcome.PUBLISHED) {
+          published++;
+          Integer before = firstRefusal.get(key);
+          if (before != null) {
+            violations.add(
+                "batch "
+                    + b
+                    + ", "
+                    + key
+                    + ": event #"
+                    + i
+                    + " published although #"
+                    + before
+                    + " was refused ("
+                    + verdicts.get(before).error()
+                    + ")");
+          }
+        }
+      }
+    }
+    System.out.printf(
+        "%s: %d published, %d refused or held back, %d published out of key order%n",
+        getClass().getSimpleName(), published, refused, violations.size());
+    assertThat(refused).as("events refused: the broker must have been full").isPositive();
+    assertThat(published)
+        .as("events published: more than the destination holds, so it took some after refusing")
+        .isGreaterThan(refusing.capacity());
+    assertThat(violations).as("events published behind a refused event of their key").isEmpty();
   }
 
   @Test

@@ -13,9 +13,6 @@ import org.junit.jupiter.api.Tag;
 
 /** The delivery scenarios with the NATS JetStream sink: one stream per test binds its subjects. */
 @Tag("quick")
-// Exclusive until issue #29 closes the per-key reorder its broker restart meets when another test
-// loads the machine (docs/reliability.md): alone, as before, it held in every run.
-@Tag("exclusive")
 class NatsDeliveryIT extends SinkDeliveryScenarios {
 
   private final Map<String, NatsTestSupport> servers = new HashMap<>();

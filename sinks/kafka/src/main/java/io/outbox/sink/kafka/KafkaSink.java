@@ -123,8 +123,8 @@ final class KafkaSink implements Sink {
   /**
    * Hands every record to the producer, in batch order. A failure found while sending (the callback
    * runs inside {@code send}) keeps later records that would hit the same wall from being sent: the
-   * whole sink, the same topic, or the same aggregate (whose order must hold: {@link
-   * PendingBatch#keyFailure} knows every retryable or unavailable verdict given so far).
+   * whole sink, the same topic, or the same aggregate (whose order must hold: {@link PendingBatch}
+   * holds a failed event's later events behind it, sent or not).
    */
   private void send(Producer<String, byte[]> producer, PendingBatch pending) {
     List<RoutedEvent> events = pending.events();
@@ -142,7 +142,10 @@ final class KafkaSink implements Sink {
                     + settings.sendTimeout().toMillis()
                     + " ms) expired before the producer took the record");
       }
-      Verdict skipped = skipped(sinkFailure, topicFailures.get(topic), pending.keyFailure(i));
+      if (pending.verdict(i) != null) {
+        continue; // held behind an earlier event of its key that failed (PendingBatch)
+      }
+      Verdict skipped = skipped(sinkFailure, topicFailures.get(topic));
       if (skipped != null) {
         pending.complete(i, skipped);
         continue;
@@ -159,21 +162,18 @@ final class KafkaSink implements Sink {
         switch (failure.scope()) {
           case SINK -> sinkFailure = failure.verdict();
           case TOPIC -> topicFailures.put(topic, failure.verdict());
-          case EVENT -> {} // a retryable one holds back the key through pending.keyFailure
+          case EVENT -> {} // a retryable one held back its key's later events (PendingBatch)
         }
       }
     }
   }
 
-  private static Verdict skipped(Verdict sinkFailure, Verdict topicFailure, Verdict keyFailure) {
+  private static Verdict skipped(Verdict sinkFailure, Verdict topicFailure) {
     if (sinkFailure != null) {
       return Verdict.unavailable("not sent after an earlier failure: " + sinkFailure.error());
     }
     if (topicFailure != null) {
       return topicFailure;
-    }
-    if (keyFailure != null) {
-      return Verdict.heldBehind(keyFailure);
     }
     return null;
   }

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
+import org.opentest4j.TestAbortedException;
 
 /** The Kafka sink passes the sink contract against the broker of {@code scripts/services.sh}. */
 class KafkaSinkContractIT extends SinkContract {
@@ -34,6 +35,13 @@ class KafkaSinkContractIT extends SinkContract {
   protected Sink newUnreachableSink() throws Exception {
     return create(
         "bootstrap-servers = \"127.0.0.1:" + LocalPorts.unbound() + "\"\nsend-timeout = 2s");
+  }
+
+  @Override
+  protected Refusing refusingDestination() {
+    throw new TestAbortedException(
+        "Kafka at least once: the broker refusing one request while the next one of its partition is"
+            + " taken is issue #29 point 7, still open; this scenario proves nothing for Kafka yet");
   }
 
   @Override

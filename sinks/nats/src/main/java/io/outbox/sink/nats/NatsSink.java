@@ -21,7 +21,8 @@ import java.util.Map;
 
 /**
  * Publishes batches to NATS JetStream: a sender thread checks that a stream binds each subject,
- * then publishes the batch's messages asynchronously in order, each with its event id as {@code
+ * then publishes the batch's messages asynchronously, turn by turn (a key's next event once the one
+ * before was answered: {@link PendingBatch#nextTurn}), each with its event id as {@code
  * Nats-Msg-Id}, within a window of {@code max-pending} unacknowledged messages; each publish ack
  * yields its event's verdict ({@link PublishFailures}). A batch completes when every event has its
  * verdict or {@code publish-timeout} expired ({@link BatchPublisher}).
@@ -43,9 +44,12 @@ final class NatsSink extends PublishingSink {
     this.window = new InFlightWindow(settings.maxPending(), "max-pending");
   }
 
-  /** Publishes the batch's events in order; failures found before a publish are verdicts too. */
+  /**
+   * Publishes the events of one turn of the batch in order; failures found before a publish are
+   * verdicts too.
+   */
   @Override
-  protected void send(PendingBatch batch) throws InterruptedException {
+  protected void send(PendingBatch batch, List<Integer> turn) throws InterruptedException {
     List<RoutedEvent> events = batch.events();
     Map<String, Verdict> subjects = new HashMap<>(); // per subject: null = bound, else its verdict
     JetStream js;
@@ -55,8 +59,9 @@ final class NatsSink extends PublishingSink {
       batch.failFrom(0, Verdict.unavailable("cannot connect to NATS: " + describe(e)));
       return;
     }
-    for (int i = 0; i < events.size(); i++) {
-      if (batch.verdict(i) != null || batch.holdBehind(i)) {
+    for (int n = 0; n < turn.size(); n++) {
+      int i = turn.get(n);
+      if (batch.verdict(i) != null) {
         continue;
       }
       String subject = events.get(i).destination();
@@ -81,7 +86,7 @@ final class NatsSink extends PublishingSink {
         // An invalid subject or header, or a message over the server's max_payload.
         batch.complete(i, Verdict.permanent("subject '" + subject + "': " + describe(e)));
       } catch (IOException | JetStreamApiException | IllegalStateException e) {
-        batch.failFrom(i, batch.unavailable(i, describe(e)));
+        batch.failFrom(turn, n, batch.unavailable(i, describe(e)));
         return;
       }
     }

@@ -1,5 +1,8 @@
 package io.outbox.sink.nats;
 
+import io.nats.client.api.DiscardPolicy;
+import io.nats.client.api.StorageType;
+import io.nats.client.api.StreamConfiguration;
 import io.outbox.relay.spi.Sink;
 import io.outbox.testkit.Delivered;
 import io.outbox.testkit.LocalPorts;
@@ -11,6 +14,9 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
@@ -19,6 +25,8 @@ import org.junit.jupiter.api.BeforeEach;
  * destination is a subject no stream binds.
  */
 class NatsSinkContractIT extends SinkContract {
+
+  private static final int FULL_AT = 50;
 
   private NatsTestSupport nats;
   private final Map<String, String> streamOf = new HashMap<>();
@@ -35,6 +43,35 @@ class NatsSinkContractIT extends SinkContract {
     nats.createStream(stream, subject);
     streamOf.put(subject, stream);
     return subject;
+  }
+
+  /** A stream capped at 50 messages with discard = new, purged down to its newest 25 every 5 ms. */
+  @Override
+  protected Refusing refusingDestination() throws Exception {
+    String stream = NatsTestSupport.unique("FULL");
+    String subject = "outbox.contract." + stream;
+    nats.createStream(
+        StreamConfiguration.builder()
+            .name(stream)
+            .subjects(subject)
+            .storageType(StorageType.File)
+            .maxMessages(FULL_AT)
+            .discardPolicy(DiscardPolicy.New)
+            .build());
+    ScheduledExecutorService purger = Executors.newSingleThreadScheduledExecutor();
+    closeAfter(purger::shutdownNow);
+    purger.scheduleWithFixedDelay(
+        () -> {
+          try {
+            nats.purge(stream, FULL_AT / 2);
+          } catch (Exception e) {
+            // the stream goes at the end of the test
+          }
+        },
+        5,
+        5,
+        TimeUnit.MILLISECONDS);
+    return new Refusing(subject, "", FULL_AT);
   }
 
   @Override

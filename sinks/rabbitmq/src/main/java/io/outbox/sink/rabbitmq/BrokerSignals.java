@@ -1,15 +1,12 @@
 package io.outbox.sink.rabbitmq;
 
-import io.outbox.relay.spi.support.PendingBatch;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * What the sink's channels learn from RabbitMQ besides verdicts, routed to where it is kept:
  * refusals and acceptances to the {@link BackPressure} that holds the probe back, a missing
- * exchange and the broker's max_message_size to the {@link RabbitConnection}, batches to send again
- * to the sink's senders.
+ * exchange and the broker's max_message_size to the {@link RabbitConnection}.
  */
 final class BrokerSignals implements PublishChannel.Listener {
 
@@ -18,22 +15,11 @@ final class BrokerSignals implements PublishChannel.Listener {
   private final String pipeline;
   private final RabbitConnection connection;
   private final BackPressure backPressure;
-  private final Consumer<PendingBatch> onResend;
 
-  BrokerSignals(
-      String pipeline,
-      RabbitConnection connection,
-      BackPressure backPressure,
-      Consumer<PendingBatch> onResend) {
+  BrokerSignals(String pipeline, RabbitConnection connection, BackPressure backPressure) {
     this.pipeline = pipeline;
     this.connection = connection;
     this.backPressure = backPressure;
-    this.onResend = onResend;
-  }
-
-  @Override
-  public void resend(PendingBatch batch) {
-    onResend.accept(batch);
   }
 
   @Override

@@ -9,7 +9,6 @@ import com.rabbitmq.client.ShutdownSignalException;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.PendingBatch;
 import java.io.IOException;
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentNavigableMap;
@@ -26,9 +25,6 @@ final class PublishChannel {
 
   /** What a channel tells the sink besides verdicts; called on the connection's thread. */
   interface Listener {
-    /** Some of {@code batch}'s events must be sent again, on another channel. */
-    void resend(PendingBatch batch);
-
     /** The broker said {@code exchange} does not exist. */
     void missingExchange(String exchange);
 
@@ -257,7 +253,6 @@ final class PublishChannel {
       // sent again and the sink's own size check, knowing the limit now, stops this one.
       tooLarge = oversized(why.tooLargeBody(), why.maxBody());
     }
-    Set<PendingBatch> resend = new HashSet<>();
     Map.Entry<Long, Entry> next;
     while ((next = outstanding.pollFirstEntry()) != null) {
       Entry e = next.getValue();
@@ -269,11 +264,9 @@ final class PublishChannel {
       } else if (e == tooLarge) {
         e.batch.complete(e.index, why.tooLargeVerdict(e.exchange, e.bodySize));
       } else {
-        e.batch.resendLater(e.index);
-        resend.add(e.batch);
+        e.batch.resendLater(e.index); // its turn again: the batch's sender sends it on
       }
     }
-    resend.forEach(listener::resend);
   }
 
   /**

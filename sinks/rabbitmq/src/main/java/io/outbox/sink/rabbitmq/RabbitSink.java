@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Publishes batches to RabbitMQ over one connection and a small pool of confirm-mode channels. A
- * sender thread takes a channel, publishes its batch in order with {@code mandatory = true}
+ * sender thread takes a channel, publishes one turn of its batch (a key's next event once the one
+ * before was confirmed: {@link PendingBatch#nextTurn}) in order with {@code mandatory = true}
  * (waiting only for room in the channel's confirm window) and gives the channel back; the broker's
  * confirms, returns and channel closures then yield the verdicts. A batch completes when every
  * event has its verdict or {@code confirm-timeout} expired ({@link BatchPublisher}). A nack is
@@ -57,45 +58,15 @@ final class RabbitSink extends PublishingSink {
             connection,
             settings.channels(),
             settings.maxUnconfirmed(),
-            new BrokerSignals(
-                pipeline, connection, backPressure, b -> publisher().resend(b, this::resend)));
+            new BrokerSignals(pipeline, connection, backPressure));
   }
 
   // Sent on a sender thread, never the caller's: a broker that blocks publishing (a resource
   // alarm) can stop reading mid-write, and the lane must still get its verdicts by the deadline.
+  // A turn holds at most one event per key (PendingBatch#nextTurn); events a dead channel sent
+  // back come again in a later turn, before their key's later events.
   @Override
-  protected void send(PendingBatch batch) throws InterruptedException {
-    List<Integer> all = new ArrayList<>(batch.events().size());
-    for (int i = 0; i < batch.events().size(); i++) {
-      all.add(i);
-    }
-    drive(batch, all);
-  }
-
-  /** Sends what a channel's closure sent back ({@link PublishChannel.Listener#resend}). */
-  private void resend(PendingBatch batch) throws InterruptedException {
-    drive(batch, List.of());
-  }
-
-  /**
-   * Sends {@code first}, then whatever of the batch had to be sent again, in batch order, holding
-   * the batch's sending lock so that a resend never overtakes the sender.
-   */
-  private void drive(PendingBatch batch, List<Integer> first) throws InterruptedException {
-    batch.sending().lock();
-    try {
-      // Resends are taken only under the lock: taken earlier, they could go out after later events.
-      List<Integer> todo = first.isEmpty() ? batch.takeResends() : first;
-      while (!todo.isEmpty() && !batch.isDone()) {
-        send(batch, todo);
-        todo = batch.takeResends();
-      }
-    } finally {
-      batch.sending().unlock();
-    }
-  }
-
-  private void send(PendingBatch batch, List<Integer> todo) throws InterruptedException {
+  protected void send(PendingBatch batch, List<Integer> todo) throws InterruptedException {
     List<RoutedEvent> events = batch.events();
     PublishChannel channel = null;
     Set<String> missing = new HashSet<>(); // checked once per send, not once per event
@@ -103,7 +74,7 @@ final class RabbitSink extends PublishingSink {
     try {
       for (; n < todo.size(); n++) {
         int i = todo.get(n);
-        if (batch.verdict(i) != null || batch.holdBehind(i)) {
+        if (batch.verdict(i) != null) {
           continue;
         }
         RoutedEvent routed = events.get(i);
@@ -150,7 +121,7 @@ final class RabbitSink extends PublishingSink {
                       + ") messages still unconfirmed at confirm-timeout"));
           return;
         }
-        if (batch.holdBehind(i)) { // again: a verdict may have come while waiting for room
+        if (batch.verdict(i) != null) { // the batch expired while waiting for room
           channel.release();
           continue;
         }

@@ -14,7 +14,6 @@ import org.junit.jupiter.api.Test;
 class PublishChannelTest {
 
   private final FakeChannel fake = new FakeChannel();
-  private final List<PendingBatch> resent = new ArrayList<>();
   private final List<PendingBatch> finished = new ArrayList<>();
   private final List<String> missingExchanges = new ArrayList<>();
   private final List<Long> maxSizes = new ArrayList<>();
@@ -26,11 +25,6 @@ class PublishChannelTest {
         fake.connection,
         window,
         new PublishChannel.Listener() {
-          @Override
-          public void resend(PendingBatch batch) {
-            resent.add(batch);
-          }
-
           @Override
           public void missingExchange(String exchange) {
             missingExchanges.add(exchange);
@@ -78,8 +72,12 @@ class PublishChannelTest {
         finished::add);
   }
 
-  /** Publishes every event of {@code batch} in order; the tags are 1..n. */
+  /**
+   * Takes the batch's first turn, as its sender does (every event: each has a key of its own), and
+   * publishes it in order; the tags are 1..n.
+   */
   private static void publishAll(PublishChannel pc, PendingBatch batch) throws Exception {
+    assertThat(batch.nextTurn()).hasSize(batch.events().size());
     for (int i = 0; i < batch.events().size(); i++) {
       RoutedEvent r = batch.events().get(i);
       assertThat(pc.acquire(System.nanoTime())).isTrue();
@@ -188,8 +186,7 @@ class PublishChannelTest {
             "exchange 'ex': message body of 2000 bytes is larger than RabbitMQ's max_message_size"
                 + " of 1024 bytes")
         .contains("406 PRECONDITION_FAILED");
-    assertThat(resent).containsExactly(batch);
-    assertThat(batch.takeResends()).containsExactly(2, 3);
+    assertThat(batch.nextTurn()).as("sent back: their turn again").containsExactly(2, 3);
     assertThat(maxSizes).containsExactly(1024L);
   }
 
@@ -207,9 +204,8 @@ class PublishChannelTest {
 
     assertThat(outcomes(first)).containsExactly(Outcome.PUBLISHED, null);
     assertThat(outcomes(second)).containsExactly(null, Outcome.PERMANENT, null);
-    assertThat(resent).containsExactlyInAnyOrder(first, second);
-    assertThat(first.takeResends()).containsExactly(1);
-    assertThat(second.takeResends()).containsExactly(0, 2);
+    assertThat(first.nextTurn()).as("sent back: their turn again").containsExactly(1);
+    assertThat(second.nextTurn()).as("sent back: their turn again").containsExactly(0, 2);
   }
 
   @Test
@@ -223,8 +219,7 @@ class PublishChannelTest {
 
     assertThat(outcomes(batch)).containsExactly(Outcome.PUBLISHED, Outcome.PERMANENT, null, null);
     assertThat(batch.verdict(1).error()).startsWith("exchange 'gone' does not exist");
-    assertThat(resent).containsExactly(batch);
-    assertThat(batch.takeResends()).containsExactly(2, 3);
+    assertThat(batch.nextTurn()).as("sent back: their turn again").containsExactly(2, 3);
     assertThat(missingExchanges).containsExactly("gone");
     assertThat(pc.isUsable()).isFalse();
     assertThat(pc.connectionLost()).isFalse();
@@ -242,7 +237,7 @@ class PublishChannelTest {
     assertThat(outcomes(batch))
         .containsExactly(Outcome.PUBLISHED, Outcome.SINK_UNAVAILABLE, Outcome.SINK_UNAVAILABLE);
     assertThat(batch.verdict(1).error()).contains("connection to RabbitMQ lost");
-    assertThat(resent).isEmpty();
+    assertThat(batch.nextTurn()).as("nothing sent back").isEmpty();
     assertThat(pc.connectionLost()).isTrue();
   }
 

@@ -80,6 +80,11 @@ final class RabbitAdmin implements AutoCloseable {
     return name;
   }
 
+  /** A channel of the admin's connection, for the caller to close. */
+  Channel channel() throws Exception {
+    return connection.createChannel();
+  }
+
   void deleteExchange(String name) throws Exception {
     try (Channel ch = connection.createChannel()) {
       ch.exchangeDelete(name);

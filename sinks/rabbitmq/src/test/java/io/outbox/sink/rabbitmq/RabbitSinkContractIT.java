@@ -1,6 +1,7 @@
 package io.outbox.sink.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
 import io.outbox.relay.spi.Sink;
 import io.outbox.testkit.Delivered;
@@ -14,6 +15,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,6 +27,8 @@ import org.junit.jupiter.api.BeforeEach;
  * destination is a topic exchange with a queue bound to it by {@code #}.
  */
 class RabbitSinkContractIT extends SinkContract {
+
+  private static final int FULL_AT = 50;
 
   private RabbitAdmin admin;
   private final Map<String, String> queueOf = new HashMap<>();
@@ -50,6 +56,33 @@ class RabbitSinkContractIT extends SinkContract {
         "uri = \"amqp://guest:guest@127.0.0.1:"
             + LocalPorts.unbound()
             + "/%2f\"\nconfirm-timeout = 3s\nconnection-timeout = 2s");
+  }
+
+  /** A queue capped at 50 messages with reject-publish, purged every 5 ms. */
+  @Override
+  protected Refusing refusingDestination() throws Exception {
+    String exchange = admin.exchange(RabbitAdmin.unique("outbox.contract.full"));
+    String queue =
+        admin.queue(
+            RabbitAdmin.unique("q.contract.full"),
+            exchange,
+            "#",
+            Map.of("x-max-length", FULL_AT, "x-overflow", "reject-publish"));
+    Channel channel = closeAfter(admin.channel());
+    ScheduledExecutorService drainer = Executors.newSingleThreadScheduledExecutor();
+    closeAfter(drainer::shutdownNow);
+    drainer.scheduleWithFixedDelay(
+        () -> {
+          try {
+            channel.queuePurge(queue);
+          } catch (Exception e) {
+            // the channel closes at the end of the test
+          }
+        },
+        5,
+        5,
+        TimeUnit.MILLISECONDS);
+    return new Refusing(exchange, "", FULL_AT);
   }
 
   /** AMQP short strings hold at most 255 bytes. */

@@ -19,10 +19,11 @@ import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 
 /**
- * Publishes batches to Redis Streams: a sender thread takes a connection, sends the batch's XADDs
- * (or dedup scripts) in order as one pipeline, and reads one reply per event, which is its verdict
- * ({@link ReplyErrors}). A lost connection, or replies not all in within {@code timeout} ({@link
- * BatchPublisher}), makes every event without a reply sink-unavailable.
+ * Publishes batches to Redis Streams: a sender thread takes a connection, sends the XADDs (or dedup
+ * scripts) of one turn of the batch (a key's next event once the one before was answered: {@link
+ * PendingBatch#nextTurn}) in order as one pipeline, and reads one reply per event, which is its
+ * verdict ({@link ReplyErrors}). A lost connection, or replies not all in within {@code timeout}
+ * ({@link BatchPublisher}), makes every event without a reply sink-unavailable.
  */
 final class RedisSink extends PublishingSink {
 
@@ -41,10 +42,13 @@ final class RedisSink extends PublishingSink {
     this.connections = new RedisConnections(context.pipeline(), settings);
   }
 
-  /** Sends the batch as one pipeline; each reply is its event's verdict. */
+  /** Sends one turn of the batch as one pipeline; each reply is its event's verdict. */
   @Override
-  protected void send(PendingBatch batch) throws InterruptedException {
-    List<RoutedEvent> events = batch.events();
+  protected void send(PendingBatch batch, List<Integer> turn) throws InterruptedException {
+    List<RoutedEvent> events = new ArrayList<>(turn.size());
+    for (int i : turn) {
+      events.add(batch.events().get(i));
+    }
     Jedis jedis = null;
     boolean broken = false;
     try {
@@ -68,12 +72,12 @@ final class RedisSink extends PublishingSink {
         }
         p.sync();
       }
-      for (int i = 0; i < events.size(); i++) {
+      for (int n = 0; n < events.size(); n++) {
         try {
-          replies.get(i).get(); // an entry id, or nil for an event added before
-          batch.complete(i, Verdict.published());
+          replies.get(n).get(); // an entry id, or nil for an event added before
+          batch.complete(turn.get(n), Verdict.published());
         } catch (JedisDataException e) {
-          batch.complete(i, ReplyErrors.classify(e, events.get(i).destination()));
+          batch.complete(turn.get(n), ReplyErrors.classify(e, events.get(n).destination()));
         }
       }
     } catch (JedisException | IllegalStateException e) {

@@ -10,6 +10,7 @@ import io.outbox.testkit.SinkContract;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
+import org.opentest4j.TestAbortedException;
 
 /**
  * The Redis sink passes the sink contract against the server of {@code scripts/services.sh}: a
@@ -37,6 +38,14 @@ class RedisSinkContractIT extends SinkContract {
   @Override
   protected Sink newUnreachableSink() throws Exception {
     return create("uri = \"redis://127.0.0.1:" + LocalPorts.unbound() + "\"\ntimeout = 2s");
+  }
+
+  @Override
+  protected Refusing refusingDestination() {
+    throw new TestAbortedException(
+        "Redis: no fixture yet makes the server refuse a write and take a later one (maxmemory with a"
+            + " trimming client, issue #29); the sink takes its events' turns from PendingBatch,"
+            + " whose unit tests cover the rule");
   }
 
   /** A key that holds a string: XADD answers WRONGTYPE. */

@@ -24,17 +24,21 @@ import org.slf4j.Logger;
 
 /**
  * What a sink with asynchronous acks needs around its broker code: each batch becomes a {@link
- * PendingBatch} handed to the sink's sender on a sender thread of its own (so that a broker that
- * blocks never holds up the lane), a timer gives every event still without a verdict at {@code
- * timeout} a sink-unavailable one, the verdicts are completed off the client's thread, probes and
- * start-up checks run with a bound, and {@link #drain} waits for what is in flight on close.
+ * PendingBatch} whose events are handed to the sink's sender turn by turn (the batch decides which
+ * may go: per-key order) on a sender thread of its own (so that a broker that blocks never holds up
+ * the lane), a timer gives every event still without a verdict at {@code timeout} a
+ * sink-unavailable one, the verdicts are completed off the client's thread, probes and start-up
+ * checks run with a bound, and {@link #drain} waits for what is in flight on close.
  */
 public final class BatchPublisher {
 
-  /** Sends one batch's events; gives verdicts itself or leaves them to the broker's acks. */
+  /**
+   * Sends events of one batch: those of one {@linkplain PendingBatch#nextTurn turn}, in batch
+   * order; gives verdicts itself or leaves them to the broker's acks.
+   */
   @FunctionalInterface
   public interface Sender {
-    void send(PendingBatch batch) throws InterruptedException;
+    void send(PendingBatch batch, List<Integer> turn) throws InterruptedException;
   }
 
   private final String broker;
@@ -115,18 +119,15 @@ public final class BatchPublisher {
     return pending.result();
   }
 
-  /** Runs {@code sender} again for {@code batch} (events sent back by a dead channel). */
-  public void resend(PendingBatch batch, Sender sender) {
-    try {
-      senders.execute(() -> run(batch, sender));
-    } catch (RejectedExecutionException e) {
-      batch.expire("the " + broker + " sink was closed before the event could be sent again");
-    }
-  }
-
+  /**
+   * Hands the batch's events to {@code sender} turn by turn ({@link PendingBatch#nextTurn}) until
+   * every event has its verdict or the deadline passed.
+   */
   private void run(PendingBatch batch, Sender sender) {
     try {
-      sender.send(batch);
+      for (List<Integer> turn = batch.nextTurn(); !turn.isEmpty(); turn = batch.nextTurn()) {
+        sender.send(batch, turn);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       batch.expire("interrupted while publishing to " + broker);

@@ -42,15 +42,15 @@ public final class InFlightWindow {
    *
    * @return {@code true}: send it, and {@link #release} the room on its ack (or failure); {@code
    *     false}: it got its verdict instead, either the window stayed full (then the events from
-   *     {@code index} on are sink-unavailable, {@link #full}), or an earlier event of its key
-   *     failed while the sender waited (then it is held behind and its room given back)
+   *     {@code index} on are sink-unavailable, {@link #full}), or it got one while the sender
+   *     waited (then its room is given back)
    */
   public boolean admit(PendingBatch batch, int index) throws InterruptedException {
     if (!acquire(batch.deadlineNanos())) {
       batch.failFrom(index, full(batch, index));
       return false;
     }
-    if (batch.holdBehind(index)) { // asked again: an ack may have failed while waiting for room
+    if (batch.verdict(index) != null) { // the batch expired while the sender waited for room
       release();
       return false;
     }

@@ -4,27 +4,42 @@ import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Verdict;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * The verdict collector of one batch on its way to a broker: exactly one verdict per event, from
- * whichever comes first (the broker's ack on the client's thread, the sender, the timer of {@link
- * BatchPublisher}); later ones are ignored. Once an event failed with a retryable or unavailable
- * verdict, its key's later events of the batch must not be sent: {@link #holdBehind} answers them
- * {@link Verdict#heldBehind}. Thread-safe.
+ * The verdict collector of one batch on its way to a broker, and the one place that decides which
+ * of its events may be sent, and when (DESIGN.md §4, per-key order):
+ *
+ * <ul>
+ *   <li>Exactly one verdict per event, from whichever comes first (the broker's ack on the client's
+ *       thread, the sender, the timer of {@link BatchPublisher}); later ones are ignored.
+ *   <li>A key has at most one event at the broker without a verdict: its next event of the batch
+ *       takes its {@linkplain #nextTurn turn} once the one before was published or failed for good
+ *       (permanent). A broker answers each message on its own (a RabbitMQ nack, a NATS stream full
+ *       now, a Redis error reply) and may take a later message after refusing an earlier one; sent
+ *       one at a time, a key's events cannot overtake each other there. Different keys go out
+ *       together.
+ *   <li>Once an event failed with a retryable or unavailable verdict, every later event of its key
+ *       in the batch is {@linkplain Verdict#heldBehind held behind} it at once, sent or not (a sink
+ *       that sends ahead of turns, as the Kafka producer's ordered partitions allow, then settles
+ *       none of them as published before the failed one).
+ * </ul>
+ *
+ * Thread-safe.
  */
 public final class PendingBatch {
 
@@ -35,9 +50,16 @@ public final class PendingBatch {
   private final Function<RoutedEvent, String> where;
   private final Consumer<PendingBatch> onAllVerdicts;
   private final CompletableFuture<List<Verdict>> result = new CompletableFuture<>();
-  private final Map<AggregateKey, Verdict> failedKeys = new ConcurrentHashMap<>();
-  private final NavigableSet<Integer> resend = new ConcurrentSkipListSet<>();
-  private final ReentrantLock sending = new ReentrantLock();
+
+  /** Per event, the position of its key's next event in the batch, or -1. */
+  private final int[] nextOfKey;
+
+  private final ReentrantLock turns = new ReentrantLock();
+  private final Condition turnsChanged = turns.newCondition();
+
+  /** Events whose turn it is and that no sender took yet; guarded by {@link #turns}. */
+  private final NavigableSet<Integer> ready = new TreeSet<>();
+
   private volatile Future<?> timer;
 
   /**
@@ -57,6 +79,17 @@ public final class PendingBatch {
     this.deadlineNanos = deadlineNanos;
     this.where = where;
     this.onAllVerdicts = onAllVerdicts;
+    this.nextOfKey = new int[events.size()];
+    Map<AggregateKey, Integer> last = new HashMap<>();
+    for (int i = 0; i < this.events.size(); i++) {
+      nextOfKey[i] = -1;
+      Integer previous = last.put(this.events.get(i).event().key(), i);
+      if (previous == null) {
+        ready.add(i); // the first event of its key in the batch: its turn from the start
+      } else {
+        nextOfKey[previous] = i;
+      }
+    }
   }
 
   /** The batch, in the order the verdicts must keep. */
@@ -80,16 +113,68 @@ public final class PendingBatch {
   }
 
   /**
+   * The events to send now, in batch order: those whose turn came and that no sender took yet (each
+   * key's first event of the batch; its next one once the one before was published or failed for
+   * good; one {@linkplain #resendLater sent back}). Waits while none is, until every event has its
+   * verdict or the deadline passed; then the answer is empty (the timer gives what is left its
+   * verdict). The events returned are taken: send each, or give it a verdict.
+   */
+  public List<Integer> nextTurn() throws InterruptedException {
+    turns.lock();
+    try {
+      while (true) {
+        List<Integer> out = new ArrayList<>(ready.size());
+        Integer i;
+        while ((i = ready.pollFirst()) != null) {
+          if (verdicts.get(i) == null) {
+            out.add(i);
+          }
+        }
+        if (!out.isEmpty() || isDone()) {
+          return out;
+        }
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0) {
+          return out;
+        }
+        turnsChanged.awaitNanos(left);
+      }
+    } finally {
+      turns.unlock();
+    }
+  }
+
+  /**
    * Records the verdict of event {@code index} unless it has one already (the first one wins, so a
-   * late ack after the timeout changes nothing).
+   * late ack after the timeout changes nothing). A published or permanent verdict gives the turn to
+   * the key's next event; a retryable or unavailable one holds back every later event of the key.
    */
   public void complete(int index, Verdict verdict) {
-    if (!verdicts.compareAndSet(index, null, verdict)) {
+    if (!record(index, verdict)) {
       return;
     }
-    if (verdict.outcome() == Verdict.Outcome.RETRYABLE
-        || verdict.outcome() == Verdict.Outcome.SINK_UNAVAILABLE) {
-      failedKeys.putIfAbsent(events.get(index).event().key(), verdict);
+    if (holdsBack(verdict)) {
+      Verdict behind = Verdict.heldBehind(verdict);
+      for (int next = nextOfKey[index]; next >= 0; next = nextOfKey[next]) {
+        record(next, behind);
+      }
+    } else if (nextOfKey[index] >= 0) {
+      turn(nextOfKey[index]);
+    }
+    if (missing.get() == 0) {
+      turns.lock();
+      try {
+        turnsChanged.signalAll(); // a sender waiting for a turn is done
+      } finally {
+        turns.unlock();
+      }
+    }
+  }
+
+  /** Sets one verdict if there was none; the last one ends the batch. */
+  private boolean record(int index, Verdict verdict) {
+    if (!verdicts.compareAndSet(index, null, verdict)) {
+      return false;
     }
     if (missing.decrementAndGet() == 0) {
       Future<?> t = timer;
@@ -98,28 +183,26 @@ public final class PendingBatch {
       }
       onAllVerdicts.accept(this);
     }
-  }
-
-  /**
-   * The retryable or unavailable verdict an earlier event of {@code index}'s key got, or {@code
-   * null}.
-   */
-  public Verdict keyFailure(int index) {
-    // Asked for every event sent; skips building the key in the usual case of no failure yet.
-    return failedKeys.isEmpty() ? null : failedKeys.get(events.get(index).event().key());
-  }
-
-  /**
-   * Whether event {@code index} must not be sent because an earlier event of its key failed; if so,
-   * it got its held-behind verdict. Ask again after any wait (a verdict may have come).
-   */
-  public boolean holdBehind(int index) {
-    Verdict failed = keyFailure(index);
-    if (failed == null) {
-      return false;
-    }
-    complete(index, Verdict.heldBehind(failed));
     return true;
+  }
+
+  private static boolean holdsBack(Verdict verdict) {
+    return verdict.outcome() == Verdict.Outcome.RETRYABLE
+        || verdict.outcome() == Verdict.Outcome.SINK_UNAVAILABLE;
+  }
+
+  /** Makes it event {@code index}'s turn, waking a sender waiting for one. */
+  private void turn(int index) {
+    if (verdicts.get(index) != null) {
+      return;
+    }
+    turns.lock();
+    try {
+      ready.add(index);
+      turnsChanged.signalAll();
+    } finally {
+      turns.unlock();
+    }
   }
 
   /** The verdict of event {@code index}, or {@code null} while it has none. */
@@ -161,30 +244,12 @@ public final class PendingBatch {
   }
 
   /**
-   * Asks for event {@code index} to be sent again (its connection or channel died before the broker
-   * answered, and the broker dropped it unseen).
+   * Gives event {@code index}, taken by a sender, its turn again: its connection or channel died
+   * before the broker answered, and the broker dropped it unseen. The key's later events still wait
+   * for its verdict.
    */
   public void resendLater(int index) {
-    if (verdicts.get(index) == null) {
-      resend.add(index);
-    }
-  }
-
-  /** Takes the events waiting to be sent again, in batch order. */
-  public List<Integer> takeResends() {
-    List<Integer> out = new ArrayList<>();
-    Integer i;
-    while ((i = resend.pollFirst()) != null) {
-      if (verdicts.get(i) == null) {
-        out.add(i);
-      }
-    }
-    return out;
-  }
-
-  /** Held while events of this batch are handed to the broker, so that resends keep their order. */
-  public ReentrantLock sending() {
-    return sending;
+    turn(index);
   }
 
   /** Every verdict, in batch order; only once {@link #isDone()}. */

@@ -49,7 +49,7 @@ public abstract class PublishingSink implements Sink {
             where);
   }
 
-  /** The publisher, e.g. for {@link BatchPublisher#resend} or {@link BatchPublisher#ask}. */
+  /** The publisher, e.g. for {@link BatchPublisher#ask}. */
   protected final BatchPublisher publisher() {
     return publisher;
   }
@@ -60,8 +60,12 @@ public abstract class PublishingSink implements Sink {
     return publisher.publish(batch, this::send);
   }
 
-  /** Sends one batch's events (see {@link BatchPublisher.Sender}). */
-  protected abstract void send(PendingBatch batch) throws InterruptedException;
+  /**
+   * Sends the events of one turn of a batch, in batch order (see {@link BatchPublisher.Sender}):
+   * the batch decides which events may go ({@link PendingBatch#nextTurn}); the sink sends them and
+   * reports verdicts.
+   */
+  protected abstract void send(PendingBatch batch, List<Integer> turn) throws InterruptedException;
 
   /**
    * Whether the broker answers, asked on a sender thread; a failure or no answer within {@code

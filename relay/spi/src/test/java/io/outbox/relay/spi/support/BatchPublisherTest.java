@@ -67,21 +67,23 @@ class BatchPublisherTest {
   }
 
   @Test
-  void holdsBackAFailedKeysLaterEventsOfTheBatch() throws Exception {
+  void sendsTurnByTurnAndHoldsBackAFailedKeysLaterEventsOfTheBatch() throws Exception {
     List<RoutedEvent> batch = List.of(event("a"), event("b"), event("a"), event("b"));
+    List<List<Integer>> turns = new ArrayList<>();
     List<Verdict> verdicts =
         await(
             publisher(Duration.ofSeconds(10))
                 .publish(
                     batch,
-                    b -> {
-                      for (int i = 0; i < 4; i++) {
-                        if (b.holdBehind(i)) {
-                          continue;
-                        }
+                    (b, turn) -> {
+                      turns.add(turn);
+                      for (int i : turn) {
                         b.complete(i, i == 0 ? Verdict.retryable("boom") : Verdict.published());
                       }
                     }));
+    assertThat(turns)
+        .as("event 2 never sent: its key failed")
+        .containsExactly(List.of(0, 1), List.of(3));
     assertThat(verdicts)
         .extracting(Verdict::outcome)
         .containsExactly(
@@ -91,21 +93,55 @@ class BatchPublisherTest {
 
   @Test
   void aPermanentFailureHoldsNothingBack() throws Exception {
+    List<List<Integer>> turns = new ArrayList<>();
     List<Verdict> verdicts =
         await(
             publisher(Duration.ofSeconds(10))
                 .publish(
                     List.of(event("a"), event("a")),
-                    b -> {
-                      for (int i = 0; i < 2; i++) {
-                        if (!b.holdBehind(i)) {
-                          b.complete(i, i == 0 ? Verdict.permanent("bad") : Verdict.published());
-                        }
+                    (b, turn) -> {
+                      turns.add(turn);
+                      for (int i : turn) {
+                        b.complete(i, i == 0 ? Verdict.permanent("bad") : Verdict.published());
                       }
                     }));
+    assertThat(turns).containsExactly(List.of(0), List.of(1));
     assertThat(verdicts)
         .extracting(Verdict::outcome)
         .containsExactly(Outcome.PERMANENT, Outcome.PUBLISHED);
+  }
+
+  @Test
+  void aKeysNextEventIsSentOnlyOnceTheBrokerAnsweredTheOneBefore() throws Exception {
+    // The broker answers on its own thread, later: the sender must wait for each key's answer.
+    java.util.concurrent.ScheduledExecutorService broker =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    List<List<Integer>> turns = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try {
+      List<Verdict> verdicts =
+          await(
+              publisher(Duration.ofSeconds(10))
+                  .publish(
+                      List.of(event("a"), event("b"), event("a"), event("a"), event("c")),
+                      (b, turn) -> {
+                        turns.add(turn);
+                        for (int i : turn) {
+                          broker.schedule(
+                              () -> b.complete(i, Verdict.published()), 20, TimeUnit.MILLISECONDS);
+                        }
+                      }));
+      assertThat(verdicts).extracting(Verdict::outcome).containsOnly(Outcome.PUBLISHED);
+    } finally {
+      broker.shutdownNow();
+    }
+    assertThat(turns.get(0)).containsExactly(0, 1, 4);
+    assertThat(turns.stream().flatMap(List::stream).toList())
+        .as("each event sent once, a's in order")
+        .containsExactlyInAnyOrder(0, 1, 2, 3, 4)
+        .containsSubsequence(0, 2, 3);
+    assertThat(turns)
+        .as("2 and 3 (both a) never in one turn")
+        .noneMatch(t -> t.containsAll(List.of(2, 3)));
   }
 
   @Test
@@ -116,7 +152,7 @@ class BatchPublisherTest {
             publisher(Duration.ofMillis(200))
                 .publish(
                     List.of(event("a"), event("b")),
-                    b -> {
+                    (b, turn) -> {
                       b.complete(0, Verdict.published());
                       sent.add(b); // event 1 is never acked
                     }));
@@ -137,7 +173,7 @@ class BatchPublisherTest {
             publisher(Duration.ofMillis(300))
                 .publish(
                     List.of(event("a"), event("b"), event("c")),
-                    b -> {
+                    (b, turn) -> {
                       for (int i = 0; i < 3; i++) {
                         if (!window.acquire(b.deadlineNanos())) {
                           b.failFrom(i, window.full(b, i));
@@ -160,7 +196,7 @@ class BatchPublisherTest {
             publisher(Duration.ofSeconds(10))
                 .publish(
                     List.of(event("a")),
-                    b -> {
+                    (b, turn) -> {
                       throw new IllegalStateException("defect");
                     }));
     assertThat(verdicts.get(0).outcome()).isEqualTo(Outcome.RETRYABLE);
@@ -171,14 +207,14 @@ class BatchPublisherTest {
   void drainWaitsForInFlightBatchesThenExpiresThemAndRefusesNewOnes() throws Exception {
     BatchPublisher publisher = publisher(Duration.ofSeconds(30));
     CountDownLatch sending = new CountDownLatch(1);
-    var stage = publisher.publish(List.of(event("a")), b -> sending.countDown());
+    var stage = publisher.publish(List.of(event("a")), (b, turn) -> sending.countDown());
     assertThat(sending.await(5, TimeUnit.SECONDS)).isTrue();
     Duration left = publisher.drain(Duration.ofMillis(100));
     assertThat(left).isLessThan(Duration.ofMillis(100));
     List<Verdict> verdicts = await(stage);
     assertThat(verdicts.get(0).outcome()).isEqualTo(Outcome.SINK_UNAVAILABLE);
     assertThat(verdicts.get(0).error()).contains("closed before Test answered");
-    assertThat(await(publisher.publish(List.of(event("b")), b -> {})).get(0).error())
+    assertThat(await(publisher.publish(List.of(event("b")), (b, turn) -> {})).get(0).error())
         .contains("the Test sink is closed");
     assertThat(publisher.probe(() -> true, Duration.ofSeconds(1))).isFalse();
   }
