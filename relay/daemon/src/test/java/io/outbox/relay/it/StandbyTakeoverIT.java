@@ -16,6 +16,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -262,26 +263,69 @@ class StandbyTakeoverIT {
   }
 
   /**
-   * Ends the session holding the leader lock of {@code applicationName} and, in the same statement,
-   * queues for the lock on {@code holder}: a waiter in the queue gets the lock before any {@code
-   * pg_try_advisory_lock} of the relays can. Returns the lock key.
+   * Queues {@code holder} for the leader lock of {@code applicationName}'s session, then ends that
+   * session: a waiter in the queue gets the lock before any {@code pg_try_advisory_lock} of the
+   * relays can. Queued first and terminated after (from another session), so that a session that
+   * ends at once cannot leave the lock free for a relay's try in between (on a busy machine, the
+   * terminate-then-lock of one statement lost that race). Returns the lock key.
    */
   private long takeLeaderLockFrom(Connection holder, String applicationName) throws Exception {
-    try (Statement st = holder.createStatement()) {
-      st.execute("SET statement_timeout = '10s'");
+    try (Connection admin = fx.db.connect()) {
+      long key;
+      int pid;
+      try (PreparedStatement ps =
+          admin.prepareStatement(
+              "SELECT (l.classid::bigint << 32) | l.objid::bigint, l.pid"
+                  + " FROM pg_locks l JOIN pg_stat_activity s USING (pid)"
+                  + " WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted"
+                  + " AND s.application_name = ?")) {
+        ps.setString(1, applicationName);
+        try (ResultSet rs = ps.executeQuery()) {
+          assertThat(rs.next()).as("the leader session of " + applicationName).isTrue();
+          key = rs.getLong(1);
+          pid = rs.getInt(2);
+        }
+      }
+      int holderPid;
+      try (Statement st = holder.createStatement();
+          ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+        rs.next();
+        holderPid = rs.getInt(1);
+      }
+      CompletableFuture<Void> locked =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  call(holder, "SELECT pg_advisory_lock(?)", key);
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> waitsForTheLock(admin, holderPid, key) || locked.isDone());
+      try (PreparedStatement ps = admin.prepareStatement("SELECT pg_terminate_backend(?)")) {
+        ps.setInt(1, pid);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          assertThat(rs.getBoolean(1)).as("terminated the leader session").isTrue();
+        }
+      }
+      locked.get(30, TimeUnit.SECONDS);
+      return key;
     }
+  }
+
+  private static boolean waitsForTheLock(Connection admin, int pid, long key) throws Exception {
     try (PreparedStatement ps =
-        holder.prepareStatement(
-            "SELECT k, pg_terminate_backend(pid), pg_advisory_lock(k) FROM ("
-                + "SELECT (l.classid::bigint << 32) | l.objid::bigint AS k, l.pid"
-                + " FROM pg_locks l JOIN pg_stat_activity s USING (pid)"
-                + " WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted"
-                + " AND s.application_name = ? OFFSET 0) leader")) {
-      ps.setString(1, applicationName);
+        admin.prepareStatement(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1"
+                + " AND NOT granted AND pid = ? AND ((classid::bigint << 32) | objid::bigint) = ?")) {
+      ps.setInt(1, pid);
+      ps.setLong(2, key);
       try (ResultSet rs = ps.executeQuery()) {
-        assertThat(rs.next()).as("the leader session of " + applicationName).isTrue();
-        assertThat(rs.getBoolean(2)).isTrue();
-        return rs.getLong(1);
+        rs.next();
+        return rs.getLong(1) > 0;
       }
     }
   }
