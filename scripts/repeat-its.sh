@@ -31,6 +31,10 @@ if [[ ${#classes[@]} -eq 0 ]]; then
   exit 2
 fi
 
+if [[ ! -f "$module/pom.xml" ]]; then
+  echo "repeat-its: no Maven module at '$module' (e.g. relay/daemon, polling-source, cdc-source)" >&2
+  exit 2
+fi
 eval "$(scripts/services.sh env)"
 mkdir -p target/repeat-its
 list=$(IFS=,; echo "${classes[*]}")
