@@ -9,11 +9,12 @@ import java.util.List;
  */
 public final class PrivateRedis extends PrivateServer {
 
-  private PrivateRedis() {
+  private PrivateRedis(List<String> extra) {
     super(
         "redis-server",
         (port, dir) ->
-            List.of(
+            with(
+                extra,
                 "--bind",
                 HOST,
                 "--port",
@@ -30,13 +31,27 @@ public final class PrivateRedis extends PrivateServer {
                 "no"));
   }
 
+  private static List<String> with(List<String> extra, String... args) {
+    List<String> all = new java.util.ArrayList<>(List.of(args));
+    all.addAll(extra); // later options win in redis-server's command line
+    return all;
+  }
+
   /**
    * Starts a server and waits until it accepts connections.
    *
    * @throws IllegalStateException when redis-server is missing or does not come up
    */
   public static PrivateRedis start() {
-    return new PrivateRedis();
+    return new PrivateRedis(List.of());
+  }
+
+  /**
+   * Starts a server with {@code options} after the usual ones (e.g. {@code --appendonly no}, or
+   * {@code --replicaof 127.0.0.1 <port>} for a replica), and waits until it accepts connections.
+   */
+  public static PrivateRedis start(String... options) {
+    return new PrivateRedis(List.of(options));
   }
 
   /** {@code redis://127.0.0.1:<port>}. */

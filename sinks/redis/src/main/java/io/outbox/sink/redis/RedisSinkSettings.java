@@ -25,6 +25,9 @@ import java.util.Objects;
  * @param dedupWindow {@code dedup-window}: how long a re-send is recognised, zero for never
  * @param dedupKeyPrefix {@code dedup-key-prefix}: the prefix of the marker keys
  * @param connections {@code connections}: the most connections of the sink
+ * @param waitReplicas {@code wait-replicas}: replicas that must have each turn's entries ({@code
+ *     WAIT}) before they count as published, 0 for none
+ * @param waitTimeout {@code wait-timeout}: how long one {@code WAIT} waits for them
  */
 public record RedisSinkSettings(
     String uri,
@@ -33,13 +36,16 @@ public record RedisSinkSettings(
     long maxLen,
     Duration dedupWindow,
     String dedupKeyPrefix,
-    int connections) {
+    int connections,
+    int waitReplicas,
+    Duration waitTimeout) {
 
   public RedisSinkSettings {
     Objects.requireNonNull(uri, "uri");
     Objects.requireNonNull(timeout, "timeout");
     Objects.requireNonNull(dedupWindow, "dedupWindow");
     Objects.requireNonNull(dedupKeyPrefix, "dedupKeyPrefix");
+    Objects.requireNonNull(waitTimeout, "waitTimeout");
   }
 
   /**
@@ -56,7 +62,9 @@ public record RedisSinkSettings(
         c.getLong("max-len"),
         c.getDuration("dedup-window"),
         c.getString("dedup-key-prefix"),
-        c.getInt("connections"));
+        c.getInt("connections"),
+        c.getInt("wait-replicas"),
+        c.getDuration("wait-timeout"));
   }
 
   /**
@@ -67,10 +75,14 @@ public record RedisSinkSettings(
     SettingsReader read = new SettingsReader(context);
     read.checked("uri", RedisSinkSettings::uriProblem);
     read.optionalString("password");
-    read.duration("timeout", Duration.ofMillis(1), false);
+    boolean timeoutOk = read.duration("timeout", Duration.ofMillis(1), false);
     read.duration("dedup-window", Duration.ofMillis(1), true);
     read.intBetween("max-len", 0, Integer.MAX_VALUE);
     read.intBetween("connections", 1, 256);
+    read.intBetween("wait-replicas", 0, 64);
+    if (read.duration("wait-timeout", Duration.ofMillis(1), false) && timeoutOk) {
+      read.shorterThan("wait-timeout", "timeout", "a batch's WAIT would outlast the batch");
+    }
     String prefix = read.string("dedup-key-prefix");
     if (prefix != null && prefix.isEmpty()) {
       read.problem("dedup-key-prefix", "must not be empty (the markers would mix with other keys)");

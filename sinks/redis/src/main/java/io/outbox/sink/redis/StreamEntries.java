@@ -26,7 +26,10 @@ final class StreamEntries {
    */
   static final String SCRIPT =
       """
-      if redis.call('EXISTS', KEYS[2]) == 1 then return false end
+      if redis.call('EXISTS', KEYS[2]) == 1 then
+        redis.call('PEXPIRE', KEYS[2], ARGV[1])
+        return false
+      end
       local args = {'XADD', KEYS[1]}
       if ARGV[2] ~= '0' then
         args[#args + 1] = 'MAXLEN'; args[#args + 1] = '~'; args[#args + 1] = ARGV[2]

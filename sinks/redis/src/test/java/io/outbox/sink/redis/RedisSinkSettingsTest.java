@@ -32,6 +32,22 @@ class RedisSinkSettingsTest {
     assertThat(s.dedupWindow()).isEqualTo(Duration.ofHours(1));
     assertThat(s.maxLen()).isZero();
     assertThat(s.connections()).isEqualTo(4);
+    assertThat(s.waitReplicas()).isZero();
+    assertThat(s.waitTimeout()).isEqualTo(Duration.ofSeconds(1));
+  }
+
+  @Test
+  void waitTimeoutMustBeShorterThanTheBatchTimeout() {
+    assertThat(problems("wait-replicas = 1, wait-timeout = 10s, timeout = 10s"))
+        .containsExactly(
+            PATH
+                + ".wait-timeout: must be shorter than timeout (10000 ms): a batch's WAIT would"
+                + " outlast the batch, got \"10s\"");
+    assertThat(problems("wait-replicas = 65"))
+        .singleElement()
+        .asString()
+        .contains("between 0 and 64");
+    assertThat(problems("wait-replicas = 2, wait-timeout = 200ms")).isEmpty();
   }
 
   @Test

@@ -234,6 +234,35 @@ public final class SettingsReader {
     }
   }
 
+  /**
+   * A problem of {@code key} unless it is shorter than {@code longer}; both must have been read as
+   * valid durations ({@link #duration}), else nothing more is said.
+   *
+   * @param why ends the message, e.g. {@code "a batch's WAIT would outlast the batch"}
+   */
+  public void shorterThan(String key, String longer, String why) {
+    Duration d;
+    Duration limit;
+    try {
+      d = config.getDuration(key);
+      limit = config.getDuration(longer);
+    } catch (ConfigException e) {
+      return; // reported by duration()
+    }
+    if (d.compareTo(limit) >= 0) {
+      problem(
+          key,
+          "must be shorter than "
+              + longer
+              + " ("
+              + limit.toMillis()
+              + " ms): "
+              + why
+              + ", got "
+              + raw(key));
+    }
+  }
+
   /** The value of {@code key} as written in HOCON, or {@code null}. */
   public String raw(String key) {
     try {
