@@ -75,7 +75,7 @@ final class InvariantChecker {
     }
 
     String lostSummary = checkDelivered(byId, rows, copies, deliveries, violations);
-    checkKeyOrder(byId, rows, deliveries, violations);
+    int lateResends = checkKeyOrder(byId, rows, deliveries, violations);
     checkDueTimes(rows, deliveries, violations);
     int refused = checkAttempts(byId, rows, violations);
     List<FaultDuplicates> duplicates = checkDuplicates(copies, faults, duplicateBound, violations);
@@ -90,6 +90,7 @@ final class InvariantChecker {
         refused,
         maxAttempts,
         duplicates,
+        lateResends,
         violations);
   }
 
@@ -181,8 +182,13 @@ final class InvariantChecker {
   /**
    * First deliveries of a key follow row order. A delayed event may come after later rows of its
    * key (it is late on purpose); no other event may come after a later row of its key.
+   *
+   * @return the late re-sends: copies of an event, not its first, that arrived after the first
+   *     delivery of a later row of its key (a consumer that applies each copy would see the key go
+   *     back; docs/reliability.md says what to do). Counted, not a violation: each is a duplicate
+   *     too, bounded per fault.
    */
-  private static void checkKeyOrder(
+  private static int checkKeyOrder(
       Map<UUID, WrittenEvent> byId,
       Map<UUID, RowState> rows,
       List<Delivery> deliveries,
@@ -190,10 +196,18 @@ final class InvariantChecker {
     record Last(long rowId, UUID id, Instant at) {}
     Map<String, Last> last = new HashMap<>();
     Set<UUID> seen = new HashSet<>();
+    int lateResends = 0;
     for (Delivery d : deliveries) {
       WrittenEvent w = byId.get(d.eventId());
       RowState row = rows.get(d.eventId());
-      if (w == null || row == null || !seen.add(d.eventId())) {
+      if (w == null || row == null) {
+        continue;
+      }
+      if (!seen.add(d.eventId())) {
+        Last newest = last.get(w.key());
+        if (newest != null && newest.rowId() > row.rowId()) {
+          lateResends++;
+        }
         continue;
       }
       Last before = last.get(w.key());
@@ -222,6 +236,7 @@ final class InvariantChecker {
         last.put(w.key(), new Last(row.rowId(), d.eventId(), d.at()));
       }
     }
+    return lateResends;
   }
 
   /** No copy of an event is sent before its {@code available_at} (to the millisecond). */
@@ -378,6 +393,8 @@ final class InvariantChecker {
    * @param refusedRetryably events of the refusing destination that were charged attempts
    * @param maxAttempts the most attempts on any row
    * @param duplicates duplicates per fault, with their bound
+   * @param lateResends duplicates that arrived after the first delivery of a later event of their
+   *     key (counted among the duplicates too)
    * @param violations every broken invariant
    */
   record Findings(
@@ -390,6 +407,7 @@ final class InvariantChecker {
       int refusedRetryably,
       int maxAttempts,
       List<FaultDuplicates> duplicates,
+      int lateResends,
       List<Violation> violations) {
 
     int duplicateCount() {

@@ -125,11 +125,12 @@ record SoakReport(
         f.inDoubt());
     line(
         sb,
-        "  delivered  %d distinct events in %d messages: %d duplicates; backlog drained %d s"
-            + " after the last fault",
+        "  delivered  %d distinct events in %d messages: %d duplicates (%d of them late re-sends,"
+            + " behind a newer event of their key); backlog drained %d s after the last fault",
         f.delivered(),
         f.messages(),
         f.duplicateCount(),
+        f.lateResends(),
         drained.toSeconds());
     line(
         sb,
@@ -231,6 +232,7 @@ record SoakReport(
     events.put("delivered", findings.delivered());
     events.put("messages", findings.messages());
     events.put("duplicates", findings.duplicateCount());
+    events.put("late_resends", findings.lateResends());
     events.put("refused_retryably", findings.refusedRetryably());
     events.put("max_attempts", findings.maxAttempts());
     ObjectNode w = root.putObject("writers");

@@ -143,6 +143,26 @@ class InvariantCheckerTest {
 
     assertThat(f.violations()).isEmpty();
     assertThat(f.duplicateCount()).isEqualTo(1);
+    assertThat(f.lateResends()).as("a1 again after a2: a late re-send").isEqualTo(1);
+  }
+
+  @Test
+  void aDuplicateBeforeAnyLaterEventOfItsKeyIsNotALateReSend() {
+    UUID a1 = committed("order/a");
+    UUID a2 = committed("order/a");
+    UUID b1 = committed("order/b");
+    faults.add(fault(1, 0));
+    deliver(a1, 1);
+    deliver(b1, 2);
+    deliver(a1, 3); // again, but nothing newer of order/a came first
+    deliver(a2, 4);
+    deliver(a2, 5); // again, after itself only
+
+    Findings f = check();
+
+    assertThat(f.violations()).isEmpty();
+    assertThat(f.duplicateCount()).isEqualTo(2);
+    assertThat(f.lateResends()).isZero();
   }
 
   @Test
