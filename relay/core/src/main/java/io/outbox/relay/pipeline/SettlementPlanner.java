@@ -1,14 +1,11 @@
 package io.outbox.relay.pipeline;
 
-import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Settlement.DeadLetterReason;
 import io.outbox.relay.spi.Verdict;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
 /**
  * Turns a batch's verdicts into settlements (DESIGN.md §3): published rows are marked, a retryable
@@ -66,15 +63,14 @@ final class SettlementPlanner {
           "sink answered " + verdicts.size() + " verdicts for " + events.size() + " events");
     }
     List<Settlement> out = new ArrayList<>(events.size());
-    Set<AggregateKey> held = new HashSet<>();
+    KeyOrder.Held held = new KeyOrder.Held();
     List<OutboxEvent> outOfOrder = new ArrayList<>();
     boolean unavailable = false;
     String unavailableError = null;
     for (int i = 0; i < events.size(); i++) {
       OutboxEvent event = events.get(i);
       Verdict verdict = verdicts.get(i);
-      AggregateKey key = event.key();
-      if (held.contains(key)) {
+      if (held.holds(event)) {
         if (verdict.isPublished()) {
           outOfOrder.add(event);
           out.add(new Settlement.Published(event));
@@ -83,6 +79,7 @@ final class SettlementPlanner {
         }
         continue;
       }
+      held.record(event, verdict);
       switch (verdict.outcome()) {
         case PUBLISHED -> out.add(new Settlement.Published(event));
         case SINK_UNAVAILABLE -> {
@@ -90,11 +87,9 @@ final class SettlementPlanner {
           if (unavailableError == null) {
             unavailableError = verdict.error();
           }
-          held.add(key);
           out.add(new Settlement.Release(event));
         }
         case RETRYABLE -> {
-          held.add(key);
           int attempts = event.attempts() + 1;
           if (attempts >= maxAttempts) {
             out.add(

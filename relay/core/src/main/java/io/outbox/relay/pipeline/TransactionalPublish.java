@@ -1,6 +1,5 @@
 package io.outbox.relay.pipeline;
 
-import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.OutboxEvent;
@@ -12,9 +11,7 @@ import io.outbox.relay.spi.Verdict;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -106,7 +103,7 @@ final class TransactionalPublish {
       }
     }
     groups.add(all);
-    Set<AggregateKey> held = new HashSet<>();
+    KeyOrder.Held held = new KeyOrder.Held();
     List<RoutedEvent> copies = new ArrayList<>();
     for (int i = 0; i < events.size(); i++) {
       if (verdicts[i] != null) {
@@ -121,8 +118,8 @@ final class TransactionalPublish {
         if (verdicts[i] != null) {
           continue;
         }
-        if (held.contains(events.get(i).key())) {
-          verdicts[i] = Verdict.unavailable("held back behind a failed event of its key");
+        if (held.holds(events.get(i))) {
+          verdicts[i] = KeyOrder.Held.heldBack();
         } else {
           group.add(i);
         }
@@ -187,7 +184,7 @@ final class TransactionalPublish {
       List<Integer> group,
       List<OutboxEvent> events,
       Verdict[] verdicts,
-      Set<AggregateKey> held,
+      KeyOrder.Held held,
       List<RoutedEvent> copies,
       Deque<List<Integer>> groups,
       Driver driver) {
@@ -200,9 +197,7 @@ final class TransactionalPublish {
         culprit = true;
         verdicts[i] = v;
         stats.failed(v);
-        if (v.outcome() != Verdict.Outcome.PERMANENT) {
-          held.add(events.get(i).key());
-        }
+        held.record(events.get(i), v);
         addCopy(driver, events.get(i), v, copies);
       }
     }
@@ -227,7 +222,7 @@ final class TransactionalPublish {
       verdicts[i] =
           Verdict.retryable("Kafka aborted the transaction of this event, with no event at fault");
       stats.failed(verdicts[i]);
-      held.add(events.get(i).key());
+      held.record(events.get(i), verdicts[i]);
       addCopy(driver, events.get(i), verdicts[i], copies);
       return;
     }

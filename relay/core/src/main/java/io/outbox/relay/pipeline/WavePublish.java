@@ -1,22 +1,19 @@
 package io.outbox.relay.pipeline;
 
-import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * At least once: publishes a lane's batch in waves ({@link Waves}: the events of one destination in
- * id order; a key's events after a retry in the next wave), each wave once the one before is
- * answered. An event whose key failed earlier in the batch is held back: released, no attempt
- * counted, so per-key order holds.
+ * At least once: publishes a lane's batch in waves ({@link KeyOrder#waves}: the events of one
+ * destination in id order; a key's events after a retry in the next wave), each wave once the one
+ * before is answered. An event whose key failed earlier in the batch is held back: released, no
+ * attempt counted, so per-key order holds.
  */
 final class WavePublish {
 
@@ -52,18 +49,18 @@ final class WavePublish {
       Verdict[] verdicts,
       Driver driver)
       throws InterruptedException {
-    Set<AggregateKey> held = new HashSet<>();
+    KeyOrder.Held held = new KeyOrder.Held();
     boolean overlapped = false;
-    for (List<Integer> wave : Waves.of(events, destinations)) {
+    for (List<Integer> wave : KeyOrder.waves(events, destinations)) {
       List<RoutedEvent> routed = new ArrayList<>(wave.size());
       List<Integer> positions = new ArrayList<>(wave.size());
       for (int i : wave) {
         if (verdicts[i] != null) {
           continue;
         }
-        if (held.contains(events.get(i).key())) {
+        if (held.holds(events.get(i))) {
           // An earlier event of the key failed: this one waits (released, no attempt counted).
-          verdicts[i] = Verdict.unavailable("held back behind a failed event of its key");
+          verdicts[i] = KeyOrder.Held.heldBack();
           continue;
         }
         routed.add(new RoutedEvent(events.get(i), destinations[i]));
@@ -87,10 +84,7 @@ final class WavePublish {
         int i = positions.get(j);
         verdicts[i] = answered.get(j);
         stats.failed(verdicts[i]);
-        Verdict.Outcome outcome = verdicts[i].outcome();
-        if (outcome == Verdict.Outcome.RETRYABLE || outcome == Verdict.Outcome.SINK_UNAVAILABLE) {
-          held.add(events.get(i).key());
-        }
+        held.record(events.get(i), verdicts[i]);
       }
     }
     return true;

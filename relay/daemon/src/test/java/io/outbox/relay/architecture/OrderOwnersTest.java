@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Per-key order is decided in few, named places (docs/design.md, "Lanes and per-key order"): a
  * class that looks at an event's key (its {@link AggregateKey}) or holds an event behind another
- * ({@link Verdict#heldBehind}) decides order. This test lists them; a class outside the list that
+ * ({@link Verdict#heldBehind}) or asks whether a verdict holds its key back ({@link
+ * Verdict#holdsBackItsKey}) decides order. This test lists them; a class outside the list that
  * starts doing either fails the build, so a new sink or path asks the owner instead of deciding
  * again.
  */
@@ -33,11 +34,9 @@ class OrderOwnersTest {
       Set.of(
           // The sinks' one owner: which event of a batch may go to the broker, and when.
           "io.outbox.relay.spi.support.PendingBatch",
-          // The pipeline: waves of a batch, the transactional split, verdicts into settlements.
-          "io.outbox.relay.pipeline.Waves",
-          "io.outbox.relay.pipeline.WavePublish",
-          "io.outbox.relay.pipeline.TransactionalPublish",
-          "io.outbox.relay.pipeline.SettlementPlanner",
+          // The pipeline's one owner: the waves of a claimed batch and the keys held back in it,
+          // for both publishers and the settlement planner.
+          "io.outbox.relay.pipeline.KeyOrder",
           // The CDC source: its lanes, claims and keys held back in memory (the polling source does
           // the same in its SQL).
           "io.outbox.source.cdc.Intake",
@@ -93,13 +92,15 @@ class OrderOwnersTest {
   }
 
   @Test
-  void onlyTheOwnersHoldAnEventBehindAnother() {
+  void onlyTheOwnersHoldAnEventBehindAnotherOrAskWhetherAVerdictDoes() {
     noClasses()
         .that(DescribedPredicate.not(AN_OWNER))
         .and()
         .doNotBelongToAnyOf(Verdict.class)
         .should()
         .callMethod(Verdict.class, "heldBehind", Verdict.class)
+        .orShould()
+        .callMethod(Verdict.class, "holdsBackItsKey")
         .because("per-key order is decided by its owners only (docs/design.md)")
         .check(RELAY);
   }

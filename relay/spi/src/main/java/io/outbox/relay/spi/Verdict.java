@@ -67,6 +67,15 @@ public record Verdict(Outcome outcome, String error) {
     return outcome == Outcome.PUBLISHED;
   }
 
+  /**
+   * Whether this verdict holds back its event's later events of the same key (DESIGN.md §4): a
+   * retryable or sink-unavailable one does (the event goes again, and its key waits behind it); a
+   * published or permanent (dead-lettered) one does not.
+   */
+  public boolean holdsBackItsKey() {
+    return outcome == Outcome.RETRYABLE || outcome == Outcome.SINK_UNAVAILABLE;
+  }
+
   /** Errors are stored in {@code last_error}: one line, bounded length. */
   static String oneLine(String s) {
     String flat = LINE_BREAKS.matcher(s).replaceAll(" ").strip();

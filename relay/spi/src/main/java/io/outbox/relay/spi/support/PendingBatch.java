@@ -153,7 +153,7 @@ public final class PendingBatch {
     if (!record(index, verdict)) {
       return;
     }
-    if (holdsBack(verdict)) {
+    if (verdict.holdsBackItsKey()) {
       Verdict behind = Verdict.heldBehind(verdict);
       for (int next = nextOfKey[index]; next >= 0; next = nextOfKey[next]) {
         record(next, behind);
@@ -184,11 +184,6 @@ public final class PendingBatch {
       onAllVerdicts.accept(this);
     }
     return true;
-  }
-
-  private static boolean holdsBack(Verdict verdict) {
-    return verdict.outcome() == Verdict.Outcome.RETRYABLE
-        || verdict.outcome() == Verdict.Outcome.SINK_UNAVAILABLE;
   }
 
   /** Makes it event {@code index}'s turn, waking a sender waiting for one. */

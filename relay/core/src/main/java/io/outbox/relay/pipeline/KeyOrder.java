@@ -2,16 +2,25 @@ package io.outbox.relay.pipeline;
 
 import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Verdict;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
- * Splits a batch into waves that are published one after the other, so that a failing event holds
- * back its key's later events even when they go to another destination, or when the broker may
- * refuse it alone.
+ * The pipeline's one owner of per-key order within a claimed batch (docs/design.md, "Lanes and
+ * per-key order"): which events go to the sink together ({@link #waves}), and which are held back
+ * behind a failed event of their key ({@link Held}), for both publishers and the settlement
+ * planner. At the sink, {@link io.outbox.relay.spi.support.PendingBatch} decides within a sink's
+ * batch; at the source, the claim (polling: SQL; CDC: its lanes) decides what is claimed.
+ *
+ * <p><b>Waves.</b> A batch is split into waves that are published one after the other, so that a
+ * failing event holds back its key's later events even when they go to another destination, or when
+ * the broker may refuse it alone.
  *
  * <p>A key's consecutive events for one destination share a wave: the broker keeps their order (one
  * Kafka partition, one RabbitMQ exchange and channel). When a key's next event goes elsewhere, it
@@ -28,15 +37,43 @@ import java.util.Objects;
  * <p>A batch whose keys each keep to one destination and that holds no retry (the usual case) is a
  * single wave.
  */
-final class Waves {
-  private Waves() {}
+final class KeyOrder {
+  private KeyOrder() {}
+
+  /**
+   * The keys held back within one batch: a retryable or sink-unavailable verdict ({@link
+   * Verdict#holdsBackItsKey}) holds back every later event of its key; a published or permanent one
+   * holds nothing. Not thread-safe: one per batch, on the lane's thread.
+   */
+  static final class Held {
+    private final Set<AggregateKey> keys = new HashSet<>();
+
+    /** Records {@code event}'s verdict; {@code true} when it now holds back its key. */
+    boolean record(OutboxEvent event, Verdict verdict) {
+      if (verdict.holdsBackItsKey()) {
+        keys.add(event.key());
+        return true;
+      }
+      return false;
+    }
+
+    /** Whether an earlier event of {@code event}'s key failed: it must not be published. */
+    boolean holds(OutboxEvent event) {
+      return !keys.isEmpty() && keys.contains(event.key());
+    }
+
+    /** The verdict of an event held back: released, no attempt counted. */
+    static Verdict heldBack() {
+      return Verdict.unavailable("held back behind a failed event of its key");
+    }
+  }
 
   /**
    * @param events the batch, in id order
    * @param destinations each event's destination ({@code null} when it has none)
    * @return positions into {@code events}, per wave, each in id order
    */
-  static List<List<Integer>> of(List<OutboxEvent> events, String[] destinations) {
+  static List<List<Integer>> waves(List<OutboxEvent> events, String[] destinations) {
     if (oneDestination(destinations, events.size()) && noRetry(events)) {
       // The usual case: no key can change destination nor follow a retry, so the batch is one
       // wave, in order. Skips a map lookup per event (hashing both strings of its key).
