@@ -84,10 +84,11 @@ public abstract class SinkContract {
   /**
    * A destination whose broker, while the test publishes, refuses some messages and takes later
    * ones: it is full and something keeps making a little room (RabbitMQ: a queue at its {@code
-   * x-max-length} with {@code x-overflow = reject-publish} that a consumer drains; NATS: a stream
-   * at its {@code max-msgs} with {@code discard = new} that is purged down now and then). An event
-   * of a key is then refused while later events of its key are in flight: none of those may be
-   * published before it. Things to stop go to {@link #closeAfter}.
+   * x-max-length} with {@code x-overflow = reject-publish} that is purged now and then; NATS: a
+   * stream at its {@code max-msgs} with {@code discard = new} that is purged down now and then;
+   * Redis: a server kept busy by a script, answering BUSY, now and then). An event of a key is then
+   * refused while later events of its key are in flight: none of those may be published before it.
+   * Things to stop go to {@link #closeAfter}.
    */
   protected abstract Refusing refusingDestination() throws Exception;
 

@@ -3,14 +3,17 @@ package io.outbox.sink.redis;
 import io.outbox.relay.spi.Sink;
 import io.outbox.testkit.Delivered;
 import io.outbox.testkit.LocalPorts;
+import io.outbox.testkit.PrivateRedis;
 import io.outbox.testkit.RedisTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.SinkContexts;
 import io.outbox.testkit.SinkContract;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
-import org.opentest4j.TestAbortedException;
 
 /**
  * The Redis sink passes the sink contract against the server of {@code scripts/services.sh}: a
@@ -40,13 +43,35 @@ class RedisSinkContractIT extends SinkContract {
     return create("uri = \"redis://127.0.0.1:" + LocalPorts.unbound() + "\"\ntimeout = 2s");
   }
 
+  /**
+   * A private server kept busy by a script for 30 ms out of every 40 ({@code busy-reply-threshold
+   * 10}): from 10 ms into each run, every command answers BUSY (sink unavailable), and once the
+   * script ends the next ones are taken, so a pipeline can meet both.
+   */
   @Override
-  protected Refusing refusingDestination() {
-    throw new TestAbortedException(
-        "Redis: no fixture yet makes the server refuse a write and take a later one (maxmemory with a"
-            + " trimming client, issue #29); the sink takes its events' turns from PendingBatch,"
-            + " whose unit tests cover the rule");
+  protected Refusing refusingDestination() throws Exception {
+    PrivateRedis server = closeAfter(PrivateRedis.start("--busy-reply-threshold", "10"));
+    RedisTestSupport busy = closeAfter(RedisTestSupport.connect(server.uri()));
+    String key = busy.newKey("outbox.contract.busy");
+    ScheduledExecutorService scripts = Executors.newSingleThreadScheduledExecutor();
+    closeAfter(scripts::shutdownNow);
+    scripts.scheduleWithFixedDelay(
+        () -> {
+          try {
+            busy.jedis().eval(BUSY_FOR_30_MS);
+          } catch (RuntimeException e) {
+            // the server goes at the end of the test
+          }
+        },
+        10,
+        10,
+        TimeUnit.MILLISECONDS);
+    return new Refusing(key, "uri = \"" + server.uri() + "\"", 0);
   }
+
+  private static final String BUSY_FOR_30_MS =
+      "local t = redis.call('TIME') local s = t[1] * 1000000 + t[2] repeat t = redis.call('TIME')"
+          + " until (t[1] * 1000000 + t[2]) - s > 30000 return 1";
 
   /** A key that holds a string: XADD answers WRONGTYPE. */
   @Override
