@@ -48,13 +48,11 @@ final class KeyOrder {
   static final class Held {
     private final Set<AggregateKey> keys = new HashSet<>();
 
-    /** Records {@code event}'s verdict; {@code true} when it now holds back its key. */
-    boolean record(OutboxEvent event, Verdict verdict) {
+    /** Records {@code event}'s verdict: one that holds back its key holds it from now on. */
+    void record(OutboxEvent event, Verdict verdict) {
       if (verdict.holdsBackItsKey()) {
         keys.add(event.key());
-        return true;
       }
-      return false;
     }
 
     /** Whether an earlier event of {@code event}'s key failed: it must not be published. */

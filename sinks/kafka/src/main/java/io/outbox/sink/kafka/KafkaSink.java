@@ -80,7 +80,7 @@ final class KafkaSink implements Sink {
       return CompletableFuture.completedFuture(List.of());
     }
     PendingBatch pending =
-        new PendingBatch(
+        PendingBatch.withoutTurns(
             batch,
             System.nanoTime() + settings.sendTimeout().toNanos(),
             e -> "topic '" + e.destination() + "'",

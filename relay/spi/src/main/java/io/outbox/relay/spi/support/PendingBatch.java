@@ -51,18 +51,29 @@ public final class PendingBatch {
   private final Consumer<PendingBatch> onAllVerdicts;
   private final CompletableFuture<List<Verdict>> result = new CompletableFuture<>();
 
-  /** Per event, the position of its key's next event in the batch, or -1. */
-  private final int[] nextOfKey;
+  /**
+   * Whether senders take turns ({@link #nextTurn}); else the sink sends the whole batch at once.
+   */
+  private final boolean turns;
 
-  private final ReentrantLock turns = new ReentrantLock();
-  private final Condition turnsChanged = turns.newCondition();
+  /**
+   * Per event, the position of its key's next event in the batch, or -1. With turns, from the
+   * start; without, made by the first verdict that holds back a key (a batch all published never
+   * hashes a key).
+   */
+  private volatile int[] nextOfKey;
 
-  /** Events whose turn it is and that no sender took yet; guarded by {@link #turns}. */
+  private final ReentrantLock turnLock = new ReentrantLock();
+  private final Condition turnsChanged = turnLock.newCondition();
+
+  /** Events whose turn it is and that no sender took yet; guarded by {@link #turnLock}. */
   private final NavigableSet<Integer> ready = new TreeSet<>();
 
   private volatile Future<?> timer;
 
   /**
+   * A batch whose events a sender takes turn by turn ({@link #nextTurn}).
+   *
    * @param events the batch
    * @param deadlineNanos {@link System#nanoTime()} by which every event must have its verdict
    * @param where names an event's destination in messages, e.g. {@code subject 'orders.created'}
@@ -73,23 +84,71 @@ public final class PendingBatch {
       long deadlineNanos,
       Function<RoutedEvent, String> where,
       Consumer<PendingBatch> onAllVerdicts) {
+    this(events, deadlineNanos, where, onAllVerdicts, true);
+  }
+
+  /**
+   * A batch the sink sends whole, without turns, because its broker keeps a key's events in order
+   * while they are in flight (Kafka: one partition, an idempotent producer); a failed event still
+   * holds its key's later events behind it.
+   */
+  public static PendingBatch withoutTurns(
+      List<RoutedEvent> events,
+      long deadlineNanos,
+      Function<RoutedEvent, String> where,
+      Consumer<PendingBatch> onAllVerdicts) {
+    return new PendingBatch(events, deadlineNanos, where, onAllVerdicts, false);
+  }
+
+  private PendingBatch(
+      List<RoutedEvent> events,
+      long deadlineNanos,
+      Function<RoutedEvent, String> where,
+      Consumer<PendingBatch> onAllVerdicts,
+      boolean turns) {
     this.events = List.copyOf(events);
     this.verdicts = new AtomicReferenceArray<>(events.size());
     this.missing = new AtomicInteger(events.size());
     this.deadlineNanos = deadlineNanos;
     this.where = where;
     this.onAllVerdicts = onAllVerdicts;
-    this.nextOfKey = new int[events.size()];
+    this.turns = turns;
+    if (turns) {
+      this.nextOfKey = link(true);
+    }
+  }
+
+  /**
+   * Links each event to its key's next event of the batch; with {@code firstTurn}, each key's first
+   * event takes the first turn.
+   */
+  private int[] link(boolean firstTurn) {
+    int[] next = new int[events.size()];
     Map<AggregateKey, Integer> last = new HashMap<>();
-    for (int i = 0; i < this.events.size(); i++) {
-      nextOfKey[i] = -1;
-      Integer previous = last.put(this.events.get(i).event().key(), i);
-      if (previous == null) {
-        ready.add(i); // the first event of its key in the batch: its turn from the start
-      } else {
-        nextOfKey[previous] = i;
+    for (int i = 0; i < events.size(); i++) {
+      next[i] = -1;
+      Integer previous = last.put(events.get(i).event().key(), i);
+      if (previous != null) {
+        next[previous] = i;
+      } else if (firstTurn) {
+        ready.add(i);
       }
     }
+    return next;
+  }
+
+  /** {@link #nextOfKey}, made now if it was not yet (a batch without turns). */
+  private int[] nextOfKey() {
+    int[] next = nextOfKey;
+    if (next == null) {
+      synchronized (this) {
+        next = nextOfKey;
+        if (next == null) {
+          nextOfKey = next = link(false);
+        }
+      }
+    }
+    return next;
   }
 
   /** The batch, in the order the verdicts must keep. */
@@ -120,7 +179,10 @@ public final class PendingBatch {
    * verdict). The events returned are taken: send each, or give it a verdict.
    */
   public List<Integer> nextTurn() throws InterruptedException {
-    turns.lock();
+    if (!turns) {
+      throw new IllegalStateException("a batch without turns is sent whole");
+    }
+    turnLock.lock();
     try {
       while (true) {
         List<Integer> out = new ArrayList<>(ready.size());
@@ -140,7 +202,7 @@ public final class PendingBatch {
         turnsChanged.awaitNanos(left);
       }
     } finally {
-      turns.unlock();
+      turnLock.unlock();
     }
   }
 
@@ -155,18 +217,19 @@ public final class PendingBatch {
     }
     if (verdict.holdsBackItsKey()) {
       Verdict behind = Verdict.heldBehind(verdict);
-      for (int next = nextOfKey[index]; next >= 0; next = nextOfKey[next]) {
+      int[] nextOf = nextOfKey();
+      for (int next = nextOf[index]; next >= 0; next = nextOf[next]) {
         record(next, behind);
       }
-    } else if (nextOfKey[index] >= 0) {
+    } else if (turns && nextOfKey[index] >= 0) {
       turn(nextOfKey[index]);
     }
     if (missing.get() == 0) {
-      turns.lock();
+      turnLock.lock();
       try {
         turnsChanged.signalAll(); // a sender waiting for a turn is done
       } finally {
-        turns.unlock();
+        turnLock.unlock();
       }
     }
   }
@@ -191,12 +254,12 @@ public final class PendingBatch {
     if (verdicts.get(index) != null) {
       return;
     }
-    turns.lock();
+    turnLock.lock();
     try {
       ready.add(index);
       turnsChanged.signalAll();
     } finally {
-      turns.unlock();
+      turnLock.unlock();
     }
   }
 

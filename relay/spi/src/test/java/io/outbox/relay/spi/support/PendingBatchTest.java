@@ -60,7 +60,12 @@ class PendingBatchTest {
   void aLaterEventSentAheadOfItsTurnIsNotPublishedWhenAnEarlierOneFails() {
     // A sink that sends ahead of turns (Kafka's producer) and hears of the refusal of event 0 after
     // event 1 of the key was sent: event 1 stays behind, whatever its own ack says later.
-    PendingBatch batch = batch(10_000, "a", "a");
+    PendingBatch batch =
+        PendingBatch.withoutTurns(
+            Stream.of("a", "a").map(BatchPublisherTest::event).toList(),
+            System.nanoTime() + TimeUnit.SECONDS.toNanos(10),
+            e -> "topic '" + e.destination() + "'",
+            b -> {});
     batch.complete(0, Verdict.retryable("INVALID_RECORD"));
     batch.complete(1, Verdict.published());
     assertThat(batch.verdict(1).outcome()).isEqualTo(Outcome.RETRYABLE);
