@@ -113,6 +113,18 @@ final class Deliveries {
     return records.size() - byEventId.size();
   }
 
+  /** The partitions that hold a repeated delivery. */
+  Set<Integer> duplicatePartitions() {
+    Set<Integer> out = new java.util.TreeSet<>();
+    byEventId.forEach(
+        (id, copies) -> {
+          for (int i = 1; i < copies.size(); i++) {
+            out.add(copies.get(i).partition());
+          }
+        });
+    return out;
+  }
+
   /**
    * Where the repeated deliveries are: per partition, the offset ranges of the first copies and of
    * the repeats (for a failure message).

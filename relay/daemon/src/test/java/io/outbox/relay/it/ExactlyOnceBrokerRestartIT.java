@@ -146,7 +146,21 @@ class ExactlyOnceBrokerRestartIT {
 
     Deliveries deliveries = Deliveries.readAll(kafka.bootstrap(), fx.topic("order"));
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(committed);
-    assertThat(deliveries.duplicates())
+    // A broker killed inside a commit may commit the transaction on some partitions only and leave
+    // it open on the others (KAFKA-20734): the relay says so, aborts the open part and sends the
+    // batch again, so the events on those partitions are delivered twice (docs/design.md,
+    // exactly-once). Duplicates anywhere else, or without that report, break exactly-once.
+    Set<Integer> reportedTwice = partitionsReportedTwice(relay.log(), fx.topic("order"));
+    if (!reportedTwice.isEmpty()) {
+      System.out.printf(
+          "ExactlyOnceBrokerRestartIT: the relay reported a partial commit on partitions %s;"
+              + " duplicates there: %s%n",
+          reportedTwice, deliveries.duplicateCopies());
+      assertThat(deliveries.duplicatePartitions())
+          .as("partitions with duplicates, beyond those the relay reported committed twice")
+          .isSubsetOf(reportedTwice);
+    }
+    assertThat(reportedTwice.isEmpty() ? deliveries.duplicates() : 0)
         .as(
             () ->
                 "duplicates seen by a read_committed consumer ("
@@ -190,5 +204,24 @@ class ExactlyOnceBrokerRestartIT {
         relay.logContains("sink unavailable, pausing publishing"),
         relay.logContains("the outcome of a transaction is unknown"),
         relay.log().lines().filter(l -> l.contains("unexpected failure")).count());
+  }
+
+  /**
+   * The partitions of {@code topic} that the relay's log names as delivered twice after a partial
+   * commit ("... so its events on [topic-4, topic-5] are delivered twice").
+   */
+  static Set<Integer> partitionsReportedTwice(String log, String topic) {
+    Set<Integer> out = new java.util.TreeSet<>();
+    java.util.regex.Matcher line =
+        java.util.regex.Pattern.compile("its events on \\[([^\\]]*)\\] are delivered twice")
+            .matcher(log);
+    while (line.find()) {
+      for (String partition : line.group(1).split(",\\s*")) {
+        if (partition.startsWith(topic + "-")) {
+          out.add(Integer.parseInt(partition.substring(topic.length() + 1)));
+        }
+      }
+    }
+    return out;
   }
 }
