@@ -55,7 +55,7 @@ class RedisReplicationIT {
   void withWaitReplicasAnEntryCountsAsPublishedOnlyOnceAReplicaHasIt() throws Exception {
     PrivateRedis primary = teardown.add(PrivateRedis.start("--appendonly", "no"));
     String key = "outbox.replicated";
-    Sink sink = sink(primary.uri(), "wait-replicas = 1, wait-timeout = 500ms, timeout = 5s");
+    Sink sink = sink(primary.uri(), "wait-replicas = 1, wait-timeout = 2s, timeout = 10s");
 
     // No replica yet: written on the primary, but not counted as published (sent again later).
     long started = System.nanoTime();
@@ -63,8 +63,8 @@ class RedisReplicationIT {
     assertThat(alone).extracting(Verdict::outcome).containsOnly(Outcome.SINK_UNAVAILABLE);
     assertThat(alone.get(0).error())
         .contains("stream '" + key + "'")
-        .contains("0 of the 1 replicas of wait-replicas had it within wait-timeout (500 ms)");
-    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+        .contains("0 of the 1 replicas of wait-replicas had it within wait-timeout (2000 ms)");
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
 
     PrivateRedis replica =
         teardown.add(
