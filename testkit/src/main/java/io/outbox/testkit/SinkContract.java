@@ -86,9 +86,10 @@ public abstract class SinkContract {
    * ones: it is full and something keeps making a little room (RabbitMQ: a queue at its {@code
    * x-max-length} with {@code x-overflow = reject-publish} that is purged now and then; NATS: a
    * stream at its {@code max-msgs} with {@code discard = new} that is purged down now and then;
-   * Redis: a server kept busy by a script, answering BUSY, now and then). An event of a key is then
-   * refused while later events of its key are in flight: none of those may be published before it.
-   * Things to stop go to {@link #closeAfter}.
+   * Redis: a server kept busy by a script, answering BUSY, now and then; Kafka: a topic that
+   * refuses records older than an hour, and a producer interceptor that back-dates one record in
+   * 40). An event of a key is then refused while later events of its key are in flight: none of
+   * those may be published before it. Things to stop go to {@link #closeAfter}.
    */
   protected abstract Refusing refusingDestination() throws Exception;
 
@@ -97,8 +98,27 @@ public abstract class SinkContract {
    * @param sinkSettings the sink's settings for it (HOCON), over its defaults
    * @param capacity how many messages the destination holds at most: a run that publishes more than
    *     this saw the broker take messages after it refused some
+   * @param keepsWhatItTook whether the destination keeps every message the broker took, so that
+   *     {@link #readToEnd} shows what was delivered (Kafka); the others refuse by being full and
+   *     drop messages to make room, so only the verdicts can be checked
    */
-  public record Refusing(String destination, String sinkSettings, int capacity) {}
+  public record Refusing(
+      String destination, String sinkSettings, int capacity, boolean keepsWhatItTook) {
+    public Refusing(String destination, String sinkSettings, int capacity) {
+      this(destination, sinkSettings, capacity, false);
+    }
+  }
+
+  /**
+   * Everything {@code destination} holds, in the order a consumer reads it (per partition); only
+   * called for a {@link Refusing} destination that {@linkplain Refusing#keepsWhatItTook keeps what
+   * it took}.
+   */
+  protected List<Delivered> readToEnd(String destination) throws Exception {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName()
+            + " keeps what its refusing destination took but cannot read it");
+  }
 
   /** The bound within which an unreachable broker's publish and probe must answer. */
   protected Duration unavailableWithin() {
@@ -294,6 +314,7 @@ public abstract class SinkContract {
     int refused = 0;
     int published = 0;
     List<String> violations = new ArrayList<>();
+    Map<Integer, String> behindARefusal = new HashMap<>(); // event number -> why
     for (int b = 0; b < 4; b++) { // one batch in flight at a time, as a lane does
       List<RoutedEvent> batch = new ArrayList<>();
       for (int i = 0; i < 500; i++) {
@@ -304,37 +325,59 @@ public abstract class SinkContract {
       for (int i = 0; i < batch.size(); i++) {
         String key = batch.get(i).event().aggregateId();
         Outcome outcome = verdicts.get(i).outcome();
-        if (outcome == Outcome.RETRYABLE || outcome == Outcome.SINK_UNAVAILABLE) {
-          refused++;
-          firstRefusal.putIfAbsent(key, i);
-        } else if (outcome == Outcome.PUBLISHED) {
-          published++;
-          Integer before = firstRefusal.get(key);
-          if (before != null) {
-            violations.add(
-                "batch "
+        Integer earlier = firstRefusal.get(key);
+        String behind =
+            earlier == null
+                ? null
+                : "batch "
                     + b
                     + ", "
                     + key
                     + ": event #"
                     + i
-                    + " published although #"
-                    + before
+                    + " {what} although #"
+                    + earlier
                     + " was refused ("
-                    + verdicts.get(before).error()
-                    + ")");
+                    + verdicts.get(earlier).error()
+                    + ")";
+        if (behind != null) {
+          behindARefusal.put(b * 500 + i, behind.replace("{what}", "reached the broker"));
+        }
+        if (outcome == Outcome.RETRYABLE || outcome == Outcome.SINK_UNAVAILABLE) {
+          refused++;
+          firstRefusal.putIfAbsent(key, i);
+        } else if (outcome == Outcome.PUBLISHED) {
+          published++;
+          if (behind != null) {
+            violations.add(behind.replace("{what}", "published"));
           }
         }
       }
     }
+    int delivered = -1;
+    if (refusing.keepsWhatItTook()) {
+      // What the broker took, not only what the sink said: a later event the broker took while an
+      // earlier one of its key was refused reaches consumers first, whatever its verdict.
+      sink.close(Duration.ofSeconds(10)); // whatever the sink still had in flight is in, or failed
+      List<Delivered> all = readToEnd(refusing.destination());
+      delivered = all.size();
+      for (Delivered d : all) {
+        String why = behindARefusal.get(number(d.body()));
+        if (why != null) {
+          violations.add(why);
+        }
+      }
+    }
     System.out.printf(
-        "%s: %d published, %d refused or held back, %d published out of key order%n",
-        getClass().getSimpleName(), published, refused, violations.size());
+        "%s: %d published, %d refused or held back, %d read back, %d out of key order%n",
+        getClass().getSimpleName(), published, refused, delivered, violations.size());
     assertThat(refused).as("events refused: the broker must have been full").isPositive();
     assertThat(published)
         .as("events published: more than the destination holds, so it took some after refusing")
         .isGreaterThan(refusing.capacity());
-    assertThat(violations).as("events published behind a refused event of their key").isEmpty();
+    assertThat(violations)
+        .as("events published, or taken by the broker, behind a refused event of their key")
+        .isEmpty();
   }
 
   @Test
@@ -512,6 +555,12 @@ public abstract class SinkContract {
 
   private static byte[] json(int n) {
     return bytes("{\"n\":" + n + "}");
+  }
+
+  /** The number {@link #json} wrote into {@code body}. */
+  private static int number(byte[] body) {
+    String s = new String(body, StandardCharsets.UTF_8);
+    return Integer.parseInt(s.substring(s.indexOf(':') + 1, s.indexOf('}')));
   }
 
   private static byte[] bytes(String s) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -59,6 +60,10 @@ final class KafkaClients implements TopicCheck.Broker {
   private final Factory factory;
   private final Object lock = new Object();
   private Producer<String, byte[]> producer; // guarded by lock
+
+  /** Producers {@link #stop}ped, with why; weak, so that a closed producer is not kept. */
+  private final Map<Producer<String, byte[]>, String> stopped = new WeakHashMap<>(); // lock
+
   private Admin admin; // guarded by lock
   private boolean closed; // guarded by lock
 
@@ -118,6 +123,47 @@ final class KafkaClients implements TopicCheck.Broker {
             "outbox-relay-kafka-" + pipeline + "-discard");
     closer.setDaemon(true);
     closer.start();
+  }
+
+  /**
+   * Closes {@code refusing} at once, from its own I/O thread (a record callback), after it gave up
+   * a record (the broker refused it, or it expired): no record it still holds is sent any more, and
+   * the next batch gets a new producer.
+   *
+   * <p>Why: the idempotent producer writes a partition's batches in sequence order, so a later
+   * batch can only be taken after every earlier one was. But once a batch fails for good, the
+   * producer renumbers the partition's later batches (or starts a new epoch after an expiry) and
+   * sends them again: a later event of the refused one's key would reach the topic first. Closed
+   * inside the failed batch's callback, on the I/O thread, the producer sends nothing more: the
+   * later batches fail ("closed forcefully") and are sent again after the refused one, by the
+   * pipeline. Only a transaction (exactly-once mode) can do without this.
+   *
+   * @return whether this call stopped it (false: it was stopped before)
+   */
+  boolean stop(Producer<String, byte[]> refusing, String reason) {
+    synchronized (lock) {
+      if (stopped.putIfAbsent(refusing, reason) != null) {
+        return false;
+      }
+      if (producer == refusing) {
+        producer = null;
+      }
+    }
+    log.warn(
+        "Kafka producer of pipeline {} is closed and replaced so that no later record of the"
+            + " partition overtakes a record it gave up ({}); what it still held goes again",
+        pipeline,
+        reason);
+    // On the I/O thread close(ZERO) does not wait for that thread: it ends after this callback.
+    closeQuietly(refusing, Duration.ZERO);
+    return true;
+  }
+
+  /** Why {@code p} was {@linkplain #stop stopped}, or {@code null} if it was not. */
+  String stoppedFor(Producer<String, byte[]> p) {
+    synchronized (lock) {
+      return stopped.get(p);
+    }
   }
 
   /**

@@ -22,6 +22,7 @@ import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.ApiException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -191,7 +192,8 @@ final class KafkaSink implements Sink {
     } catch (RuntimeException e) {
       // Thrown rather than reported: closed or fatally failed producer, interrupt, serializer.
       callback.sendReturned = true;
-      return callback.fail(e, true);
+      return callback.fail(
+          e, FailureClassifier.classify(e, record.topic(), KafkaRecords.size(record)), true);
     }
   }
 
@@ -223,19 +225,45 @@ final class KafkaSink implements Sink {
         return;
       }
       boolean inSend = !sendReturned && Thread.currentThread() == sender;
-      Failure f = fail(exception, inSend);
+      String topic = record.topic();
+      Failure f = FailureClassifier.classify(exception, topic, KafkaRecords.size(record));
       if (inSend) {
-        failedInSend = f;
+        // Refused before it was queued (size, metadata): no later record depends on it.
+        failedInSend = fail(exception, f, true);
+        return;
       }
+      String stoppedFor = clients.stoppedFor(producer);
+      if (stoppedFor != null && !(exception instanceof ApiException)) {
+        // Failed by the close below ("closed forcefully"), not by the broker: sent again.
+        pending.complete(
+            index,
+            Verdict.unavailable(
+                "topic '"
+                    + topic
+                    + "': not acknowledged when the producer was closed after it gave up an"
+                    + " earlier record ("
+                    + stoppedFor
+                    + ")"));
+        return;
+      }
+      // Given up after it was queued: if its key must wait for it, the producer is stopped before
+      // it sends anything more (KafkaClients.stop), so that no later record of the partition is
+      // taken before this one. A topic still being checked is treated as unavailable meanwhile.
+      pending.beforeFailure(
+          f.verdict(),
+          () ->
+              clients.stop(
+                  producer, "topic '" + topic + "': " + FailureClassifier.describe(exception)));
+      fail(exception, f, false);
     }
 
     /**
-     * Classifies and records the failure. A topic the producer could not find is first checked with
-     * the broker: on the sending thread by waiting (the scope decides what else is sent), elsewhere
-     * (the producer's I/O thread, which must not block) when the answer arrives.
+     * Records the failure {@code f} of {@code exception}. A topic the producer could not find is
+     * first checked with the broker: on the sending thread by waiting (the scope decides what else
+     * is sent), elsewhere (the producer's I/O thread, which must not block) when the answer
+     * arrives.
      */
-    Failure fail(Exception exception, boolean onSendingThread) {
-      Failure f = FailureClassifier.classify(exception, record.topic(), KafkaRecords.size(record));
+    Failure fail(Exception exception, Failure f, boolean onSendingThread) {
       if (f.checkTopic()) {
         String topic = record.topic();
         if (!onSendingThread) {

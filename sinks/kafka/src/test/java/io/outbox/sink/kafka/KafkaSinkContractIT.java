@@ -14,10 +14,11 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
-import org.opentest4j.TestAbortedException;
 
 /** The Kafka sink passes the sink contract against the broker of {@code scripts/services.sh}. */
 class KafkaSinkContractIT extends SinkContract {
+
+  private static final long ONE_HOUR_MS = 3_600_000;
 
   @Override
   protected String newDestination() {
@@ -37,11 +38,32 @@ class KafkaSinkContractIT extends SinkContract {
         "bootstrap-servers = \"127.0.0.1:" + LocalPorts.unbound() + "\"\nsend-timeout = 2s");
   }
 
+  /**
+   * A topic that refuses records older than an hour ({@code message.timestamp.before.max.ms}), and
+   * a producer interceptor that back-dates one record in {@link BackdatingInterceptor#EVERY} by a
+   * day: the broker refuses that record (INVALID_TIMESTAMP) and nothing else. One record per
+   * produce batch ({@code batch.size = 0}), so that a key's next records are in the partition's
+   * next requests, in flight (up to 5) while the refused one is answered.
+   */
   @Override
   protected Refusing refusingDestination() {
-    throw new TestAbortedException(
-        "Kafka at least once: the broker refusing one request while the next one of its partition is"
-            + " taken is issue #29 point 7, still open; this scenario proves nothing for Kafka yet");
+    String topic = KafkaTestSupport.uniqueTopic("outbox.contract.refusing");
+    KafkaTestSupport.createTopic(
+        topic, 3, Map.of("message.timestamp.before.max.ms", String.valueOf(ONE_HOUR_MS)));
+    return new Refusing(
+        topic,
+        "producer.interceptor.classes = \""
+            + BackdatingInterceptor.class.getName()
+            + "\"\nproducer.batch.size = 0\nproducer.linger.ms = 0",
+        0,
+        true);
+  }
+
+  @Override
+  protected List<Delivered> readToEnd(String topic) {
+    return KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ_TIMEOUT).stream()
+        .map(KafkaSinkContractIT::delivered)
+        .toList();
   }
 
   @Override

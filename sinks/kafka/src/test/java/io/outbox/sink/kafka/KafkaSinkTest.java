@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
@@ -216,6 +217,37 @@ class KafkaSinkTest {
         publish(routed("gone", "a", "1"), routed("t", "b", "2"), routed("gone", "c", "3"));
     producer.completeNext();
     return verdicts(stage);
+  }
+
+  /**
+   * Issue #29 point 7: a record the producer gave up after queueing it (here the broker refused its
+   * timestamp) closes the producer inside its callback, on the I/O thread, so that the producer
+   * renumbers and sends none of the partition's later records; those fail as not acknowledged.
+   */
+  @Test
+  void aRecordGivenUpAfterItWasQueuedClosesTheProducerInsideItsCallback() throws Exception {
+    CompletableFuture<List<Verdict>> stage =
+        publish(routed("t", "a", "1"), routed("t", "a", "2"), routed("t", "b", "3"));
+    ScriptedProducer producer = clients.last();
+
+    assertThat(producer.errorNext(new InvalidTimestampException("Timestamp is out of range")))
+        .isTrue();
+    assertThat(producer.closed()).as("closed before the callback returned").isTrue();
+    assertThat(producer.closeTimeout).isEqualTo(Duration.ZERO);
+    producer.errorNext(new KafkaException("Producer is closed forcefully."));
+    producer.errorNext(new KafkaException("Producer is closed forcefully."));
+
+    List<Verdict> verdicts = verdicts(stage);
+    assertThat(outcomes(verdicts))
+        .containsExactly(Outcome.RETRYABLE, Outcome.RETRYABLE, Outcome.SINK_UNAVAILABLE);
+    assertThat(verdicts.get(1).error()).startsWith("not sent: an earlier event");
+    assertThat(verdicts.get(2).error())
+        .contains("closed after it gave up an earlier record")
+        .contains("InvalidTimestampException");
+    CompletableFuture<List<Verdict>> next = publish(routed("t", "b", "3"));
+    assertThat(clients.producers).hasSize(2);
+    clients.last().completeNext();
+    assertThat(outcomes(verdicts(next))).containsExactly(Outcome.PUBLISHED);
   }
 
   @Test

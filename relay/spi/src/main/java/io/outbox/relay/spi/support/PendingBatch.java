@@ -207,6 +207,20 @@ public final class PendingBatch {
   }
 
   /**
+   * For a sink whose client may still send a key's later events on its own after giving up an
+   * earlier one (Kafka's producer re-numbers a partition's later requests, already in flight, and
+   * sends them again): runs {@code stopClient} if {@code failure} holds back its event's key, so
+   * that the client is stopped before it sends a later event of that key. A failure that holds
+   * nothing back (permanent: the event is dead-lettered) lets the client go on. Call it on the
+   * client's own thread, before {@link #complete} records that failure.
+   */
+  public void beforeFailure(Verdict failure, Runnable stopClient) {
+    if (failure.holdsBackItsKey()) {
+      stopClient.run();
+    }
+  }
+
+  /**
    * Records the verdict of event {@code index} unless it has one already (the first one wins, so a
    * late ack after the timeout changes nothing). A published or permanent verdict gives the turn to
    * the key's next event; a retryable or unavailable one holds back every later event of the key.
