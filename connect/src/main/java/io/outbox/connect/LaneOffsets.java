@@ -48,7 +48,8 @@ final class LaneOffsets {
 
   /**
    * What the lane's committed offsets name, under either key order. Each offset was committed in
-   * the transaction of the batch it names, so every delivery it names reached Kafka: the union is
+   * the transaction of the batch it names, so every delivery it names reached Kafka (in that
+   * transaction, or in an earlier one whose rows the batch found in Kafka already): the union is
    * safe to skip, whichever of the two is the newer.
    */
   static Committed committed(OffsetStorageReader reader, String pipeline, int lane) {

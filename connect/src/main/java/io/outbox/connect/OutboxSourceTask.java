@@ -62,8 +62,12 @@ public final class OutboxSourceTask extends SourceTask {
   private TransactionContext transactions;
   private TaskMetrics metrics;
   private int next; // the lane whose turn it is to wait for rows
-  // Lanes whose last committed offset has not been compared with their claim yet.
+  // Lanes whose last committed offsets have not been read yet (since the start, or since a
+  // settlement failed).
   private final Set<Integer> uncheckedLanes = ConcurrentHashMap.newKeySet();
+  // Per lane, the deliveries Kafka committed that the database has not recorded yet: kept until a
+  // settlement records them, so that every later claim skips them, not only the first one.
+  private final Map<Integer, Set<String>> committedUnrecorded = new ConcurrentHashMap<>();
 
   @Override
   public String version() {
@@ -189,6 +193,7 @@ public final class OutboxSourceTask extends SourceTask {
     LaneBatch batch = new LaneBatch(lane, claim);
     Set<String> committed = committedBefore(lane, claim);
     List<OutboxEvent> sending = new ArrayList<>();
+    List<OutboxEvent> inKafkaAlready = new ArrayList<>();
     List<String> topics = new ArrayList<>();
     for (OutboxEvent e : claim.events()) {
       String topic = e.defect() == null ? router.route(e) : null;
@@ -200,6 +205,7 @@ public final class OutboxSourceTask extends SourceTask {
         batch.settledNow(Failures.permanent(e, invalidTopic(topic)));
       } else if (committed.contains(OutboxRecords.delivery(e))) {
         batch.settledNow(new Settlement.Published(e));
+        inKafkaAlready.add(e);
       } else {
         sending.add(e);
         topics.add(topic);
@@ -213,7 +219,11 @@ public final class OutboxSourceTask extends SourceTask {
           lane,
           claim.events().size() - sending.size());
     }
-    String ids = OutboxRecords.batch(sending);
+    // The offset committed with this batch names the rows found in Kafka already, too: if this
+    // settlement fails as well, the next read of the offsets still knows them.
+    List<OutboxEvent> inKafka = new ArrayList<>(sending);
+    inKafka.addAll(inKafkaAlready);
+    String ids = OutboxRecords.batch(inKafka);
     int before = out.size();
     for (int i = 0; i < sending.size(); i++) {
       batch.sent(sending.get(i));
@@ -268,20 +278,29 @@ public final class OutboxSourceTask extends SourceTask {
   }
 
   /**
-   * With a transaction per batch, the deliveries of the lane's last batch that the worker committed
-   * with its offset ({@link LaneOffsets}: the lane has one batch in flight, so only that one can be
-   * committed and unrecorded), read once after the task started and after a failed settlement: the
-   * only times a committed batch can be left unrecorded (a predecessor died, or recording failed,
-   * between the Kafka commit and the database's). Without transactions nothing is read: only a
-   * transaction ties a committed offset to the records of its batch.
+   * With a transaction per batch, the deliveries Kafka committed for the lane that the database has
+   * not recorded: what the lane's committed offset names ({@link LaneOffsets}: the offset of a
+   * batch names its records and the rows of its claim found in Kafka already), read after the task
+   * started and after a failed settlement, the only times a committed batch can be left unrecorded
+   * (a predecessor died, or recording failed, between the Kafka commit and the database's). Kept
+   * until a settlement records them: a claim that holds an earlier row first (a retry come due, a
+   * delayed event, a late commit) pushes some of them into a later claim, which must skip them too
+   * (issue #29 point 4). Without transactions nothing is read: only a transaction ties a committed
+   * offset to the records of its batch.
    */
   private Set<String> committedBefore(int lane, Claim claim) {
-    if (transactions == null || !uncheckedLanes.remove(lane)) {
+    if (transactions == null) {
       return Set.of();
+    }
+    Set<String> known =
+        committedUnrecorded.computeIfAbsent(lane, l -> ConcurrentHashMap.newKeySet());
+    if (!uncheckedLanes.remove(lane)) {
+      return Set.copyOf(known);
     }
     LaneOffsets.Committed committed =
         LaneOffsets.committed(context.offsetStorageReader(), pipeline, lane);
-    // Said once per lane and start: what the dedup compares the first claim with.
+    known.addAll(committed.deliveries());
+    // Said at each read of the lane's offsets: what the dedup compares the claims with.
     log.info(
         "pipeline {} lane {}: the lane's committed offsets name {} deliveries (last row {});"
             + " the first claim holds rows {} to {}",
@@ -291,7 +310,7 @@ public final class OutboxSourceTask extends SourceTask {
         committed.lastRows().isEmpty() ? "none" : committed.lastRows(),
         claim.events().get(0).id(),
         claim.events().get(claim.events().size() - 1).id());
-    return committed.deliveries();
+    return Set.copyOf(known);
   }
 
   private static String invalidTopic(String topic) {
@@ -384,6 +403,10 @@ public final class OutboxSourceTask extends SourceTask {
       try {
         List<Settlement> settlements = batch.settlements();
         metrics.settled(settlements, batch.claim().settle(settlements));
+        Set<String> known = committedUnrecorded.get(batch.lane());
+        if (known != null) {
+          batch.claim().events().forEach(e -> known.remove(OutboxRecords.delivery(e)));
+        }
       } catch (SourceException | IllegalStateException e) {
         // The claim's transaction rolled back: its rows are claimed again (duplicates, never loss;
         // with a transaction per batch, the committed offset tells which need no second send).

@@ -17,6 +17,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -76,28 +77,13 @@ class ConnectIT {
   @Test
   @Order(2)
   void aCommittedBatchWhoseRecordingFailedIsNotSentAgain() throws Exception {
-    new Migrator(OutboxTables.of("outbox_dedup")).migrate(db.url(), db.user(), db.password());
-    execute(
-        "CREATE TABLE it_fault (active boolean NOT NULL)",
-        "INSERT INTO it_fault VALUES (true)",
-        "CREATE FUNCTION it_refuse_settlement() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-            + " IF (SELECT active FROM it_fault) THEN RAISE EXCEPTION 'injected: settlement refused';"
-            + " END IF; RETURN COALESCE(NEW, OLD); END $$",
-        "CREATE TRIGGER it_refuse_settlement BEFORE UPDATE OR DELETE ON outbox_dedup"
-            + " FOR EACH ROW EXECUTE FUNCTION it_refuse_settlement()");
+    refuseSettlements("outbox_dedup");
     String name = "outbox-dedup-" + UUID.randomUUID().toString().substring(0, 8);
     String topic = KafkaTestSupport.uniqueTopic("connect-dedup");
     KafkaTestSupport.createTopic(topic, 3);
     int events = 50;
     try (Connection c = db.connect()) {
-      List<OutboxMessage> batch = new ArrayList<>();
-      for (int i = 0; i < events; i++) {
-        String key = "key-" + (i % 10);
-        batch.add(
-            OutboxMessage.of(
-                "order", key, "OrderChanged", "{\"key\":\"" + key + "\",\"seq\":" + i / 10 + "}"));
-      }
-      OutboxWriter.forTable("outbox_dedup").writeAll(c, batch);
+      OutboxWriter.forTable("outbox_dedup").writeAll(c, inKeyOrder(events, 10));
     }
     ConnectRest rest = new ConnectRest(ConnectWorkers.PORTS[0]);
     Map<String, String> config = config(topic, "1");
@@ -111,7 +97,7 @@ class ConnectIT {
         .atMost(Duration.ofSeconds(10))
         .until(
             () -> count("SELECT count(*) FROM outbox_dedup WHERE published_at IS NOT NULL") == 0);
-    execute("UPDATE it_fault SET active = false");
+    execute("UPDATE it_fault_outbox_dedup SET active = false");
     await()
         .atMost(Duration.ofSeconds(60))
         .until(
@@ -123,6 +109,111 @@ class ConnectIT {
     checkDelivery(records, events);
     assertThat(records).as("records, duplicates included").hasSize(events);
     rest.delete(name);
+  }
+
+  /**
+   * Issue #29 point 4: the rows Kafka committed but the database did not record are skipped by
+   * every later claim until recorded, not only by the first one after the failure. One lane,
+   * batches of 5; settlements refused. The first batch (rows 1-5) reaches Kafka; then a delayed row
+   * written before them (row 0) comes due, so the next claim holds rows 0-4 and row 5 is pushed
+   * into a later claim, and that claim's transaction names row 0 only on the code before: rows 1-5
+   * were produced again.
+   */
+  @Test
+  @Order(2)
+  void rowsCommittedButUnrecordedAreSkippedByEveryLaterClaimUntilRecorded() throws Exception {
+    String table = "outbox_dedup_later";
+    refuseSettlements(table);
+    String name = "outbox-dedup-later-" + UUID.randomUUID().toString().substring(0, 8);
+    String topic = KafkaTestSupport.uniqueTopic("connect-dedup-later");
+    KafkaTestSupport.createTopic(topic, 3);
+    int events = 20;
+    try (Connection c = db.connect()) {
+      List<OutboxMessage> batch = new ArrayList<>();
+      batch.add(
+          OutboxMessage.builder()
+              .aggregate("order", "late")
+              .eventType("OrderChanged")
+              .payload("{\"key\":\"late\",\"seq\":0}")
+              .availableAt(Instant.now().plus(Duration.ofHours(1)))
+              .build());
+      batch.addAll(inKeyOrder(events - 1, 4));
+      OutboxWriter.forTable(table).writeAll(c, batch);
+    }
+    ConnectRest rest = new ConnectRest(ConnectWorkers.PORTS[0]);
+    Map<String, String> config = config(topic, "1");
+    config.put("table", table);
+    config.put("dead-letter-table", table + "_dead_letter");
+    config.put("lanes", "1");
+    config.put("batch-size", "5");
+    rest.putConfig(name, config);
+    assertThat(KafkaTestSupport.readRecords(topic, 5, Duration.ofSeconds(90))).hasSize(5);
+    // The first batch is in Kafka, unrecorded: now the delayed row comes due.
+    execute(
+        "BEGIN",
+        "SET LOCAL it.allow = 'on'",
+        "UPDATE " + table + " SET available_at = now() WHERE aggregate_id = 'late'",
+        "COMMIT");
+    assertThat(KafkaTestSupport.readRecords(topic, 6, Duration.ofSeconds(30))).hasSize(6);
+    // Claims go on holding rows 0-4 while settlements are refused; row 5 waits behind them.
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> count("SELECT count(*) FROM " + table + " WHERE published_at IS NOT NULL") == 0);
+    execute("UPDATE it_fault_" + table + " SET active = false");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                count("SELECT count(*) FROM " + table + " WHERE published_at IS NOT NULL")
+                    == events);
+    List<ConsumerRecord<String, byte[]>> records =
+        KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, Duration.ofSeconds(60));
+    checkDelivery(records, events);
+    assertThat(records).as("records, duplicates included").hasSize(events);
+    rest.delete(name);
+  }
+
+  /**
+   * {@code count} events on {@code keys} keys, each key's events numbered in write order ({@code
+   * seq}), as {@link #checkDelivery} reads them.
+   */
+  private static List<OutboxMessage> inKeyOrder(int count, int keys) {
+    List<OutboxMessage> events = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      String key = "key-" + (i % keys);
+      events.add(
+          OutboxMessage.of(
+              "order", key, "OrderChanged", "{\"key\":\"" + key + "\",\"seq\":" + i / keys + "}"));
+    }
+    return events;
+  }
+
+  /**
+   * Creates {@code table} and a trigger that refuses every update and delete of its rows (a
+   * settlement) while {@code it_fault_<table>.active} is true, which it is at first, unless the
+   * transaction set {@code it.allow} to {@code on} (the test's own updates).
+   */
+  private static void refuseSettlements(String table) throws SQLException {
+    new Migrator(OutboxTables.of(table)).migrate(db.url(), db.user(), db.password());
+    String fault = "it_fault_" + table;
+    execute(
+        "CREATE TABLE " + fault + " (active boolean NOT NULL)",
+        "INSERT INTO " + fault + " VALUES (true)",
+        "CREATE FUNCTION it_refuse_"
+            + table
+            + "() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            + " IF (SELECT active FROM "
+            + fault
+            + ") AND coalesce(current_setting('it.allow', true), '') <> 'on' THEN"
+            + " RAISE EXCEPTION 'injected: settlement refused'; END IF;"
+            + " RETURN COALESCE(NEW, OLD); END $$",
+        "CREATE TRIGGER it_refuse_settlement BEFORE UPDATE OR DELETE ON "
+            + table
+            + " FOR EACH ROW EXECUTE FUNCTION it_refuse_"
+            + table
+            + "()");
   }
 
   /**
