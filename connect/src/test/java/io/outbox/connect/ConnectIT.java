@@ -97,17 +97,7 @@ class ConnectIT {
         .atMost(Duration.ofSeconds(10))
         .until(
             () -> count("SELECT count(*) FROM outbox_dedup WHERE published_at IS NOT NULL") == 0);
-    execute("UPDATE it_fault_outbox_dedup SET active = false");
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .until(
-            () ->
-                count("SELECT count(*) FROM outbox_dedup WHERE published_at IS NOT NULL")
-                    == events);
-    List<ConsumerRecord<String, byte[]>> records =
-        KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, Duration.ofSeconds(60));
-    checkDelivery(records, events);
-    assertThat(records).as("records, duplicates included").hasSize(events);
+    liftTheFaultAndCheckEachEventReadOnce("outbox_dedup", topic, events);
     rest.delete(name);
   }
 
@@ -161,6 +151,16 @@ class ConnectIT {
         .atMost(Duration.ofSeconds(10))
         .until(
             () -> count("SELECT count(*) FROM " + table + " WHERE published_at IS NOT NULL") == 0);
+    liftTheFaultAndCheckEachEventReadOnce(table, topic, events);
+    rest.delete(name);
+  }
+
+  /**
+   * Ends {@link #refuseSettlements}' fault: every event of {@code table} must then be recorded as
+   * published, and {@code topic} hold each once, in per-key order.
+   */
+  private static void liftTheFaultAndCheckEachEventReadOnce(String table, String topic, int events)
+      throws Exception {
     execute("UPDATE it_fault_" + table + " SET active = false");
     await()
         .atMost(Duration.ofSeconds(60))
@@ -172,7 +172,6 @@ class ConnectIT {
         KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, Duration.ofSeconds(60));
     checkDelivery(records, events);
     assertThat(records).as("records, duplicates included").hasSize(events);
-    rest.delete(name);
   }
 
   /**

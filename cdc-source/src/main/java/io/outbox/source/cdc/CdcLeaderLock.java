@@ -42,7 +42,8 @@ final class CdcLeaderLock {
       OutboxTables tables,
       CdcSettings settings,
       String pipeline,
-      DatabaseClock clock) {
+      DatabaseClock clock,
+      Runnable abortConnections) {
     this.connections = connections;
     this.settings = settings;
     this.pipeline = pipeline;
@@ -59,6 +60,12 @@ final class CdcLeaderLock {
             () -> connections.dedicatedNamed(leaderSessionName),
             SourceException::new,
             new LeaseKeeper.Hooks() {
+              @Override
+              public void lost() {
+                // Lanes in a statement on a dead network end now, not after socket-timeout.
+                abortConnections.run();
+              }
+
               @Override
               public void taken(Connection session) throws SQLException {
                 clock.measure(session);

@@ -17,6 +17,7 @@ import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.OutboxTables;
 import io.outbox.schema.OutboxVerdicts;
 import io.outbox.schema.SourceLifecycle;
+import io.outbox.schema.SourcePool;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -53,7 +54,7 @@ final class CdcSource implements Source {
   private final SlotStatus status;
   private final LedgerWatermark watermark;
   private final StreamSessions sessions;
-  private volatile HikariDataSource pool;
+  private final SourcePool<HikariDataSource> pool;
 
   CdcSource(PluginContext context, DatabaseSettings database, CdcSettings settings) {
     this.pipeline = database.pipeline() != null ? database.pipeline() : context.pipeline();
@@ -65,13 +66,21 @@ final class CdcSource implements Source {
     this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log);
     this.sessions = new StreamSessions(lifecycle.lock(), pipeline, settings.slotName());
     this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
-    this.leader = new CdcLeaderLock(connections, tables, settings, pipeline, clock);
+    this.pool = new SourcePool<>(pipeline, () -> connections.pool(lanes));
+    this.leader =
+        new CdcLeaderLock(
+            connections,
+            tables,
+            settings,
+            pipeline,
+            clock,
+            () -> pool.abandon("the lease is lost"));
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
     this.status = new SlotStatus(settings, tables, pipeline, connections, slot.creation());
-    this.reads = new LaneReads(pipeline, tables, () -> pool, leader, clock, this::checkActive);
+    this.reads = new LaneReads(pipeline, tables, pool::get, leader, clock, this::checkActive);
     OutboxLedger ledger =
         new OutboxLedger(
-            () -> pool,
+            pool::get,
             tables,
             pipeline,
             database.onPublish() == OnPublish.DELETE,
@@ -82,7 +91,7 @@ final class CdcSource implements Source {
             pipeline,
             tables,
             new OutboxVerdicts(tables),
-            () -> pool,
+            pool::get,
             leader,
             ledger,
             database.onPublish());
@@ -143,9 +152,7 @@ final class CdcSource implements Source {
         if (lifecycle.closed()) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
         }
-        if (pool == null) {
-          pool = connections.pool(lanes);
-        }
+        pool.open();
         sessions.started(s);
         reads.clear();
       }
@@ -276,10 +283,7 @@ final class CdcSource implements Source {
       s.stop(closing.deadline().left());
     }
     leader.close();
-    HikariDataSource p = pool;
-    if (p != null) {
-      p.close();
-    }
+    pool.close();
     closing.standbyIfActive();
   }
 }

@@ -35,6 +35,7 @@ final class LeaderLock {
       PollingSettings settings,
       WakeUps wakeUps,
       Consumer<Role> roles,
+      Runnable abortConnections,
       String pipeline,
       String table) {
     this.settings = settings;
@@ -61,6 +62,8 @@ final class LeaderLock {
 
               @Override
               public void lost() {
+                // Lanes in a statement on a dead network end now, not after socket-timeout.
+                abortConnections.run();
                 roles.accept(Role.STANDBY);
                 wakeUps.wakeAll(); // lanes waiting for rows notice at once
               }

@@ -14,6 +14,7 @@ import io.outbox.schema.OutboxLedger;
 import io.outbox.schema.OutboxStatus;
 import io.outbox.schema.RetentionJob;
 import io.outbox.schema.SourceLifecycle;
+import io.outbox.schema.SourcePool;
 import java.time.Duration;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -42,7 +43,7 @@ final class PollingSource implements Source {
   private final SourceLifecycle lifecycle;
   private final LanePolls polls;
   private volatile ClaimTransactions claims;
-  private volatile HikariDataSource pool;
+  private final SourcePool<HikariDataSource> pool;
   private NotificationListener listener; // guarded by lifecycle.lock()
   private volatile WakeGate gate; // set once, guarded by lifecycle.lock()
   private final LedgerWatermark ledger;
@@ -55,6 +56,7 @@ final class PollingSource implements Source {
     this.tables = TableNames.of(database.table(), database.deadLetterTable());
     this.connections = new Connections(database, settings, pipeline);
     this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log);
+    this.pool = new SourcePool<>(pipeline, () -> connections.pool(lanes));
     this.leader =
         new LeaderLock(
             connections,
@@ -62,6 +64,7 @@ final class PollingSource implements Source {
             settings,
             wakeUps,
             lifecycle::report,
+            () -> pool.abandon("the lease is lost"),
             pipeline,
             tables.displayTable());
     this.polls =
@@ -80,7 +83,7 @@ final class PollingSource implements Source {
         new JdbcLedgerWatermark(
             pipeline,
             new OutboxLedger(
-                () -> pool,
+                pool::get,
                 tables.outboxTables(),
                 pipeline,
                 database.onPublish() == DatabaseSettings.OnPublish.DELETE,
@@ -105,12 +108,10 @@ final class PollingSource implements Source {
         if (lifecycle.closed()) {
           throw new InterruptedException("pipeline " + pipeline + ": source closed");
         }
-        if (pool == null) {
-          pool = connections.pool(lanes);
-        }
+        HikariDataSource claimPool = pool.open();
         PayloadFormat format =
             OutboxSchema.inspect(
-                pool,
+                claimPool,
                 tables,
                 !database.retention().deadLetters().isZero(),
                 pipeline,
@@ -118,7 +119,7 @@ final class PollingSource implements Source {
         OutboxSql sql = new OutboxSql(tables, format, lanes);
         claims =
             new ClaimTransactions(
-                pool,
+                claimPool,
                 sql,
                 format,
                 tables,
@@ -259,10 +260,7 @@ final class PollingSource implements Source {
     }
     leader.close();
     backlog.close();
-    HikariDataSource p = pool;
-    if (p != null) {
-      p.close(); // aborts claims still open: their transactions roll back, nothing is lost
-    }
+    pool.close(); // aborts claims still open: their transactions roll back, nothing is lost
     closing.standbyIfActive();
   }
 

@@ -54,7 +54,7 @@ final class Lane implements Runnable {
     this.planner = c.planner();
     this.stats = c.stats();
     this.batchSize = c.batchSize();
-    SinkWait wait = new SinkWait(host);
+    SinkWait wait = new SinkWait(host, stats);
     SettlementRecorder recorder =
         new SettlementRecorder(
             c.pipeline(), c.sink(), c.deadLetterRouter(), c.stats(), c.gate(), wait);

@@ -94,6 +94,9 @@ final class LaneSettlement {
     } catch (RuntimeException e) {
       if (b.position() != null) {
         inDoubt = true; // committed in Kafka, not settled: the ledger has it
+      } else if (!b.claim().owned()) {
+        // Published, not recorded: the instance now active sends them again (possibly late).
+        stats.unrecordedAfterLeaseLoss.increment(b.plan().publishedCount());
       }
       throw e;
     }

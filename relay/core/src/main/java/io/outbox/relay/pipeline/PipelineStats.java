@@ -56,6 +56,7 @@ public final class PipelineStats {
   final Counter released;
   final Counter outages;
   final Counter deadLetterMoveFailures;
+  final Counter unrecordedAfterLeaseLoss;
   private final Map<Verdict.Outcome, Counter> failures = new EnumMap<>(Verdict.Outcome.class);
   private final Map<DeadLetterReason, Counter> deadLettered = new EnumMap<>(DeadLetterReason.class);
   final Timer commitToAck;
@@ -125,6 +126,13 @@ public final class PipelineStats {
             "outbox.relay.dead.letter.move.failures",
             tags,
             "Dead letters the dead-letter table refused, kept in the outbox as retries.");
+    unrecordedAfterLeaseLoss =
+        counter(
+            registry,
+            "outbox.relay.events.unrecorded.after.lease.loss",
+            tags,
+            "Events handed to the sink that this instance could not record because it lost the"
+                + " lease meanwhile: the active instance sends them again (possibly late).");
     String txHelp = "Broker transactions of an exactly-once pipeline, by outcome.";
     transactionsCommitted =
         counter(registry, "outbox.relay.transactions", tags.and("outcome", "committed"), txHelp);
@@ -249,6 +257,14 @@ public final class PipelineStats {
   /** How many times the sink was found unavailable (outages that paused the pipeline). */
   public long sinkUnavailable() {
     return (long) outages.count();
+  }
+
+  /**
+   * Events handed to the sink that this instance could not record because it lost the lease
+   * meanwhile (the active instance sends them again).
+   */
+  public long unrecordedAfterLeaseLoss() {
+    return (long) unrecordedAfterLeaseLoss.count();
   }
 
   /** Events handed to the sink. */

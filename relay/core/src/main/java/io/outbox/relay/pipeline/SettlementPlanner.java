@@ -43,6 +43,11 @@ final class SettlementPlanner {
       }
       return outOfOrder.isEmpty();
     }
+
+    /** How many events the broker acknowledged (their rows are to be marked published). */
+    int publishedCount() {
+      return (int) settlements.stream().filter(s -> s instanceof Settlement.Published).count();
+    }
   }
 
   private final int maxAttempts;

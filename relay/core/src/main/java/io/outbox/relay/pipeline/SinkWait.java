@@ -18,16 +18,23 @@ import java.util.concurrent.TimeoutException;
 final class SinkWait {
 
   private final LaneHost host;
+  private final PipelineStats stats;
 
-  SinkWait(LaneHost host) {
+  SinkWait(LaneHost host, PipelineStats stats) {
     this.host = host;
+    this.stats = stats;
   }
 
   /** The verdicts of a batch; {@code null} when the batch is abandoned. */
   List<Verdict> verdicts(CompletableFuture<List<Verdict>> future, int size, Claim claim)
       throws InterruptedException {
     try {
-      return await(future, claim);
+      List<Verdict> verdicts = await(future, claim);
+      if (verdicts == null && claim != null && !claim.owned()) {
+        // Handed to the broker, perhaps taken: the instance now active sends them again.
+        stats.unrecordedAfterLeaseLoss.increment(size);
+      }
+      return verdicts;
     } catch (ExecutionException e) {
       // The SPI forbids it; treat it as an outage rather than blame the events.
       String error = "sink failed the whole batch: " + Lane.oneLine(e.getCause());

@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -455,6 +456,31 @@ class PipelineTest {
     source.owned = true;
     await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
     assertKeyOrder(sink.published);
+  }
+
+  /**
+   * Issue #29 point 6: a batch handed to the sink when the lease runs out (a frozen instance waking
+   * up) is abandoned, and counted: the broker may take it, after newer events of its keys that the
+   * instance now active published meanwhile (a late re-send).
+   */
+  @Test
+  void aBatchAbandonedAfterTheLeaseRanOutIsCountedAsUnrecorded() {
+    FakeSource source = new FakeSource(1, events(10, 5));
+    FakeSink sink = new FakeSink();
+    CompletableFuture<Void> stall = new CompletableFuture<>();
+    sink.stalled = stall; // the broker holds the first batch
+    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> pipeline.stats().attempts() > 0);
+    long handed = pipeline.stats().attempts();
+    source.owned = false; // the lease ran out while the batch was with the broker
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> pipeline.stats().unrecordedAfterLeaseLoss() > 0);
+    stall.complete(null);
+    assertThat(pipeline.stats().unrecordedAfterLeaseLoss()).isEqualTo(handed);
+    assertThat(source.settled).isEmpty();
   }
 
   @Test

@@ -41,15 +41,16 @@ class CutOffActiveIT {
   private static final Duration STARTUP = Duration.ofSeconds(90);
 
   /**
-   * Cut off from the database: statement-timeout 10 s, socket-timeout 15 s and connection-timeout
-   * 10 s scaled as the lease to 4 s, 6 s and 4 s, so that A's lanes still give their hung calls up
-   * only after its lease ran out, as with the defaults. stall-timeout keeps its default (10 s): the
-   * lease, not a stall, moves the role here.
+   * Cut off from the database: statement-timeout 10 s and connection-timeout 10 s scaled as the
+   * lease to 4 s; socket-timeout far longer than the lease (20 s), as in the soak where an instance
+   * cut off this way stood down only when socket-timeout ended its lanes' hung calls (issue #29
+   * point 8): A must stand down once it counts the lease lost, by aborting its connections.
+   * stall-timeout keeps its default (10 s): the lease, not a stall, moves the role here.
    */
   private static final String DATABASE_SETTINGS =
       """
       lanes = 2, batch-size = 100
-      source.polling { %s, statement-timeout = 4s, socket-timeout = 6s, connection-timeout = 4s }
+      source.polling { %s, statement-timeout = 4s, socket-timeout = 20s, connection-timeout = 4s }
       sink.kafka.send-timeout = 30s
       """
           .formatted(LEADERSHIP.settings());
@@ -88,6 +89,15 @@ class CutOffActiveIT {
           .plus(LEADERSHIP.leaseTimeout().dividedBy(5))
           .plus(Leadership.BUSY_MACHINE);
 
+  /**
+   * How soon the cut-off active stands down: it counts the lease lost once a renewal is not
+   * answered (within lease-timeout / 2, at the next leadership-check-interval) or the lease ran
+   * out, then aborts its connections; plus {@link Leadership#BUSY_MACHINE}. Shorter than the
+   * socket-timeout (20 s) after which its hung calls would end by themselves.
+   */
+  private static final Duration STAND_DOWN_BOUND =
+      LEADERSHIP.leaseTimeout().plus(LEADERSHIP.checkInterval()).plus(Leadership.BUSY_MACHINE);
+
   @RegisterExtension final RelayProcesses relays = new RelayProcesses();
   private RelayFixture fx;
   private FaultProxy proxy;
@@ -111,18 +121,22 @@ class CutOffActiveIT {
             () -> proxy.set(FaultProxy.Mode.BLACKHOLE),
             () -> proxy.set(FaultProxy.Mode.PASS),
             // A renews no more: B finds the lease expired, ends A's sessions, takes over.
-            LEADERSHIP.takeOverBound());
+            LEADERSHIP.takeOverBound(),
+            STAND_DOWN_BOUND);
     Deliveries deliveries = Deliveries.readAll(fx.topic("order"));
     deliveries.assertEveryEventDeliveredAndDuplicatesIdentical(r.committed());
     RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
     assertClean(r);
     System.out.printf(
         "CutOffActiveIT (database): standby active %d ms after the cut-off, first publication"
-            + " after %d ms (take-over bound %d ms); healed after %d ms; %d events, %d"
+            + " after %d ms (take-over bound %d ms); the cut-off active stood down after %d ms"
+            + " (bound %d ms, socket-timeout 20 s); healed after %d ms; %d events, %d"
             + " duplicate(s)%n",
         r.takeOver().toMillis(),
         r.firstPublish().toMillis(),
         LEADERSHIP.takeOverBound().toMillis(),
+        r.standDown().toMillis(),
+        STAND_DOWN_BOUND.toMillis(),
         r.cutOff().toMillis(),
         r.committed().size(),
         deliveries.duplicates());
@@ -143,7 +157,8 @@ class CutOffActiveIT {
             () -> relays.start("b", fx.config(BROKER_SETTINGS, kafka.bootstrap())),
             () -> kafka.proxy().set(FaultProxy.Mode.BLACKHOLE),
             () -> kafka.proxy().set(FaultProxy.Mode.PASS),
-            BROKER_BOUND);
+            BROKER_BOUND,
+            null);
     List<ConsumerRecord<String, byte[]>> records =
         KafkaTestSupport.readToEnd(kafka.bootstrap(), fx.topic("order"), Duration.ofSeconds(30));
     Set<UUID> delivered = new HashSet<>();
@@ -168,6 +183,7 @@ class CutOffActiveIT {
   private record Result(
       Duration takeOver,
       Duration firstPublish,
+      Duration standDown,
       Duration cutOff,
       Set<UUID> committed,
       RelayProcess old) {}
@@ -175,12 +191,19 @@ class CutOffActiveIT {
   /**
    * Under a stream of events, once A published its first events, starts the standby B; then cuts
    * the active off, waits for the standby to publish and for the active to stand down while still
-   * cut off (from the database: its lanes give their hung calls up after socket-timeout; from the
-   * broker: it hands the role over after stall-timeout), heals the network, waits for the old
-   * active to stand by and for the rest. The take-over must be within {@code bound}.
+   * cut off (from the database: it counts the lease lost and aborts its connections, which ends its
+   * lanes' hung calls; from the broker: it hands the role over after stall-timeout), heals the
+   * network, waits for the old active to stand by and for the rest. The take-over must be within
+   * {@code bound}, the old active's stand-down within {@code standDownBound} unless that is {@code
+   * null}.
    */
   private Result cutOffAndHeal(
-      RelayProcess a, Supplier<RelayProcess> standby, Runnable cut, Runnable heal, Duration bound)
+      RelayProcess a,
+      Supplier<RelayProcess> standby,
+      Runnable cut,
+      Runnable heal,
+      Duration bound,
+      Duration standDownBound)
       throws Exception {
     stream = relays.closeAfter(OutboxLoad.stream(fx, 20, 5, Duration.ofMillis(10)));
     // A's first publishes start its Kafka producer, which on a loaded machine may take longer than
@@ -207,6 +230,9 @@ class CutOffActiveIT {
     await()
         .atMost(Duration.ofSeconds(40))
         .until(() -> a.loggedAt("pipeline it: lost the active role", cutAt).isPresent());
+    Duration standDown =
+        Duration.between(
+            cutAt, a.loggedAt("pipeline it: lost the active role", cutAt).orElseThrow());
 
     Instant healedAt = Instant.now();
     heal.run();
@@ -219,7 +245,10 @@ class CutOffActiveIT {
     await().atMost(Duration.ofSeconds(30)).until(() -> a.loggedAt(STANDING_BY, cutAt).isPresent());
     assertThat(b.loggedAt("pipeline it: lost the active role", healedAt)).isEmpty();
     assertThat(takeOver).as("take-over after the cut-off").isLessThan(bound);
-    return new Result(takeOver, firstPublish, cutOff, committed, a);
+    if (standDownBound != null) {
+      assertThat(standDown).as("the cut-off active stood down after").isLessThan(standDownBound);
+    }
+    return new Result(takeOver, firstPublish, standDown, cutOff, committed, a);
   }
 
   private void assertClean(Result r) throws Exception {

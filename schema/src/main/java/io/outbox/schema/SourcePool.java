@@ -1,0 +1,100 @@
+package io.outbox.schema;
+
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A source's pool of database connections, replaced when the instance loses the lease.
+ *
+ * <p>Closing a HikariCP pool aborts the connections in use: their sockets are closed, so a
+ * statement hung on a network that drops packets (nothing refused, nothing answered) fails at once
+ * instead of after {@code socket-timeout}. An instance that lost the lease that way would otherwise
+ * keep its lanes in those calls, and could neither stand by nor take over again until they ended
+ * (21.3 s in a soak, issue #29). Nothing is lost by it: a claim whose connection is aborted rolls
+ * back, and with the lease gone its settlement would be refused anyway.
+ *
+ * @param <P> the pool
+ */
+public final class SourcePool<P extends AutoCloseable> {
+
+  private static final Logger log = LoggerFactory.getLogger(SourcePool.class);
+
+  private final String pipeline;
+  private final Supplier<P> open;
+  private P pool; // guarded by this
+  private boolean closed; // guarded by this
+
+  /**
+   * @param pipeline for logs and thread names
+   * @param open opens a pool; must not connect while opening
+   */
+  public SourcePool(String pipeline, Supplier<P> open) {
+    this.pipeline = pipeline;
+    this.open = open;
+  }
+
+  /** The pool, or {@code null} before the first activation. */
+  public synchronized P get() {
+    return pool;
+  }
+
+  /**
+   * The pool, opened if there is none (an activation).
+   *
+   * @throws IllegalStateException once closed
+   */
+  public synchronized P open() {
+    if (closed) {
+      throw new IllegalStateException("pipeline " + pipeline + ": the source is closed");
+    }
+    if (pool == null) {
+      pool = open.get();
+    }
+    return pool;
+  }
+
+  /**
+   * The lease is lost ({@code why}): the pool in use is closed in the background, which aborts its
+   * connections in use, and replaced by a new one, so that nothing ever finds no pool.
+   */
+  public void abandon(String why) {
+    P old;
+    synchronized (this) {
+      if (closed || pool == null) {
+        return;
+      }
+      old = pool;
+      pool = open.get();
+    }
+    log.info(
+        "pipeline {}: closing the source's database connections ({}): statements still running on"
+            + " them end now",
+        pipeline,
+        why);
+    Thread closer = new Thread(() -> closeQuietly(old), "outbox-relay-" + pipeline + "-old-pool");
+    closer.setDaemon(true);
+    closer.start();
+  }
+
+  /** Closes the pool for good, aborting the connections still in use. */
+  public void close() {
+    P old;
+    synchronized (this) {
+      closed = true;
+      old = pool;
+      pool = null;
+    }
+    if (old != null) {
+      closeQuietly(old);
+    }
+  }
+
+  private void closeQuietly(P p) {
+    try {
+      p.close();
+    } catch (Exception e) {
+      log.warn("pipeline {}: closing a database pool failed: {}", pipeline, e.toString());
+    }
+  }
+}

@@ -1,0 +1,68 @@
+package io.outbox.schema;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+class SourcePoolTest {
+
+  private static final class Pool implements AutoCloseable {
+    final AtomicBoolean closed = new AtomicBoolean();
+
+    @Override
+    public void close() {
+      closed.set(true);
+    }
+  }
+
+  private final List<Pool> opened = new ArrayList<>();
+  private final SourcePool<Pool> pool =
+      new SourcePool<>(
+          "p",
+          () -> {
+            Pool p = new Pool();
+            opened.add(p);
+            return p;
+          });
+
+  @Test
+  void noPoolBeforeTheFirstActivationAndOneAfter() {
+    assertThat(pool.get()).isNull();
+    Pool first = pool.open();
+    assertThat(pool.open()).isSameAs(first);
+    assertThat(pool.get()).isSameAs(first);
+  }
+
+  @Test
+  void aLostLeaseClosesThePoolInUseAndPutsANewOneInItsPlace() {
+    Pool first = pool.open();
+    pool.abandon("the lease is lost");
+    await().atMost(Duration.ofSeconds(5)).untilTrue(first.closed);
+    assertThat(pool.get()).isNotNull().isNotSameAs(first);
+    assertThat(pool.get().closed).isFalse();
+    assertThat(pool.open()).isSameAs(pool.get());
+  }
+
+  @Test
+  void aLostLeaseBeforeAnyActivationOpensNothing() {
+    pool.abandon("the lease is lost");
+    assertThat(opened).isEmpty();
+  }
+
+  @Test
+  void closedForGood() {
+    Pool first = pool.open();
+    pool.close();
+    assertThat(first.closed).isTrue();
+    assertThat(pool.get()).isNull();
+    pool.abandon("the lease is lost");
+    assertThat(opened).hasSize(1);
+    assertThatThrownBy(pool::open).isInstanceOf(IllegalStateException.class);
+  }
+}
