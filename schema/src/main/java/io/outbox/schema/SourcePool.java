@@ -1,5 +1,6 @@
 package io.outbox.schema;
 
+import java.time.Duration;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,10 +56,13 @@ public final class SourcePool<P extends AutoCloseable> {
   }
 
   /**
-   * The lease is lost ({@code why}): the pool in use is closed in the background, which aborts its
-   * connections in use, and replaced by a new one, so that nothing ever finds no pool.
+   * The lease is lost ({@code why}): the pool in use is replaced by a new one at once, so that
+   * nothing ever finds no pool, and closed after {@code grace} in the background, which aborts the
+   * connections still in use then. A claim that is alive meanwhile can still settle: {@code grace}
+   * is the time an instance taking over gives this one's claims before it ends their sessions
+   * ({@link LeaseKeeper.Timing#fenceWait}).
    */
-  public void abandon(String why) {
+  public void abandon(String why, Duration grace) {
     P old;
     synchronized (this) {
       if (closed || pool == null) {
@@ -68,11 +72,22 @@ public final class SourcePool<P extends AutoCloseable> {
       pool = open.get();
     }
     log.info(
-        "pipeline {}: closing the source's database connections ({}): statements still running on"
-            + " them end now",
+        "pipeline {}: {}; the source's database connections still in use in {} ms are closed"
+            + " (statements still running on them end then)",
         pipeline,
-        why);
-    Thread closer = new Thread(() -> closeQuietly(old), "outbox-relay-" + pipeline + "-old-pool");
+        why,
+        grace.toMillis());
+    Thread closer =
+        new Thread(
+            () -> {
+              try {
+                Thread.sleep(grace.toMillis());
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              closeQuietly(old);
+            },
+            "outbox-relay-" + pipeline + "-old-pool");
     closer.setDaemon(true);
     closer.start();
   }

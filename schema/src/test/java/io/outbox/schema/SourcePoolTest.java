@@ -42,7 +42,9 @@ class SourcePoolTest {
   @Test
   void aLostLeaseClosesThePoolInUseAndPutsANewOneInItsPlace() {
     Pool first = pool.open();
-    pool.abandon("the lease is lost");
+    pool.abandon("the lease is lost", Duration.ofMillis(200));
+    assertThat(pool.get()).isNotSameAs(first);
+    assertThat(first.closed).as("open for the grace, for claims that can still settle").isFalse();
     await().atMost(Duration.ofSeconds(5)).untilTrue(first.closed);
     assertThat(pool.get()).isNotNull().isNotSameAs(first);
     assertThat(pool.get().closed).isFalse();
@@ -51,7 +53,7 @@ class SourcePoolTest {
 
   @Test
   void aLostLeaseBeforeAnyActivationOpensNothing() {
-    pool.abandon("the lease is lost");
+    pool.abandon("the lease is lost", Duration.ofMillis(200));
     assertThat(opened).isEmpty();
   }
 
@@ -61,7 +63,7 @@ class SourcePoolTest {
     pool.close();
     assertThat(first.closed).isTrue();
     assertThat(pool.get()).isNull();
-    pool.abandon("the lease is lost");
+    pool.abandon("the lease is lost", Duration.ofMillis(200));
     assertThat(opened).hasSize(1);
     assertThatThrownBy(pool::open).isInstanceOf(IllegalStateException.class);
   }

@@ -74,7 +74,7 @@ final class CdcSource implements Source {
             settings,
             pipeline,
             clock,
-            () -> pool.abandon("the lease is lost"));
+            () -> pool.abandon("the lease is lost", settings.fenceWait()));
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
     this.status = new SlotStatus(settings, tables, pipeline, connections, slot.creation());
     this.reads = new LaneReads(pipeline, tables, pool::get, leader, clock, this::checkActive);
@@ -194,7 +194,14 @@ final class CdcSource implements Source {
     sessions.ended(s);
     // The engine first, and all of it: it must not take the slot back once another instance
     // streams it (awaitNoEngineLeft refuses the next activation until it is gone).
-    s.stop(StreamSession.STOP_TIMEOUT);
+    if (held) {
+      s.stop(StreamSession.STOP_TIMEOUT); // the engine failed: stopped before it starts again
+    } else {
+      // The lease is lost, perhaps with the database out of reach: stopping the engine may take
+      // up to its stop timeout (it cannot tell that its replication connection ended), so this
+      // instance stands by meanwhile (issue #29 point 8).
+      s.stopInBackground();
+    }
     leader.release();
     lifecycle.report(Role.STANDBY);
     throw new LeadershipLostException(

@@ -226,6 +226,16 @@ final class StreamSession {
     return failure.get();
   }
 
+  /**
+   * Stops the engine as {@link #stop} does, on a thread of its own: for an instance that lost the
+   * lease, which stands by at once (its next activation waits until the engine is gone, {@link
+   * StreamSessions#awaitNoEngineLeft}) instead of waiting for an engine whose database may not
+   * answer.
+   */
+  void stopInBackground() {
+    threads.named("stop", () -> stop(STOP_TIMEOUT)).start();
+  }
+
   /** Ends the session for {@code why} and stops the engine, from the watch thread. */
   private void abandon(String why) {
     failure.compareAndSet(null, why);

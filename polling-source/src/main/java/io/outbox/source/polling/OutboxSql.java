@@ -1,5 +1,6 @@
 package io.outbox.source.polling;
 
+import io.outbox.relay.spi.LaneFunction;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.schema.LeaderLease;
 
@@ -52,10 +53,7 @@ final class OutboxSql {
             ? ""
             // coalesce: a NULL key (a table made by hand) still falls into a lane, which
             // dead-letters it, instead of matching none and waiting forever.
-            : "   AND ((hashtext(coalesce(o.aggregate_type::text, '') || chr(31)"
-                + " || coalesce(o.aggregate_id::text, '')) & 2147483647) % "
-                + lanes
-                + ") = ?\n";
+            : "   AND " + LaneFunction.sql("o.aggregate_type", "o.aggregate_id", lanes) + " = ?\n";
     // jsonb is read through its text form; json and text as stored; bytea byte for byte.
     String payloadColumn = payload == PayloadFormat.BINARY ? "o.payload" : "o.payload::text";
     // Headers as text, taken apart by EventRows (two jsonb_each_text sub-selects per row cost the

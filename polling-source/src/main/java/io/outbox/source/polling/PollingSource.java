@@ -64,7 +64,7 @@ final class PollingSource implements Source {
             settings,
             wakeUps,
             lifecycle::report,
-            () -> pool.abandon("the lease is lost"),
+            () -> pool.abandon("the lease is lost", settings.fenceWait()),
             pipeline,
             tables.displayTable());
     this.polls =

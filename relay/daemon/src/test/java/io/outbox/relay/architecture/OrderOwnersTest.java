@@ -9,6 +9,7 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import io.outbox.relay.spi.AggregateKey;
+import io.outbox.relay.spi.LaneFunction;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Verdict;
 import java.util.List;
@@ -88,6 +89,21 @@ class OrderOwnersTest {
         .orShould()
         .callMethod(OutboxEvent.class, "key")
         .because("per-key order is decided by its owners only (docs/design.md)")
+        .check(RELAY);
+  }
+
+  /** The lane of a key has one definition, in its SQL and its Java form ({@code LaneFunction}). */
+  @Test
+  void onlyTheKeyAndThePollingClaimComputeALane() {
+    noClasses()
+        .that()
+        .doNotBelongToAnyOf(LaneFunction.class, AggregateKey.class)
+        .and()
+        .doNotHaveFullyQualifiedName("io.outbox.source.polling.OutboxSql")
+        .should()
+        .dependOnClassesThat()
+        .belongToAnyOf(LaneFunction.class)
+        .because("the lane of a key is LaneFunction's, in SQL or in Java (docs/design.md)")
         .check(RELAY);
   }
 

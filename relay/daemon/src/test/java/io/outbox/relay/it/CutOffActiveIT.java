@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
@@ -55,6 +56,15 @@ class CutOffActiveIT {
       """
           .formatted(LEADERSHIP.settings());
 
+  /** The CDC source's standby line (the polling source's is {@link RelayFixture#STANDING_BY}). */
+  private static final String CDC_STANDING_BY = "pipeline it: another instance streams slot";
+
+  /** As {@link #DATABASE_SETTINGS}, for the CDC source (its stream and its lanes' connections). */
+  private static String cdcDatabaseSettings(RelayFixture fx) {
+    return "lanes = 2, batch-size = 100\nsink.kafka.send-timeout = 30s\n"
+        + fx.cdc(LEADERSHIP.settings() + ", socket-timeout = 20s, connection-timeout = 4s");
+  }
+
   /**
    * Cut off from the broker: stall-timeout keeps its default (10 s). Scaled down (6 s) it stalled
    * on the first publishes of a loaded machine: a cold Kafka producer's first batch took longer,
@@ -92,8 +102,8 @@ class CutOffActiveIT {
   /**
    * How soon the cut-off active stands down: it counts the lease lost once a renewal is not
    * answered (within lease-timeout / 2, at the next leadership-check-interval) or the lease ran
-   * out, then aborts its connections; plus {@link Leadership#BUSY_MACHINE}. Shorter than the
-   * socket-timeout (20 s) after which its hung calls would end by themselves.
+   * out, and lease-timeout / 5 later aborts its connections; plus {@link Leadership#BUSY_MACHINE}.
+   * Shorter than the socket-timeout (20 s) after which its hung calls would end by themselves.
    */
   private static final Duration STAND_DOWN_BOUND =
       LEADERSHIP.leaseTimeout().plus(LEADERSHIP.checkInterval()).plus(Leadership.BUSY_MACHINE);
@@ -106,18 +116,39 @@ class CutOffActiveIT {
 
   @Test
   void leadershipMovesToTheStandbyWhenTheActiveIsCutOffFromTheDatabase() throws Exception {
-    fx = relays.closeAfter(new RelayFixture("cut_off_database"));
+    cutOffFromTheDatabase("cut_off_database", "database", fx -> DATABASE_SETTINGS, STANDING_BY);
+  }
+
+  /**
+   * The same cut for the CDC source, whose soak met the slow stand-down (issue #29 point 8): its
+   * replication connection and its lanes' connections go through the proxy.
+   */
+  @Test
+  void leadershipMovesToTheStandbyWhenTheCdcActiveIsCutOffFromTheDatabase() throws Exception {
+    cutOffFromTheDatabase(
+        "cut_off_cdc", "CDC, database", CutOffActiveIT::cdcDatabaseSettings, CDC_STANDING_BY);
+  }
+
+  /**
+   * A reaches the database through a proxy that black-holes it, B directly: B takes over within the
+   * take-over bound, A stands down within {@link #STAND_DOWN_BOUND}, nothing is lost.
+   */
+  private void cutOffFromTheDatabase(
+      String name, String label, Function<RelayFixture, String> settings, String standingBy)
+      throws Exception {
+    fx = relays.closeAfter(new RelayFixture(name));
     KafkaTestSupport.createTopic(fx.topic("order"), 6);
     proxy = relays.closeAfter(FaultProxy.start(Services.pgHost(), Services.pgPort()));
     String viaProxy = "jdbc:postgresql://" + proxy.address() + "/" + fx.db.name();
     RelayProcess a =
-        relays.start("a", fx.config(DATABASE_SETTINGS, Services.kafkaBootstrap(), viaProxy));
+        relays.start("a", fx.config(settings.apply(fx), Services.kafkaBootstrap(), viaProxy));
     await().atMost(STARTUP).until(() -> a.logContains(ACTIVE));
 
     Result r =
         cutOffAndHeal(
             a,
-            () -> relays.start("b", fx.config(DATABASE_SETTINGS)),
+            () -> relays.start("b", fx.config(settings.apply(fx))),
+            standingBy,
             () -> proxy.set(FaultProxy.Mode.BLACKHOLE),
             () -> proxy.set(FaultProxy.Mode.PASS),
             // A renews no more: B finds the lease expired, ends A's sessions, takes over.
@@ -128,10 +159,11 @@ class CutOffActiveIT {
     RelayFixture.assertFirstDeliveriesInKeyOrder(deliveries.records, fx.rowIds());
     assertClean(r);
     System.out.printf(
-        "CutOffActiveIT (database): standby active %d ms after the cut-off, first publication"
+        "CutOffActiveIT (%s): standby active %d ms after the cut-off, first publication"
             + " after %d ms (take-over bound %d ms); the cut-off active stood down after %d ms"
             + " (bound %d ms, socket-timeout 20 s); healed after %d ms; %d events, %d"
             + " duplicate(s)%n",
+        label,
         r.takeOver().toMillis(),
         r.firstPublish().toMillis(),
         LEADERSHIP.takeOverBound().toMillis(),
@@ -155,6 +187,7 @@ class CutOffActiveIT {
         cutOffAndHeal(
             a,
             () -> relays.start("b", fx.config(BROKER_SETTINGS, kafka.bootstrap())),
+            STANDING_BY,
             () -> kafka.proxy().set(FaultProxy.Mode.BLACKHOLE),
             () -> kafka.proxy().set(FaultProxy.Mode.PASS),
             BROKER_BOUND,
@@ -200,6 +233,7 @@ class CutOffActiveIT {
   private Result cutOffAndHeal(
       RelayProcess a,
       Supplier<RelayProcess> standby,
+      String standingBy,
       Runnable cut,
       Runnable heal,
       Duration bound,
@@ -210,7 +244,7 @@ class CutOffActiveIT {
     // stall-timeout: with no standby yet, A carries on instead of handing the role over.
     await().atMost(STARTUP).until(() -> fx.published() >= 500);
     RelayProcess b = standby.get();
-    await().atMost(STARTUP).until(() -> b.logContains(STANDING_BY));
+    await().atMost(STARTUP).until(() -> b.logContains(standingBy));
     long warm = fx.published();
     await().atMost(STARTUP).until(() -> fx.published() >= warm + 200);
     assertThat(a.logContains("pipeline it: lost the active role"))
@@ -242,7 +276,7 @@ class CutOffActiveIT {
     Set<UUID> committed = stream.stop();
     await().atMost(Duration.ofSeconds(60)).until(() -> fx.unpublished() == 0);
     // Healed, the old active finds it lost the role and stands by; B stays active.
-    await().atMost(Duration.ofSeconds(30)).until(() -> a.loggedAt(STANDING_BY, cutAt).isPresent());
+    await().atMost(Duration.ofSeconds(30)).until(() -> a.loggedAt(standingBy, cutAt).isPresent());
     assertThat(b.loggedAt("pipeline it: lost the active role", healedAt)).isEmpty();
     assertThat(takeOver).as("take-over after the cut-off").isLessThan(bound);
     if (standDownBound != null) {

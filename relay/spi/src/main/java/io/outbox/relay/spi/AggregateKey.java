@@ -14,8 +14,11 @@ public record AggregateKey(String aggregateType, String aggregateId) {
     Objects.requireNonNull(aggregateId, "aggregateId");
   }
 
-  /** A stable, non-negative lane index in {@code [0, lanes)}. */
+  /**
+   * The key's lane in {@code [0, lanes)}: {@link LaneFunction}, the same in every JVM and in the
+   * polling source's SQL.
+   */
   public int lane(int lanes) {
-    return Math.floorMod(hashCode(), lanes);
+    return LaneFunction.lane(aggregateType, aggregateId, lanes);
   }
 }
