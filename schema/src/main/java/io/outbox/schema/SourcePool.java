@@ -22,16 +22,21 @@ public final class SourcePool<P extends AutoCloseable> {
   private static final Logger log = LoggerFactory.getLogger(SourcePool.class);
 
   private final String pipeline;
+  private final Duration grace;
   private final Supplier<P> open;
   private P pool; // guarded by this
   private boolean closed; // guarded by this
 
   /**
    * @param pipeline for logs and thread names
+   * @param grace how long a pool replaced after a lost lease stays open for the claims still alive
+   *     on it: the time an instance taking over gives this one's claims before it ends their
+   *     sessions ({@link LeaseKeeper.Timing#fenceWait})
    * @param open opens a pool; must not connect while opening
    */
-  public SourcePool(String pipeline, Supplier<P> open) {
+  public SourcePool(String pipeline, Duration grace, Supplier<P> open) {
     this.pipeline = pipeline;
+    this.grace = grace;
     this.open = open;
   }
 
@@ -56,13 +61,11 @@ public final class SourcePool<P extends AutoCloseable> {
   }
 
   /**
-   * The lease is lost ({@code why}): the pool in use is replaced by a new one at once, so that
-   * nothing ever finds no pool, and closed after {@code grace} in the background, which aborts the
-   * connections still in use then. A claim that is alive meanwhile can still settle: {@code grace}
-   * is the time an instance taking over gives this one's claims before it ends their sessions
-   * ({@link LeaseKeeper.Timing#fenceWait}).
+   * The lease is lost: the pool in use is replaced by a new one at once, so that nothing ever finds
+   * no pool, and closed after the grace in the background, which aborts the connections still in
+   * use then. A claim that is alive meanwhile can still settle.
    */
-  public void abandon(String why, Duration grace) {
+  public void leaseLost() {
     P old;
     synchronized (this) {
       if (closed || pool == null) {
@@ -72,10 +75,9 @@ public final class SourcePool<P extends AutoCloseable> {
       pool = open.get();
     }
     log.info(
-        "pipeline {}: {}; the source's database connections still in use in {} ms are closed"
-            + " (statements still running on them end then)",
+        "pipeline {}: the lease is lost; the source's database connections still in use in {} ms"
+            + " are closed (statements still running on them end then)",
         pipeline,
-        why,
         grace.toMillis());
     Thread closer =
         new Thread(

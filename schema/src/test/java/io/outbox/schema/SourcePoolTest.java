@@ -25,6 +25,7 @@ class SourcePoolTest {
   private final SourcePool<Pool> pool =
       new SourcePool<>(
           "p",
+          Duration.ofMillis(200),
           () -> {
             Pool p = new Pool();
             opened.add(p);
@@ -42,7 +43,7 @@ class SourcePoolTest {
   @Test
   void aLostLeaseClosesThePoolInUseAndPutsANewOneInItsPlace() {
     Pool first = pool.open();
-    pool.abandon("the lease is lost", Duration.ofMillis(200));
+    pool.leaseLost();
     assertThat(pool.get()).isNotSameAs(first);
     assertThat(first.closed).as("open for the grace, for claims that can still settle").isFalse();
     await().atMost(Duration.ofSeconds(5)).untilTrue(first.closed);
@@ -53,7 +54,7 @@ class SourcePoolTest {
 
   @Test
   void aLostLeaseBeforeAnyActivationOpensNothing() {
-    pool.abandon("the lease is lost", Duration.ofMillis(200));
+    pool.leaseLost();
     assertThat(opened).isEmpty();
   }
 
@@ -63,7 +64,7 @@ class SourcePoolTest {
     pool.close();
     assertThat(first.closed).isTrue();
     assertThat(pool.get()).isNull();
-    pool.abandon("the lease is lost", Duration.ofMillis(200));
+    pool.leaseLost();
     assertThat(opened).hasSize(1);
     assertThatThrownBy(pool::open).isInstanceOf(IllegalStateException.class);
   }

@@ -66,15 +66,9 @@ final class CdcSource implements Source {
     this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log);
     this.sessions = new StreamSessions(lifecycle.lock(), pipeline, settings.slotName());
     this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
-    this.pool = new SourcePool<>(pipeline, () -> connections.pool(lanes));
+    this.pool = new SourcePool<>(pipeline, settings.fenceWait(), () -> connections.pool(lanes));
     this.leader =
-        new CdcLeaderLock(
-            connections,
-            tables,
-            settings,
-            pipeline,
-            clock,
-            () -> pool.abandon("the lease is lost", settings.fenceWait()));
+        new CdcLeaderLock(connections, tables, settings, pipeline, clock, pool::leaseLost);
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
     this.status = new SlotStatus(settings, tables, pipeline, connections, slot.creation());
     this.reads = new LaneReads(pipeline, tables, pool::get, leader, clock, this::checkActive);

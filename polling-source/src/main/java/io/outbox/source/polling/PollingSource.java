@@ -56,7 +56,7 @@ final class PollingSource implements Source {
     this.tables = TableNames.of(database.table(), database.deadLetterTable());
     this.connections = new Connections(database, settings, pipeline);
     this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log);
-    this.pool = new SourcePool<>(pipeline, () -> connections.pool(lanes));
+    this.pool = new SourcePool<>(pipeline, settings.fenceWait(), () -> connections.pool(lanes));
     this.leader =
         new LeaderLock(
             connections,
@@ -64,7 +64,7 @@ final class PollingSource implements Source {
             settings,
             wakeUps,
             lifecycle::report,
-            () -> pool.abandon("the lease is lost", settings.fenceWait()),
+            pool::leaseLost,
             pipeline,
             tables.displayTable());
     this.polls =

@@ -192,8 +192,7 @@ final class KafkaSink implements Sink {
     } catch (RuntimeException e) {
       // Thrown rather than reported: closed or fatally failed producer, interrupt, serializer.
       callback.sendReturned = true;
-      return callback.fail(
-          e, FailureClassifier.classify(e, record.topic(), KafkaRecords.size(record)), true);
+      return callback.fail(e, callback.classify(e), true);
     }
   }
 
@@ -225,13 +224,12 @@ final class KafkaSink implements Sink {
         return;
       }
       boolean inSend = !sendReturned && Thread.currentThread() == sender;
-      String topic = record.topic();
-      Failure f = FailureClassifier.classify(exception, topic, KafkaRecords.size(record));
       if (inSend) {
         // Refused before it was queued (size, metadata): no later record depends on it.
-        failedInSend = fail(exception, f, true);
+        failedInSend = fail(exception, classify(exception), true);
         return;
       }
+      String topic = record.topic();
       String stoppedFor = clients.stoppedFor(producer);
       if (stoppedFor != null && !(exception instanceof ApiException)) {
         // Failed by the close below ("closed forcefully"), not by the broker: sent again.
@@ -246,6 +244,7 @@ final class KafkaSink implements Sink {
                     + ")"));
         return;
       }
+      Failure f = classify(exception);
       // Given up after it was queued: if its key must wait for it, the producer is stopped before
       // it sends anything more (KafkaClients.stop), so that no later record of the partition is
       // taken before this one. A topic still being checked is treated as unavailable meanwhile.
@@ -255,6 +254,10 @@ final class KafkaSink implements Sink {
               clients.stop(
                   producer, "topic '" + topic + "': " + FailureClassifier.describe(exception)));
       fail(exception, f, false);
+    }
+
+    Failure classify(Exception exception) {
+      return FailureClassifier.classify(exception, record.topic(), KafkaRecords.size(record));
     }
 
     /**
