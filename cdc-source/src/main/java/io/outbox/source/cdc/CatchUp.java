@@ -26,10 +26,18 @@ import org.slf4j.LoggerFactory;
  * until it is read. A marker in the offsets table — written before the slot is created, bounded by
  * that id once the slot exists, removed once every caught-up row has a final verdict — makes an
  * instance killed in the middle resume the catch-up at its next activation; rows published
- * meanwhile are not read again. For a slot that exists, every row pending at the activation is read
- * the same way (no marker: the next activation reads again whatever is pending then), so that a row
- * the stream's stored position has passed is still published ahead of the later streamed events of
- * its key.
+ * meanwhile are not read again.
+ *
+ * <p>Every page is read in one snapshot (a read-only repeatable-read transaction), so that what the
+ * catch-up hands out is what was committed at one moment: a row that commits while the pages are
+ * read reaches the lanes by the stream only, behind the catch-up, with the later rows of its key.
+ * Read page by page without it, a key's later row, committed after a page holding its earlier one
+ * was read, would be handed out by the next page ahead of the earlier one (issue #29). The snapshot
+ * holds back vacuum until the last page is read. Should a read fail midway, the next snapshot is
+ * read from the start, skipping the rows handed out already, for the same reason. For a slot that
+ * exists, every row pending at the activation is read the same way (no marker: the next activation
+ * reads again whatever is pending then), so that a row the stream's stored position has passed is
+ * still published ahead of the later streamed events of its key.
  */
 final class CatchUp {
 
@@ -217,24 +225,31 @@ final class CatchUp {
    *     ({@code Long.MIN_VALUE} when it could not be read); {@code null} when the stream closed
    */
   private long[] read() throws InterruptedException {
-    long after = Long.MIN_VALUE;
-    long handed = 0;
+    CaughtUpIds handed = new CaughtUpIds();
+    long handedCount = 0;
     long deferred = 0;
-    Connection c = null;
-    try {
-      while (true) {
-        try {
-          if (c == null) {
-            c = connections.dedicated("catch-up");
-          }
-          String sql =
-              "SELECT "
-                  + rows.columns(c)
-                  + ", o.available_at, o.next_attempt_at FROM "
-                  + tables.qualifiedTable()
-                  + " o WHERE o.published_at IS NULL AND o.id > ? AND o.id <= ? ORDER BY o.id"
-                  + " LIMIT "
-                  + PAGE;
+    boolean retry = false;
+    while (true) {
+      long after = Long.MIN_VALUE;
+      Connection c = null;
+      try {
+        c = connections.dedicated("catch-up");
+        c.setAutoCommit(false);
+        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        c.setReadOnly(true);
+        try (Statement st = c.createStatement()) {
+          // The transaction waits idle while the lanes take a page: not a session to end.
+          st.execute("SET LOCAL idle_in_transaction_session_timeout = 0");
+        }
+        String sql =
+            "SELECT "
+                + rows.columns(c)
+                + ", o.available_at, o.next_attempt_at FROM "
+                + tables.qualifiedTable()
+                + " o WHERE o.published_at IS NULL AND o.id > ? AND o.id <= ? ORDER BY o.id"
+                + " LIMIT "
+                + PAGE;
+        while (true) {
           int read = 0;
           try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setLong(1, after);
@@ -243,12 +258,16 @@ final class CatchUp {
               while (rs.next()) {
                 read++;
                 after = rs.getLong(1);
+                if (retry && handed.contains(after)) {
+                  continue;
+                }
                 Instant available = instant(rs, 11);
                 Instant retryAt = instant(rs, 12);
                 if (dueBeyondHorizon(available, retryAt)) {
                   deferred++;
                 } else if (stream.offerCaughtUp(rows.event(rs), available, retryAt)) {
-                  handed++;
+                  handed.add(after);
+                  handedCount++;
                 } else {
                   return null;
                 }
@@ -256,21 +275,23 @@ final class CatchUp {
             }
           }
           if (read < PAGE) {
-            return new long[] {handed, deferred, databaseMillis(c)};
+            c.commit();
+            return new long[] {handedCount, deferred, databaseMillis(c)};
           }
-        } catch (SQLException e) {
-          log.warn(
-              "pipeline {}: reading rows to catch up failed after id {}, retrying: {}",
-              pipeline,
-              after,
-              e.getMessage());
-          close(c);
-          c = null;
-          TimeUnit.MILLISECONDS.sleep(RETRY.toMillis());
         }
+      } catch (SQLException e) {
+        log.warn(
+            "pipeline {}: reading rows to catch up failed after id {}, reading again from the"
+                + " start: {}",
+            pipeline,
+            after,
+            e.getMessage());
+        retry = true;
+        deferred = 0;
+        TimeUnit.MILLISECONDS.sleep(RETRY.toMillis());
+      } finally {
+        close(c);
       }
-    } finally {
-      close(c);
     }
   }
 

@@ -65,13 +65,7 @@ class CdcCatchUpRestreamIT {
       late.commit();
       long lateCommitted = fx.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
 
-      long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-      while (fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL") > 0
-          && System.nanoTime() < deadline) {
-        Claim c = second.claim(0, 500, Duration.ofSeconds(1));
-        c.events().forEach(e -> handedOut.add(e.id()));
-        CdcFixture.publishAll(c);
-      }
+      drain(fx, second, handedOut);
       // Every INSERT up to late's commit went through the stream and was counted final.
       await().atMost(Duration.ofSeconds(60)).until(() -> fx.confirmedLsn() >= lateCommitted);
 
@@ -89,6 +83,92 @@ class CdcCatchUpRestreamIT {
           .as("the backlog's INSERTs kept from the lanes")
           .isPositive();
       assertThat(second.inMemory()).isZero();
+    }
+  }
+
+  /**
+   * Issue #29 point 1: the catch-up reads the table page by page while the application commits. Two
+   * events of one key, their ids taken before the activation fixed its bound, commit in order after
+   * the first page was read: the earlier one falls in the page already read, the later one in a
+   * page still to come. The earlier event reaches the relay only by the stream, which waits behind
+   * the catch-up; the later one must not be handed out ahead of it.
+   */
+  @Test
+  void aKeyCommittingBetweenTheCatchUpsPagesKeepsItsOrder() throws Exception {
+    keyCommittingBetweenPages("cdc_catch_up_pages", false);
+  }
+
+  /** The same, with the catch-up's connection ended while it waits: it reads again, in order. */
+  @Test
+  void aCatchUpWhoseConnectionEndsMidwayReadsAgainInOrderWithoutRepeating() throws Exception {
+    keyCommittingBetweenPages("cdc_catch_up_pages_retry", true);
+  }
+
+  private void keyCommittingBetweenPages(String purpose, boolean endTheCatchUpsConnection)
+      throws Exception {
+    CdcFixture fx = teardown.add(new CdcFixture(purpose));
+    CdcSource first = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
+    first.activate();
+    fx.commit(List.of(event("warm", 1)));
+    CdcFixture.publishAll(CdcFixture.claimAll(first, 1, 1, Duration.ofSeconds(30)).get(0));
+    first.close(Duration.ofSeconds(10));
+
+    try (Connection earlier = fx.db.connect();
+        Connection later = fx.db.connect()) {
+      earlier.setAutoCommit(false);
+      later.setAutoCommit(false);
+      fx.writer.writeAll(earlier, List.of(event("held", 1)));
+      long earlierId = count(earlier, "SELECT max(id) FROM outbox");
+      List<OutboxMessage> backlog = new ArrayList<>();
+      for (int i = 0; i < 600; i++) {
+        backlog.add(event("k" + (i % 50), i));
+      }
+      fx.commit(backlog); // more than a page of the catch-up, ids above the earlier event's
+      fx.writer.writeAll(later, List.of(event("held", 2)));
+      long laterId = count(later, "SELECT max(id) FROM outbox");
+      fx.commit(List.of(event("after", 1))); // the bound is above the later event's id
+
+      // A lane holds fewer rows than a page: the catch-up waits in its first page.
+      CdcSource second = fx.source(1, Map.of("lane-buffer", 100), new CopyOnWriteArrayList<>());
+      second.activate();
+      List<Long> handedOut = new ArrayList<>();
+      Claim claim = second.claim(0, 100, Duration.ofSeconds(30));
+      claim.events().forEach(e -> handedOut.add(e.id()));
+      assertThat(handedOut).as("the first page is read").isNotEmpty();
+      if (endTheCatchUpsConnection) {
+        assertThat(
+                fx.count(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                        + " WHERE application_name LIKE '% cdc catch-up'"))
+            .isEqualTo(1);
+      }
+      // Both commit, in the key's order, while the catch-up waits for the lane to take its page.
+      earlier.commit();
+      later.commit();
+      CdcFixture.publishAll(claim);
+
+      drain(fx, second, handedOut);
+      assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL")).isZero();
+      assertThat(handedOut).contains(earlierId, laterId).doesNotHaveDuplicates();
+      assertThat(handedOut.indexOf(earlierId))
+          .as(
+              "the key's earlier event (id %d) is handed out before its later one (id %d)",
+              earlierId, laterId)
+          .isLessThan(handedOut.indexOf(laterId));
+    }
+  }
+
+  /**
+   * Claims and publishes until no row is unpublished (2 minutes at most), noting what is handed.
+   */
+  private static void drain(CdcFixture fx, CdcSource source, List<Long> handedOut)
+      throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    while (fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL") > 0
+        && System.nanoTime() < deadline) {
+      Claim c = source.claim(0, 500, Duration.ofSeconds(1));
+      c.events().forEach(e -> handedOut.add(e.id()));
+      CdcFixture.publishAll(c);
     }
   }
 
