@@ -56,8 +56,14 @@ public final class Sql {
 
   /** The first column of the first row {@code query} returns, as a long (0 for SQL NULL). */
   public static long number(Connector db, String query) throws SQLException {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
+    try (Connection c = db.connect()) {
+      return number(c, query);
+    }
+  }
+
+  /** The first column of the first row of {@code query}, read in the open session {@code c}. */
+  public static long number(Connection c, String query) throws SQLException {
+    try (Statement s = c.createStatement();
         ResultSet rs = s.executeQuery(query)) {
       rs.next();
       return rs.getLong(1);

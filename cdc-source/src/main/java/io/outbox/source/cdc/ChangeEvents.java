@@ -41,8 +41,11 @@ final class ChangeEvents {
   /** What a record is to the source. */
   sealed interface Change {}
 
-  /** An INSERT into the outbox. */
-  record Insert(OutboxEvent event, Instant availableAt) implements Change {}
+  /**
+   * An INSERT into the outbox; {@code txId}, its transaction's id as the stream names it (0 when
+   * the record has none).
+   */
+  record Insert(OutboxEvent event, Instant availableAt, long txId) implements Change {}
 
   /** One of this pipeline's heartbeat messages, emitted at {@code emittedAt} (database clock). */
   record Heartbeat(Instant emittedAt) implements Change {}
@@ -75,7 +78,7 @@ final class ChangeEvents {
     String op = value.getString("op");
     if ("c".equals(op) || "r".equals(op)) {
       Struct after = value.getStruct("after");
-      return after == null ? Other.INSTANCE : insert(after);
+      return after == null ? Other.INSTANCE : insert(after, txId(value));
     }
     if ("m".equals(op) && value.schema().field("message") != null) {
       Struct message = value.getStruct("message");
@@ -95,14 +98,28 @@ final class ChangeEvents {
     return Other.INSTANCE;
   }
 
-  private static Insert insert(Struct after) {
+  private static Insert insert(Struct after, long txId) {
     Object available = after.get("available_at");
     return new Insert(
         streamed(
             after.getInt64("id"),
             after.getString("aggregate_type"),
             after.getString("aggregate_id")),
-        available == null ? null : instant(available));
+        available == null ? null : instant(available),
+        txId);
+  }
+
+  /** The {@code txId} of the record's {@code source} block; 0 when it has none. */
+  private static long txId(Struct value) {
+    if (value.schema().field("source") == null) {
+      return 0;
+    }
+    Struct source = value.getStruct("source");
+    if (source == null || source.schema().field("txId") == null) {
+      return 0;
+    }
+    Object txId = source.get("txId");
+    return txId instanceof Number n ? n.longValue() : 0;
   }
 
   /**

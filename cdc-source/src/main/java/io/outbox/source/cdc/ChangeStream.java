@@ -55,6 +55,7 @@ final class ChangeStream<R> {
     final boolean caughtUp;
     final boolean fromTable;
     Instant due; // while waiting for a retry
+    long txId; // a streamed event's transaction id (UnseenRows); 0 when read from the table
 
     Item(
         OutboxEvent event,
@@ -115,17 +116,24 @@ final class ChangeStream<R> {
    * ({@code event} set, not before {@code notBefore}), or a record that only moves the position
    * ({@code event} null), among them a heartbeat emitted at {@code heartbeat}.
    */
-  record Streamed<R>(R record, OutboxEvent event, Instant notBefore, Instant heartbeat) {
+  record Streamed<R>(R record, OutboxEvent event, Instant notBefore, long txId, Instant heartbeat) {
 
     static <R> Streamed<R> insert(R record, OutboxEvent event, Instant notBefore) {
-      return new Streamed<>(record, event, notBefore, null);
+      return insert(record, event, notBefore, 0);
+    }
+
+    /**
+     * @param txId the id of the event's transaction as the stream names it, 0 when unknown
+     */
+    static <R> Streamed<R> insert(R record, OutboxEvent event, Instant notBefore, long txId) {
+      return new Streamed<>(record, event, notBefore, txId, null);
     }
 
     /**
      * @param heartbeat when the relay's heartbeat it is was emitted, or {@code null}
      */
     static <R> Streamed<R> position(R record, Instant heartbeat) {
-      return new Streamed<>(record, null, null, heartbeat);
+      return new Streamed<>(record, null, null, 0, heartbeat);
     }
   }
 
@@ -153,7 +161,7 @@ final class ChangeStream<R> {
           try {
             for (Streamed<R> r : batch) {
               if (r.event() != null) {
-                if (!intake.offer(r.record(), r.event(), r.notBefore())) {
+                if (!intake.offer(r.record(), r.event(), r.notBefore(), r.txId())) {
                   return false;
                 }
               } else {

@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.OffsetDateTime;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -54,8 +55,15 @@ final class CurrentRows {
    * @param absent the ids of no row at all, in the outbox or the dead-letter table: deleted
    *     (published with {@code on-publish = delete}), or not visible yet; an id in neither is
    *     published or dead-lettered
+   * @param committing of the absent ids, those whose transaction is still in progress to other
+   *     sessions: streamed, so its commit is flushed, but not visible yet (the session waits for a
+   *     synchronous standby, or is a moment from done)
    */
-  record Read(Map<Long, ChangeStream.Row> pending, Set<Long> absent) {}
+  record Read(Map<Long, ChangeStream.Row> pending, Set<Long> absent, Set<Long> committing) {
+    Read(Map<Long, ChangeStream.Row> pending, Set<Long> absent) {
+      this(pending, absent, Set.of());
+    }
+  }
 
   /**
    * On {@code c}: in autocommit mode the statement takes the fence lock and releases it; in a
@@ -105,7 +113,29 @@ final class CurrentRows {
         }
       }
     }
-    return new Read(pending, absent);
+    return new Read(pending, absent, committing(c, items, absent));
+  }
+
+  /** Of the {@code absent} events, those whose streamed transaction is still in progress. */
+  private static Set<Long> committing(Connection c, List<ChangeStream.Item> items, Set<Long> absent)
+      throws SQLException {
+    if (absent.isEmpty()) {
+      return Set.of();
+    }
+    TransactionSnapshot snapshot;
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT pg_current_snapshot()::text")) {
+      rs.next();
+      snapshot = TransactionSnapshot.parse(rs.getString(1));
+    }
+    Set<Long> committing = new HashSet<>();
+    for (ChangeStream.Item item : items) {
+      long id = item.event().id();
+      if (item.txId != 0 && absent.contains(id) && snapshot.inProgress(item.txId)) {
+        committing.add(id);
+      }
+    }
+    return committing;
   }
 
   private String sql(Connection c) throws SQLException {

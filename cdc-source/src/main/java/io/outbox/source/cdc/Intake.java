@@ -30,7 +30,8 @@ final class Intake {
    * See {@link ChangeStream#offer}; the caller wakes the lanes ({@link StreamState#changed}) once
    * its batch is in.
    */
-  boolean offer(Object record, OutboxEvent event, Instant notBefore) throws InterruptedException {
+  boolean offer(Object record, OutboxEvent event, Instant notBefore, long txId)
+      throws InterruptedException {
     if (s.closed) {
       return false;
     }
@@ -89,6 +90,7 @@ final class Intake {
     }
     ChangeStream.Item item =
         new ChangeStream.Item(event, s.watermark.add(record, 1), notBefore, false, false);
+    item.txId = txId;
     lane.queue.addLast(item);
     lane.streamed++;
     s.inMemory.put(event.id(), item);

@@ -92,7 +92,7 @@ final class RecordHandoff {
           // would hold the slot's WAL for as long.
           batch.add(ChangeStream.Streamed.position(r, null));
         } else {
-          batch.add(ChangeStream.Streamed.insert(r, insert.event(), notBefore));
+          batch.add(ChangeStream.Streamed.insert(r, insert.event(), notBefore, insert.txId()));
         }
       } else {
         batch.add(

@@ -6,10 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.outbox.relay.spi.Claim;
 import io.outbox.schema.OutboxMessage;
+import io.outbox.testkit.Sql;
 import io.outbox.testkit.Teardown;
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,7 +43,7 @@ class CdcCatchUpRestreamIT {
     try (Connection late = fx.db.connect()) {
       late.setAutoCommit(false);
       fx.writer.writeAll(late, List.of(event("late", 1)));
-      long lateId = count(late, "SELECT max(id) FROM outbox");
+      long lateId = Sql.number(late, "SELECT max(id) FROM outbox");
       // The backlog, committed while no instance streams: ids above late's.
       List<OutboxMessage> backlog = new ArrayList<>();
       for (int i = 0; i < BACKLOG; i++) {
@@ -118,14 +117,14 @@ class CdcCatchUpRestreamIT {
       earlier.setAutoCommit(false);
       later.setAutoCommit(false);
       fx.writer.writeAll(earlier, List.of(event("held", 1)));
-      long earlierId = count(earlier, "SELECT max(id) FROM outbox");
+      long earlierId = Sql.number(earlier, "SELECT max(id) FROM outbox");
       List<OutboxMessage> backlog = new ArrayList<>();
       for (int i = 0; i < 600; i++) {
         backlog.add(event("k" + (i % 50), i));
       }
       fx.commit(backlog); // more than a page of the catch-up, ids above the earlier event's
       fx.writer.writeAll(later, List.of(event("held", 2)));
-      long laterId = count(later, "SELECT max(id) FROM outbox");
+      long laterId = Sql.number(later, "SELECT max(id) FROM outbox");
       fx.commit(List.of(event("after", 1))); // the bound is above the later event's id
 
       // A lane holds fewer rows than a page: the catch-up waits in its first page.
@@ -169,14 +168,6 @@ class CdcCatchUpRestreamIT {
       Claim c = source.claim(0, 500, Duration.ofSeconds(1));
       c.events().forEach(e -> handedOut.add(e.id()));
       CdcFixture.publishAll(c);
-    }
-  }
-
-  private static long count(Connection c, String sql) throws Exception {
-    try (Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
     }
   }
 }
