@@ -38,6 +38,17 @@ public final class ConnectorSettings {
 
   public static final String PIPELINE = "pipeline";
 
+  /**
+   * The connector's own key (the daemon's Kafka sink learns the limit from the producer's refusal):
+   * the largest record it hands the worker. A larger one is dead-lettered instead, because a record
+   * the producer or the broker refuses fails the task, which stops its lanes until it is restarted,
+   * and fails it again.
+   */
+  static final String MAX_RECORD_BYTES = "max-record-bytes";
+
+  /** Kafka's defaults of the producer's max.request.size and the broker's message.max.bytes. */
+  static final int DEFAULT_MAX_RECORD_BYTES = 1_048_576;
+
   /** Set by the connector for each task: the lanes it claims, comma-separated. */
   static final String TASK_LANES = "outbox.task.lanes";
 
@@ -72,6 +83,16 @@ public final class ConnectorSettings {
         ConfigDef.Importance.HIGH,
         "The pipeline name: the daemon's outbox-relay.pipelines.<name>. Defaults to the"
             + " connector's name.");
+    def.define(
+        MAX_RECORD_BYTES,
+        ConfigDef.Type.STRING,
+        Integer.toString(DEFAULT_MAX_RECORD_BYTES),
+        ConfigDef.Importance.MEDIUM,
+        "The largest record, in bytes (key, value and headers as the StringConverter and"
+            + " ByteArrayConverter write them, plus Kafka's batch overhead), that the connector"
+            + " hands the worker; a larger event is dead-lettered (permanent) instead of failing"
+            + " the task. At most the smaller of the worker's producer max.request.size and the"
+            + " topics' max.message.bytes; both default to 1048576.");
     Config defaults = reference().getConfig(DEFAULTS);
     for (Map.Entry<String, ConfigValue> e : flatten(defaults).entrySet()) {
       String key = e.getKey();
@@ -127,7 +148,9 @@ public final class ConnectorSettings {
       if (key.startsWith(DATABASE_PROPERTIES)) {
         String name = key.substring(DATABASE_PROPERTIES.length());
         user.put(base + "database.properties." + ConfigUtil.quoteString(name), e.getValue());
-      } else if (def.configKeys().containsKey(key) && !key.equals(PIPELINE)) {
+      } else if (def.configKeys().containsKey(key)
+          && !key.equals(PIPELINE)
+          && !key.equals(MAX_RECORD_BYTES)) {
         user.put(base + key, e.getValue());
       }
     }
@@ -161,18 +184,49 @@ public final class ConnectorSettings {
     }
   }
 
-  /** Connect's own keys the connector cannot work with. */
+  /** Connect's own keys the connector cannot work with, and the connector's own keys. */
   private static List<Problem> frameworkProblems(Map<String, String> props) {
+    List<Problem> problems = new ArrayList<>();
     String tolerance = props.get(ERRORS_TOLERANCE);
     if (tolerance != null && tolerance.strip().equalsIgnoreCase("all")) {
-      return List.of(
+      problems.add(
           new Problem(
               ERRORS_TOLERANCE,
               "must be none: with all, the worker skips a record it could not produce and commits"
                   + " its offset, and the lane's next owner would take that row for delivered."
                   + " The connector judges such records itself (retry, attempts, dead letter)"));
     }
-    return List.of();
+    try {
+      maxRecordBytes(props);
+    } catch (IllegalArgumentException e) {
+      problems.add(new Problem(MAX_RECORD_BYTES, e.getMessage()));
+    }
+    return problems;
+  }
+
+  /**
+   * The {@code max-record-bytes} of these properties.
+   *
+   * @throws IllegalArgumentException when it is not a whole number of at least 1024
+   */
+  static int maxRecordBytes(Map<String, String> props) {
+    String value = props.get(MAX_RECORD_BYTES);
+    if (value == null || value.isBlank()) {
+      return DEFAULT_MAX_RECORD_BYTES;
+    }
+    int bytes;
+    try {
+      bytes = Integer.parseInt(value.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "must be a whole number of bytes (at least 1024), not '" + value + "'");
+    }
+    if (bytes < 1024) {
+      throw new IllegalArgumentException(
+          "must be at least 1024 bytes (a record's headers alone take a few hundred), not "
+              + bytes);
+    }
+    return bytes;
   }
 
   /**

@@ -2,6 +2,7 @@ package io.outbox.connect;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -9,6 +10,7 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.header.ConnectHeaders;
+import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.source.SourceRecord;
 
 /**
@@ -93,6 +95,35 @@ final class OutboxRecords {
             "dead-letter-reason", dl.reason().columnValue(),
             "dead-letter-attempts", Integer.toString(dl.attempts()),
             "dead-letter-error", dl.error()));
+  }
+
+  /**
+   * Kafka's overhead around one record, at most: the record batch's header (61 bytes) and the
+   * record's own length, offset and timestamp fields (21).
+   */
+  private static final int RECORD_OVERHEAD = 61 + 21;
+
+  /** A header's name and value lengths and its count, at most. */
+  private static final int HEADER_OVERHEAD = 10;
+
+  /**
+   * The size of {@code record} as the producer counts it, at most, with the key, value and header
+   * converters the connector documents (StringConverter, ByteArrayConverter, StringConverter).
+   */
+  static long sizeInBytes(SourceRecord record) {
+    long size = RECORD_OVERHEAD + utf8(record.key()) + bytes(record.value());
+    for (Header h : record.headers()) {
+      size += HEADER_OVERHEAD + utf8(h.key()) + utf8(h.value());
+    }
+    return size;
+  }
+
+  private static long utf8(Object value) {
+    return value == null ? 0 : value.toString().getBytes(StandardCharsets.UTF_8).length;
+  }
+
+  private static long bytes(Object value) {
+    return value instanceof byte[] b ? b.length : utf8(value);
   }
 
   /** Whether a record of this connector is a dead letter's copy. */

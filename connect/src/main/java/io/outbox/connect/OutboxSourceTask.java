@@ -62,6 +62,7 @@ public final class OutboxSourceTask extends SourceTask {
   private TransactionContext transactions;
   private TaskMetrics metrics;
   private int next; // the lane whose turn it is to wait for rows
+  private int maxRecordBytes;
   // Lanes whose last committed offsets have not been read yet (since the start, or since a
   // settlement failed).
   private final Set<Integer> uncheckedLanes = ConcurrentHashMap.newKeySet();
@@ -84,6 +85,7 @@ public final class OutboxSourceTask extends SourceTask {
             .mapToInt(Integer::parseInt)
             .toArray();
     this.batchSize = p.batchSize();
+    this.maxRecordBytes = ConnectorSettings.maxRecordBytes(props);
     this.maxAttempts = p.retry().maxAttempts();
     this.retry =
         new RetryPolicy(p.retry().backoff(), () -> ThreadLocalRandom.current().nextDouble());
@@ -197,12 +199,9 @@ public final class OutboxSourceTask extends SourceTask {
     List<String> topics = new ArrayList<>();
     for (OutboxEvent e : claim.events()) {
       String topic = e.defect() == null ? router.route(e) : null;
-      if (e.defect() != null) {
-        batch.settledNow(Failures.permanent(e, e.defect()));
-      } else if (topic == null) {
-        batch.settledNow(Failures.permanent(e, "the destination is blank"));
-      } else if (invalidTopic(topic) != null) {
-        batch.settledNow(Failures.permanent(e, invalidTopic(topic)));
+      String refused = refusal(lane, e, topic);
+      if (refused != null) {
+        batch.settledNow(Failures.permanent(e, refused));
       } else if (committed.contains(OutboxRecords.delivery(e))) {
         batch.settledNow(new Settlement.Published(e));
         inKafkaAlready.add(e);
@@ -264,6 +263,13 @@ public final class OutboxSourceTask extends SourceTask {
         topic = null;
         invalid = e.getMessage();
       }
+      SourceRecord copy =
+          invalid == null
+              ? OutboxRecords.deadLetterCopy(pipeline, batch.lane(), topic, dl, ids)
+              : null;
+      if (copy != null) {
+        invalid = tooLarge(copy);
+      }
       if (invalid != null) {
         log.warn(
             "pipeline {}: dead letter {} not copied to dead-letter.destination: {}",
@@ -273,7 +279,7 @@ public final class OutboxSourceTask extends SourceTask {
         continue;
       }
       batch.copySent(dl.event().id());
-      out.add(OutboxRecords.deadLetterCopy(pipeline, batch.lane(), topic, dl, ids));
+      out.add(copy);
     }
   }
 
@@ -288,6 +294,40 @@ public final class OutboxSourceTask extends SourceTask {
    * (issue #29 point 4). Without transactions nothing is read: only a transaction ties a committed
    * offset to the records of its batch.
    */
+  /**
+   * Why {@code event}, routed to {@code topic}, cannot be produced whatever the retries (a defect,
+   * a blank or invalid destination, a record too large), or {@code null}.
+   */
+  private String refusal(int lane, OutboxEvent event, String topic) {
+    if (event.defect() != null) {
+      return event.defect();
+    }
+    if (topic == null) {
+      return "the destination is blank";
+    }
+    String invalid = invalidTopic(topic);
+    return invalid != null
+        ? invalid
+        : tooLarge(OutboxRecords.toRecord(pipeline, lane, topic, event, ""));
+  }
+
+  /**
+   * Why Kafka would refuse {@code record} as too large ({@code max-record-bytes}), or {@code null}:
+   * produced, it would fail the task and stop its lanes until a restart, which fails again.
+   */
+  private String tooLarge(SourceRecord record) {
+    long size = OutboxRecords.sizeInBytes(record);
+    if (size <= maxRecordBytes) {
+      return null;
+    }
+    return "the record is "
+        + size
+        + " bytes (key, value and headers), above max-record-bytes = "
+        + maxRecordBytes
+        + ": Kafka would refuse it (the producer's max.request.size, the topic's"
+        + " max.message.bytes)";
+  }
+
   private Set<String> committedBefore(int lane, Claim claim) {
     if (transactions == null) {
       return Set.of();

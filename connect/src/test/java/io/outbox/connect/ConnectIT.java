@@ -230,6 +230,7 @@ class ConnectIT {
     KafkaTestSupport.createTopic(topic, 1);
     KafkaTestSupport.createTopic(deadTopic, 1);
     Set<String> bad = new HashSet<>();
+    OutboxMessage big;
     try (Connection c = db.connect()) {
       List<OutboxMessage> batch = new ArrayList<>();
       for (int i = 0; i < 20; i++) {
@@ -247,6 +248,22 @@ class ConnectIT {
         }
         batch.add(built);
       }
+      // Issue #29 point 8: a record Kafka would refuse as too large (1.2 MB, above the producer's
+      // and the broker's 1 MiB defaults) is dead-lettered, not produced (which failed the task and
+      // stopped its lane); its copy is too large as well, so it is not copied; its key goes on.
+      big =
+          OutboxMessage.builder()
+              .aggregate("order", "big")
+              .eventType("OrderChanged")
+              .payload("{\"key\":\"big\",\"seq\":0,\"pad\":\"" + "x".repeat(1_200_000) + "\"}")
+              .build();
+      batch.add(big);
+      batch.add(
+          OutboxMessage.builder()
+              .aggregate("order", "big")
+              .eventType("OrderChanged")
+              .payload("{\"key\":\"big\",\"seq\":1}")
+              .build());
       OutboxWriter.forTable("outbox_dlq").writeAll(c, batch);
     }
     ConnectRest rest = new ConnectRest(ConnectWorkers.PORTS[0]);
@@ -268,17 +285,31 @@ class ConnectIT {
       assertThat(r.key()).isEqualTo(payload.get("key").asText());
       assertThat(payload.get("seq").asInt()).isZero();
     }
-    assertThat(KafkaTestSupport.readRecords(topic, 16, Duration.ofSeconds(60)))
+    assertThat(KafkaTestSupport.readRecords(topic, 17, Duration.ofSeconds(60)))
         .extracting(r -> KafkaTestSupport.header(r, "event-id"))
         .doesNotContainAnyElementsOf(bad)
-        .hasSize(16);
+        .doesNotContain(big.eventId().toString())
+        .hasSize(17);
     await()
         .atMost(Duration.ofSeconds(30))
         .until(
             () ->
-                count("SELECT count(*) FROM outbox_dlq_dead_letter") == bad.size()
+                count("SELECT count(*) FROM outbox_dlq_dead_letter") == bad.size() + 1
                     && count("SELECT count(*) FROM outbox_dlq WHERE published_at IS NOT NULL")
-                        == 16);
+                        == 17);
+    assertThat(
+            count(
+                "SELECT count(*) FROM outbox_dlq_dead_letter WHERE reason = 'permanent'"
+                    + " AND last_error LIKE '%above max-record-bytes = 1048576%'"
+                    + " AND event_id = '"
+                    + big.eventId()
+                    + "'"))
+        .isEqualTo(1);
+    assertThat(
+            KafkaTestSupport.readToEnd(
+                Services.kafkaBootstrap(), deadTopic, Duration.ofSeconds(30)))
+        .as("the too large dead letter is not copied")
+        .hasSize(bad.size());
     rest.delete(name);
   }
 

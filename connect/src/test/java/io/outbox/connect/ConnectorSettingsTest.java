@@ -122,6 +122,29 @@ class ConnectorSettingsTest {
   }
 
   @Test
+  void maxRecordBytesIsTheConnectorsOwnKeyAndNamesABadValue() {
+    Map<String, String> p = valid();
+    assertThat(ConnectorSettings.maxRecordBytes(p)).isEqualTo(1_048_576);
+    p.put("max-record-bytes", "2000000");
+    assertThat(ConnectorSettings.bind(p, "orders").problems()).isEmpty();
+    assertThat(ConnectorSettings.maxRecordBytes(p)).isEqualTo(2_000_000);
+    p.put("max-record-bytes", "1MB");
+    assertThat(ConnectorSettings.bind(p, "orders").problems())
+        .singleElement()
+        .satisfies(
+            problem -> {
+              assertThat(problem.key()).isEqualTo("max-record-bytes");
+              assertThat(problem.message()).contains("whole number of bytes").contains("'1MB'");
+            });
+    p.put("max-record-bytes", "100");
+    assertThat(ConnectorSettings.bind(p, "orders").problems())
+        .extracting(ConnectorSettings.Problem::message)
+        .singleElement()
+        .asString()
+        .contains("at least 1024");
+  }
+
+  @Test
   void validAccordingToValidateWhenTheDaemonWouldAccept() {
     List<ConfigValue> values = new OutboxSourceConnector().validate(valid()).configValues();
     assertThat(values).allMatch(v -> v.errorMessages().isEmpty());

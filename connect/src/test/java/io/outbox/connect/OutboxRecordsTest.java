@@ -7,9 +7,14 @@ import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.Settlement;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.record.internal.AbstractRecords;
+import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.Test;
@@ -50,6 +55,42 @@ class OutboxRecordsTest {
     assertThat(r.headers().allWithName("event-type")).toIterable().hasSize(1);
     assertThat(OutboxRecords.lane(r)).isEqualTo(3);
     assertThat(OutboxRecords.id(r)).isEqualTo(7);
+  }
+
+  /** What the connector measures against max-record-bytes is never below the producer's count. */
+  @Test
+  void theSizeIsAtLeastWhatTheProducerCounts() {
+    for (String payload : List.of("", "{\"n\":1}", "x".repeat(100_000))) {
+      OutboxEvent e =
+          new OutboxEvent(
+              9,
+              UUID.randomUUID(),
+              "order",
+              "ö-" + payload.length(),
+              "OrderCreated",
+              null,
+              payload.getBytes(StandardCharsets.UTF_8),
+              PayloadFormat.JSON,
+              Map.of("trace", "t-ü", "tenant", "x".repeat(300)),
+              Instant.parse("2026-01-02T03:04:05Z"),
+              0);
+      SourceRecord r = OutboxRecords.toRecord("orders", 0, "outbox.order", e, "9:0");
+      List<org.apache.kafka.common.header.Header> headers = new ArrayList<>();
+      for (Header h : r.headers()) {
+        headers.add(
+            new RecordHeader(h.key(), h.value().toString().getBytes(StandardCharsets.UTF_8)));
+      }
+      int producer =
+          AbstractRecords.estimateSizeInBytesUpperBound(
+              RecordBatch.CURRENT_MAGIC_VALUE,
+              CompressionType.NONE,
+              r.key().toString().getBytes(StandardCharsets.UTF_8),
+              (byte[]) r.value(),
+              headers.toArray(new org.apache.kafka.common.header.Header[0]));
+      assertThat(OutboxRecords.sizeInBytes(r))
+          .isGreaterThanOrEqualTo(producer)
+          .isLessThan(producer + 200);
+    }
   }
 
   @Test
