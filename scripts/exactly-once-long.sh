@@ -29,6 +29,6 @@ export OUTBOX_RELAY_HOME="${OUTBOX_RELAY_HOME:-$root}"
 eval "$(scripts/services.sh env)"
 "${MVN:-mvn}" -B -o verify -pl relay/daemon -Dtest=none \
   -Dit.test="${test_class}#killDashNineUnderLoadDeliversEveryEventOnce" \
-  -Dexactly-once.kills="$kills" \
+  -Dexactly-once.kills="$kills" -Dit.groups='!exclusive' -Dit.exclusive.groups=exclusive \
   -Dsurefire.failIfNoSpecifiedTests=false -Dfailsafe.failIfNoSpecifiedTests=false \
   | grep -E 'ExactlyOnceIT:|Tests run:|FAIL|BUILD'

@@ -44,6 +44,7 @@ for ((i = 1; i <= times; i++)); do
   log=target/repeat-its/run-$i.log
   if mvn -B verify -pl "$module" -am -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
       -Dfailsafe.failIfNoSpecifiedTests=false -Dit.test="$list" -Dspotless.check.skip=true \
+      -Dit.groups='!exclusive' -Dit.exclusive.groups=exclusive \
       >"$log" 2>&1; then
     passed=$((passed + 1))
     verdict=passed

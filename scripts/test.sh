@@ -6,6 +6,9 @@
 #   scripts/test.sh            the full suite: every unit and integration test (what CI runs)
 #   scripts/test.sh --quick    the contributor's tier: every unit test and the integration tests
 #                              tagged "quick" (one per guarantee), a few minutes
+#   scripts/test.sh --long     every unit test and the integration tests tagged "long", which the
+#                              full suite leaves out: heavier variants of guarantees it proves
+#                              with a shorter test (before a release)
 #
 # Other arguments go to Maven, e.g. `scripts/test.sh -pl testkit -am` or `scripts/test.sh -DskipITs`.
 # OUTBOX_SKIP_SERVICES=1 skips `services.sh up` (for endpoints provided elsewhere via OUTBOX_* vars).
@@ -17,6 +20,7 @@ maven_args=()
 for arg in "$@"; do
   case "$arg" in
     --quick) tier=quick; maven_args+=(-Pquick) ;;
+    --long) tier=long; maven_args+=(-Plong) ;;
     *) maven_args+=("$arg") ;;
   esac
 done

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -54,6 +55,9 @@ class CdcHeldKeyBacklogIT {
   private RelayFixture fx;
 
   @Test
+  // Long tier (100,000 rows): the suite proves the held key's events leave a full lane, across a
+  // kill -9, with CdcHeldKeyIT.
+  @Tag("long")
   void otherKeysOfABacklogFlowWithABoundedHeapWhileOneKeyIsHeld() throws Exception {
     fx = relays.closeAfter(new RelayFixture("cdc_held_backlog"));
     KafkaTestSupport.createTopic(fx.topic("order"), 3);

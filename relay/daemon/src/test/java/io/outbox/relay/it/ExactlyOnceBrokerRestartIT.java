@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -69,6 +70,8 @@ class ExactlyOnceBrokerRestartIT {
   }
 
   @Test
+  // Long tier: the suite runs the harsher brokerKilledAndStartedAgainDeliversEveryEventOnce.
+  @Tag("long")
   void brokerStoppedAndStartedAgainDeliversEveryEventOnce() throws Exception {
     restartMidRun(false, false);
   }
