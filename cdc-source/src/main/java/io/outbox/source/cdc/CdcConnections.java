@@ -128,9 +128,26 @@ final class CdcConnections {
     return dedicatedNamed("outbox-relay " + pipeline + " cdc " + role);
   }
 
+  /**
+   * As {@link #dedicated}, its socket opened by a session's {@link EngineSockets} (named by {@code
+   * sockets}; {@code null}: a plain socket), unless the user named a socket factory of their own.
+   */
+  Connection dedicatedThrough(String role, String sockets) throws SQLException {
+    Properties properties = properties("outbox-relay " + pipeline + " cdc " + role);
+    if (sockets != null && !properties.containsKey("socketFactory")) {
+      properties.setProperty("socketFactory", EngineSockets.Factory.class.getName());
+      properties.setProperty("socketFactoryArg", sockets);
+    }
+    return connect(properties);
+  }
+
   /** A new session in autocommit mode, shown as {@code applicationName}. */
   Connection dedicatedNamed(String applicationName) throws SQLException {
-    Connection connection = driver.connect(database.url(), properties(applicationName));
+    return connect(properties(applicationName));
+  }
+
+  private Connection connect(Properties properties) throws SQLException {
+    Connection connection = driver.connect(database.url(), properties);
     if (connection == null) {
       throw new SQLException("not a PostgreSQL JDBC URL: " + where());
     }

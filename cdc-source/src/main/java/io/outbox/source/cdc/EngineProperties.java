@@ -24,7 +24,8 @@ final class EngineProperties {
       OutboxTables tables,
       String pipeline,
       String offsetRegistration,
-      String taskGate) {
+      String taskGate,
+      String sockets) {
     Properties p = new Properties();
     p.putAll(settings.debezium());
     String name = "outbox-relay-" + settings.slotName();
@@ -53,6 +54,13 @@ final class EngineProperties {
     // heartbeat query, run by the streaming loop, then fails on a silent connection instead of
     // blocking the stream; the replication stream itself is read without blocking.
     p.putIfAbsent("database.socketTimeout", connections.socketTimeoutSeconds());
+    // Every socket of the engine's sessions, the replication connection's too, through the
+    // session's factory: an instance that lost the lease closes them at once (EngineSockets). A
+    // user's own socket factory is kept, without that.
+    if (!p.containsKey("database.socketFactory")) {
+      p.setProperty("database.socketFactory", EngineSockets.Factory.class.getName());
+      p.setProperty("database.socketFactoryArg", sockets);
+    }
     // What: the outbox table's INSERTs through pgoutput, from where the slot is; no snapshot
     // (rows committed before the slot existed are the reconcile sweep's).
     p.setProperty("plugin.name", "pgoutput");

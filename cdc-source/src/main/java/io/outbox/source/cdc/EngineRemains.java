@@ -8,6 +8,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +25,7 @@ final class EngineRemains {
   private final TaskGate gate;
   private final Walsenders walsenders;
   private final BooleanSupplier stopping;
+  private final IntSupplier abortConnections;
   private final String pipeline;
   private final String slotName;
   private volatile Future<?> running; // the engine's run(), on the session's own executor
@@ -32,16 +34,20 @@ final class EngineRemains {
   /**
    * @param stopping whether the session was stopped: only then is an engine with nothing left gone
    *     for good
+   * @param abortConnections closes the engine's network connections ({@link EngineSockets}),
+   *     returning how many were open
    */
   EngineRemains(
       TaskGate gate,
       Walsenders walsenders,
       BooleanSupplier stopping,
+      IntSupplier abortConnections,
       String pipeline,
       String slotName) {
     this.gate = gate;
     this.walsenders = walsenders;
     this.stopping = stopping;
+    this.abortConnections = abortConnections;
     this.pipeline = pipeline;
     this.slotName = slotName;
   }
@@ -52,17 +58,20 @@ final class EngineRemains {
   }
 
   /**
-   * Waits until the engine is gone ({@link #left} empty); past half the time left, interrupts the
-   * calls into the connector still in flight (a task restarting its connector or retrying its
-   * replication connection) and the engine's run.
+   * Waits until the engine is gone ({@link #left} empty); past half the time left, closes the
+   * engine's connections (a call blocked on one that no longer answers) and interrupts the calls
+   * into the connector still in flight (a task restarting its connector or retrying its replication
+   * connection) and the engine's run.
    */
   boolean awaitGone(long deadline) {
     long half = System.nanoTime() + (deadline - System.nanoTime()) / 2;
     try {
       if (!awaitStopped(half)) {
         log.warn(
-            "pipeline {}: the change stream's engine is slow to stop; interrupting {}",
+            "pipeline {}: the change stream's engine is slow to stop; closing its {} connection(s)"
+                + " and interrupting {}",
             pipeline,
+            abortConnections.getAsInt(),
             left());
         gate.interruptCalls();
         if (running != null) {

@@ -43,8 +43,17 @@ public final class PostgresOffsetStore implements OffsetBackingStore {
     void check(Connection c) throws SQLException;
   }
 
-  /** Where one pipeline's offsets live, and the fence every write checks. */
-  record Target(CdcConnections connections, String qualifiedTable, String pipeline, Fence fence) {}
+  /**
+   * Where one pipeline's offsets live, and the fence every write checks; {@code sockets}, the
+   * registration of the engine's {@link EngineSockets} its session opens through ({@code null}:
+   * plain sockets), so that an instance that lost the lease closes it with the engine's.
+   */
+  record Target(
+      CdcConnections connections,
+      String qualifiedTable,
+      String pipeline,
+      Fence fence,
+      String sockets) {}
 
   private Target target;
   private Connection connection; // guarded by this
@@ -167,7 +176,7 @@ public final class PostgresOffsetStore implements OffsetBackingStore {
 
   private Connection connection() throws SQLException {
     if (connection == null || connection.isClosed()) {
-      connection = target.connections().dedicated("offsets");
+      connection = target.connections().dedicatedThrough("offsets", target.sockets());
     }
     return connection;
   }

@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -66,6 +67,8 @@ final class StreamSession {
   private final TaskGate gate;
   private final OffsetCommits commits;
   private final EngineRemains remains;
+  private final EngineSockets sockets = new EngineSockets();
+  private final AtomicBoolean stoppingInBackground = new AtomicBoolean();
   private final Object stopLock = new Object();
 
   /**
@@ -95,7 +98,8 @@ final class StreamSession {
     this.stream = new ChangeStream<>(lanes, settings.laneBuffer(), clock, pipeline);
     this.commits = new OffsetCommits(stream, walsenders, owned, pipeline, settings.slotName());
     this.remains =
-        new EngineRemains(gate, walsenders, () -> stopping, pipeline, settings.slotName());
+        new EngineRemains(
+            gate, walsenders, () -> stopping, sockets::abort, pipeline, settings.slotName());
     this.handoff = new RecordHandoff(settings, stream, commits, clock, pipeline);
     this.sweep = new ReconcileSweep(connections, settings, tables, pipeline, stream);
   }
@@ -122,7 +126,7 @@ final class StreamSession {
     registration =
         PostgresOffsetStore.register(
             new PostgresOffsetStore.Target(
-                connections, tables.qualifiedOffsetsTable(), pipeline, fence));
+                connections, tables.qualifiedOffsetsTable(), pipeline, fence, sockets.register()));
     ExecutorService runner =
         Executors.newSingleThreadExecutor(r -> threads.named("engine", r)); // one run, then it ends
     remains.running(runner.submit(this::runEngine));
@@ -180,7 +184,13 @@ final class StreamSession {
           DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
               .using(
                   EngineProperties.of(
-                      settings, connections, tables, pipeline, registration, gate.open()))
+                      settings,
+                      connections,
+                      tables,
+                      pipeline,
+                      registration,
+                      gate.open(),
+                      sockets.register()))
               .using(clock)
               .using(
                   new DebeziumEngine.ConnectorCallback() {
@@ -233,7 +243,26 @@ final class StreamSession {
    * answer.
    */
   void stopInBackground() {
-    threads.named("stop", () -> stop(STOP_TIMEOUT)).start();
+    if (!stoppingInBackground.compareAndSet(false, true)) {
+      return; // once: each lane that finds the lease lost asks
+    }
+    threads
+        .named(
+            "stop",
+            () -> {
+              long began = System.nanoTime();
+              // Its connections may be black-holed: closed first, its calls fail at once.
+              int closed = sockets.abort();
+              boolean gone = stop(STOP_TIMEOUT);
+              log.info(
+                  "pipeline {}: the change stream's engine of the session whose lease was lost {}"
+                      + " {} ms after its {} connection(s) were closed",
+                  pipeline,
+                  gone ? "stopped" : "is not gone",
+                  TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began),
+                  closed);
+            })
+        .start();
   }
 
   /** Ends the session for {@code why} and stops the engine, from the watch thread. */
@@ -274,6 +303,9 @@ final class StreamSession {
     boolean gone = remains.awaitGone(deadline);
     if (registration != null) {
       PostgresOffsetStore.unregister(registration);
+    }
+    if (gone) {
+      sockets.close();
     }
     return gone;
   }

@@ -49,7 +49,8 @@ class CdcSettingsTest {
     CdcConnections connections = new CdcConnections(database(Map.of()), s, "orders");
     assertThat(connections.socketTimeoutSeconds()).isEqualTo("8");
     assertThat(
-            EngineProperties.of(s, connections, OutboxTables.of("outbox", "dl"), "orders", "r", "g")
+            EngineProperties.of(
+                    s, connections, OutboxTables.of("outbox", "dl"), "orders", "r", "g", "k")
                 .getProperty("database.socketTimeout"))
         .isEqualTo("8");
 
@@ -93,6 +94,21 @@ class CdcSettingsTest {
         .isEqualTo(p.getProperty("column.include.list"));
   }
 
+  @Test
+  void theEnginesSocketsComeFromTheSessionsFactoryUnlessTheUserNamedOne() {
+    CdcSettings s = CdcSettings.from(context(Map.of()), "shop");
+    Properties p = engine(s);
+    assertThat(p.getProperty("database.socketFactory"))
+        .isEqualTo(EngineSockets.Factory.class.getName());
+    assertThat(p.getProperty("database.socketFactoryArg")).isEqualTo("k");
+    CdcSettings own =
+        CdcSettings.from(
+            context(Map.of("debezium", Map.of("database.socketFactory", "com.example.Mine"))),
+            "shop");
+    assertThat(engine(own).getProperty("database.socketFactory")).isEqualTo("com.example.Mine");
+    assertThat(engine(own).getProperty("database.socketFactoryArg")).isNull();
+  }
+
   /** The engine properties of {@code s} for the pipeline's database without driver properties. */
   private static Properties engine(CdcSettings s) {
     return EngineProperties.of(
@@ -101,7 +117,8 @@ class CdcSettingsTest {
         OutboxTables.of("outbox", "dl"),
         "orders",
         "r",
-        "g");
+        "g",
+        "k");
   }
 
   private static DatabaseSettings database(Map<String, String> properties) {
