@@ -98,10 +98,11 @@ final class OutboxRecords {
   }
 
   /**
-   * Kafka's overhead around one record, at most: the record batch's header (61 bytes) and the
-   * record's own length, offset and timestamp fields (21).
+   * Kafka's overhead around one record, at most: the record batch's header (61 bytes), the record's
+   * own length, offset and timestamp fields (21), and the key's and value's lengths and the header
+   * count (5 each).
    */
-  private static final int RECORD_OVERHEAD = 61 + 21;
+  private static final int RECORD_OVERHEAD = 61 + 21 + 15;
 
   /** A header's name and value lengths and its count, at most. */
   private static final int HEADER_OVERHEAD = 10;

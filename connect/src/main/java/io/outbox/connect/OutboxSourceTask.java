@@ -200,11 +200,12 @@ public final class OutboxSourceTask extends SourceTask {
     for (OutboxEvent e : claim.events()) {
       String topic = e.defect() == null ? router.route(e) : null;
       String refused = refusal(lane, e, topic);
-      if (refused != null) {
-        batch.settledNow(Failures.permanent(e, refused));
-      } else if (committed.contains(OutboxRecords.delivery(e))) {
+      if (committed.contains(OutboxRecords.delivery(e))) {
+        // In Kafka already, whatever a limit changed since says of it.
         batch.settledNow(new Settlement.Published(e));
         inKafkaAlready.add(e);
+      } else if (refused != null) {
+        batch.settledNow(Failures.permanent(e, refused));
       } else {
         sending.add(e);
         topics.add(topic);
@@ -284,17 +285,6 @@ public final class OutboxSourceTask extends SourceTask {
   }
 
   /**
-   * With a transaction per batch, the deliveries Kafka committed for the lane that the database has
-   * not recorded: what the lane's committed offset names ({@link LaneOffsets}: the offset of a
-   * batch names its records and the rows of its claim found in Kafka already), read after the task
-   * started and after a failed settlement, the only times a committed batch can be left unrecorded
-   * (a predecessor died, or recording failed, between the Kafka commit and the database's). Kept
-   * until a settlement records them: a claim that holds an earlier row first (a retry come due, a
-   * delayed event, a late commit) pushes some of them into a later claim, which must skip them too
-   * (issue #29 point 4). Without transactions nothing is read: only a transaction ties a committed
-   * offset to the records of its batch.
-   */
-  /**
    * Why {@code event}, routed to {@code topic}, cannot be produced whatever the retries (a defect,
    * a blank or invalid destination, a record too large), or {@code null}.
    */
@@ -328,6 +318,17 @@ public final class OutboxSourceTask extends SourceTask {
         + " max.message.bytes)";
   }
 
+  /**
+   * With a transaction per batch, the deliveries Kafka committed for the lane that the database has
+   * not recorded: what the lane's committed offset names ({@link LaneOffsets}: the offset of a
+   * batch names its records and the rows of its claim found in Kafka already), read after the task
+   * started and after a failed settlement, the only times a committed batch can be left unrecorded
+   * (a predecessor died, or recording failed, between the Kafka commit and the database's). Kept
+   * until a settlement records them: a claim that holds an earlier row first (a retry come due, a
+   * delayed event, a late commit) pushes some of them into a later claim, which must skip them too
+   * (issue #29 point 4). Without transactions nothing is read: only a transaction ties a committed
+   * offset to the records of its batch.
+   */
   private Set<String> committedBefore(int lane, Claim claim) {
     if (transactions == null) {
       return Set.of();

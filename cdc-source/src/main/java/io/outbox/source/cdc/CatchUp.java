@@ -1,5 +1,6 @@
 package io.outbox.source.cdc;
 
+import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.schema.OutboxTables;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -11,7 +12,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -28,16 +33,18 @@ import org.slf4j.LoggerFactory;
  * instance killed in the middle resume the catch-up at its next activation; rows published
  * meanwhile are not read again.
  *
- * <p>Every page is read in one snapshot (a read-only repeatable-read transaction), so that what the
- * catch-up hands out is what was committed at one moment: a row that commits while the pages are
- * read reaches the lanes by the stream only, behind the catch-up, with the later rows of its key.
- * Read page by page without it, a key's later row, committed after a page holding its earlier one
- * was read, would be handed out by the next page ahead of the earlier one (issue #29). The snapshot
- * holds back vacuum until the last page is read. Should a read fail midway, the next snapshot is
- * read from the start, skipping the rows handed out already, for the same reason. For a slot that
- * exists, every row pending at the activation is read the same way (no marker: the next activation
- * reads again whatever is pending then), so that a row the stream's stored position has passed is
- * still published ahead of the later streamed events of its key.
+ * <p>Every page is read in one snapshot (exported by a transaction that stays open, touching no
+ * table, until the last page is read; each page read in a short transaction of its own that imports
+ * it, so no table lock is held while the lanes take a page), so that what the catch-up hands out is
+ * what was committed at one moment: a row that commits while the pages are read reaches the lanes
+ * by the stream only, behind the catch-up, with the later rows of its key. Read page by page
+ * without it, a key's later row, committed after a page holding its earlier one was read, would be
+ * handed out by the next page ahead of the earlier one (issue #29). The snapshot holds back vacuum
+ * until the last page is read. Should a read fail midway, the next snapshot is read from the start,
+ * skipping the rows handed out already, for the same reason. For a slot that exists, every row
+ * pending at the activation is read the same way (no marker: the next activation reads again
+ * whatever is pending then), so that a row the stream's stored position has passed is still
+ * published ahead of the later streamed events of its key.
  */
 final class CatchUp {
 
@@ -225,58 +232,48 @@ final class CatchUp {
    *     ({@code Long.MIN_VALUE} when it could not be read); {@code null} when the stream closed
    */
   private long[] read() throws InterruptedException {
-    CaughtUpIds handed = new CaughtUpIds();
+    Handed handed = new Handed();
     long handedCount = 0;
     long deferred = 0;
-    boolean retry = false;
     while (true) {
       long after = Long.MIN_VALUE;
-      Connection c = null;
+      Connection holder = null;
+      Connection reader = null;
       try {
-        c = connections.dedicated("catch-up");
-        c.setAutoCommit(false);
-        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-        c.setReadOnly(true);
-        try (Statement st = c.createStatement()) {
-          // The transaction waits idle while the lanes take a page: not a session to end.
-          st.execute("SET LOCAL idle_in_transaction_session_timeout = 0");
-        }
-        String sql =
+        holder = connections.dedicated("catch-up");
+        String snapshot = exportSnapshot(holder);
+        reader = connections.dedicated("catch-up read");
+        String sql = // before the reader's first transaction, which must import the snapshot first
             "SELECT "
-                + rows.columns(c)
+                + rows.columns(reader)
                 + ", o.available_at, o.next_attempt_at FROM "
                 + tables.qualifiedTable()
                 + " o WHERE o.published_at IS NULL AND o.id > ? AND o.id <= ? ORDER BY o.id"
                 + " LIMIT "
                 + PAGE;
+        reader.setAutoCommit(false);
+        reader.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        reader.setReadOnly(true);
         while (true) {
-          int read = 0;
-          try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setLong(1, after);
-            ps.setLong(2, upTo);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                read++;
-                after = rs.getLong(1);
-                if (retry && handed.contains(after)) {
-                  continue;
-                }
-                Instant available = instant(rs, 11);
-                Instant retryAt = instant(rs, 12);
-                if (dueBeyondHorizon(available, retryAt)) {
-                  deferred++;
-                } else if (stream.offerCaughtUp(rows.event(rs), available, retryAt)) {
-                  handed.add(after);
-                  handedCount++;
-                } else {
-                  return null;
-                }
-              }
+          List<Read> page = readPage(reader, snapshot, sql, after);
+          for (Read r : page) {
+            after = r.event().id();
+            if (handed.contains(after)) {
+              continue; // handed out before a failed read
+            }
+            if (dueBeyondHorizon(r.available(), r.retryAt())) {
+              deferred++;
+            } else if (stream.offerCaughtUp(r.event(), r.available(), r.retryAt())) {
+              handed.add(after);
+              handedCount++;
+            } else {
+              return null;
             }
           }
-          if (read < PAGE) {
-            c.commit();
-            return new long[] {handedCount, deferred, databaseMillis(c)};
+          if (page.size() < PAGE) {
+            long readAt = databaseMillis(reader);
+            holder.commit();
+            return new long[] {handedCount, deferred, readAt};
           }
         }
       } catch (SQLException e) {
@@ -286,12 +283,88 @@ final class CatchUp {
             pipeline,
             after,
             e.getMessage());
-        retry = true;
         deferred = 0;
         TimeUnit.MILLISECONDS.sleep(RETRY.toMillis());
       } finally {
-        close(c);
+        close(reader);
+        close(holder);
       }
+    }
+  }
+
+  /** A row read by a page: the event and when it is due. */
+  private record Read(OutboxEvent event, Instant available, Instant retryAt) {}
+
+  /**
+   * Opens the transaction whose snapshot every page is read in, on {@code holder}, and exports that
+   * snapshot. It touches no table, so it holds no lock a schema change would wait for; it stays
+   * open, idle, until the last page is read.
+   */
+  private static String exportSnapshot(Connection holder) throws SQLException {
+    holder.setAutoCommit(false);
+    holder.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+    try (Statement st = holder.createStatement()) {
+      // Idle while the lanes take the pages: not a session to end.
+      st.execute("SET LOCAL idle_in_transaction_session_timeout = 0");
+      if (holder.getMetaData().getDatabaseMajorVersion() >= 17) {
+        st.execute("SET LOCAL transaction_timeout = 0");
+      }
+      try (ResultSet rs = st.executeQuery("SELECT pg_export_snapshot()")) {
+        rs.next();
+        return rs.getString(1);
+      }
+    }
+  }
+
+  /**
+   * The page after id {@code after}, read in the exported {@code snapshot} in a transaction of its
+   * own, ended before the rows go to the lanes: the table's lock is held while a page is read, not
+   * while the lanes take it.
+   */
+  private List<Read> readPage(Connection reader, String snapshot, String sql, long after)
+      throws SQLException {
+    List<Read> page = new ArrayList<>(PAGE);
+    try {
+      try (Statement st = reader.createStatement()) {
+        st.execute("SET TRANSACTION SNAPSHOT '" + snapshot.replace("'", "''") + "'");
+      }
+      try (PreparedStatement ps = reader.prepareStatement(sql)) {
+        ps.setLong(1, after);
+        ps.setLong(2, upTo);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            page.add(new Read(rows.event(rs), instant(rs, 11), instant(rs, 12)));
+          }
+        }
+      }
+      reader.commit();
+    } catch (SQLException e) {
+      reader.rollback();
+      throw e;
+    }
+    return page;
+  }
+
+  /**
+   * The ids a catch-up handed out: in id order as runs ({@link CaughtUpIds}), and those a read
+   * after a failure found below the last one (rows that became visible in its new snapshot) apart.
+   */
+  private static final class Handed {
+    private final CaughtUpIds inOrder = new CaughtUpIds();
+    private final Set<Long> below = new HashSet<>();
+    private long last = Long.MIN_VALUE;
+
+    void add(long id) {
+      if (id > last) {
+        inOrder.add(id);
+        last = id;
+      } else {
+        below.add(id);
+      }
+    }
+
+    boolean contains(long id) {
+      return inOrder.contains(id) || below.contains(id);
     }
   }
 

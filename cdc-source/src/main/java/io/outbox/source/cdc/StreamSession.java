@@ -312,7 +312,11 @@ final class StreamSession {
 
   /** Whether the engine was stopped and nothing of it is left ({@link #engineLeft}). */
   boolean engineGone() {
-    return stopping && remains.left().isEmpty();
+    boolean gone = stopping && remains.left().isEmpty();
+    if (gone) {
+      sockets.close(); // a stop that timed out before the engine went: forgotten now
+    }
+    return gone;
   }
 
   /** What of this session's engine is still running or connected ({@link EngineRemains#left}). */

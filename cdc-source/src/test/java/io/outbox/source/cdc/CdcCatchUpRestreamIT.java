@@ -9,6 +9,7 @@ import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.Sql;
 import io.outbox.testkit.Teardown;
 import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -144,6 +145,16 @@ class CdcCatchUpRestreamIT {
       // Both commit, in the key's order, while the catch-up waits for the lane to take its page.
       earlier.commit();
       later.commit();
+      // While the catch-up waits for the lane, it holds no lock on the table: a schema change (an
+      // exclusive lock) goes through instead of queueing the lanes' claims behind it.
+      try (Connection ddl = fx.db.connect()) {
+        ddl.setAutoCommit(false);
+        try (Statement st = ddl.createStatement()) {
+          st.execute("SET LOCAL lock_timeout = '2s'");
+          st.execute("LOCK TABLE outbox IN ACCESS EXCLUSIVE MODE");
+        }
+        ddl.rollback();
+      }
       CdcFixture.publishAll(claim);
 
       drain(fx, second, handedOut);
