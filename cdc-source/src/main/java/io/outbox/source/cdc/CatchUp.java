@@ -352,13 +352,9 @@ final class CatchUp {
   private static final class Handed {
     private final CaughtUpIds inOrder = new CaughtUpIds();
     private final Set<Long> below = new HashSet<>();
-    private long last = Long.MIN_VALUE;
 
     void add(long id) {
-      if (id > last) {
-        inOrder.add(id);
-        last = id;
-      } else {
+      if (!inOrder.add(id)) {
         below.add(id);
       }
     }

@@ -19,20 +19,24 @@ final class CaughtUpIds {
   private long[] lasts = new long[16];
   private int runs;
 
-  /** Adds {@code id}; one not above the last added is ignored (the catch-up reads in id order). */
-  void add(long id) {
+  /**
+   * Adds {@code id}; one not above the last added is ignored (the catch-up reads in id order).
+   *
+   * @return false when {@code id} was ignored for that
+   */
+  boolean add(long id) {
     if (runs > 0) {
       long last = lasts[runs - 1];
       if (id <= last) {
-        return;
+        return false;
       }
       if (id == last + 1) {
         lasts[runs - 1] = id;
-        return;
+        return true;
       }
     }
     if (runs == MAX_RUNS) {
-      return;
+      return true;
     }
     if (runs == firsts.length) {
       int grown = Math.min(MAX_RUNS, runs * 2);
@@ -42,6 +46,7 @@ final class CaughtUpIds {
     firsts[runs] = id;
     lasts[runs] = id;
     runs++;
+    return true;
   }
 
   /** Whether {@code id} was added (and not {@link #clear}ed since). */

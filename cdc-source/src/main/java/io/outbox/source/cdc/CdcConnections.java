@@ -134,10 +134,7 @@ final class CdcConnections {
    */
   Connection dedicatedThrough(String role, String sockets) throws SQLException {
     Properties properties = properties("outbox-relay " + pipeline + " cdc " + role);
-    if (sockets != null && !properties.containsKey("socketFactory")) {
-      properties.setProperty("socketFactory", EngineSockets.Factory.class.getName());
-      properties.setProperty("socketFactoryArg", sockets);
-    }
+    EngineSockets.use(properties, "", sockets);
     return connect(properties);
   }
 

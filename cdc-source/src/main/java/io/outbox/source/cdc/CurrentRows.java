@@ -59,11 +59,7 @@ final class CurrentRows {
    *     sessions: streamed, so its commit is flushed, but not visible yet (the session waits for a
    *     synchronous standby, or is a moment from done)
    */
-  record Read(Map<Long, ChangeStream.Row> pending, Set<Long> absent, Set<Long> committing) {
-    Read(Map<Long, ChangeStream.Row> pending, Set<Long> absent) {
-      this(pending, absent, Set.of());
-    }
-  }
+  record Read(Map<Long, ChangeStream.Row> pending, Set<Long> absent, Set<Long> committing) {}
 
   /**
    * On {@code c}: in autocommit mode the statement takes the fence lock and releases it; in a

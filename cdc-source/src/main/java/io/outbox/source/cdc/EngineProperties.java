@@ -57,10 +57,7 @@ final class EngineProperties {
     // Every socket of the engine's sessions, the replication connection's too, through the
     // session's factory: an instance that lost the lease closes them at once (EngineSockets). A
     // user's own socket factory is kept, without that.
-    if (!p.containsKey("database.socketFactory")) {
-      p.setProperty("database.socketFactory", EngineSockets.Factory.class.getName());
-      p.setProperty("database.socketFactoryArg", sockets);
-    }
+    EngineSockets.use(p, "database.", sockets);
     // What: the outbox table's INSERTs through pgoutput, from where the slot is; no snapshot
     // (rows committed before the slot existed are the reconcile sweep's).
     p.setProperty("plugin.name", "pgoutput");

@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -58,10 +59,16 @@ final class EngineSockets {
     open.clear();
   }
 
-  /** How many sockets are open (tests). */
-  int openSockets() {
-    open.removeIf(Socket::isClosed);
-    return open.size();
+  /**
+   * Names the factory of the sockets registered as {@code registration} in driver properties {@code
+   * p} (under {@code prefix}: Debezium hands {@code database.*} on to the driver), unless they name
+   * a socket factory of the user's own.
+   */
+  static void use(Properties p, String prefix, String registration) {
+    if (registration != null && !p.containsKey(prefix + "socketFactory")) {
+      p.setProperty(prefix + "socketFactory", Factory.class.getName());
+      p.setProperty(prefix + "socketFactoryArg", registration);
+    }
   }
 
   private Socket track(Socket s) throws SocketException {

@@ -68,6 +68,7 @@ final class StreamSession {
   private final OffsetCommits commits;
   private final EngineRemains remains;
   private final EngineSockets sockets = new EngineSockets();
+  private final String socketsRegistration = sockets.register();
   private final AtomicBoolean stoppingInBackground = new AtomicBoolean();
   private final Object stopLock = new Object();
 
@@ -126,7 +127,7 @@ final class StreamSession {
     registration =
         PostgresOffsetStore.register(
             new PostgresOffsetStore.Target(
-                connections, tables.qualifiedOffsetsTable(), pipeline, fence, sockets.register()));
+                connections, tables.qualifiedOffsetsTable(), pipeline, fence, socketsRegistration));
     ExecutorService runner =
         Executors.newSingleThreadExecutor(r -> threads.named("engine", r)); // one run, then it ends
     remains.running(runner.submit(this::runEngine));
@@ -190,7 +191,7 @@ final class StreamSession {
                       pipeline,
                       registration,
                       gate.open(),
-                      sockets.register()))
+                      socketsRegistration))
               .using(clock)
               .using(
                   new DebeziumEngine.ConnectorCallback() {
