@@ -8,7 +8,7 @@
 #   scripts/services.sh down     stop what `up` started (never a service that was already running)
 #   scripts/services.sh status   one line per service; exit 0 when all are up, 3 otherwise
 #   scripts/services.sh env      `export OUTBOX_...=...` lines for the tests: eval "$(scripts/services.sh env)"
-#   scripts/services.sh connect up|down|status
+#   scripts/services.sh connect up|down|status|fetch
 #                                two Kafka Connect workers in distributed mode (not part of `up`)
 #
 # The ports of our own servers can be moved with OUTBOX_SERVICES_PG_PORT, OUTBOX_SERVICES_NATS_PORT
@@ -43,6 +43,8 @@
 #               plugin.path = connect/target/plugin (build it first: mvn -B -q package -DskipTests
 #               -pl connect -am) and exactly.once.source.support=enabled. Pids, configs and logs in
 #               .run/connect/worker-<port>.*. `connect down` stops them; `down` does too.
+#               `connect fetch` only fetches the worker's jars and prints their directory (tests
+#               that start a worker of their own, ConnectRefusalIT).
 #
 # `up` also installs the tools the deployment-file tests (dist/ DeploymentFilesIT) run, once:
 #   docker-compose  Debian's docker-compose (v1, python), without the recommended docker.io engine:
@@ -705,14 +707,15 @@ case "${1:-}" in
       up) with_lock connect_up ;;
       down) with_lock connect_down ;;
       status) connect_status ;;
+      fetch) mkdir -p "$CONNECT_DIR" && with_lock connect_fetch && echo "$CONNECT_LIB" ;;
       *)
-        echo "usage: $0 connect up|down|status" >&2
+        echo "usage: $0 connect up|down|status|fetch" >&2
         exit 2
         ;;
     esac
     ;;
   *)
-    echo "usage: $0 up|down|status|env|connect up|down|status" >&2
+    echo "usage: $0 up|down|status|env|connect up|down|status|fetch" >&2
     exit 2
     ;;
 esac

@@ -36,6 +36,9 @@ public final class ConnectorSettings {
   /** Connect's error tolerance of the connector's records (framework key). */
   static final String ERRORS_TOLERANCE = "errors.tolerance";
 
+  /** Connect's transaction boundary of the connector (framework key, exactly-once workers). */
+  static final String TRANSACTION_BOUNDARY = "transaction.boundary";
+
   public static final String PIPELINE = "pipeline";
 
   /**
@@ -188,13 +191,18 @@ public final class ConnectorSettings {
   private static List<Problem> frameworkProblems(Map<String, String> props) {
     List<Problem> problems = new ArrayList<>();
     String tolerance = props.get(ERRORS_TOLERANCE);
-    if (tolerance != null && tolerance.strip().equalsIgnoreCase("all")) {
+    String boundary = props.get(TRANSACTION_BOUNDARY);
+    if (tolerance != null
+        && tolerance.strip().equalsIgnoreCase("all")
+        && boundary != null
+        && boundary.strip().equalsIgnoreCase("connector")) {
       problems.add(
           new Problem(
               ERRORS_TOLERANCE,
-              "must be none: with all, the worker skips a record it could not produce and commits"
-                  + " its offset, and the lane's next owner would take that row for delivered."
-                  + " The connector judges such records itself (retry, attempts, dead letter)"));
+              "must be none with transaction.boundary = connector: with all, the worker skips a"
+                  + " record it could not convert and commits its batch's offset, which the lane's"
+                  + " next owner takes for a delivery. A record Kafka refuses aborts the batch's"
+                  + " transaction either way"));
     }
     try {
       maxRecordBytes(props);

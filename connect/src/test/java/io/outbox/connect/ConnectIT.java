@@ -178,7 +178,7 @@ class ConnectIT {
    * {@code count} events on {@code keys} keys, each key's events numbered in write order ({@code
    * seq}), as {@link #checkDelivery} reads them.
    */
-  private static List<OutboxMessage> inKeyOrder(int count, int keys) {
+  static List<OutboxMessage> inKeyOrder(int count, int keys) {
     List<OutboxMessage> events = new ArrayList<>();
     for (int i = 0; i < count; i++) {
       String key = "key-" + (i % keys);
@@ -417,7 +417,7 @@ class ConnectIT {
   }
 
   /** Every event once at least, each key's first deliveries in write order; prints duplicates. */
-  private static void checkDelivery(List<ConsumerRecord<String, byte[]>> records, int written)
+  static void checkDelivery(List<ConsumerRecord<String, byte[]>> records, int written)
       throws Exception {
     Set<String> seen = new HashSet<>();
     Map<String, Integer> lastSeq = new HashMap<>();

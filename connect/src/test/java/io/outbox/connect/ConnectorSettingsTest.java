@@ -101,9 +101,11 @@ class ConnectorSettingsTest {
   }
 
   @Test
-  void refusesAWorkerThatSkipsRecordsItCouldNotProduce() {
+  void refusesAWorkerThatSkipsRecordsItCouldNotConvertInATransactionPerBatch() {
     Map<String, String> p = valid();
     p.put("errors.tolerance", "all");
+    assertThat(ConnectorSettings.bind(p, "orders").problems()).isEmpty(); // at least once
+    p.put("transaction.boundary", "connector");
     p.put("retry.max-attempts", "zero");
     Map<String, List<String>> errors =
         new OutboxSourceConnector()
@@ -111,7 +113,8 @@ class ConnectorSettingsTest {
                 .filter(v -> !v.errorMessages().isEmpty())
                 .collect(Collectors.toMap(ConfigValue::name, ConfigValue::errorMessages));
     assertThat(errors).containsOnlyKeys("errors.tolerance", "retry.max-attempts");
-    assertThat(errors.get("errors.tolerance").get(0)).contains("must be none");
+    assertThat(errors.get("errors.tolerance").get(0))
+        .contains("must be none with transaction.boundary = connector");
 
     p.put("retry.max-attempts", "3");
     assertThat(ConnectorSettings.bind(p, "orders").problems())

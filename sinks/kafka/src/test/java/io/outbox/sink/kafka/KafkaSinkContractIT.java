@@ -1,6 +1,7 @@
 package io.outbox.sink.kafka;
 
 import io.outbox.relay.spi.Sink;
+import io.outbox.testkit.BackdatingInterceptor;
 import io.outbox.testkit.Delivered;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.LocalPorts;

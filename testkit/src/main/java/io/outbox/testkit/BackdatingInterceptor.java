@@ -1,4 +1,4 @@
-package io.outbox.sink.kafka;
+package io.outbox.testkit;
 
 import java.time.Duration;
 import java.util.Map;
@@ -10,15 +10,16 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 /**
  * A producer interceptor for tests: gives one record in {@link #EVERY} a timestamp a day old, which
  * a topic with a shorter {@code message.timestamp.before.max.ms} refuses (INVALID_TIMESTAMP) while
- * it takes the records around it: a broker refusing one record and not the next.
+ * it takes the records around it: a broker refusing one record and not the next. Works for any key
+ * and value type (the daemon's producer, a Connect worker's byte arrays).
  */
-public final class BackdatingInterceptor implements ProducerInterceptor<String, byte[]> {
+public final class BackdatingInterceptor implements ProducerInterceptor<Object, Object> {
 
-  static final int EVERY = 40;
+  public static final int EVERY = 40;
   private static final AtomicLong SENT = new AtomicLong();
 
   @Override
-  public ProducerRecord<String, byte[]> onSend(ProducerRecord<String, byte[]> record) {
+  public ProducerRecord<Object, Object> onSend(ProducerRecord<Object, Object> record) {
     if (SENT.incrementAndGet() % EVERY != 0) {
       return record;
     }
