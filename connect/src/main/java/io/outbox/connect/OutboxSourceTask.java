@@ -3,6 +3,7 @@ package io.outbox.connect;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.pipeline.RetryPolicy;
 import io.outbox.relay.pipeline.Router;
+import io.outbox.relay.pipeline.SettlementPlanner;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.LeadershipLostException;
@@ -11,6 +12,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Verdict;
 import io.outbox.source.polling.PollingSourceProvider;
 import java.time.Clock;
 import java.time.Duration;
@@ -53,8 +55,7 @@ public final class OutboxSourceTask extends SourceTask {
   private String pipeline;
   private int[] lanes;
   private int batchSize;
-  private int maxAttempts;
-  private RetryPolicy retry;
+  private SettlementPlanner planner;
   private Router router;
   private Router deadLetterRouter; // dead-letter.destination, or null
   private Source source;
@@ -86,9 +87,10 @@ public final class OutboxSourceTask extends SourceTask {
             .toArray();
     this.batchSize = p.batchSize();
     this.maxRecordBytes = ConnectorSettings.maxRecordBytes(props);
-    this.maxAttempts = p.retry().maxAttempts();
-    this.retry =
-        new RetryPolicy(p.retry().backoff(), () -> ThreadLocalRandom.current().nextDouble());
+    this.planner =
+        new SettlementPlanner(
+            p.retry().maxAttempts(),
+            new RetryPolicy(p.retry().backoff(), () -> ThreadLocalRandom.current().nextDouble()));
     this.router = Router.compile(p.destinationTemplate());
     this.deadLetterRouter =
         p.deadLetterDestination() == null ? null : Router.compile(p.deadLetterDestination());
@@ -150,6 +152,15 @@ public final class OutboxSourceTask extends SourceTask {
     if (!activation.active(MAX_WAIT)) {
       return null;
     }
+    for (LaneBatch batch : inFlight.values()) {
+      if (batch.nextWaveDue()) {
+        out.addAll(batch.nextWave());
+      }
+    }
+    if (!out.isEmpty()) {
+      return out;
+    }
+    settleCompleted(out); // a batch whose last waves were all held back
     try {
       for (int lane : lanes) {
         if (!inFlight.containsKey(lane)) {
@@ -202,10 +213,10 @@ public final class OutboxSourceTask extends SourceTask {
       String refused = refusal(lane, e, topic);
       if (committed.contains(OutboxRecords.delivery(e))) {
         // In Kafka already, whatever a limit changed since says of it.
-        batch.settledNow(new Settlement.Published(e));
+        batch.judged(e, Verdict.published());
         inKafkaAlready.add(e);
       } else if (refused != null) {
-        batch.settledNow(Failures.permanent(e, refused));
+        batch.judged(e, Verdict.permanent(refused));
       } else {
         sending.add(e);
         topics.add(topic);
@@ -217,44 +228,43 @@ public final class OutboxSourceTask extends SourceTask {
               + " record it; marked published without sending them again",
           pipeline,
           lane,
-          claim.events().size() - sending.size());
+          inKafkaAlready.size());
     }
     // The offset committed with this batch names the rows found in Kafka already, too: if this
     // settlement fails as well, the next read of the offsets still knows them.
     List<OutboxEvent> inKafka = new ArrayList<>(sending);
     inKafka.addAll(inKafkaAlready);
     String ids = OutboxRecords.batch(inKafka);
-    int before = out.size();
     for (int i = 0; i < sending.size(); i++) {
-      batch.sent(sending.get(i));
-      out.add(OutboxRecords.toRecord(pipeline, lane, topics.get(i), sending.get(i), ids));
+      batch.toSend(
+          sending.get(i),
+          OutboxRecords.toRecord(pipeline, lane, topics.get(i), sending.get(i), ids));
     }
     batch.deliveries(ids);
-    // Nothing is acknowledged yet: the settlements so far are the dead letters found at claim.
-    copyDeadLetters(batch, batch.settlements(), ids, out);
+    // Without a transaction per batch, a key's events go to the worker one at a time (KeyOrder).
+    batch.plan(transactions == null);
     inFlight.put(lane, batch);
-    if (out.size() > before && transactions != null) {
-      transactions.commitTransaction(out.get(out.size() - 1)); // one transaction per batch
+    List<SourceRecord> first = batch.nextWave();
+    out.addAll(first);
+    if (!first.isEmpty() && transactions != null) {
+      transactions.commitTransaction(first.get(first.size() - 1)); // one transaction per batch
     }
-    if (batch.complete()) {
+    if (batch.answered()) {
       settleCompleted(out);
     }
   }
 
   /**
-   * Adds to {@code out} the copies of {@code settlements}' dead letters for {@code
-   * dead-letter.destination}, as the daemon publishes them; the batch is settled once they are
-   * acknowledged too. A copy that cannot be routed is only logged: the table stays the truth.
+   * Adds to {@code out} the copies of {@code deadLetters} for {@code dead-letter.destination}, as
+   * the daemon publishes them; the batch is settled once they are acknowledged too. A copy that
+   * cannot be routed is only logged: the table stays the truth.
    */
   private void copyDeadLetters(
-      LaneBatch batch, List<Settlement> settlements, String ids, List<SourceRecord> out) {
-    if (deadLetterRouter == null) {
-      return;
-    }
-    for (Settlement s : settlements) {
-      if (!(s instanceof Settlement.DeadLetter dl)) {
-        continue;
-      }
+      LaneBatch batch,
+      List<Settlement.DeadLetter> deadLetters,
+      String ids,
+      List<SourceRecord> out) {
+    for (Settlement.DeadLetter dl : deadLetters) {
       String topic;
       String invalid;
       try {
@@ -364,10 +374,10 @@ public final class OutboxSourceTask extends SourceTask {
   }
 
   /**
-   * The worker acknowledged a record: {@code metadata} is the broker's ack, or {@code null} when a
-   * transform dropped it ({@code errors.tolerance = all}, which would skip records the worker could
-   * not produce, is refused: {@link ConnectorSettings}). Called on the producer's thread: only
-   * recorded here, the settlement runs on the task's thread.
+   * The worker acknowledged a record: {@code metadata} is the broker's ack, or {@code null} when
+   * the worker gave the record up ({@code errors.tolerance = all}: the producer could not produce
+   * it) or a transform dropped it. Called on the producer's thread: only recorded here, the next
+   * wave and the settlement run on the task's thread.
    */
   @Override
   public void commitRecord(SourceRecord record, RecordMetadata metadata) {
@@ -391,13 +401,11 @@ public final class OutboxSourceTask extends SourceTask {
     } else {
       batch.failed(
           id,
-          maxAttempts,
-          retry,
           "Kafka Connect did not produce the record to "
               + record.topic()
-              + " (a transform dropped it)");
+              + " (the producer gave it up or a transform dropped it; see the worker's log)");
     }
-    if (batch.complete()) {
+    if (batch.complete() || batch.nextWaveDue()) {
       synchronized (acks) {
         acks.notifyAll();
       }
@@ -407,7 +415,7 @@ public final class OutboxSourceTask extends SourceTask {
   private void awaitAcks(Duration wait) throws InterruptedException {
     synchronized (acks) {
       for (LaneBatch b : inFlight.values()) {
-        if (b.complete()) {
+        if (b.complete() || b.nextWaveDue()) {
           return;
         }
       }
@@ -417,32 +425,31 @@ public final class OutboxSourceTask extends SourceTask {
 
   /**
    * Writes the verdicts of every batch the worker finished with; the lane may claim again. A batch
-   * with records given up and dead-lettered first sends their copies to {@code
-   * dead-letter.destination} into {@code out} (a transaction of their own) and is settled once they
-   * are acknowledged; with {@code out == null} (stopping) such a batch is left to roll back.
+   * with dead letters first sends their copies to {@code dead-letter.destination} into {@code out}
+   * (a transaction of their own) and is settled once they are acknowledged; with {@code out ==
+   * null} (stopping) such a batch is left to roll back.
    */
   private synchronized void settleCompleted(List<SourceRecord> out) {
     for (LaneBatch batch : List.copyOf(inFlight.values())) {
-      if (!batch.complete()) {
+      if (!batch.answered()) {
         continue;
       }
+      List<Settlement> settlements = batch.settlements(planner);
       if (deadLetterRouter != null && batch.hasUncopiedDeadLetters()) {
         if (out == null) {
           continue;
         }
         int before = out.size();
-        copyDeadLetters(
-            batch, List.copyOf(batch.takeUncopiedDeadLetters()), batch.deliveries(), out);
-        if (out.size() > before) {
-          if (transactions != null) {
-            transactions.commitTransaction(out.get(out.size() - 1));
-          }
-          continue;
+        copyDeadLetters(batch, batch.takeUncopiedDeadLetters(), batch.deliveries(), out);
+        if (out.size() > before && transactions != null) {
+          transactions.commitTransaction(out.get(out.size() - 1));
         }
+      }
+      if (!batch.complete()) {
+        continue; // copies waiting for their acknowledgement
       }
       inFlight.remove(batch.lane());
       try {
-        List<Settlement> settlements = batch.settlements();
         metrics.settled(settlements, batch.claim().settle(settlements));
         Set<String> known = committedUnrecorded.get(batch.lane());
         if (known != null) {
@@ -472,10 +479,11 @@ public final class OutboxSourceTask extends SourceTask {
       return;
     }
     long deadline = System.nanoTime() + STOP_TIMEOUT.toNanos();
+    inFlight.values().forEach(LaneBatch::giveUpTheRemainingWaves);
     try {
       while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
         settleCompleted(null);
-        if (inFlight.values().stream().allMatch(LaneBatch::complete)) {
+        if (inFlight.values().stream().allMatch(LaneBatch::answered)) {
           break; // only batches whose dead letters' copies cannot be sent any more: roll back
         }
         if (!inFlight.isEmpty()) {

@@ -140,7 +140,12 @@ final class ConnectWorkers {
         }
       }
       throw new IllegalStateException(
-          "the standalone worker did not answer on " + port + " within " + timeout + "; see " + log);
+          "the standalone worker did not answer on "
+              + port
+              + " within "
+              + timeout
+              + "; see "
+              + log);
     }
 
     @Override

@@ -4,16 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.outbox.relay.spi.OutboxEvent;
-import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
-import java.nio.charset.StandardCharsets;
+import io.outbox.testkit.TestEvents;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.PluginMetrics;
@@ -87,17 +84,6 @@ class TaskMetricsTest {
   }
 
   private static OutboxEvent event(long id) {
-    return new OutboxEvent(
-        id,
-        UUID.randomUUID(),
-        "order",
-        "o-" + id,
-        "OrderCreated",
-        null,
-        "{}".getBytes(StandardCharsets.UTF_8),
-        PayloadFormat.JSON,
-        Map.of(),
-        Instant.parse("2026-01-02T03:04:05Z"),
-        0);
+    return TestEvents.event(id, "o-" + id);
   }
 }

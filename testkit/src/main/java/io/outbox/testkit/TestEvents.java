@@ -31,10 +31,20 @@ public final class TestEvents {
     return event(aggregateId, payload, headers, CREATED_AT);
   }
 
+  /** An {@code order}/{@code OrderCreated} event with row id {@code id}, body {@code {}}. */
+  public static OutboxEvent event(long id, String aggregateId) {
+    return event(id, aggregateId, "{}".getBytes(StandardCharsets.UTF_8), Map.of(), CREATED_AT);
+  }
+
   private static OutboxEvent event(
       String aggregateId, byte[] payload, Map<String, String> headers, Instant createdAt) {
+    return event(IDS.incrementAndGet(), aggregateId, payload, headers, createdAt);
+  }
+
+  private static OutboxEvent event(
+      long id, String aggregateId, byte[] payload, Map<String, String> headers, Instant createdAt) {
     return new OutboxEvent(
-        IDS.incrementAndGet(),
+        id,
         UUID.randomUUID(),
         "order",
         aggregateId,

@@ -36,8 +36,13 @@ import java.util.Set;
  *
  * <p>A batch whose keys each keep to one destination and that holds no retry (the usual case) is a
  * single wave.
+ *
+ * <p>Where the relay does not own the producer (the Kafka Connect connector: the worker's producer
+ * sends what the task hands it, and appends a key's next request after refusing one record), a key
+ * has one event per wave ({@link #oneEventOfAKeyPerWave}): its next event goes to the broker only
+ * once the previous one was acknowledged.
  */
-final class KeyOrder {
+public final class KeyOrder {
   private KeyOrder() {}
 
   /**
@@ -45,23 +50,23 @@ final class KeyOrder {
    * Verdict#holdsBackItsKey}) holds back every later event of its key; a published or permanent one
    * holds nothing. Not thread-safe: one per batch, on the lane's thread.
    */
-  static final class Held {
+  public static final class Held {
     private final Set<AggregateKey> keys = new HashSet<>();
 
     /** Records {@code event}'s verdict: one that holds back its key holds it from now on. */
-    void record(OutboxEvent event, Verdict verdict) {
+    public void record(OutboxEvent event, Verdict verdict) {
       if (verdict.holdsBackItsKey()) {
         keys.add(event.key());
       }
     }
 
     /** Whether an earlier event of {@code event}'s key failed: it must not be published. */
-    boolean holds(OutboxEvent event) {
+    public boolean holds(OutboxEvent event) {
       return !keys.isEmpty() && keys.contains(event.key());
     }
 
     /** The verdict of an event held back: released, no attempt counted. */
-    static Verdict heldBack() {
+    public static Verdict heldBack() {
       return Verdict.unavailable("held back behind a failed event of its key");
     }
   }
@@ -93,6 +98,28 @@ final class KeyOrder {
                   ? previous.wave()
                   : previous.wave() + 1;
       last.put(events.get(i).key(), new Last(wave, destinations[i], events.get(i).attempts() > 0));
+      while (waves.size() <= wave) {
+        waves.add(new ArrayList<>());
+      }
+      waves.get(wave).add(i);
+    }
+    return waves;
+  }
+
+  /**
+   * Waves in which each key has one event: a key's i-th event of the batch goes in wave i, after
+   * its previous event was acknowledged, whatever its destination. A key's later events are never
+   * in flight with an earlier one, so a broker that refuses the earlier one cannot take them first.
+   * Costs one round trip per event of the key with the most events in the batch.
+   *
+   * @param events the batch, in id order
+   * @return positions into {@code events}, per wave, each in id order
+   */
+  public static List<List<Integer>> oneEventOfAKeyPerWave(List<OutboxEvent> events) {
+    Map<AggregateKey, Integer> seen = new HashMap<>();
+    List<List<Integer>> waves = new ArrayList<>();
+    for (int i = 0; i < events.size(); i++) {
+      int wave = seen.merge(events.get(i).key(), 1, Integer::sum) - 1;
       while (waves.size() <= wave) {
         waves.add(new ArrayList<>());
       }

@@ -12,9 +12,10 @@ import java.util.List;
  * failure counts an attempt and schedules a retry (or dead-letters after {@code max-attempts}), a
  * permanent failure dead-letters at once, and an unavailable sink releases the event without
  * counting anything. Once an event of a key fails, the key's later events in the same batch are
- * released rather than judged, so that they wait behind it.
+ * released rather than judged, so that they wait behind it. The daemon's lanes and the Kafka
+ * Connect connector's task both settle through it.
  */
-final class SettlementPlanner {
+public final class SettlementPlanner {
 
   /**
    * The settlements of one batch.
@@ -25,7 +26,7 @@ final class SettlementPlanner {
    * @param outOfOrder events published although an earlier event of their key failed in the same
    *     batch (the broker accepted them before the failure was known)
    */
-  record Plan(
+  public record Plan(
       List<Settlement> settlements,
       boolean sinkUnavailable,
       String unavailableError,
@@ -35,7 +36,7 @@ final class SettlementPlanner {
      * Whether every event was published or dead-lettered: nothing holds its key, so a batch claimed
      * ahead behind this one may be published ({@link io.outbox.relay.spi.Source#claimAhead}).
      */
-    boolean allFinal() {
+    public boolean allFinal() {
       for (Settlement s : settlements) {
         if (!(s instanceof Settlement.Published) && !(s instanceof Settlement.DeadLetter)) {
           return false;
@@ -45,7 +46,7 @@ final class SettlementPlanner {
     }
 
     /** How many events the broker acknowledged (their rows are to be marked published). */
-    int publishedCount() {
+    public int publishedCount() {
       return (int) settlements.stream().filter(s -> s instanceof Settlement.Published).count();
     }
   }
@@ -53,7 +54,7 @@ final class SettlementPlanner {
   private final int maxAttempts;
   private final RetryPolicy retryPolicy;
 
-  SettlementPlanner(int maxAttempts, RetryPolicy retryPolicy) {
+  public SettlementPlanner(int maxAttempts, RetryPolicy retryPolicy) {
     this.maxAttempts = maxAttempts;
     this.retryPolicy = retryPolicy;
   }
@@ -62,7 +63,7 @@ final class SettlementPlanner {
    * @param events the claimed events, in id order
    * @param verdicts one per event, same order
    */
-  Plan plan(List<OutboxEvent> events, List<Verdict> verdicts) {
+  public Plan plan(List<OutboxEvent> events, List<Verdict> verdicts) {
     if (events.size() != verdicts.size()) {
       throw new IllegalArgumentException(
           "sink answered " + verdicts.size() + " verdicts for " + events.size() + " events");

@@ -55,4 +55,19 @@ class KeyOrderTest {
   void anEmptyBatchHasNoWave() {
     assertThat(KeyOrder.waves(List.of(), new String[0])).isEmpty();
   }
+
+  @Test
+  void oneEventOfAKeyPerWaveSendsAKeysNthEventInTheNthWave() {
+    var events =
+        List.of(
+            event(1, "a"),
+            event(2, "b"),
+            event(3, "a"),
+            event(4, "a"),
+            event(5, "c"),
+            event(6, "b"));
+    assertThat(KeyOrder.oneEventOfAKeyPerWave(events))
+        .containsExactly(List.of(0, 1, 4), List.of(2, 5), List.of(3));
+    assertThat(KeyOrder.oneEventOfAKeyPerWave(List.of())).isEmpty();
+  }
 }

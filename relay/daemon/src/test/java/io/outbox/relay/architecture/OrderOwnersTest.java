@@ -49,7 +49,8 @@ class OrderOwnersTest {
           "io.outbox.source.cdc.ParkedRows");
 
   /**
-   * The relay's own classes: core, SPI, sources and sinks (not the test kit, which checks order).
+   * The relay's own classes: core, SPI, sources, sinks and the Kafka Connect connector (not the
+   * test kit, which checks order).
    */
   private static final JavaClasses RELAY =
       new ClassFileImporter()
@@ -72,7 +73,10 @@ class OrderOwnersTest {
                 "io.outbox.sink.redis.RedisSink",
                 "io.outbox.source.polling.PollingSource",
                 "io.outbox.source.cdc.CdcSource",
-                "io.outbox.relay.pipeline.Lane"))
+                "io.outbox.relay.pipeline.Lane",
+                // The connector: its batches go out in KeyOrder's waves, settled by the planner.
+                "io.outbox.connect.OutboxSourceTask",
+                "io.outbox.connect.LaneBatch"))
         .allMatch(RELAY::contain);
     assertThat(OWNERS).allMatch(RELAY::contain);
   }
