@@ -56,6 +56,9 @@ final class ChangeStream<R> {
     final boolean fromTable;
     Instant due; // while waiting for a retry
     long txId; // a streamed event's transaction id (UnseenRows); 0 when read from the table
+    // A streamed event inside a parked range, moved ahead with the range's rows read back: taken
+    // with them in id order (Parking#readBack), and put back there.
+    boolean inIdOrder;
 
     Item(
         OutboxEvent event,
@@ -304,6 +307,15 @@ final class ChangeStream<R> {
   /** The next batch of parked rows to read back for {@code lane}, or {@code null}. */
   ParkedRows.Request parkedToRead(int lane) {
     return locked(() -> s.closed ? null : parking.toRead(s.lanes[lane]));
+  }
+
+  /**
+   * Whether {@code request}'s rows may be read back now: no transaction of its key's streamed
+   * parked events was in progress at {@code snapshot} (taken before the read); a commit waiting for
+   * a synchronous standby keeps its rows invisible, and a read would skip them.
+   */
+  boolean parkedReadable(int lane, ParkedRows.Request request, TransactionSnapshot snapshot) {
+    return locked(() -> !s.closed && parking.readable(s.lanes[lane], request, snapshot));
   }
 
   /**

@@ -5,7 +5,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.OffsetDateTime;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -118,12 +117,7 @@ final class CurrentRows {
     if (absent.isEmpty()) {
       return Set.of();
     }
-    TransactionSnapshot snapshot;
-    try (Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT pg_current_snapshot()::text")) {
-      rs.next();
-      snapshot = TransactionSnapshot.parse(rs.getString(1));
-    }
+    TransactionSnapshot snapshot = TransactionSnapshot.current(c);
     Set<Long> committing = new HashSet<>();
     for (ChangeStream.Item item : items) {
       long id = item.event().id();

@@ -65,6 +65,7 @@ final class Intake {
         // Behind the parked events of its key: parked too; the pin holds the watermark (this
         // event's position becomes the pin when only rows read from the table are parked).
         parked.add(event.id());
+        parked.addTransaction(txId);
         s.parkedEvents++;
         if (parked.pin() == null) {
           parked.repin(s.watermark.add(record, 1));
@@ -77,7 +78,9 @@ final class Intake {
         break;
       }
       if (lane.held.containsKey(key)) {
-        parking.startParking(lane, new ParkedKey(key, event.id(), s.watermark.add(record, 1)));
+        ParkedKey started = new ParkedKey(key, event.id(), s.watermark.add(record, 1));
+        started.addTransaction(txId);
+        parking.startParking(lane, started);
         s.parkedEvents++;
         return true;
       }

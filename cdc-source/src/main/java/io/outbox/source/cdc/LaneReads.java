@@ -110,14 +110,21 @@ final class LaneReads {
   /**
    * Reads back a batch of the parked rows of a key of {@code lane} that is no longer held back
    * ({@link ParkedRows}), if any, into the lane.
+   *
+   * @return whether the read waits for a commit still in progress (a parked event's transaction,
+   *     streamed but not visible yet): the caller tries again a moment later
    */
-  void readBackParked(StreamSession s, int lane) {
+  boolean readBackParked(StreamSession s, int lane) {
     ParkedRows.Request request = s.stream().parkedToRead(lane);
     if (request == null) {
-      return;
+      return false;
     }
     List<ParkedRows.Row> read;
     try (Connection c = autoCommit()) {
+      if (request.checkCommits()
+          && !s.stream().parkedReadable(lane, request, TransactionSnapshot.current(c))) {
+        return true;
+      }
       read = parkedRows.read(c, request);
     } catch (SQLException e) {
       checkActive.accept(s);
@@ -133,5 +140,6 @@ final class LaneReads {
           e);
     }
     s.stream().readBack(lane, request, read);
+    return false;
   }
 }

@@ -20,9 +20,11 @@ import java.util.List;
 final class ParkedRows {
 
   /**
-   * A batch to read: the key's pending rows in {@code [firstId, lastId]}, at most {@code limit}.
+   * A batch to read: the key's pending rows in {@code [firstId, lastId]}, at most {@code limit};
+   * {@code checkCommits}: first check that no streamed event's transaction is still in progress
+   * ({@link ParkedKey#committingAt}).
    */
-  record Request(ParkedKey parked, long firstId, long lastId, int limit) {}
+  record Request(ParkedKey parked, long firstId, long lastId, int limit, boolean checkCommits) {}
 
   /** A row read back, with its {@code available_at} (a delayed event waits for it). */
   record Row(OutboxEvent event, Instant availableAt) {}

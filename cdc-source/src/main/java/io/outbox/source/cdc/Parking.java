@@ -91,6 +91,7 @@ final class Parking {
         s.watermark.release(item.position);
       }
     }
+    parked.addTransaction(item.txId);
     if (item.caughtUp && parked.addCaughtUp(item.event.id())) {
       s.openCaughtUp++;
     }
@@ -120,10 +121,21 @@ final class Parking {
     }
     for (ParkedKey p : lane.parked.values()) {
       if (!lane.held.containsKey(p.key())) {
-        return new ParkedRows.Request(p, p.firstId(), p.lastId(), Math.min(room, READ_BACK));
+        return new ParkedRows.Request(
+            p, p.firstId(), p.lastId(), Math.min(room, READ_BACK), p.mayBeCommitting());
       }
     }
     return null;
+  }
+
+  /**
+   * Whether {@code request}'s range may be read back now: no transaction of its streamed events is
+   * still in progress at {@code snapshot}, taken before the read (a transaction ended by then is
+   * visible to it).
+   */
+  boolean readable(StreamLane l, ParkedRows.Request request, TransactionSnapshot snapshot) {
+    ParkedKey p = request.parked();
+    return l.parked.get(p.key()) == p && !p.committingAt(snapshot);
   }
 
   /** See {@link ChangeStream#readBack}. */
@@ -134,7 +146,14 @@ final class Parking {
     }
     for (ParkedRows.Row row : rows) {
       long id = row.event().id();
-      if (!s.inMemory.containsKey(id)) {
+      ChangeStream.Item known = s.inMemory.get(id);
+      if (known != null && !known.fromTable && !known.inIdOrder && l.queue.remove(known)) {
+        // Streamed before an earlier event of its key was parked (a commit out of id order): it
+        // waits in the queue, which is taken after the rows read back; it joins them, in id order.
+        l.streamed--;
+        known.inIdOrder = true;
+        l.ahead.put(id, known);
+      } else if (known == null) {
         // A row that may have been caught up counts as one until it is final.
         boolean caughtUp = p.caughtUp(id);
         ChangeStream.Item item =

@@ -14,6 +14,9 @@ import java.util.function.Consumer;
  */
 final class StreamClaims {
 
+  /** How long a claim waits before it looks again whether a parked event's commit is visible. */
+  private static final Duration COMMIT_WAIT = Duration.ofMillis(50);
+
   private final OutstandingClaims outstanding;
   private final LaneReads reads;
   private final ClaimWriter writer;
@@ -44,11 +47,18 @@ final class StreamClaims {
       long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
       long queryNanos = 0;
       while (true) {
-        reads.readBackParked(s, lane);
+        boolean committing = reads.readBackParked(s, lane);
         Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
         List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, wait);
         if (items.isEmpty()) {
           if (s.stream().parkedToRead(lane) != null && System.nanoTime() < deadline) {
+            if (committing) {
+              // A parked event's commit is not visible yet: look again in a moment.
+              Thread.sleep(
+                  Math.min(
+                      COMMIT_WAIT.toMillis(),
+                      Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
+            }
             continue; // a held-back key was released: its parked rows come first
           }
           checkActive.accept(s);

@@ -121,7 +121,7 @@ final class StreamLane {
     List<ChangeStream.Item> sorted = new ArrayList<>(items);
     sorted.sort(Comparator.comparingLong((ChangeStream.Item i) -> i.event.id()).reversed());
     for (ChangeStream.Item item : sorted) {
-      if (item.fromTable) {
+      if (item.fromTable || item.inIdOrder) {
         ahead.put(item.event.id(), item);
       } else {
         queue.addFirst(item);

@@ -1,5 +1,9 @@
 package io.outbox.source.cdc;
 
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.HashSet;
 import java.util.Set;
 
@@ -22,6 +26,15 @@ final class TransactionSnapshot {
   private TransactionSnapshot(long xmin, long xmax) {
     this.xmin = xmin;
     this.xmax = xmax;
+  }
+
+  /** The database's current snapshot, read on {@code c} (PostgreSQL 13 or later). */
+  static TransactionSnapshot current(Connection c) throws SQLException {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT pg_current_snapshot()::text")) {
+      rs.next();
+      return parse(rs.getString(1));
+    }
   }
 
   /** Parses {@code pg_current_snapshot()::text}. */

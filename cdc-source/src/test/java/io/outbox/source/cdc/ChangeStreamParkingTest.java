@@ -60,6 +60,57 @@ class ChangeStreamParkingTest {
     return rows;
   }
 
+  /**
+   * k#3 is streamed before k#2 (committed out of id order) and waits in the lane; k#2 arrives at a
+   * full lane and is parked, so k#3 is inside k's parked range. Read back, the range's rows and k#3
+   * are taken in id order: on the code before, the rows read back went first and k#3 after them.
+   */
+  @Test
+  void aStreamedEventInsideAParkedRangeIsTakenInIdOrderWithTheRowsReadBack() throws Exception {
+    holdKeyK();
+    stream.offer("r3", event(3, "k"), null);
+    stream.offer("r4", event(4, "other"), null); // the lane is full
+    stream.offer("r2", event(2, "k"), null); // parked: k is held
+    stream.offer("r5", event(5, "k"), null); // behind the parked range
+    assertThat(stream.parkedEvents()).isEqualTo(2);
+
+    List<ChangeStream.Item> other = stream.take(0, 10, Duration.ZERO);
+    assertThat(ids(other)).as("k#3 waits for the parked k#2").containsExactly(4L);
+    publish(other);
+    clock.advance(Duration.ofSeconds(3));
+    publish(stream.take(0, 10, Duration.ZERO)); // k#1's retry
+
+    ParkedRows.Request request = stream.parkedToRead(0);
+    assertThat(request.firstId()).isEqualTo(2);
+    stream.readBack(0, request, rows(2, 3, 5));
+    assertThat(stream.parkedKeys()).isZero();
+    assertThat(ids(stream.take(0, 10, Duration.ZERO))).containsExactly(2L, 3L, 5L);
+  }
+
+  /**
+   * A parked event's transaction still in progress to other sessions (its commit waits for a
+   * synchronous standby) keeps its range from being read back, which would not see its row; once
+   * the transaction ended, the range is read.
+   */
+  @Test
+  void aParkedRangeIsNotReadWhileATransactionOfItsStreamedEventsIsInProgress() throws Exception {
+    holdKeyK();
+    stream.offer("r2", event(2, "other"), null);
+    stream.offer("r3", event(3, "other"), null); // the lane is full
+    stream.offerAll(List.of(ChangeStream.Streamed.insert("r4", event(4, "k"), null, 700)));
+    clock.advance(Duration.ofSeconds(3));
+    publish(stream.take(0, 10, Duration.ZERO)); // k#1's retry and the other key's events
+
+    ParkedRows.Request request = stream.parkedToRead(0);
+    assertThat(request.checkCommits()).isTrue();
+    assertThat(stream.parkedReadable(0, request, TransactionSnapshot.parse("690:710:700")))
+        .isFalse();
+    assertThat(stream.parkedReadable(0, request, TransactionSnapshot.parse("701:710:"))).isTrue();
+    assertThat(stream.parkedToRead(0).checkCommits())
+        .as("an ended transaction is forgotten")
+        .isFalse();
+  }
+
   @Test
   void aHeldKeysEventsLeaveAFullLaneAndComeBackInOrderWhenItIsReleased() throws Exception {
     holdKeyK();
