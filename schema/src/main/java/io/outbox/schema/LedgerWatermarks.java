@@ -93,6 +93,25 @@ public final class LedgerWatermarks {
   }
 
   /**
+   * Per ledger partition, the pipeline's last settled offset, read in a transaction on a connection
+   * of {@code pool} only if {@code fence} holds: the database confirms this instance is still the
+   * active one before anything acts on the ledger (issue #30: a lane's producer registered again,
+   * or the ledger read, on the word of an instance cut off from the database).
+   *
+   * @return the offsets; {@code null} when the fence did not hold
+   */
+  public Map<Integer, Long> read(DataSource pool, Fence fence, String pipeline)
+      throws SQLException {
+    try (Connection c = connection(pool, pipeline)) {
+      try {
+        return fence.holds(c) ? read(c, pipeline) : null;
+      } finally {
+        c.rollback();
+      }
+    }
+  }
+
+  /**
    * In one transaction on a connection of {@code pool}, unless {@code fence} does not hold: settles
    * the rows one ledger record names ({@link #settle}) and advances the watermark of its partition
    * to its offset ({@link #advance}).

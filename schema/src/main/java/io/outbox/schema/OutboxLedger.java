@@ -27,7 +27,8 @@ public final class OutboxLedger implements JdbcLedgerWatermark.Store {
    * @param pool the source's pool, {@code null} before the activation
    * @param delete whether published rows are deleted ({@code on-publish = delete})
    * @param fence the check of the epoch this instance holds when a settlement begins (a {@link
-   *     LeaderLease#epochFenceHolds} of it), run in the settlement's transaction
+   *     LeaderLease#epochFenceHolds} of it), run in the settlement's transaction; {@code null} when
+   *     this instance knows it lost the lease
    */
   public OutboxLedger(
       Supplier<? extends DataSource> pool,
@@ -42,15 +43,20 @@ public final class OutboxLedger implements JdbcLedgerWatermark.Store {
     this.fence = fence;
   }
 
+  /** {@inheritDoc} Only while the epoch of this instance's lease holds; {@code null} otherwise. */
   @Override
   public Map<Integer, Long> read() throws SQLException {
-    return sql.read(pool.get(), pipeline);
+    LedgerWatermarks.Fence current = fence.get();
+    return current == null ? null : sql.read(pool.get(), current, pipeline);
   }
 
   /** {@inheritDoc} Fenced by the epoch of this instance's lease, as a claim's settlement is. */
   @Override
   public int settle(LedgerPosition position, Map<Long, UUID> named) throws SQLException {
     LedgerWatermarks.Fence current = fence.get();
+    if (current == null) {
+      return -1;
+    }
     return sql.settleRecord(
         pool.get(), current, pipeline, position.partition(), position.offset(), named, delete);
   }

@@ -216,6 +216,9 @@ final class CdcLeaderLock {
    * epoch this instance holds now is still the pipeline's, and this instance counts its lease held.
    */
   LedgerWatermarks.Fence ledgerFence() {
+    if (!held()) {
+      return null; // lost already: no database round trip (it may be cut off)
+    }
     long epoch = lease.epoch();
     return c -> lease.epochFenceHolds(c, epoch) && held();
   }

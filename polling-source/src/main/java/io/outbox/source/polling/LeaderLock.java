@@ -86,9 +86,12 @@ final class LeaderLock {
   /**
    * The check a settlement from the ledger makes in its transaction, like a claim: the epoch of the
    * lease now is still the pipeline's ({@link LeaderLease#epochFenceHolds}), and this instance
-   * still holds that lease.
+   * still holds that lease; {@code null} when this instance knows it lost the lease.
    */
   LedgerWatermarks.Fence ledgerFence() {
+    if (!held()) {
+      return null; // lost already: no database round trip (it may be cut off)
+    }
     LeaderLease l = lease();
     long epoch = l.epoch();
     return c -> l.epochFenceHolds(c, epoch) && l.held() && l.epoch() == epoch;

@@ -42,15 +42,20 @@ final class LedgerRecovery {
   }
 
   /**
-   * Fences the earlier publisher of {@code lanes}, then settles their ledger partitions ({@code
-   * everything}: every partition, also those of lanes a former configuration had).
+   * Once the database confirmed the lease (the watermark's fenced read), fences the earlier
+   * publisher of {@code lanes}, then settles their ledger partitions ({@code everything}: every
+   * partition, also those of lanes a former configuration had).
    *
    * @return how many ledger records were settled
    * @throws io.outbox.relay.spi.LedgerException when the ledger cannot be trusted
+   * @throws io.outbox.relay.spi.LeadershipLostException when this instance lost the active role
    */
   int recover(Set<Integer> lanes, boolean everything) {
-    sink.fence(List.copyOf(lanes));
+    // The database confirms the lease first (the watermark's read is fenced): an instance cut off
+    // from it, or that lost the role, registers nothing, which would fence the active one's
+    // producers (issue #30 point 2).
     Map<Integer, Long> settled = watermark.settled();
+    sink.fence(List.copyOf(lanes));
     List<LedgerEntry> entries = sink.readLedger(settled, timeout);
     int records = 0;
     int rows = 0;

@@ -125,6 +125,31 @@ class CutOffActiveIT {
   }
 
   /**
+   * Issue #30 point 2: the same cut, exactly once. A reaches Kafka but not the database: its lanes'
+   * settlements fail, and a lane with a commit in doubt recovers from the ledger, which registered
+   * its transactional producer again without asking the database whether A still held the lease.
+   * Each registration after B took over fenced B's producer of that lane (B's open transaction
+   * aborted, B standing down). Now nothing is registered, no ledger read, before the database
+   * confirmed the lease: B is never fenced, and every event is read once ({@code read_committed}).
+   */
+  @Test
+  void exactlyOnceTheCutOffActiveNeverFencesTheStandbyThatTookOver() throws Exception {
+    Result r =
+        cutOffFromTheDatabase(
+            "cut_off_exactly_once",
+            "database, exactly once",
+            fx -> DATABASE_SETTINGS + fx.exactlyOnce(),
+            STANDING_BY,
+            false);
+    assertThat(r.standby().log())
+        .as("the standby that took over is never fenced")
+        .doesNotContain("was fenced");
+    assertThat(Deliveries.readAll(fx.topic("order")).duplicates())
+        .as("events read twice (read_committed)")
+        .isZero();
+  }
+
+  /**
    * The same cut for the CDC source, whose soak met the slow stand-down (issue #29 point 8): its
    * replication connection and its lanes' connections go through the proxy. Then, as the network
    * heals, the new active B is killed: A must take the role back within the take-over bound, which
@@ -141,7 +166,7 @@ class CutOffActiveIT {
    * A reaches the database through a proxy that black-holes it, B directly: B takes over within the
    * take-over bound, A stands down within {@link #STAND_DOWN_BOUND}, nothing is lost.
    */
-  private void cutOffFromTheDatabase(
+  private Result cutOffFromTheDatabase(
       String name,
       String label,
       Function<RelayFixture, String> settings,
@@ -190,6 +215,7 @@ class CutOffActiveIT {
                 + " ms;",
         r.committed().size(),
         deliveries.duplicates());
+    return r;
   }
 
   @Test
@@ -239,7 +265,8 @@ class CutOffActiveIT {
       Duration cutOff,
       Duration retaken,
       Set<UUID> committed,
-      RelayProcess old) {}
+      RelayProcess old,
+      RelayProcess standby) {}
 
   /**
    * Under a stream of events, once A published its first events, starts the standby B; then cuts
@@ -316,7 +343,7 @@ class CutOffActiveIT {
     if (retaken != null) {
       assertThat(retaken).as("the healed active took the role back after").isLessThan(bound);
     }
-    return new Result(takeOver, firstPublish, standDown, cutOff, retaken, committed, a);
+    return new Result(takeOver, firstPublish, standDown, cutOff, retaken, committed, a, b);
   }
 
   private void assertClean(Result r) throws Exception {

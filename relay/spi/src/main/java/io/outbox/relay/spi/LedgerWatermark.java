@@ -12,8 +12,11 @@ import java.util.Map;
 public interface LedgerWatermark {
 
   /**
-   * Per ledger partition, the last settled offset; partitions never settled are absent.
+   * Per ledger partition, the last settled offset; partitions never settled are absent. Read only
+   * while the database confirms this instance is the active one: the pipeline reads it before it
+   * registers its transactional producers or reads the ledger.
    *
+   * @throws LeadershipLostException when this instance is no longer the active one
    * @throws SourceException when the database fails
    */
   Map<Integer, Long> settled();

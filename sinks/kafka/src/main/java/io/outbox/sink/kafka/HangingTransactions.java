@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * Aborting them before the lane's first transaction makes the ledger's answer true: not committed,
  * sent again.
  */
-final class HangingTransactions {
+class HangingTransactions { // not final: a test scripts the broker's answers
 
   private static final Logger log = LoggerFactory.getLogger(HangingTransactions.class);
 
@@ -72,7 +72,35 @@ final class HangingTransactions {
    * partition too (its ledger record, if it wrote one, may be committed while its events were not:
    * the ledger's word on it is not to be trusted).
    */
-  record Outcome(long producerId, List<TopicPartition> aborted, boolean ledgerDecidedApart) {}
+  record Outcome(
+      long producerId,
+      int producerEpoch,
+      List<TopicPartition> aborted,
+      boolean ledgerDecidedApart) {}
+
+  /** A transactional id's producer id and epoch as its coordinator has them now. */
+  record Identity(long producerId, int producerEpoch) {}
+
+  /**
+   * {@code transactionalId}'s producer id and epoch now ({@code describeTransactions}): under
+   * transaction protocol v2 (KIP-890) the epoch is bumped at the end of every transaction, and the
+   * producer id replaced when the epoch runs out, so a lane learns its producer id again before
+   * that happens ({@link TransactionalLane}).
+   *
+   * @throws IllegalStateException when the broker does not answer within {@code timeout}
+   */
+  Identity current(String transactionalId, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try {
+      TransactionDescription d = describe(clients.admin(), transactionalId, deadline);
+      return new Identity(d.producerId(), d.producerEpoch());
+    } catch (ExecutionException | TimeoutException e) {
+      throw unavailable("describing the transactional id '" + transactionalId + "'", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while describing " + transactionalId, e);
+    }
+  }
 
   /**
    * Aborts, on every partition of the cluster (internal topics aside), the open transactions of
@@ -105,7 +133,7 @@ final class HangingTransactions {
             pipeline,
             transactionalId,
             e.getCause().getMessage());
-        return new Outcome(-1, List.of(), false);
+        return new Outcome(-1, -1, List.of(), false);
       }
       throw unavailable("describing the transactional id '" + transactionalId + "'", e);
     } catch (TimeoutException e) {
@@ -153,7 +181,7 @@ final class HangingTransactions {
       abort(admin, h.getKey(), p, deadline);
       aborted.add(h.getKey());
     }
-    return new Outcome(current.producerId(), aborted, apart);
+    return new Outcome(current.producerId(), current.producerEpoch(), aborted, apart);
   }
 
   /**

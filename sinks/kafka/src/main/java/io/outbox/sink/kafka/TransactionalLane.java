@@ -49,6 +49,14 @@ final class TransactionalLane {
   private static final Logger log = LoggerFactory.getLogger(TransactionalLane.class);
   private static final Duration HANGING_BOUND = Duration.ofSeconds(30);
 
+  /**
+   * How close to the end of its epochs ({@code Short.MAX_VALUE}) a producer id may come before the
+   * lane asks the coordinator for its current one before each transaction: under transaction
+   * protocol v2 the epoch is bumped at every transaction's end and the id replaced when it runs out
+   * (issue #30 point 5: a stale id made {@link HangingTransactions#markersWritten} answer at once).
+   */
+  static final int EPOCH_MARGIN = 16;
+
   private final int lane;
   private final String pipeline;
   private final String transactionalId;
@@ -66,6 +74,8 @@ final class TransactionalLane {
   private boolean checkHanging = true;
   private final Set<Long> producerIds = new HashSet<>(); // lane thread only: ids registered so far
   private long producerId = -1; // lane thread only: the current producer's id, -1 if unknown
+  private int producerEpoch = -1; // lane thread only: its epoch when last described, -1 if unknown
+  private int transactionsSinceDescribed; // lane thread only: begun since (each bumps the epoch)
   private volatile int hangingAborted; // written by the lane thread only
   private volatile int partialCommits; // written by the lane thread only
   private Set<TopicPartition> lastWritten; // lane thread only: partitions of the last transaction
@@ -165,15 +175,18 @@ final class TransactionalLane {
   }
 
   private SinkTransaction transact(List<RoutedEvent> events, LedgerRecord ledger) {
-    if (fenced || producer == null) {
-      if (fenced) {
-        return new SinkTransaction.Fenced(transactionalId + " was fenced by another instance");
-      }
-      try {
-        register();
-      } catch (RuntimeException e) {
-        return failedOrFenced(e, false, events.size());
-      }
+    if (fenced) {
+      return new SinkTransaction.Fenced(transactionalId + " was fenced by another instance");
+    }
+    if (producer == null) {
+      // Dropped after a failure, with a transaction of it perhaps still open: a new one is
+      // registered only through fence(), once the database confirmed the lease and before the
+      // ledger is read (issue #30 point 2); registered here, it would fence the active instance's
+      // producer if this one lost the role meanwhile.
+      return new SinkTransaction.Failed(
+          "the lane's transactional producer was dropped after a failure, with a transaction"
+              + " perhaps still open; it registers again once the database confirmed the lease",
+          true);
     }
     if (checkHanging) {
       try {
@@ -184,9 +197,17 @@ final class TransactionalLane {
             "the lane's earlier transactions cannot be checked: " + e.getMessage(), false);
       }
     }
+    try {
+      learnTheProducerIdNearItsLastEpoch();
+    } catch (RuntimeException e) {
+      log.warn("pipeline {} lane {}: {}", pipeline, lane, e.getMessage());
+      return new SinkTransaction.Failed(
+          "the lane's producer id cannot be confirmed: " + e.getMessage(), false);
+    }
     Producer<String, byte[]> p = producer;
     boolean committing = false;
     try {
+      transactionsSinceDescribed++;
       p.beginTransaction();
       Verdict[] verdicts = new Verdict[events.size()];
       Map<TopicPartition, Long> written = new HashMap<>();
@@ -417,11 +438,47 @@ final class TransactionalLane {
       p.abortTransaction();
       return true;
     } catch (RuntimeException e) {
+      if (isFence(e)) {
+        fenced = true; // never registered again before the next activation's fence()
+      }
       log.debug(
           "pipeline {} lane {}: abort failed: {}", pipeline, lane, FailureClassifier.describe(e));
       discard();
       return false;
     }
+  }
+
+  /**
+   * Before a transaction whose epoch may be among the producer id's last ones (the epoch when last
+   * described plus the transactions begun since, each of which bumps it under transaction protocol
+   * v2), asks the coordinator for the current id and epoch: the id the commit check looks for must
+   * be the one this transaction writes with. Under protocol v1 the epoch does not move, and the
+   * count brings one question per {@code Short.MAX_VALUE - EPOCH_MARGIN} transactions.
+   */
+  private void learnTheProducerIdNearItsLastEpoch() {
+    if (producerId < 0
+        || producerEpoch < 0
+        || producerEpoch + transactionsSinceDescribed < Short.MAX_VALUE - EPOCH_MARGIN) {
+      return;
+    }
+    HangingTransactions.Identity now =
+        hanging.current(
+            transactionalId,
+            sendTimeout.compareTo(HANGING_BOUND) > 0 ? sendTimeout : HANGING_BOUND);
+    if (now.producerId() != producerId) {
+      log.info(
+          "pipeline {} lane {}: the coordinator replaced the producer id of '{}' ({} -> {}) as its"
+              + " epochs ran out",
+          pipeline,
+          lane,
+          transactionalId,
+          producerId,
+          now.producerId());
+      producerIds.add(now.producerId());
+    }
+    producerId = now.producerId();
+    producerEpoch = now.producerEpoch();
+    transactionsSinceDescribed = 0;
   }
 
   /**
@@ -439,6 +496,8 @@ final class TransactionalLane {
       ledgerUntrusted.set(true);
     }
     producerId = outcome.producerId();
+    producerEpoch = outcome.producerEpoch();
+    transactionsSinceDescribed = 0;
     if (outcome.producerId() >= 0) {
       producerIds.add(outcome.producerId());
     }

@@ -20,7 +20,12 @@ public final class JdbcLedgerWatermark implements LedgerWatermark {
 
   /** The source's statements, each in a database transaction of its own. */
   public interface Store {
-    /** Per ledger partition, the last settled offset. */
+    /**
+     * Per ledger partition, the last settled offset, read only while this instance is the active
+     * one.
+     *
+     * @return the offsets; {@code null} when this instance is no longer the active one
+     */
     Map<Integer, Long> read() throws SQLException;
 
     /**
@@ -43,12 +48,21 @@ public final class JdbcLedgerWatermark implements LedgerWatermark {
 
   @Override
   public Map<Integer, Long> settled() {
+    Map<Integer, Long> settled;
     try {
-      return store.read();
+      settled = store.read();
     } catch (SQLException e) {
       throw new SourceException(
           "pipeline " + pipeline + ": reading the ledger watermark failed: " + e.getMessage(), e);
     }
+    if (settled == null) {
+      throw new LeadershipLostException(
+          "pipeline "
+              + pipeline
+              + ": the active role was lost before the ledger was read; nothing registered or"
+              + " settled");
+    }
+    return settled;
   }
 
   @Override
