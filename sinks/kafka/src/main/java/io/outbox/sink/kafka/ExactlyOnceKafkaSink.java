@@ -86,6 +86,11 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
     return sum(TransactionalLane::partialCommits);
   }
 
+  /** Lane {@code lane}'s partial commits so far: the partitions the broker had committed. */
+  List<java.util.Set<org.apache.kafka.common.TopicPartition>> partiallyCommitted(int lane) {
+    return lanes[lane].partiallyCommitted();
+  }
+
   /** How many hanging transactions (partitions) the lanes aborted; for tests. */
   int hangingAborted() {
     return sum(TransactionalLane::hangingAborted);

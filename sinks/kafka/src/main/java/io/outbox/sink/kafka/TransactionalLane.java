@@ -78,6 +78,10 @@ final class TransactionalLane {
   private int transactionsSinceDescribed; // lane thread only: begun since (each bumps the epoch)
   private volatile int hangingAborted; // written by the lane thread only
   private volatile int partialCommits; // written by the lane thread only
+  // Per partial commit, the partitions where the broker had committed the transaction: the batch's
+  // events there are read twice once it is sent again. For tests.
+  private final List<Set<TopicPartition>> partiallyCommitted =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private Set<TopicPartition> lastWritten; // lane thread only: partitions of the last transaction
   // Set when a hanging transaction not open on the lane's ledger partition was aborted: the
   // ledger's records past the watermark may name events that were aborted.
@@ -513,6 +517,7 @@ final class TransactionalLane {
       partialCommits++;
       List<TopicPartition> kept =
           last.stream().filter(tp -> !outcome.aborted().contains(tp)).toList();
+      partiallyCommitted.add(Set.copyOf(kept));
       log.warn(
           "pipeline {} lane {}: the broker had committed the lane's last transaction on {} only and"
               + " left it open elsewhere; the open part is aborted and the batch goes out again, so"
@@ -537,6 +542,14 @@ final class TransactionalLane {
    */
   int partialCommits() {
     return partialCommits;
+  }
+
+  /**
+   * Per partial commit so far, the partitions where the broker had committed the transaction (its
+   * batch's events there are read twice once it is sent again); for tests.
+   */
+  List<Set<TopicPartition>> partiallyCommitted() {
+    return List.copyOf(partiallyCommitted);
   }
 
   /** How many hanging transactions (partitions) this lane aborted; for tests. */
