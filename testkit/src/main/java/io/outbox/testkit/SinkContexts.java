@@ -27,6 +27,11 @@ public final class SinkContexts {
    * sink.<type>} of the {@code reference.conf} files on the class path; 4 lanes, batches of 500.
    */
   public static PluginContext context(String type, String hocon) {
+    return context(type, hocon, 4);
+  }
+
+  /** As {@link #context(String, String)}, for a pipeline of {@code lanes} lanes. */
+  public static PluginContext context(String type, String hocon, int lanes) {
     return new PluginContext(
         PIPELINE,
         ConfigFactory.parseString(hocon)
@@ -34,7 +39,7 @@ public final class SinkContexts {
                 ConfigFactory.defaultReference()
                     .getConfig("outbox-relay.pipeline-defaults.sink." + type)),
         path(type),
-        4,
+        lanes,
         500,
         Clock.systemUTC(),
         role -> {});

@@ -20,8 +20,10 @@ public interface TransactionalSink extends Sink {
   /**
    * Prepares one transactional publisher per lane, fencing whatever instance published for these
    * lanes before (its transactions still open are aborted, its later commits fail), and makes sure
-   * the ledger exists. Blocking; called on activation, and for one lane after a transaction whose
-   * outcome is unknown ({@link SinkTransaction.Failed#inDoubt()}).
+   * the ledger exists. Blocking; called on activation (with every lane: the lanes of a former
+   * configuration with more lanes are fenced too), and for one lane after a transaction whose
+   * outcome is unknown ({@link SinkTransaction.Failed#inDoubt()}). The pipeline calls it only once
+   * the database confirmed this instance's lease.
    *
    * @param lanes the lanes to prepare, each in {@code [0, lanes)} of the pipeline
    * @throws LedgerException when the ledger cannot be used (wrong layout, compacted)

@@ -34,6 +34,11 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
   private final LedgerTopic ledger;
   private final TransactionalLane[] lanes;
   private final SinkHealthLog health;
+  // What a lane is made of, kept to fence the lanes of a former configuration with more lanes.
+  private final Map<String, Object> producerConfig;
+  private final KafkaClients.Factory factory;
+  private final TopicCheck topics;
+  private final HangingTransactions hanging;
 
   ExactlyOnceKafkaSink(
       String pipeline,
@@ -51,21 +56,27 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
         new LedgerTopic(
             settings.ledgerTopic(), pipeline, settings.ledgerRetention(), producerConfig, clients);
     this.lanes = new TransactionalLane[lanes];
-    HangingTransactions hanging =
-        new HangingTransactions(pipeline, clients, settings.ledgerTopic());
+    this.producerConfig = producerConfig;
+    this.factory = factory;
+    this.topics = topics;
+    this.hanging = new HangingTransactions(pipeline, clients, settings.ledgerTopic());
     for (int i = 0; i < lanes; i++) {
-      this.lanes[i] =
-          new TransactionalLane(
-              i,
-              pipeline,
-              settings.transactionalIdPrefix(),
-              producerConfig,
-              factory,
-              settings.ledgerTopic(),
-              topics,
-              settings.sendTimeout(),
-              hanging);
+      this.lanes[i] = newLane(i);
     }
+  }
+
+  /** Lane {@code lane}'s transactional publisher (not registered yet). */
+  private TransactionalLane newLane(int lane) {
+    return new TransactionalLane(
+        lane,
+        pipeline,
+        settings.transactionalIdPrefix(),
+        producerConfig,
+        factory,
+        settings.ledgerTopic(),
+        topics,
+        settings.sendTimeout(),
+        hanging);
   }
 
   @Override
@@ -75,9 +86,33 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
         settings.sendTimeout().compareTo(ACTIVATION_BOUND) > 0
             ? settings.sendTimeout()
             : ACTIVATION_BOUND;
-    ledger.ensure(lanes.length, bound);
+    int partitions = ledger.ensure(lanes.length, bound);
     for (int lane : which) {
       lanes[lane].fence(bound);
+    }
+    if (which.size() == lanes.length) {
+      // An activation: the lanes of a former configuration with more lanes (the ledger's
+      // partitions beyond today's lanes) are fenced too, so that an instance of it, frozen in a
+      // commit, cannot commit rows this one publishes (issue #30 point 4); the ledger read that
+      // follows settles what they committed.
+      for (int former = lanes.length; former < partitions; former++) {
+        fenceFormerLane(former, bound);
+      }
+    }
+  }
+
+  /** Registers lane {@code former}'s transactional id once (fencing its holders), then lets go. */
+  private void fenceFormerLane(int former, Duration bound) {
+    TransactionalLane lane = newLane(former);
+    try {
+      lane.fence(bound);
+      log.info(
+          "pipeline {}: lane {} of a former configuration (the ledger has a partition for it) fenced;"
+              + " its committed batches are settled from the ledger",
+          pipeline,
+          former);
+    } finally {
+      lane.close(bound);
     }
   }
 

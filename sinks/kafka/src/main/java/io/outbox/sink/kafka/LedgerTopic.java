@@ -84,10 +84,12 @@ final class LedgerTopic {
   /**
    * Creates the topic with one partition per lane when it is missing; checks an existing one.
    *
+   * @return its partitions: one per lane of the pipeline now or of a former configuration with more
+   *     lanes
    * @throws LedgerException when the topic is compacted or has fewer partitions than lanes
    * @throws IllegalStateException when the broker does not answer within {@code timeout}
    */
-  void ensure(int lanes, Duration timeout) {
+  int ensure(int lanes, Duration timeout) {
     Admin admin = clients.admin();
     try {
       TopicDescription d;
@@ -103,7 +105,7 @@ final class LedgerTopic {
           throw e;
         }
         create(admin, lanes, timeout);
-        return;
+        return lanes;
       }
       if (d.partitions().size() < lanes) {
         throw new LedgerException(
@@ -140,6 +142,7 @@ final class LedgerTopic {
                 + " the relay would re-send published events. Set cleanup.policy=delete"
                 + " (docs/design.md, \"Exactly once into Kafka\")");
       }
+      return d.partitions().size();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while checking the ledger topic", e);

@@ -13,4 +13,9 @@ final class Contexts {
   static PluginContext context(String hocon) {
     return SinkContexts.context("kafka", hocon);
   }
+
+  /** As {@link #context(String)}, for a pipeline of {@code lanes} lanes. */
+  static PluginContext context(String hocon, int lanes) {
+    return SinkContexts.context("kafka", hocon, lanes);
+  }
 }

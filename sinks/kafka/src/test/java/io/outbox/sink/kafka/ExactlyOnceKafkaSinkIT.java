@@ -15,10 +15,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -43,6 +49,10 @@ class ExactlyOnceKafkaSinkIT {
   }
 
   private ExactlyOnceKafkaSink sink(String extra) {
+    return sink(extra, 4, KafkaClients.KAFKA);
+  }
+
+  private ExactlyOnceKafkaSink sink(String extra, int lanes, KafkaClients.Factory factory) {
     ExactlyOnceKafkaSink sink =
         KafkaSinkProvider.createExactlyOnce(
             Contexts.context(
@@ -53,8 +63,9 @@ class ExactlyOnceKafkaSinkIT {
                     + "\", transactional-id-prefix = \""
                     + topic
                     + "\"\n"
-                    + extra),
-            KafkaClients.KAFKA);
+                    + extra,
+                lanes),
+            factory);
     sinks.add(sink);
     return sink;
   }
@@ -112,6 +123,66 @@ class ExactlyOnceKafkaSinkIT {
     // The fenced instance stays fenced until it registers again (a new activation).
     assertThat(zombie.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get())
         .isInstanceOf(SinkTransaction.Fenced.class);
+  }
+
+  /**
+   * Issue #30 point 4: an instance on 4 lanes is frozen inside lane 3's commit while one on 2 lanes
+   * takes over. The new instance's activation fences the former lanes too (the ledger has a
+   * partition for each), so the frozen commit fails when it wakes; on the code before only lanes 0
+   * and 1 were fenced, and the woken instance committed a batch whose rows the new one publishes.
+   */
+  @Test
+  void anActivationWithFewerLanesFencesTheFormerLanesToo() throws Exception {
+    KafkaTestSupport.createTopic(topic, 3);
+    CountDownLatch committing = new CountDownLatch(1);
+    CountDownLatch wake = new CountDownLatch(1);
+    KafkaClients.Factory freezesLane3InItsCommit =
+        new KafkaClients.Factory() {
+          @Override
+          public Producer<String, byte[]> producer(Map<String, Object> config) {
+            boolean lane3 = String.valueOf(config.get("transactional.id")).endsWith(".lane-3");
+            return new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer()) {
+              @Override
+              public void commitTransaction() {
+                if (lane3) {
+                  committing.countDown();
+                  try {
+                    wake.await(60, TimeUnit.SECONDS);
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                }
+                super.commitTransaction();
+              }
+            };
+          }
+
+          @Override
+          public Admin admin(Map<String, Object> config) {
+            return Admin.create(config);
+          }
+        };
+    ExactlyOnceKafkaSink frozen = sink("", 4, freezesLane3InItsCommit);
+    frozen.fence(List.of(0, 1, 2, 3));
+    List<RoutedEvent> batch = List.of(Events.routed(topic, "a", "{\"from\":\"lane 3\"}"));
+    CompletableFuture<SinkTransaction> commit =
+        frozen
+            .publish(
+                3,
+                batch,
+                new LedgerRecord(3, "test", List.of(LedgerRecord.Event.of(batch.get(0).event()))))
+            .toCompletableFuture();
+    assertThat(committing.await(30, TimeUnit.SECONDS)).as("lane 3 inside its commit").isTrue();
+
+    ExactlyOnceKafkaSink successor = sink("", 2, KafkaClients.KAFKA);
+    successor.fence(List.of(0, 1));
+    wake.countDown();
+
+    assertThat(commit.get(60, TimeUnit.SECONDS))
+        .as("the woken commit of a former lane")
+        .isNotInstanceOf(SinkTransaction.Committed.class);
+    assertThat(KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ)).isEmpty();
+    assertThat(successor.readLedger(Map.of(), READ)).isEmpty();
   }
 
   @Test
