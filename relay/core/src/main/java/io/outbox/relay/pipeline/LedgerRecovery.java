@@ -1,9 +1,12 @@
 package io.outbox.relay.pipeline;
 
 import io.outbox.relay.spi.LedgerEntry;
+import io.outbox.relay.spi.LedgerPosition;
+import io.outbox.relay.spi.LedgerRead;
 import io.outbox.relay.spi.LedgerWatermark;
 import io.outbox.relay.spi.TransactionalSink;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -56,17 +59,20 @@ final class LedgerRecovery {
     // producers (issue #30 point 2).
     Map<Integer, Long> settled = watermark.settled();
     sink.fence(List.copyOf(lanes));
-    List<LedgerEntry> entries = sink.readLedger(settled, timeout);
+    LedgerRead read = sink.readLedger(settled, timeout);
+    Map<Integer, Long> last = new HashMap<>(settled);
     int records = 0;
     int rows = 0;
-    for (LedgerEntry e : entries) {
+    for (LedgerEntry e : read.entries()) {
       if (!everything && !lanes.contains(e.position().partition())) {
         continue; // another lane's, settled by that lane
       }
       rows += watermark.settleFromLedger(e.position(), e.record().events());
       records++;
       lastOffset = Math.max(lastOffset, e.position().offset());
+      last.merge(e.position().partition(), e.position().offset(), Math::max);
     }
+    passAbortedTails(lanes, everything, read.decidedTo(), last);
     stats.ledgerBatchesSettled.increment(records);
     stats.ledgerEventsSettled.increment(rows);
     if (records > 0) {
@@ -85,6 +91,41 @@ final class LedgerRecovery {
           settled);
     }
     return records;
+  }
+
+  /**
+   * Moves the watermark of each partition read past an aborted tail: records of transactions that
+   * were aborted after the last settled record. Left behind them, the watermark would point at
+   * records that retention deletes in time, and the next read would take their absence for lost
+   * unsettled records and refuse to go on (a lane of a former configuration never settles again;
+   * issue #30 point 4). Only partitions this recovery settles, and only up to where every
+   * transaction is decided; a partition never settled is left alone (its read starts at its
+   * beginning).
+   */
+  private void passAbortedTails(
+      Set<Integer> lanes,
+      boolean everything,
+      Map<Integer, Long> decidedTo,
+      Map<Integer, Long> last) {
+    for (Map.Entry<Integer, Long> d : decidedTo.entrySet()) {
+      int partition = d.getKey();
+      Long settledTo = last.get(partition);
+      if (settledTo == null || !everything && !lanes.contains(partition)) {
+        continue;
+      }
+      // The settled record's commit marker is at settledTo + 1: anything after it was aborted.
+      long to = d.getValue() - 1;
+      if (to > settledTo + 1) {
+        watermark.settleFromLedger(new LedgerPosition(partition, to), List.of());
+        log.info(
+            "pipeline {}: ledger partition {} holds only aborted transactions from offset {} to {};"
+                + " its watermark moves past them",
+            pipeline,
+            partition,
+            settledTo + 2,
+            to);
+      }
+    }
   }
 
   /** The highest ledger offset settled from the ledger by this instance, or -1. */

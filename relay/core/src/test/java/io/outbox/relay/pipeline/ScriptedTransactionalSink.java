@@ -37,6 +37,9 @@ final class ScriptedTransactionalSink implements TransactionalSink {
   private volatile CompletableFuture<SinkTransaction> inFlight =
       CompletableFuture.completedFuture(null);
 
+  /** Per ledger partition, where every transaction is decided, as {@link #readLedger} says. */
+  volatile Map<Integer, Long> decidedTo = Map.of();
+
   /** The committed transactions' ledger entries, which {@link #readLedger} answers with. */
   final List<LedgerEntry> committed = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -72,7 +75,7 @@ final class ScriptedTransactionalSink implements TransactionalSink {
   }
 
   @Override
-  public List<LedgerEntry> readLedger(Map<Integer, Long> settled, Duration timeout) {
+  public io.outbox.relay.spi.LedgerRead readLedger(Map<Integer, Long> settled, Duration timeout) {
     ledgerReads.incrementAndGet();
     if (failingLedgerReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
       throw new IllegalStateException("Timed out waiting for a node assignment");
@@ -83,7 +86,7 @@ final class ScriptedTransactionalSink implements TransactionalSink {
         past.add(e);
       }
     }
-    return past;
+    return new io.outbox.relay.spi.LedgerRead(past, decidedTo);
   }
 
   @Override

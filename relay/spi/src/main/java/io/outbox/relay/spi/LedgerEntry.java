@@ -3,7 +3,8 @@ package io.outbox.relay.spi;
 import java.util.Objects;
 
 /**
- * A committed ledger record as read back by {@link TransactionalSink#readLedger}.
+ * A committed ledger record as read back by {@link TransactionalSink#readLedger} ({@link
+ * LedgerRead}).
  *
  * @param position where it is
  * @param record what it says

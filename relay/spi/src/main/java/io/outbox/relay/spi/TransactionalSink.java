@@ -45,12 +45,12 @@ public interface TransactionalSink extends Sink {
    * @param settled per ledger partition, the last offset whose events the source settled; a
    *     partition without an entry was never settled
    * @param timeout the bound on the whole read
-   * @return the records, per partition in offset order
+   * @return the records, per partition in offset order, and how far each partition is decided
    * @throws LedgerException when the ledger is gone, was recreated, lost records past {@code
    *     settled} (retention too short) or holds a record this relay cannot read
    * @throws RuntimeException when the broker cannot be reached; the pipeline retries with backoff
    */
-  List<LedgerEntry> readLedger(Map<Integer, Long> settled, Duration timeout);
+  LedgerRead readLedger(Map<Integer, Long> settled, Duration timeout);
 
   /** The name of the ledger (a topic), for messages and {@code status}. */
   String ledgerName();

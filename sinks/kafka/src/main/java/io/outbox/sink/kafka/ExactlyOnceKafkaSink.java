@@ -1,6 +1,7 @@
 package io.outbox.sink.kafka;
 
 import io.outbox.relay.spi.LedgerEntry;
+import io.outbox.relay.spi.LedgerRead;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.SinkTransaction;
@@ -150,8 +151,9 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
   }
 
   @Override
-  public List<LedgerEntry> readLedger(Map<Integer, Long> settled, Duration timeout) {
-    List<LedgerEntry> entries = ledger.read(settled, timeout);
+  public LedgerRead readLedger(Map<Integer, Long> settled, Duration timeout) {
+    LedgerRead read = ledger.read(settled, timeout);
+    List<LedgerEntry> entries = read.entries();
     List<LedgerEntry> trusted = new ArrayList<>(entries.size());
     boolean[] untrusted = new boolean[lanes.length];
     for (int i = 0; i < lanes.length; i++) {
@@ -175,7 +177,7 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
         trusted.add(e);
       }
     }
-    return trusted;
+    return new LedgerRead(trusted, read.decidedTo());
   }
 
   @Override

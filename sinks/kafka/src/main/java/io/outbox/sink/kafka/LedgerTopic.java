@@ -3,6 +3,7 @@ package io.outbox.sink.kafka;
 import io.outbox.relay.spi.LedgerEntry;
 import io.outbox.relay.spi.LedgerException;
 import io.outbox.relay.spi.LedgerPosition;
+import io.outbox.relay.spi.LedgerRead;
 import io.outbox.relay.spi.LedgerRecord;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -179,12 +180,13 @@ final class LedgerTopic {
   }
 
   /**
-   * The committed ledger records past {@code settled}, up to the current end.
+   * The committed ledger records past {@code settled}, up to the current end (the last stable
+   * offsets, which it reports too).
    *
    * @throws LedgerException when the ledger cannot be trusted
    * @throws IllegalStateException when the broker does not answer within {@code timeout}
    */
-  List<LedgerEntry> read(Map<Integer, Long> settled, Duration timeout) {
+  LedgerRead read(Map<Integer, Long> settled, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     try (Consumer<String, byte[]> consumer =
         new KafkaConsumer<>(
@@ -192,7 +194,7 @@ final class LedgerTopic {
       List<PartitionInfo> infos = consumer.partitionsFor(topic, timeout);
       if (infos == null || infos.isEmpty()) {
         if (settled.isEmpty()) {
-          return List.of();
+          return new LedgerRead(List.of(), Map.of());
         }
         throw gone("does not exist", settled);
       }
@@ -240,7 +242,9 @@ final class LedgerTopic {
               a.position().partition() != b.position().partition()
                   ? Integer.compare(a.position().partition(), b.position().partition())
                   : Long.compare(a.position().offset(), b.position().offset()));
-      return entries;
+      Map<Integer, Long> decidedTo = new HashMap<>();
+      end.forEach((tp, offset) -> decidedTo.put(tp.partition(), offset));
+      return new LedgerRead(entries, decidedTo);
     }
   }
 

@@ -153,7 +153,7 @@ class BrokerKilledInCommitIT {
       int partialBefore = sink.partiallyCommitted(0).size();
       fenceUntilBack();
       List<Set<TopicPartition>> partial = sink.partiallyCommitted(0);
-      List<LedgerEntry> entries = sink.readLedger(settled, READ);
+      List<LedgerEntry> entries = sink.readLedger(settled, READ).entries();
       boolean inLedger = false;
       for (LedgerEntry e : entries) {
         settled.merge(e.position().partition(), e.position().offset(), Math::max);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.relay.spi.LedgerEntry;
 import io.outbox.relay.spi.LedgerException;
+import io.outbox.relay.spi.LedgerRead;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.SinkTransaction;
@@ -21,8 +22,11 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -92,7 +96,7 @@ class ExactlyOnceKafkaSinkIT {
     assertThat(outcome).isInstanceOf(SinkTransaction.Committed.class);
     long offset = ((SinkTransaction.Committed) outcome).position().offset();
     assertThat(KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ)).hasSize(3);
-    List<LedgerEntry> entries = sink.readLedger(Map.of(), READ);
+    List<LedgerEntry> entries = sink.readLedger(Map.of(), READ).entries();
     assertThat(entries).hasSize(1);
     assertThat(entries.get(0).position().partition()).isZero();
     assertThat(entries.get(0).position().offset()).isEqualTo(offset);
@@ -102,7 +106,9 @@ class ExactlyOnceKafkaSinkIT {
             batch.get(0).event().eventId(),
             batch.get(1).event().eventId(),
             batch.get(2).event().eventId());
-    assertThat(sink.readLedger(Map.of(0, offset), READ)).as("past the watermark").isEmpty();
+    assertThat(sink.readLedger(Map.of(0, offset), READ).entries())
+        .as("past the watermark")
+        .isEmpty();
   }
 
   @Test
@@ -119,7 +125,7 @@ class ExactlyOnceKafkaSinkIT {
 
     assertThat(outcome).isInstanceOf(SinkTransaction.Fenced.class);
     assertThat(KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ)).isEmpty();
-    assertThat(successor.readLedger(Map.of(), READ)).isEmpty();
+    assertThat(successor.readLedger(Map.of(), READ).entries()).isEmpty();
     // The fenced instance stays fenced until it registers again (a new activation).
     assertThat(zombie.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get())
         .isInstanceOf(SinkTransaction.Fenced.class);
@@ -182,7 +188,7 @@ class ExactlyOnceKafkaSinkIT {
         .as("the woken commit of a former lane")
         .isNotInstanceOf(SinkTransaction.Committed.class);
     assertThat(KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ)).isEmpty();
-    assertThat(successor.readLedger(Map.of(), READ)).isEmpty();
+    assertThat(successor.readLedger(Map.of(), READ).entries()).isEmpty();
   }
 
   @Test
@@ -220,7 +226,7 @@ class ExactlyOnceKafkaSinkIT {
   @Test
   void aLedgerThatIsGoneOrCompactedIsRefused() throws Exception {
     ExactlyOnceKafkaSink sink = sink("");
-    assertThatThrownBy(() -> sink.readLedger(Map.of(0, 41L), READ))
+    assertThatThrownBy(() -> sink.readLedger(Map.of(0, 41L), READ).entries())
         .isInstanceOf(LedgerException.class)
         .hasMessageContaining("deleted or recreated")
         .hasMessageContaining("_relay_ledger");
@@ -238,5 +244,55 @@ class ExactlyOnceKafkaSinkIT {
     assertThatThrownBy(() -> sink.fence(List.of(0)))
         .isInstanceOf(LedgerException.class)
         .hasMessageContaining("cleanup.policy=compact");
+  }
+
+  /**
+   * Issue #30 point 4: after the last settled record, the ledger partition holds only an aborted
+   * transaction. The read reports the partition decided past it; once retention deletes it, a read
+   * from the old watermark is refused (unsettled records lost, the activation exits), while one
+   * from the watermark moved to what the read reported goes on (LedgerRecoveryTest moves it).
+   */
+  @Test
+  void aLedgerTailOfAbortedTransactionsIsReportedDecided() throws Exception {
+    KafkaTestSupport.createTopic(topic, 3);
+    ExactlyOnceKafkaSink sink = sink("");
+    sink.fence(List.of(0, 1, 2, 3));
+    List<RoutedEvent> batch = List.of(Events.routed(topic, "a", "{\"n\":1}"));
+    SinkTransaction committed =
+        sink.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    long settled = ((SinkTransaction.Committed) committed).position().offset();
+    try (KafkaProducer<String, byte[]> other =
+        new KafkaProducer<>(
+            Map.of(
+                "bootstrap.servers",
+                Services.kafkaBootstrap(),
+                "transactional.id",
+                topic + ".aborting"),
+            new StringSerializer(),
+            new ByteArraySerializer())) {
+      other.initTransactions();
+      other.beginTransaction();
+      other.send(new ProducerRecord<>(ledger, 0, "lane-0", new byte[] {1})).get();
+      other.abortTransaction();
+    }
+
+    LedgerRead read = sink.readLedger(Map.of(0, settled), READ);
+    assertThat(read.entries()).isEmpty();
+    long decided = read.decidedTo().get(0);
+    assertThat(decided).as("past the aborted record and its marker").isEqualTo(settled + 4);
+
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, Services.kafkaBootstrap()))) {
+      admin
+          .deleteRecords(
+              Map.of(new TopicPartition(ledger, 0), RecordsToDelete.beforeOffset(decided)))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+    }
+    assertThatThrownBy(() -> sink.readLedger(Map.of(0, settled), READ))
+        .isInstanceOf(LedgerException.class)
+        .hasMessageContaining("expired");
+    assertThat(sink.readLedger(Map.of(0, decided - 1), READ).entries()).isEmpty();
   }
 }
