@@ -1,6 +1,5 @@
 package io.outbox.sink.kafka;
 
-import io.outbox.relay.spi.LedgerEntry;
 import io.outbox.relay.spi.LedgerRead;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.RoutedEvent;
@@ -9,7 +8,6 @@ import io.outbox.relay.spi.TransactionalSink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.SinkHealthLog;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -48,7 +46,8 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
       TopicCheck topics,
       Map<String, Object> producerConfig,
       KafkaClients.Factory factory,
-      int lanes) {
+      int lanes,
+      HangingTransactions hanging) {
     this.pipeline = pipeline;
     this.settings = settings;
     this.clients = clients;
@@ -60,7 +59,7 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
     this.producerConfig = producerConfig;
     this.factory = factory;
     this.topics = topics;
-    this.hanging = new HangingTransactions(pipeline, clients, settings.ledgerTopic());
+    this.hanging = hanging;
     for (int i = 0; i < lanes; i++) {
       this.lanes[i] = newLane(i);
     }
@@ -152,32 +151,9 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
 
   @Override
   public LedgerRead readLedger(Map<Integer, Long> settled, Duration timeout) {
-    LedgerRead read = ledger.read(settled, timeout);
-    List<LedgerEntry> entries = read.entries();
-    List<LedgerEntry> trusted = new ArrayList<>(entries.size());
-    boolean[] untrusted = new boolean[lanes.length];
-    for (int i = 0; i < lanes.length; i++) {
-      untrusted[i] = lanes[i].takeLedgerUntrusted();
-    }
-    for (LedgerEntry e : entries) {
-      int p = e.position().partition();
-      if (p < untrusted.length && untrusted[p]) {
-        // A hanging transaction of this lane, open on some partitions and decided on the ledger,
-        // was aborted: the events this record names may be aborted where it hung. Sending them
-        // again may duplicate some; trusting the record may lose some.
-        log.warn(
-            "pipeline {} lane {}: the ledger record at offset {} ({} events) is not trusted: a"
-                + " hanging transaction of the lane was aborted that was not open on the ledger;"
-                + " its events are sent again (at least once)",
-            pipeline,
-            p,
-            e.position().offset(),
-            e.record().events().size());
-      } else {
-        trusted.add(e);
-      }
-    }
-    return new LedgerRead(trusted, read.decidedTo());
+    // Records a lane must not trust are dropped by the read itself: a distrust marker in the
+    // ledger follows them (TransactionalLane, LedgerTopic).
+    return ledger.read(settled, timeout);
   }
 
   @Override

@@ -51,6 +51,18 @@ public final class KafkaSinkProvider extends SettingsSinkProvider<KafkaSinkSetti
   /** The sink of {@code delivery = exactly-once}. */
   static ExactlyOnceKafkaSink createExactlyOnce(
       PluginContext context, KafkaClients.Factory factory) {
+    return createExactlyOnce(
+        context,
+        factory,
+        (clients, settings) ->
+            new HangingTransactions(context.pipeline(), clients, settings.ledgerTopic()));
+  }
+
+  /** As above, with {@code hanging} making the check of hanging transactions (tests). */
+  static ExactlyOnceKafkaSink createExactlyOnce(
+      PluginContext context,
+      KafkaClients.Factory factory,
+      java.util.function.BiFunction<KafkaClients, KafkaSinkSettings, HangingTransactions> hanging) {
     Parts p = Parts.of(context, factory, null);
     return new ExactlyOnceKafkaSink(
         context.pipeline(),
@@ -59,7 +71,8 @@ public final class KafkaSinkProvider extends SettingsSinkProvider<KafkaSinkSetti
         p.topics,
         p.producerConfig,
         factory,
-        context.lanes());
+        context.lanes(),
+        hanging.apply(p.clients, p.settings));
   }
 
   static KafkaSink create(PluginContext context, KafkaClients.Factory factory) {

@@ -15,6 +15,14 @@ final class LedgerCodec {
 
   static final String VERSION_LINE = "outbox-relay-ledger 1";
 
+  /**
+   * The first line of a distrust marker: the lane's committed records before it on its partition
+   * are not to be trusted (a hanging transaction of the lane was aborted that the ledger had
+   * decided apart from its events; {@link TransactionalLane}). Kept in the ledger, so that every
+   * later read sees it, whichever lane, instance or restart reads.
+   */
+  static final String DISTRUST_LINE = "outbox-relay-ledger-distrust 1";
+
   private LedgerCodec() {}
 
   static byte[] encode(LedgerRecord record) {
@@ -26,6 +34,17 @@ final class LedgerCodec {
       sb.append(e.id()).append(' ').append(e.eventId()).append('\n');
     }
     return sb.toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** A distrust marker of lane {@code lane} ({@link #DISTRUST_LINE}). */
+  static byte[] encodeDistrust(int lane) {
+    return (DISTRUST_LINE + "\nlane " + lane + "\n").getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Whether {@code bytes} is a distrust marker rather than a ledger record. */
+  static boolean isDistrust(byte[] bytes) {
+    return bytes != null
+        && new String(bytes, StandardCharsets.UTF_8).startsWith(DISTRUST_LINE + "\n");
   }
 
   /**

@@ -230,7 +230,12 @@ final class LedgerTopic {
         }
         for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
           TopicPartition tp = new TopicPartition(r.topic(), r.partition());
-          if (r.offset() < end.get(tp)) {
+          if (r.offset() >= end.get(tp)) {
+            continue;
+          }
+          if (LedgerCodec.isDistrust(r.value())) {
+            distrust(entries, r);
+          } else {
             entries.add(new LedgerEntry(new LedgerPosition(r.partition(), r.offset()), decode(r)));
           }
         }
@@ -305,6 +310,32 @@ final class LedgerTopic {
             + pipeline
             + "' (the relay then starts the ledger afresh; unsettled events are published again,"
             + " at least once); docs/design.md");
+  }
+
+  /**
+   * A distrust marker: drops the records of its partition read before it (past the watermark), so
+   * that their events are sent again rather than settled on the ledger's word (at least once).
+   */
+  private void distrust(List<LedgerEntry> entries, ConsumerRecord<String, byte[]> marker) {
+    List<LedgerEntry> dropped =
+        entries.stream()
+            .filter(
+                e ->
+                    e.position().partition() == marker.partition()
+                        && e.position().offset() < marker.offset())
+            .toList();
+    entries.removeAll(dropped);
+    if (!dropped.isEmpty()) {
+      log.warn(
+          "pipeline {}: the ledger's records at partition {} offsets {} are not trusted (a"
+              + " distrust marker at offset {}: a hanging transaction of the lane was aborted that"
+              + " the ledger had decided apart); their {} events are sent again (at least once)",
+          pipeline,
+          marker.partition(),
+          dropped.stream().map(e -> e.position().offset()).toList(),
+          marker.offset(),
+          dropped.stream().mapToInt(e -> e.record().events().size()).sum());
+    }
   }
 
   private LedgerRecord decode(ConsumerRecord<String, byte[]> r) {

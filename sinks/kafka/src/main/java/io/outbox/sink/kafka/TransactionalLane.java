@@ -24,7 +24,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -83,9 +82,10 @@ final class TransactionalLane {
   private final List<Set<TopicPartition>> partiallyCommitted =
       new java.util.concurrent.CopyOnWriteArrayList<>();
   private Set<TopicPartition> lastWritten; // lane thread only: partitions of the last transaction
-  // Set when a hanging transaction not open on the lane's ledger partition was aborted: the
-  // ledger's records past the watermark may name events that were aborted.
-  private final AtomicBoolean ledgerUntrusted = new AtomicBoolean();
+  // Lane thread only: a hanging transaction not open on the lane's ledger partition was aborted,
+  // so the ledger's records past the watermark may name events that were aborted; a distrust
+  // marker is still to be written to the ledger before the lane goes on (issue #30 point 1).
+  private boolean distrustToWrite;
 
   TransactionalLane(
       int lane,
@@ -144,6 +144,7 @@ final class TransactionalLane {
                   lane,
                   transactionalId);
               abortHanging(timeout);
+              writeDistrustMarker();
               fenced = false;
             });
     try {
@@ -192,9 +193,12 @@ final class TransactionalLane {
               + " perhaps still open; it registers again once the database confirmed the lease",
           true);
     }
-    if (checkHanging) {
+    if (checkHanging || distrustToWrite) {
       try {
-        abortHanging(sendTimeout.compareTo(HANGING_BOUND) > 0 ? sendTimeout : HANGING_BOUND);
+        if (checkHanging) {
+          abortHanging(sendTimeout.compareTo(HANGING_BOUND) > 0 ? sendTimeout : HANGING_BOUND);
+        }
+        writeDistrustMarker();
       } catch (RuntimeException e) {
         log.warn("pipeline {} lane {}: {}", pipeline, lane, e.getMessage());
         return new SinkTransaction.Failed(
@@ -497,7 +501,7 @@ final class TransactionalLane {
             Set.copyOf(producerIds),
             timeout);
     if (outcome.ledgerDecidedApart()) {
-      ledgerUntrusted.set(true);
+      distrustToWrite = true;
     }
     producerId = outcome.producerId();
     producerEpoch = outcome.producerEpoch();
@@ -530,11 +534,44 @@ final class TransactionalLane {
   }
 
   /**
-   * Whether the ledger's records of this lane past the settled watermark must not be trusted (and
-   * their events sent again), once: see {@link HangingTransactions.Outcome#ledgerDecidedApart()}.
+   * Writes, in a transaction of its own, a distrust marker to the lane's ledger partition ({@link
+   * LedgerCodec#DISTRUST_LINE}) once a hanging transaction decided apart from its ledger record was
+   * aborted: every later read of the ledger, by any lane, instance or restart, drops the lane's
+   * records before it and sends their events again. Until it is written the lane does not publish
+   * (the caller fails the transaction; {@link #fence} fails).
    */
-  boolean takeLedgerUntrusted() {
-    return ledgerUntrusted.getAndSet(false);
+  private void writeDistrustMarker() {
+    if (!distrustToWrite) {
+      return;
+    }
+    Producer<String, byte[]> p = producer;
+    try {
+      p.beginTransaction();
+      p.send(
+              new ProducerRecord<>(
+                  ledgerTopic, lane, "lane-" + lane, LedgerCodec.encodeDistrust(lane)))
+          .get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      p.commitTransaction();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      abortQuietly(p);
+      throw new IllegalStateException("interrupted while writing the ledger's distrust marker", e);
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      abortQuietly(p);
+      throw new IllegalStateException(
+          "the ledger's distrust marker for lane "
+              + lane
+              + " cannot be written: "
+              + FailureClassifier.describe(e instanceof ExecutionException ? e.getCause() : e),
+          e);
+    }
+    distrustToWrite = false;
+    log.warn(
+        "pipeline {} lane {}: a hanging transaction decided apart from its ledger record was"
+            + " aborted; a distrust marker is in the ledger, so the lane's records before it are"
+            + " not trusted by any later read, and their events are sent again (at least once)",
+        pipeline,
+        lane);
   }
 
   /**

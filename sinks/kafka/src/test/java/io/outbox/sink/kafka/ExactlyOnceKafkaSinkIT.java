@@ -16,9 +16,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -57,6 +60,18 @@ class ExactlyOnceKafkaSinkIT {
   }
 
   private ExactlyOnceKafkaSink sink(String extra, int lanes, KafkaClients.Factory factory) {
+    return sink(
+        extra,
+        lanes,
+        factory,
+        (clients, settings) -> new HangingTransactions("p", clients, settings.ledgerTopic()));
+  }
+
+  private ExactlyOnceKafkaSink sink(
+      String extra,
+      int lanes,
+      KafkaClients.Factory factory,
+      BiFunction<KafkaClients, KafkaSinkSettings, HangingTransactions> hanging) {
     ExactlyOnceKafkaSink sink =
         KafkaSinkProvider.createExactlyOnce(
             Contexts.context(
@@ -69,7 +84,8 @@ class ExactlyOnceKafkaSinkIT {
                     + "\"\n"
                     + extra,
                 lanes),
-            factory);
+            factory,
+            hanging);
     sinks.add(sink);
     return sink;
   }
@@ -294,5 +310,61 @@ class ExactlyOnceKafkaSinkIT {
         .isInstanceOf(LedgerException.class)
         .hasMessageContaining("expired");
     assertThat(sink.readLedger(Map.of(0, decided - 1), READ).entries()).isEmpty();
+  }
+
+  /**
+   * Issue #30 point 1: lane 0 aborted a hanging transaction that the broker had decided apart from
+   * its ledger record (scripted: the check's answer says so), so its records past the watermark
+   * must not be trusted. On the code before that was a flag in memory, taken by the first read of
+   * the ledger: a second read (another lane's in-doubt recovery) or a fresh instance trusted the
+   * record again and would settle its events as published although they were aborted elsewhere. Now
+   * a distrust marker in the ledger makes every read drop them.
+   */
+  @Test
+  void aRecordTheLaneDistrustsIsDroppedByEveryLaterReadAndByAFreshInstance() throws Exception {
+    KafkaTestSupport.createTopic(topic, 3);
+    AtomicBoolean apart = new AtomicBoolean();
+    ExactlyOnceKafkaSink sink =
+        sink(
+            "",
+            4,
+            KafkaClients.KAFKA,
+            (clients, settings) ->
+                new HangingTransactions("p", clients, settings.ledgerTopic()) {
+                  @Override
+                  Outcome abort(
+                      String transactionalId,
+                      TopicPartition ledgerPartition,
+                      Set<Long> earlier,
+                      Duration timeout) {
+                    Outcome o = super.abort(transactionalId, ledgerPartition, earlier, timeout);
+                    return apart.getAndSet(false)
+                        ? new Outcome(o.producerId(), o.producerEpoch(), o.aborted(), true)
+                        : o;
+                  }
+                });
+    sink.fence(List.of(0, 1, 2, 3));
+    List<RoutedEvent> batch = List.of(Events.routed(topic, "a", "{\"n\":1}"));
+    assertThat(
+            sink.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get(30, TimeUnit.SECONDS))
+        .isInstanceOf(SinkTransaction.Committed.class);
+
+    apart.set(true);
+    sink.fence(List.of(0)); // lane 0's in-doubt recovery: its hanging check finds one apart
+    assertThat(sink.readLedger(Map.of(), READ).entries()).as("the first read").isEmpty();
+    assertThat(sink.readLedger(Map.of(), READ).entries())
+        .as("a second read, as another lane's")
+        .isEmpty();
+    ExactlyOnceKafkaSink fresh = sink("");
+    fresh.fence(List.of(0, 1, 2, 3));
+    assertThat(fresh.readLedger(Map.of(), READ).entries()).as("a fresh instance's").isEmpty();
+
+    List<RoutedEvent> next = List.of(Events.routed(topic, "a", "{\"n\":2}"));
+    assertThat(
+            fresh.publish(0, next, ledgerOf(next)).toCompletableFuture().get(30, TimeUnit.SECONDS))
+        .isInstanceOf(SinkTransaction.Committed.class);
+    assertThat(fresh.readLedger(Map.of(), READ).entries())
+        .as("a record after the marker is trusted")
+        .hasSize(1);
   }
 }

@@ -35,4 +35,17 @@ class LedgerCodecTest {
         .hasMessageContaining("not a ledger record");
     assertThatThrownBy(() -> LedgerCodec.decode(null)).isInstanceOf(IllegalArgumentException.class);
   }
+
+  @Test
+  void aDistrustMarkerIsToldApartFromARecordAndRefusedAsOne() {
+    byte[] marker = LedgerCodec.encodeDistrust(2);
+    assertThat(new String(marker, StandardCharsets.UTF_8))
+        .isEqualTo("outbox-relay-ledger-distrust 1\nlane 2\n");
+    assertThat(LedgerCodec.isDistrust(marker)).isTrue();
+    assertThat(LedgerCodec.isDistrust(LedgerCodec.encode(new LedgerRecord(2, "c", List.of()))))
+        .isFalse();
+    assertThat(LedgerCodec.isDistrust(null)).isFalse();
+    assertThatThrownBy(() -> LedgerCodec.decode(marker))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
 }
