@@ -53,6 +53,20 @@ class HangingTransactions { // not final: a test scripts the broker's answers
 
   private static final Logger log = LoggerFactory.getLogger(HangingTransactions.class);
 
+  /**
+   * How long the partitions of topics the lane has not written may take to answer the check for
+   * hanging transactions, once the lane's own answered; those that do not are left unchecked.
+   */
+  static final Duration OTHERS_BOUND = Duration.ofSeconds(5);
+
+  /** How long a partition that did not answer is left out of the next checks (of every lane). */
+  static final Duration SILENT_FOR = Duration.ofMinutes(1);
+
+  // Partitions of topics the lanes have not written that did not answer, until when (nanoTime) they
+  // are left out: the lanes fenced one after the other at an activation wait for them once.
+  private final Map<TopicPartition, Long> silentUntil =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   private final String pipeline;
   private final KafkaClients clients;
   private final String ledgerTopic;
@@ -112,13 +126,26 @@ class HangingTransactions { // not final: a test scripts the broker's answers
    * every partition it wrote ({@link #markersWritten}): a hanging transaction holds no batch the
    * relay settled from a commit, only batches whose outcome the ledger decides.
    *
+   * <p>A partition that does not answer within {@code timeout} (its leader offline, say) stops the
+   * check only if it belongs to the ledger or to a topic in {@code written}: a topic this lane
+   * wrote since the process started. Any other is left unchecked, with a WARN naming it (issue #30
+   * point 3: one offline partition of an unrelated topic stopped every exactly-once pipeline of the
+   * cluster). A hanging transaction there, if the lane wrote there in an earlier run, would be
+   * committed by its next commit marker on that partition: those events are read twice (at least
+   * once, docs/design.md).
+   *
    * @param ledger the lane's ledger partition
-   * @throws IllegalStateException when the broker does not answer within {@code timeout}, or a
-   *     hanging transaction cannot be aborted (the lane must not publish: its next commit would
-   *     commit the hanging records too)
+   * @param written the topics the lane wrote since the process started
+   * @throws IllegalStateException when the broker does not answer within {@code timeout} for the
+   *     transactional id or a partition of the lane's, or a hanging transaction cannot be aborted
+   *     (the lane must not publish: its next commit would commit the hanging records too)
    */
   Outcome abort(
-      String transactionalId, TopicPartition ledger, Set<Long> earlier, Duration timeout) {
+      String transactionalId,
+      TopicPartition ledger,
+      Set<Long> earlier,
+      Set<String> written,
+      Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     Admin admin = clients.admin();
     TransactionDescription current;
@@ -142,8 +169,10 @@ class HangingTransactions { // not final: a test scripts the broker's answers
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while checking for hanging transactions", e);
     }
+    Set<String> lanesTopics = new HashSet<>(written);
+    lanesTopics.add(ledger.topic());
     Map<TopicPartition, PartitionProducerState> states =
-        producers(admin, partitions(admin, deadline), deadline);
+        producers(admin, partitions(admin, deadline), lanesTopics, deadline);
     List<Map.Entry<TopicPartition, ProducerState>> hanging = new ArrayList<>();
     Set<String> onLedger = new HashSet<>();
     for (Map.Entry<TopicPartition, PartitionProducerState> e : states.entrySet()) {
@@ -353,28 +382,69 @@ class HangingTransactions { // not final: a test scripts the broker's answers
    * topic) is left out, with a warning naming its topics.
    */
   private Map<TopicPartition, PartitionProducerState> producers(
-      Admin admin, Collection<TopicPartition> partitions, long deadline) {
-    DescribeProducersResult result =
-        admin.describeProducers(partitions, new DescribeProducersOptions().timeoutMs(ms(deadline)));
+      Admin admin, Collection<TopicPartition> partitions, Set<String> ours, long deadline) {
     Map<TopicPartition, PartitionProducerState> states = new HashMap<>();
     Set<String> unchecked = new TreeSet<>();
+    Set<TopicPartition> unanswered =
+        new TreeSet<>(
+            java.util.Comparator.comparing(TopicPartition::topic)
+                .thenComparingInt(TopicPartition::partition));
+    long now = System.nanoTime();
+    silentUntil.values().removeIf(until -> until - now <= 0);
+    List<TopicPartition> asked = new ArrayList<>();
     for (TopicPartition tp : partitions) {
+      if (!ours.contains(tp.topic()) && silentUntil.containsKey(tp)) {
+        unanswered.add(tp); // silent a moment ago: not waited for again
+      } else {
+        asked.add(tp);
+      }
+    }
+    DescribeProducersResult result =
+        admin.describeProducers(asked, new DescribeProducersOptions().timeoutMs(ms(deadline)));
+    // The lane's own partitions first: the others' waits do not eat their time.
+    List<TopicPartition> ordered = new ArrayList<>(asked);
+    ordered.sort(java.util.Comparator.comparing((TopicPartition tp) -> !ours.contains(tp.topic())));
+    long othersDeadline = deadline; // set once the lane's own partitions answered
+    boolean othersStarted = false;
+    for (TopicPartition tp : ordered) {
+      boolean lanes = ours.contains(tp.topic());
+      if (!lanes && !othersStarted) {
+        othersStarted = true;
+        long bound = System.nanoTime() + OTHERS_BOUND.toNanos();
+        othersDeadline = deadline - bound > 0 ? bound : deadline;
+      }
       try {
-        states.put(tp, result.partitionResult(tp).get(ms(deadline), TimeUnit.MILLISECONDS));
-      } catch (ExecutionException e) {
-        if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+        states.put(
+            tp,
+            result
+                .partitionResult(tp)
+                .get(ms(lanes ? deadline : othersDeadline), TimeUnit.MILLISECONDS));
+      } catch (ExecutionException | TimeoutException e) {
+        Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+        if (cause instanceof UnknownTopicOrPartitionException) {
           continue; // deleted since it was listed
         }
-        if (!(e.getCause() instanceof AuthorizationException)) {
+        if (cause instanceof AuthorizationException) {
+          unchecked.add(tp.topic());
+        } else if (lanes) {
           throw unavailable("describing the producers of " + tp, e);
+        } else {
+          unanswered.add(tp);
+          silentUntil.put(tp, System.nanoTime() + SILENT_FOR.toNanos());
         }
-        unchecked.add(tp.topic());
-      } catch (TimeoutException e) {
-        throw unavailable("describing the producers of " + partitions.size() + " partitions", e);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("interrupted while describing producers", e);
       }
+    }
+    if (!unanswered.isEmpty()) {
+      log.warn(
+          "pipeline {}: partition(s) {} did not answer the check for hanging transactions in time"
+              + " (offline?); this lane has not written them since it started, so they are left"
+              + " unchecked: a hanging transaction of an earlier run there would be committed by"
+              + " the lane's next commit on them (its events read twice)",
+          pipeline,
+          unanswered);
     }
     if (!unchecked.isEmpty()) {
       log.warn(

@@ -82,6 +82,7 @@ final class TransactionalLane {
   private final List<Set<TopicPartition>> partiallyCommitted =
       new java.util.concurrent.CopyOnWriteArrayList<>();
   private Set<TopicPartition> lastWritten; // lane thread only: partitions of the last transaction
+  private final Set<String> writtenTopics = new HashSet<>(); // lane thread only: since the start
   // Lane thread only: a hanging transaction not open on the lane's ledger partition was aborted,
   // so the ledger's records past the watermark may name events that were aborted; a distrust
   // marker is still to be written to the ledger before the lane goes on (issue #30 point 1).
@@ -306,6 +307,7 @@ final class TransactionalLane {
         break; // the rest is rolled back anyway: no use sending it
       }
       ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
+      writtenTopics.add(record.topic()); // a transaction of the lane may hang there from now on
       try {
         Future<RecordMetadata> f = p.send(record);
         sent.add(f);
@@ -499,6 +501,7 @@ final class TransactionalLane {
             transactionalId,
             new TopicPartition(ledgerTopic, lane),
             Set.copyOf(producerIds),
+            Set.copyOf(writtenTopics),
             timeout);
     if (outcome.ledgerDecidedApart()) {
       distrustToWrite = true;

@@ -26,6 +26,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.SilentPartitionsAdmin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -336,8 +337,10 @@ class ExactlyOnceKafkaSinkIT {
                       String transactionalId,
                       TopicPartition ledgerPartition,
                       Set<Long> earlier,
+                      Set<String> written,
                       Duration timeout) {
-                    Outcome o = super.abort(transactionalId, ledgerPartition, earlier, timeout);
+                    Outcome o =
+                        super.abort(transactionalId, ledgerPartition, earlier, written, timeout);
                     return apart.getAndSet(false)
                         ? new Outcome(o.producerId(), o.producerEpoch(), o.aborted(), true)
                         : o;
@@ -366,5 +369,41 @@ class ExactlyOnceKafkaSinkIT {
     assertThat(fresh.readLedger(Map.of(), READ).entries())
         .as("a record after the marker is trusted")
         .hasSize(1);
+  }
+
+  /**
+   * Issue #30 point 3: a partition of a topic the pipeline never wrote does not answer the check
+   * for hanging transactions (as when its only replica is offline). On the code before, the check
+   * waited for it until its timeout and failed, and so did every activation: the exactly-once
+   * pipeline stayed stopped. Now it is left unchecked after a short bound, with a WARN; a partition
+   * of the lane's own topics that does not answer still stops the lane (an outage).
+   */
+  @Test
+  void aSilentPartitionOfAnUnrelatedTopicDoesNotStopTheActivation() throws Exception {
+    KafkaTestSupport.createTopic(topic, 3);
+    String unrelated = KafkaTestSupport.uniqueTopic("eos.unrelated");
+    KafkaTestSupport.createTopic(unrelated, 1);
+    KafkaClients.Factory silentUnrelated =
+        new KafkaClients.Factory() {
+          @Override
+          public Producer<String, byte[]> producer(Map<String, Object> config) {
+            return KafkaClients.KAFKA.producer(config);
+          }
+
+          @Override
+          public Admin admin(Map<String, Object> config) {
+            return new SilentPartitionsAdmin(config, tp -> tp.topic().equals(unrelated));
+          }
+        };
+    ExactlyOnceKafkaSink sink = sink("", 4, silentUnrelated);
+    long started = System.nanoTime();
+    sink.fence(List.of(0, 1, 2, 3));
+    long fenceMillis = (System.nanoTime() - started) / 1_000_000;
+    System.out.printf("ExactlyOnceKafkaSinkIT: activation fenced in %d ms%n", fenceMillis);
+    List<RoutedEvent> batch = List.of(Events.routed(topic, "a", "{\"n\":1}"));
+    assertThat(
+            sink.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get(30, TimeUnit.SECONDS))
+        .isInstanceOf(SinkTransaction.Committed.class);
+    assertThat(KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ)).hasSize(1);
   }
 }

@@ -35,7 +35,12 @@ class TransactionalLaneTest {
     }
 
     @Override
-    Outcome abort(String transactionalId, TopicPartition ledger, Set<Long> earlier, Duration t) {
+    Outcome abort(
+        String transactionalId,
+        TopicPartition ledger,
+        Set<Long> earlier,
+        Set<String> written,
+        Duration t) {
       Identity now = answers.removeFirst();
       return new Outcome(now.producerId(), now.producerEpoch(), List.of(), false);
     }
