@@ -323,6 +323,14 @@ class ConnectIT {
   }
 
   private static Map<String, String> config(String topic, String tasksMax) {
+    Map<String, String> c = atLeastOnce(db, topic, tasksMax);
+    c.put("exactly.once.support", "required");
+    c.put("transaction.boundary", "connector");
+    return c;
+  }
+
+  /** A connector of {@code db}'s outbox into {@code topic}: 4 lanes, batches of 100. */
+  static Map<String, String> atLeastOnce(TestDatabase db, String topic, String tasksMax) {
     Map<String, String> c = new LinkedHashMap<>();
     c.put("connector.class", OutboxSourceConnector.class.getName());
     c.put("tasks.max", tasksMax);
@@ -335,8 +343,6 @@ class ConnectIT {
     c.put("batch-size", "100");
     c.put("routing.destination", topic);
     c.put("source.polling.poll-interval", "200ms");
-    c.put("exactly.once.support", "required");
-    c.put("transaction.boundary", "connector");
     return c;
   }
 

@@ -9,13 +9,11 @@ import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.BackdatingInterceptor;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
+import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -91,18 +89,8 @@ class ConnectRefusalIT {
     try (Connection c = db.connect()) {
       OutboxWriter.forTable("outbox").writeAll(c, ConnectIT.inKeyOrder(events, 20));
     }
-    Map<String, String> config = new LinkedHashMap<>();
-    config.put("connector.class", OutboxSourceConnector.class.getName());
-    config.put("tasks.max", "1");
-    config.put("database.url", db.url());
-    config.put("database.user", db.user());
-    if (db.password() != null && !db.password().isEmpty()) {
-      config.put("database.password", db.password());
-    }
+    Map<String, String> config = ConnectIT.atLeastOnce(db, topic, "1");
     config.put("lanes", "2");
-    config.put("batch-size", "100");
-    config.put("routing.destination", topic);
-    config.put("source.polling.poll-interval", "200ms");
     config.put("retry.initial-backoff", "200ms");
     config.put("retry.max-backoff", "1s");
     config.put("errors.tolerance", "all");
@@ -136,11 +124,6 @@ class ConnectRefusalIT {
   }
 
   private static long count(String sql) throws Exception {
-    try (Connection c = db.connect();
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return Sql.number(db::connect, sql);
   }
 }

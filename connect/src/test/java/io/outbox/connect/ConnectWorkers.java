@@ -1,5 +1,6 @@
 package io.outbox.connect;
 
+import io.outbox.testkit.PrivateKafka;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -72,17 +73,7 @@ final class ConnectWorkers {
     extra.forEach((k, v) -> props.append(k).append('=').append(v).append('\n'));
     Files.deleteIfExists(dir.resolve("offsets"));
     Files.writeString(dir.resolve("worker.properties"), props.toString());
-    Files.writeString(
-        dir.resolve("logback.xml"),
-        """
-        <configuration>
-          <appender name="OUT" class="ch.qos.logback.core.ConsoleAppender">
-            <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} - %msg%n</pattern></encoder>
-          </appender>
-          <logger name="org.apache.kafka.common.config.AbstractConfig" level="WARN"/>
-          <root level="INFO"><appender-ref ref="OUT"/></root>
-        </configuration>
-        """);
+    Files.writeString(dir.resolve("logback.xml"), PrivateKafka.LOGBACK);
     Path log = dir.resolve("worker.log");
     Process p =
         new ProcessBuilder(

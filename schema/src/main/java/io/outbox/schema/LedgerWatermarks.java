@@ -81,17 +81,6 @@ public final class LedgerWatermarks {
     boolean holds(Connection c) throws SQLException;
   }
 
-  /** Per ledger partition, the pipeline's last settled offset, on a connection of {@code pool}. */
-  public Map<Integer, Long> read(DataSource pool, String pipeline) throws SQLException {
-    try (Connection c = connection(pool, pipeline)) {
-      try {
-        return read(c, pipeline);
-      } finally {
-        c.rollback();
-      }
-    }
-  }
-
   /**
    * Per ledger partition, the pipeline's last settled offset, read in a transaction on a connection
    * of {@code pool} only if {@code fence} holds: the database confirms this instance is still the

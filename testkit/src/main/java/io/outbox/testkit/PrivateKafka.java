@@ -28,6 +28,22 @@ import org.apache.kafka.common.Uuid;
  * {@code kafka.log} in its directory; a failed start names the log and shows its tail.
  */
 public final class PrivateKafka implements AutoCloseable {
+
+  /**
+   * The logback configuration of a Kafka JVM a test starts (this broker, a Connect worker): INFO to
+   * the console, without the client configurations' dumps.
+   */
+  public static final String LOGBACK =
+      """
+      <configuration>
+        <appender name="OUT" class="ch.qos.logback.core.ConsoleAppender">
+          <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} - %msg%n</pattern></encoder>
+        </appender>
+        <logger name="org.apache.kafka.common.config.AbstractConfig" level="WARN"/>
+        <root level="INFO"><appender-ref ref="OUT"/></root>
+      </configuration>
+      """;
+
   /** Environment variable naming the repository root, when the working directory is elsewhere. */
   public static final String HOME = "OUTBOX_RELAY_HOME";
 
@@ -354,19 +370,9 @@ public final class PrivateKafka implements AutoCloseable {
             "broker.session.timeout.ms=3000",
             overrides(),
             "");
-    String logback =
-        """
-        <configuration>
-          <appender name="OUT" class="ch.qos.logback.core.ConsoleAppender">
-            <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} - %msg%n</pattern></encoder>
-          </appender>
-          <logger name="org.apache.kafka.common.config.AbstractConfig" level="WARN"/>
-          <root level="INFO"><appender-ref ref="OUT"/></root>
-        </configuration>
-        """;
     try {
       Files.writeString(dir.resolve("server.properties"), properties, StandardCharsets.UTF_8);
-      Files.writeString(dir.resolve("logback.xml"), logback, StandardCharsets.UTF_8);
+      Files.writeString(dir.resolve("logback.xml"), LOGBACK, StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the private Kafka's config into " + dir, e);
     }

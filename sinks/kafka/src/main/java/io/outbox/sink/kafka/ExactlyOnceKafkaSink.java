@@ -11,9 +11,11 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.ToIntFunction;
+import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -122,7 +124,7 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
   }
 
   /** Lane {@code lane}'s partial commits so far: the partitions the broker had committed. */
-  List<java.util.Set<org.apache.kafka.common.TopicPartition>> partiallyCommitted(int lane) {
+  List<Set<TopicPartition>> partiallyCommitted(int lane) {
     return lanes[lane].partiallyCommitted();
   }
 

@@ -3,12 +3,14 @@ package io.outbox.sink.kafka;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -64,8 +66,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
 
   // Partitions of topics the lanes have not written that did not answer, until when (nanoTime) they
   // are left out: the lanes fenced one after the other at an activation wait for them once.
-  private final Map<TopicPartition, Long> silentUntil =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<TopicPartition, Long> silentUntil = new ConcurrentHashMap<>();
 
   private final String pipeline;
   private final KafkaClients clients;
@@ -387,55 +388,34 @@ class HangingTransactions { // not final: a test scripts the broker's answers
     Set<String> unchecked = new TreeSet<>();
     Set<TopicPartition> unanswered =
         new TreeSet<>(
-            java.util.Comparator.comparing(TopicPartition::topic)
+            Comparator.comparing(TopicPartition::topic)
                 .thenComparingInt(TopicPartition::partition));
     long now = System.nanoTime();
     silentUntil.values().removeIf(until -> until - now <= 0);
-    List<TopicPartition> asked = new ArrayList<>();
+    List<TopicPartition> own = new ArrayList<>();
+    List<TopicPartition> others = new ArrayList<>();
     for (TopicPartition tp : partitions) {
-      if (!ours.contains(tp.topic()) && silentUntil.containsKey(tp)) {
+      if (ours.contains(tp.topic())) {
+        own.add(tp);
+      } else if (silentUntil.containsKey(tp)) {
         unanswered.add(tp); // silent a moment ago: not waited for again
       } else {
-        asked.add(tp);
+        others.add(tp);
       }
     }
+    List<TopicPartition> asked = new ArrayList<>(own);
+    asked.addAll(others);
     DescribeProducersResult result =
         admin.describeProducers(asked, new DescribeProducersOptions().timeoutMs(ms(deadline)));
-    // The lane's own partitions first: the others' waits do not eat their time.
-    List<TopicPartition> ordered = new ArrayList<>(asked);
-    ordered.sort(java.util.Comparator.comparing((TopicPartition tp) -> !ours.contains(tp.topic())));
-    long othersDeadline = deadline; // set once the lane's own partitions answered
-    boolean othersStarted = false;
-    for (TopicPartition tp : ordered) {
-      boolean lanes = ours.contains(tp.topic());
-      if (!lanes && !othersStarted) {
-        othersStarted = true;
-        long bound = System.nanoTime() + OTHERS_BOUND.toNanos();
-        othersDeadline = deadline - bound > 0 ? bound : deadline;
-      }
-      try {
-        states.put(
-            tp,
-            result
-                .partitionResult(tp)
-                .get(ms(lanes ? deadline : othersDeadline), TimeUnit.MILLISECONDS));
-      } catch (ExecutionException | TimeoutException e) {
-        Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-        if (cause instanceof UnknownTopicOrPartitionException) {
-          continue; // deleted since it was listed
-        }
-        if (cause instanceof AuthorizationException) {
-          unchecked.add(tp.topic());
-        } else if (lanes) {
-          throw unavailable("describing the producers of " + tp, e);
-        } else {
-          unanswered.add(tp);
-          silentUntil.put(tp, System.nanoTime() + SILENT_FOR.toNanos());
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while describing producers", e);
-      }
+    // The lane's own partitions first, up to the deadline: a silent one stops the check. Then the
+    // others, for OTHERS_BOUND more at most: a silent one is left unchecked.
+    for (TopicPartition tp : own) {
+      answer(result, tp, deadline, states, unchecked, null);
+    }
+    long bound = System.nanoTime() + OTHERS_BOUND.toNanos();
+    long othersDeadline = deadline - bound > 0 ? bound : deadline;
+    for (TopicPartition tp : others) {
+      answer(result, tp, othersDeadline, states, unchecked, unanswered);
     }
     if (!unanswered.isEmpty()) {
       log.warn(
@@ -454,6 +434,40 @@ class HangingTransactions { // not final: a test scripts the broker's answers
           unchecked);
     }
     return states;
+  }
+
+  /**
+   * Puts {@code tp}'s producers into {@code states}, waiting until {@code deadline}. A topic this
+   * principal may not describe goes to {@code unchecked}; a partition that does not answer goes to
+   * {@code unanswered} (left out for {@link #SILENT_FOR}), or stops the check when that is {@code
+   * null} (the lane's own partitions).
+   */
+  private void answer(
+      DescribeProducersResult result,
+      TopicPartition tp,
+      long deadline,
+      Map<TopicPartition, PartitionProducerState> states,
+      Set<String> unchecked,
+      Set<TopicPartition> unanswered) {
+    try {
+      states.put(tp, result.partitionResult(tp).get(ms(deadline), TimeUnit.MILLISECONDS));
+    } catch (ExecutionException | TimeoutException e) {
+      Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+      if (cause instanceof UnknownTopicOrPartitionException) {
+        return; // deleted since it was listed
+      }
+      if (cause instanceof AuthorizationException) {
+        unchecked.add(tp.topic());
+      } else if (unanswered == null) {
+        throw unavailable("describing the producers of " + tp, e);
+      } else {
+        unanswered.add(tp);
+        silentUntil.put(tp, System.nanoTime() + SILENT_FOR.toNanos());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while describing producers", e);
+    }
   }
 
   private IllegalStateException unavailable(String what, Exception e) {

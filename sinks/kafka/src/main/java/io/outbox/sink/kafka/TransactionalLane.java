@@ -64,6 +64,7 @@ final class TransactionalLane {
   private final String ledgerTopic;
   private final TopicCheck topics;
   private final Duration sendTimeout;
+  private final Duration checkBound; // for the questions to the coordinator: >= HANGING_BOUND
   private final HangingTransactions hanging;
   private final ExecutorService thread;
   private Producer<String, byte[]> producer; // lane thread only
@@ -76,7 +77,6 @@ final class TransactionalLane {
   private int producerEpoch = -1; // lane thread only: its epoch when last described, -1 if unknown
   private int transactionsSinceDescribed; // lane thread only: begun since (each bumps the epoch)
   private volatile int hangingAborted; // written by the lane thread only
-  private volatile int partialCommits; // written by the lane thread only
   // Per partial commit, the partitions where the broker had committed the transaction: the batch's
   // events there are read twice once it is sent again. For tests.
   private final List<Set<TopicPartition>> partiallyCommitted =
@@ -106,6 +106,7 @@ final class TransactionalLane {
     this.ledgerTopic = ledgerTopic;
     this.topics = topics;
     this.sendTimeout = sendTimeout;
+    this.checkBound = sendTimeout.compareTo(HANGING_BOUND) > 0 ? sendTimeout : HANGING_BOUND;
     this.hanging = hanging;
     this.thread =
         Executors.newSingleThreadExecutor(
@@ -197,7 +198,7 @@ final class TransactionalLane {
     if (checkHanging || distrustToWrite) {
       try {
         if (checkHanging) {
-          abortHanging(sendTimeout.compareTo(HANGING_BOUND) > 0 ? sendTimeout : HANGING_BOUND);
+          abortHanging(checkBound);
         }
         writeDistrustMarker();
       } catch (RuntimeException e) {
@@ -471,10 +472,7 @@ final class TransactionalLane {
         || producerEpoch + transactionsSinceDescribed < Short.MAX_VALUE - EPOCH_MARGIN) {
       return;
     }
-    HangingTransactions.Identity now =
-        hanging.current(
-            transactionalId,
-            sendTimeout.compareTo(HANGING_BOUND) > 0 ? sendTimeout : HANGING_BOUND);
+    HangingTransactions.Identity now = hanging.current(transactionalId, checkBound);
     if (now.producerId() != producerId) {
       log.info(
           "pipeline {} lane {}: the coordinator replaced the producer id of '{}' ({} -> {}) as its"
@@ -521,7 +519,6 @@ final class TransactionalLane {
       // The broker wrote the commit markers of the lane's last transaction on some partitions and
       // dropped them on the others (KAFKA-20734): what was committed stays, the rest is aborted,
       // and the ledger (open there too, now aborted) sends the whole batch again.
-      partialCommits++;
       List<TopicPartition> kept =
           last.stream().filter(tp -> !outcome.aborted().contains(tp)).toList();
       partiallyCommitted.add(Set.copyOf(kept));
@@ -581,7 +578,7 @@ final class TransactionalLane {
    * How many of the lane's transactions the broker committed on only some partitions; for tests.
    */
   int partialCommits() {
-    return partialCommits;
+    return partiallyCommitted.size();
   }
 
   /**
