@@ -6,7 +6,13 @@
 # end; the report goes to stdout, progress to stderr. Exit 0: no invariant broken; 1: one was;
 # 2: usage; 3: the soak could not run.
 #
-#   scripts/soak.sh --minutes 10 [--source polling|cdc] [--sink kafka|rabbitmq] [--seed S] [--json]
+#   scripts/soak.sh --minutes 10 [--source polling|cdc] [--sink kafka|rabbitmq] [--exactly-once]
+#                   [--seed S] [--json]
+#
+# --exactly-once (Kafka): the relays publish with delivery = exactly-once, relay a on 4 lanes and b on
+# 2 (every hand-over changes the lane count), the broker is also killed (SIGKILL) as a fault, and the
+# check reads with read_committed: a duplicate is a violation unless a relay listed that event as
+# sent twice (its WARN line after a partial commit or a distrusted ledger record).
 #
 # Builds soak/ (and what it needs) first when its jar is missing or older than a source or pom.
 # Needs the services of scripts/services.sh (PostgreSQL; the broker jars under .run/kafka, or

@@ -34,10 +34,12 @@ final class FaultInjector {
   private final SoakBroker broker;
   private final Duration interval;
   private final List<FaultKind> order;
+  private final List<FaultKind> kinds;
   private final List<FaultRecord> faults = new ArrayList<>();
   private final List<Violation> violations = new ArrayList<>();
 
   /**
+   * @param kinds the faults drawn from
    * @param order empty to draw each fault; else these, in this order, each at the shortest of its
    *     range and aimed at the active relay, and no more after them
    */
@@ -46,11 +48,13 @@ final class FaultInjector {
       RelayPair relays,
       SoakBroker broker,
       Duration interval,
+      List<FaultKind> kinds,
       List<FaultKind> order) {
     this.random = random;
     this.relays = relays;
     this.broker = broker;
     this.interval = interval;
+    this.kinds = List.copyOf(kinds);
     this.order = List.copyOf(order);
   }
 
@@ -92,7 +96,11 @@ final class FaultInjector {
 
   private FaultInjector.Target target(FaultKind kind) {
     if (!kind.targetsOneRelay()) {
-      return new Target(null, kind == FaultKind.BROKER_RESTART ? "broker" : "both relays");
+      return new Target(
+          null,
+          kind == FaultKind.BROKER_RESTART || kind == FaultKind.BROKER_KILL
+              ? "broker"
+              : "both relays");
     }
     Optional<String> active = relays.active();
     boolean hitActive = !order.isEmpty() || random.nextInt(4) < 3;
@@ -113,8 +121,8 @@ final class FaultInjector {
   }
 
   private FaultRecord inject(int number) {
-    FaultKind[] kinds = FaultKind.values();
-    FaultKind kind = order.isEmpty() ? kinds[random.nextInt(kinds.length)] : order.get(number - 1);
+    FaultKind kind =
+        order.isEmpty() ? kinds.get(random.nextInt(kinds.size())) : order.get(number - 1);
     Target target = target(kind);
     Instant start = Instant.now();
     String detail =
@@ -164,6 +172,14 @@ final class FaultInjector {
             yield "down "
                 + down.toSeconds()
                 + " s, up again after "
+                + Duration.between(start, Instant.now()).toSeconds()
+                + " s"
+                + (starts > 1 ? " (" + starts + " starts)" : "");
+          }
+          case BROKER_KILL -> {
+            broker.kill();
+            int starts = restartBroker();
+            yield "killed, up again after "
                 + Duration.between(start, Instant.now()).toSeconds()
                 + " s"
                 + (starts > 1 ? " (" + starts + " starts)" : "");

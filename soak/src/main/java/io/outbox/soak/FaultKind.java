@@ -13,7 +13,20 @@ enum FaultKind {
   /** The broker stopped for a few seconds, then started again with its data. */
   BROKER_RESTART(false),
   /** One relay's database connections black-holed (packets dropped) for 5-30 s. */
-  DATABASE_BLACKHOLE(true);
+  DATABASE_BLACKHOLE(true),
+  /**
+   * The broker killed (SIGKILL), whatever it was doing (with the writers busy, often inside a
+   * lane's commit), and started again with its data at once. Drawn only by the exactly-once soak.
+   */
+  BROKER_KILL(false);
+
+  /** The faults an at-least-once soak draws from (its seeds draw as before). */
+  static final java.util.List<FaultKind> AT_LEAST_ONCE =
+      java.util.List.of(
+          SIGKILL, SIGTERM, SIGSTOP, TERMINATE_SESSIONS, BROKER_RESTART, DATABASE_BLACKHOLE);
+
+  /** The faults an exactly-once soak draws from. */
+  static final java.util.List<FaultKind> EXACTLY_ONCE = java.util.List.of(values());
 
   private final boolean targetsOneRelay;
 

@@ -35,6 +35,7 @@ final class InvariantChecker {
   static final String DEAD_LETTERED = "dead-lettered";
   static final String DUPLICATE_DIFFERS = "duplicate-differs";
   static final String DUPLICATES_OVER_BOUND = "duplicates-over-bound";
+  static final String UNLISTED_DUPLICATE = "exactly-once-unlisted-duplicate";
 
   static final String BEFORE_FAULTS = "before the first fault";
 
@@ -56,6 +57,23 @@ final class InvariantChecker {
       List<Delivery> deliveries,
       List<FaultRecord> faults,
       int duplicateBound) {
+    return check(written, rows, deliveries, faults, duplicateBound, null);
+  }
+
+  /**
+   * Checks one exactly-once soak ({@code sentTwice} not null): a duplicate is allowed only for an
+   * event the relays listed as sent twice (a fall-back to at least once they logged); any other one
+   * breaks {@link #UNLISTED_DUPLICATE}.
+   *
+   * @param sentTwice the events the relays listed as sent twice; null for an at-least-once soak
+   */
+  static Findings check(
+      List<WrittenEvent> written,
+      Map<UUID, RowState> rows,
+      List<Delivery> deliveries,
+      List<FaultRecord> faults,
+      int duplicateBound,
+      Set<UUID> sentTwice) {
     Map<UUID, WrittenEvent> byId = new HashMap<>();
     int committed = 0;
     int rolledBack = 0;
@@ -78,7 +96,31 @@ final class InvariantChecker {
     int lateResends = checkKeyOrder(byId, rows, deliveries, violations);
     checkDueTimes(rows, deliveries, violations);
     int refused = checkAttempts(byId, rows, violations);
-    List<FaultDuplicates> duplicates = checkDuplicates(copies, faults, duplicateBound, violations);
+    Map<UUID, List<Delivery>> charged = copies;
+    int listed = 0;
+    if (sentTwice != null) {
+      charged = new LinkedHashMap<>();
+      for (Map.Entry<UUID, List<Delivery>> e : copies.entrySet()) {
+        if (e.getValue().size() > 1 && sentTwice.contains(e.getKey())) {
+          listed += e.getValue().size() - 1;
+          checkCopiesAlike(e.getKey(), e.getValue(), violations);
+        } else {
+          charged.put(e.getKey(), e.getValue());
+          if (e.getValue().size() > 1) {
+            violations.add(
+                new Violation(
+                    UNLISTED_DUPLICATE,
+                    e.getKey()
+                        + " read "
+                        + e.getValue().size()
+                        + " times by read_committed, and no relay listed it as sent twice"));
+          }
+        }
+      }
+    }
+    List<FaultDuplicates> duplicates =
+        checkDuplicates(
+            charged, faults, sentTwice == null ? duplicateBound : 0, violations, sentTwice == null);
     int maxAttempts = rows.values().stream().mapToInt(RowState::attempts).max().orElse(0);
     return new Findings(
         lostSummary,
@@ -91,6 +133,7 @@ final class InvariantChecker {
         maxAttempts,
         duplicates,
         lateResends,
+        sentTwice == null ? -1 : listed,
         violations);
   }
 
@@ -315,7 +358,8 @@ final class InvariantChecker {
       Map<UUID, List<Delivery>> copies,
       List<FaultRecord> faults,
       int bound,
-      List<Violation> violations) {
+      List<Violation> violations,
+      boolean overBoundIsViolation) {
     Map<String, Integer> counts = new LinkedHashMap<>();
     counts.put(BEFORE_FAULTS, 0);
     faults.forEach(f -> counts.put(f.label(), 0));
@@ -332,20 +376,14 @@ final class InvariantChecker {
         }
       }
       counts.merge(window, all.size() - 1, Integer::sum);
-      int first = all.get(0).fingerprint();
-      if (all.stream().anyMatch(c -> c.fingerprint() != first)) {
-        violations.add(
-            new Violation(
-                DUPLICATE_DIFFERS,
-                e.getKey() + " has " + all.size() + " copies, not all with the same key and body"));
-      }
+      checkCopiesAlike(e.getKey(), all, violations);
     }
     List<FaultDuplicates> out = new ArrayList<>();
     counts.forEach(
         (window, n) -> {
           int limit = BEFORE_FAULTS.equals(window) ? 0 : bound;
           out.add(new FaultDuplicates(window, n, limit));
-          if (n > limit) {
+          if (n > limit && overBoundIsViolation) {
             violations.add(
                 new Violation(
                     DUPLICATES_OVER_BOUND,
@@ -353,6 +391,16 @@ final class InvariantChecker {
           }
         });
     return out;
+  }
+
+  private static void checkCopiesAlike(UUID id, List<Delivery> all, List<Violation> violations) {
+    int first = all.get(0).fingerprint();
+    if (all.stream().anyMatch(c -> c.fingerprint() != first)) {
+      violations.add(
+          new Violation(
+              DUPLICATE_DIFFERS,
+              id + " has " + all.size() + " copies, not all with the same key and body"));
+    }
   }
 
   private static String shortState(RowState row) {
@@ -395,6 +443,8 @@ final class InvariantChecker {
    * @param duplicates duplicates per fault, with their bound
    * @param lateResends duplicates that arrived after the first delivery of a later event of their
    *     key (counted among the duplicates too)
+   * @param sentTwice in an exactly-once soak, the duplicates of events the relays listed as sent
+   *     twice (not among {@code duplicates}); -1 in an at-least-once soak
    * @param violations every broken invariant
    */
   record Findings(
@@ -408,6 +458,7 @@ final class InvariantChecker {
       int maxAttempts,
       List<FaultDuplicates> duplicates,
       int lateResends,
+      int sentTwice,
       List<Violation> violations) {
 
     int duplicateCount() {

@@ -1,5 +1,6 @@
 package io.outbox.soak;
 
+import io.outbox.testkit.BackdatingInterceptor;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivateKafka;
 import java.nio.charset.StandardCharsets;
@@ -31,27 +32,39 @@ import org.apache.kafka.common.config.ConfigResource;
  * Kafka 4.3 broker took an {@code acks=all} write to such a topic of replication factor 1 (tried),
  * and {@code NOT_ENOUGH_REPLICAS} is a retriable error the producer retries by itself up to {@code
  * delivery.timeout.ms} anyway.
+ *
+ * <p>For relays that publish exactly once, a limit of 0 would refuse the transaction markers too
+ * (stamped a moment before the partition's leader checks them): the coordinator takes that refusal
+ * for a fatal error and leaves the transaction open for good, and every later registration of its
+ * transactional id times out (seen in the first exactly-once soak). There the relays' producers
+ * back-date every record to the {@link #FLAKY} topic by a day ({@link BackdatingInterceptor}) and
+ * the topic refuses records over an hour old while refusing.
  */
 final class KafkaSoakBroker implements SoakBroker {
   private static final String BEFORE_MAX_MS = "message.timestamp.before.max.ms";
   private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(10);
   private static final Map<String, Integer> PARTITIONS = Map.of(ORDER, 6, FLAKY, 2);
 
+  private static final String REFUSING_EXACTLY_ONCE =
+      String.valueOf(Duration.ofHours(1).toMillis());
+
   private final PrivateKafka kafka;
   private final String prefix;
+  private final boolean exactlyOnce;
 
-  private KafkaSoakBroker(PrivateKafka kafka, String prefix) {
+  private KafkaSoakBroker(PrivateKafka kafka, String prefix, boolean exactlyOnce) {
     this.kafka = kafka;
     this.prefix = prefix;
+    this.exactlyOnce = exactlyOnce;
   }
 
-  static KafkaSoakBroker start(String prefix) {
+  static KafkaSoakBroker start(String prefix, boolean exactlyOnce) {
     PrivateKafka kafka = PrivateKafka.start();
     try {
       PARTITIONS.forEach(
           (type, partitions) ->
               KafkaTestSupport.createTopic(kafka.bootstrap(), prefix + "." + type, partitions));
-      return new KafkaSoakBroker(kafka, prefix);
+      return new KafkaSoakBroker(kafka, prefix, exactlyOnce);
     } catch (RuntimeException e) {
       kafka.close();
       throw e;
@@ -65,7 +78,18 @@ final class KafkaSoakBroker implements SoakBroker {
 
   @Override
   public String sinkConfig() {
-    return "type = kafka, kafka { bootstrap-servers = \"" + kafka.bootstrap() + "\" }";
+    String kafkaBlock = "bootstrap-servers = \"" + kafka.bootstrap() + "\"";
+    if (exactlyOnce) {
+      kafkaBlock +=
+          ", delivery = exactly-once, producer { \"interceptor.classes\" = \""
+              + BackdatingInterceptor.class.getName()
+              + "\", \""
+              + BackdatingInterceptor.TOPICS_ENDING
+              + "\" = \"."
+              + FLAKY
+              + "\" }";
+    }
+    return "type = kafka, kafka { " + kafkaBlock + " }";
   }
 
   @Override
@@ -78,7 +102,9 @@ final class KafkaSoakBroker implements SoakBroker {
     ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, prefix + "." + FLAKY);
     AlterConfigOp op =
         refusing
-            ? new AlterConfigOp(new ConfigEntry(BEFORE_MAX_MS, "0"), AlterConfigOp.OpType.SET)
+            ? new AlterConfigOp(
+                new ConfigEntry(BEFORE_MAX_MS, exactlyOnce ? REFUSING_EXACTLY_ONCE : "0"),
+                AlterConfigOp.OpType.SET)
             : new AlterConfigOp(new ConfigEntry(BEFORE_MAX_MS, ""), AlterConfigOp.OpType.DELETE);
     try (Admin admin = admin()) {
       admin
@@ -97,6 +123,11 @@ final class KafkaSoakBroker implements SoakBroker {
   @Override
   public void stop() {
     kafka.stop();
+  }
+
+  @Override
+  public void kill() {
+    kafka.kill();
   }
 
   @Override
@@ -121,10 +152,14 @@ final class KafkaSoakBroker implements SoakBroker {
                   + " at offset "
                   + r.offset());
         }
+        Instant sent = Instant.ofEpochMilli(r.timestamp());
+        if (exactlyOnce && type.equals(FLAKY)) {
+          sent = sent.plus(BackdatingInterceptor.BY); // the relays' producers back-dated it
+        }
         out.add(
             new Delivery(
                 UUID.fromString(id),
-                Instant.ofEpochMilli(r.timestamp()),
+                sent,
                 r.topic() + "-" + r.partition(),
                 r.offset(),
                 fingerprint(r.key(), r.value())));

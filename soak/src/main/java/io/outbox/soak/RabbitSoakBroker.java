@@ -105,6 +105,12 @@ final class RabbitSoakBroker implements SoakBroker {
   }
 
   @Override
+  public void kill() {
+    throw new UnsupportedOperationException(
+        "only the exactly-once soak kills the broker, and it runs on Kafka");
+  }
+
+  @Override
   public void restart() {
     rabbit.restart();
   }

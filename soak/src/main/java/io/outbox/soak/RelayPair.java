@@ -16,7 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * The two relay processes of the soak, {@code a} and {@code b}, on one pipeline: real {@code
@@ -55,16 +55,17 @@ final class RelayPair implements AutoCloseable {
   /**
    * Starts {@code a}, waits until it is active, then {@code b}, and waits until it stands by.
    *
-   * @param config the relay configuration for a database URL (the instance's proxy's)
+   * @param config the relay configuration of an instance ({@code a} or {@code b}) for a database
+   *     URL (the instance's proxy's)
    */
-  static RelayPair start(Path dir, TestDatabase db, Function<String, String> config) {
+  static RelayPair start(Path dir, TestDatabase db, BiFunction<String, String, String> config) {
     RelayPair pair = new RelayPair(db);
     try {
       for (String name : List.of("a", "b")) {
         FaultProxy proxy = FaultProxy.start(Services.pgHost(), Services.pgPort());
         pair.proxies.put(name, proxy);
         String url = "jdbc:postgresql://" + proxy.address() + "/" + db.name();
-        RelayProcess p = RelayProcess.start(name, dir, config.apply(url));
+        RelayProcess p = RelayProcess.start(name, dir, config.apply(name, url));
         synchronized (pair) {
           pair.processes.put(name, p);
         }

@@ -43,6 +43,14 @@ final class Soak {
   private static final Duration LATE_COPIES = Duration.ofSeconds(5);
   private static final Duration READ_TIMEOUT = Duration.ofMinutes(2);
   private static final String DATABASE_URL = "@database-url@";
+  private static final String LANES = "@lanes@";
+
+  /**
+   * The lanes of relay {@code a} and {@code b} in an exactly-once soak: each hand-over changes the
+   * lane count, so the new active meets ledger partitions of lanes it does not run (issue #30 point
+   * 4).
+   */
+  private static final Map<String, Integer> EXACTLY_ONCE_LANES = Map.of("a", 4, "b", 2);
 
   private final SoakOptions options;
 
@@ -58,15 +66,23 @@ final class Soak {
     log.info("soak: {}; relay logs in {}", options.describe(), dir);
     try (TestDatabase db = TestDatabase.create("soak");
         SoakBroker broker =
-            SoakBroker.start(options.sink(), KafkaTestSupport.uniqueTopic("soak"))) {
+            SoakBroker.start(
+                options.sink(), KafkaTestSupport.uniqueTopic("soak"), options.exactlyOnce())) {
       new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"))
           .migrate(db.url(), db.user(), db.password());
       String template = relayConfig(db, broker);
       PipelineSettings pipeline =
-          pipelineSettings(template.replace(DATABASE_URL, "jdbc:postgresql://127.0.0.1/soak"));
-      int duplicateBound = 2 * pipeline.lanes() * pipeline.batchSize();
+          pipelineSettings(
+              template
+                  .replace(DATABASE_URL, "jdbc:postgresql://127.0.0.1/soak")
+                  .replace(LANES, lanes("a")));
+      int duplicateBound = options.exactlyOnce() ? 0 : 2 * pipeline.lanes() * pipeline.batchSize();
       Duration drainTimeout = drainTimeout(pipeline);
-      try (RelayPair relays = RelayPair.start(dir, db, url -> template.replace(DATABASE_URL, url));
+      try (RelayPair relays =
+              RelayPair.start(
+                  dir,
+                  db,
+                  (name, url) -> template.replace(DATABASE_URL, url).replace(LANES, lanes(name)));
           Workload workload =
               new Workload(
                   db.url(), db.user(), db.password(), options.seed(), broker.canRefuseRetryably());
@@ -77,7 +93,12 @@ final class Soak {
         }
         FaultInjector injector =
             new FaultInjector(
-                faultsRandom, relays, broker, options.faultInterval(), options.faultOrder());
+                faultsRandom,
+                relays,
+                broker,
+                options.faultInterval(),
+                options.exactlyOnce() ? FaultKind.EXACTLY_ONCE : FaultKind.AT_LEAST_ONCE,
+                options.faultOrder());
         Instant faultsFrom = Instant.now();
         injector.runUntil(faultsFrom.plus(options.duration()));
         Instant faultsUntil = Instant.now();
@@ -101,7 +122,13 @@ final class Soak {
         Map<String, Optional<Integer>> exits = relays.stop();
 
         Findings findings =
-            InvariantChecker.check(written, rows, deliveries, faults, duplicateBound);
+            InvariantChecker.check(
+                written,
+                rows,
+                deliveries,
+                faults,
+                duplicateBound,
+                options.exactlyOnce() ? SentTwice.listedIn(relays.logs()) : null);
         List<Violation> violations = new ArrayList<>(findings.violations());
         violations.addAll(injector.violations());
         exits.forEach(
@@ -145,6 +172,7 @@ final class Soak {
           case POLLING -> "type = polling";
           case CDC -> "type = cdc, cdc { slot-name = \"" + db.name() + "\" }";
         };
+    String sink = broker.sinkConfig();
     return """
         outbox-relay {
           http.port = 0
@@ -153,6 +181,7 @@ final class Soak {
             source { %s }
             sink { %s }
             routing.destination = "%s.${aggregate_type}"
+            %s
           }
         }
         """
@@ -162,8 +191,14 @@ final class Soak {
             db.user(),
             db.password(),
             source,
-            broker.sinkConfig(),
-            broker.prefix());
+            sink,
+            broker.prefix(),
+            options.exactlyOnce() ? "lanes = " + LANES : "");
+  }
+
+  /** Relay {@code name}'s lane count in an exactly-once soak. */
+  private static String lanes(String name) {
+    return String.valueOf(EXACTLY_ONCE_LANES.get(name));
   }
 
   /** The pipeline's effective settings (reference defaults included), as the relays read them. */

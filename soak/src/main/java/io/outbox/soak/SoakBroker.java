@@ -19,11 +19,12 @@ interface SoakBroker extends AutoCloseable {
   String ORDER = "order";
 
   /**
-   * Starts a private broker of {@code sink}'s kind for destinations named {@code prefix.<type>}.
+   * Starts a private broker of {@code sink}'s kind for destinations named {@code prefix.<type>},
+   * for relays that publish exactly once (Kafka only) or at least once.
    */
-  static SoakBroker start(SoakOptions.Sink sink, String prefix) {
+  static SoakBroker start(SoakOptions.Sink sink, String prefix, boolean exactlyOnce) {
     return switch (sink) {
-      case KAFKA -> KafkaSoakBroker.start(prefix);
+      case KAFKA -> KafkaSoakBroker.start(prefix, exactlyOnce);
       case RABBITMQ -> RabbitSoakBroker.start(prefix);
     };
   }
@@ -49,6 +50,13 @@ interface SoakBroker extends AutoCloseable {
 
   /** Stops the broker as an operator would; its data stays. */
   void stop();
+
+  /**
+   * Kills the broker (SIGKILL) whatever it is doing; its data stays.
+   *
+   * @throws UnsupportedOperationException for a broker the exactly-once soak does not run
+   */
+  void kill();
 
   /** Starts the stopped broker again and waits until it answers. */
   void restart();

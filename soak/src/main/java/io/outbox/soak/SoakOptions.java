@@ -13,6 +13,9 @@ import java.util.Objects;
  * @param duration how long faults are injected while the writers write (the drain comes after)
  * @param source {@code polling} or {@code cdc}
  * @param sink {@code kafka} or {@code rabbitmq}
+ * @param exactlyOnce whether the Kafka sink runs {@code delivery = exactly-once}: the two relays
+ *     then run different lane counts (4 and 2), the broker is also killed (SIGKILL) as a fault, and
+ *     a duplicate is allowed only for an event a relay listed as sent twice
  * @param seed the seed of the fault draws and of each writer's choices
  * @param json whether the report is printed as JSON
  * @param faultInterval how often a fault is drawn (a fault that lasts longer delays the next)
@@ -25,6 +28,7 @@ record SoakOptions(
     Duration duration,
     Source source,
     Sink sink,
+    boolean exactlyOnce,
     long seed,
     boolean json,
     Duration faultInterval,
@@ -33,7 +37,7 @@ record SoakOptions(
 
   static final String USAGE =
       "usage: scripts/soak.sh --minutes N [--source polling|cdc] [--sink kafka|rabbitmq]"
-          + " [--seed S] [--json] [--dir DIR]";
+          + " [--exactly-once] [--seed S] [--json] [--dir DIR]";
   static final Duration FAULT_INTERVAL = Duration.ofSeconds(10);
 
   /** The relay's source type. */
@@ -61,6 +65,10 @@ record SoakOptions(
     Objects.requireNonNull(source, "source");
     Objects.requireNonNull(sink, "sink");
     Objects.requireNonNull(faultInterval, "faultInterval");
+    if (exactlyOnce && sink != Sink.KAFKA) {
+      throw new IllegalArgumentException(
+          "--exactly-once needs --sink kafka (exactly once is a mode of the Kafka sink)");
+    }
     faultOrder = List.copyOf(faultOrder);
     Objects.requireNonNull(directory, "directory");
   }
@@ -76,11 +84,13 @@ record SoakOptions(
     Sink sink = Sink.KAFKA;
     long seed = System.currentTimeMillis();
     boolean json = false;
+    boolean exactlyOnce = false;
     Path directory = defaultDirectory;
     for (int i = 0; i < args.length; i++) {
       String option = args[i];
       switch (option) {
         case "--json" -> json = true;
+        case "--exactly-once" -> exactlyOnce = true;
         case "--minutes" -> minutes = positive(option, value(args, ++i, option));
         case "--source" -> source = choice(Source.class, option, value(args, ++i, option));
         case "--sink" -> sink = choice(Sink.class, option, value(args, ++i, option));
@@ -94,7 +104,7 @@ record SoakOptions(
     }
     Duration duration = Duration.ofMillis(Math.round(minutes * 60_000));
     return new SoakOptions(
-        duration, source, sink, seed, json, FAULT_INTERVAL, List.of(), directory);
+        duration, source, sink, exactlyOnce, seed, json, FAULT_INTERVAL, List.of(), directory);
   }
 
   private static String value(String[] args, int i, String option) {
@@ -156,6 +166,13 @@ record SoakOptions(
               + length
               + ")";
     }
-    return length + ", " + source.type() + " -> " + sink.type() + ", seed " + seed;
+    return length
+        + ", "
+        + source.type()
+        + " -> "
+        + sink.type()
+        + (exactlyOnce ? " (exactly once)" : "")
+        + ", seed "
+        + seed;
   }
 }

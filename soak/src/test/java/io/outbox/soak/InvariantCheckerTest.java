@@ -272,6 +272,37 @@ class InvariantCheckerTest {
             InvariantChecker.DUPLICATES_OVER_BOUND, InvariantChecker.DUPLICATE_DIFFERS);
   }
 
+  @Test
+  void exactlyOnceAllowsADuplicateOnlyForAnEventARelayListedAsSentTwice() {
+    faults.add(fault(1, 10));
+    UUID listed = committed("order/a");
+    UUID unlisted = committed("order/b");
+    UUID once = committed("order/c");
+    deliver(listed, 5);
+    deliver(unlisted, 5);
+    deliver(once, 5);
+    deliver(listed, 12);
+    deliver(unlisted, 12);
+
+    Findings f =
+        InvariantChecker.check(written, rows, deliveries, faults, 0, java.util.Set.of(listed));
+
+    assertThat(f.violations())
+        .singleElement()
+        .satisfies(
+            v -> {
+              assertThat(v.invariant()).isEqualTo(InvariantChecker.UNLISTED_DUPLICATE);
+              assertThat(v.detail()).startsWith(unlisted.toString()).contains("read 2 times");
+            });
+    assertThat(f.sentTwice()).isEqualTo(1);
+    assertThat(f.duplicateCount()).as("unlisted, charged to their fault").isEqualTo(1);
+  }
+
+  @Test
+  void anAtLeastOnceCheckListsNoSentTwice() {
+    assertThat(check().sentTwice()).isEqualTo(-1);
+  }
+
   private static FaultRecord fault(int number, int secondsAfterT0) {
     Instant start = T0.plusSeconds(secondsAfterT0);
     return new FaultRecord(

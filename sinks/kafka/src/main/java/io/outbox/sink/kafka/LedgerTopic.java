@@ -59,10 +59,20 @@ final class LedgerTopic {
     this.pipeline = pipeline;
     this.retention = retention;
     this.clients = clients;
+    this.consumerConfig = consumerConfig(producerConfig);
+  }
+
+  /**
+   * The ledger reader's configuration: the producer's connection and security settings that a
+   * consumer knows, but not its plug-ins ({@code interceptor.classes} names producer interceptors,
+   * which a consumer cannot load: the reader failed to start), read_committed, no group.
+   */
+  static Map<String, Object> consumerConfig(Map<String, Object> producerConfig) {
     Map<String, Object> config = new HashMap<>();
     producerConfig.forEach(
         (name, value) -> {
-          if (ConsumerConfig.configNames().contains(name)) {
+          if (ConsumerConfig.configNames().contains(name)
+              && !name.equals(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG)) {
             config.put(name, value);
           }
         });
@@ -75,7 +85,7 @@ final class LedgerTopic {
     // A deleted ledger must stay missing (and be reported), not come back empty.
     config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
     config.remove(ConsumerConfig.GROUP_ID_CONFIG);
-    this.consumerConfig = Map.copyOf(config);
+    return Map.copyOf(config);
   }
 
   String name() {
@@ -329,12 +339,17 @@ final class LedgerTopic {
       log.warn(
           "pipeline {}: the ledger's records at partition {} offsets {} are not trusted (a"
               + " distrust marker at offset {}: a hanging transaction of the lane was aborted that"
-              + " the ledger had decided apart); their {} events are sent again (at least once)",
+              + " the ledger had decided apart); their {} events are sent again: {} {}",
           pipeline,
           marker.partition(),
           dropped.stream().map(e -> e.position().offset()).toList(),
           marker.offset(),
-          dropped.stream().mapToInt(e -> e.record().events().size()).sum());
+          dropped.stream().mapToInt(e -> e.record().events().size()).sum(),
+          KafkaSinkProvider.SENT_TWICE,
+          dropped.stream()
+              .flatMap(e -> e.record().events().stream())
+              .map(LedgerRecord.Event::eventId)
+              .toList());
     }
   }
 

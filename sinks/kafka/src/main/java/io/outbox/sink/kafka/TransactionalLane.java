@@ -81,7 +81,8 @@ final class TransactionalLane {
   // events there are read twice once it is sent again. For tests.
   private final List<Set<TopicPartition>> partiallyCommitted =
       new java.util.concurrent.CopyOnWriteArrayList<>();
-  private Set<TopicPartition> lastWritten; // lane thread only: partitions of the last transaction
+  // Lane thread only: per partition the last transaction wrote, the ids of its events there.
+  private Map<TopicPartition, List<java.util.UUID>> lastWritten;
   private final Set<String> writtenTopics = new HashSet<>(); // lane thread only: since the start
   // Lane thread only: a hanging transaction not open on the lane's ledger partition was aborted,
   // so the ledger's records past the watermark may name events that were aborted; a distrust
@@ -221,7 +222,7 @@ final class TransactionalLane {
       p.beginTransaction();
       Verdict[] verdicts = new Verdict[events.size()];
       Map<TopicPartition, Long> written = new HashMap<>();
-      lastWritten = written.keySet();
+      lastWritten = new HashMap<>();
       Failure sinkFailure = sendAll(p, events, verdicts, written);
       if (sinkFailure != null) {
         checkHanging = true; // the broker may be gone with the transaction open
@@ -338,7 +339,11 @@ final class TransactionalLane {
       try {
         RecordMetadata m =
             sent.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        written.merge(new TopicPartition(m.topic(), m.partition()), m.offset(), Math::max);
+        TopicPartition tp = new TopicPartition(m.topic(), m.partition());
+        written.merge(tp, m.offset(), Math::max);
+        lastWritten
+            .computeIfAbsent(tp, k -> new ArrayList<>())
+            .add(events.get(i).event().eventId());
       } catch (ExecutionException e) {
         errors[i] = e.getCause();
         shared.merge(errors[i], 1, Integer::sum);
@@ -512,24 +517,26 @@ final class TransactionalLane {
     }
     checkHanging = false;
     hangingAborted += outcome.aborted().size();
-    Set<TopicPartition> last = lastWritten;
+    Map<TopicPartition, List<java.util.UUID>> last = lastWritten;
     if (last != null
-        && outcome.aborted().stream().anyMatch(last::contains)
-        && !outcome.aborted().containsAll(last)) {
+        && outcome.aborted().stream().anyMatch(last::containsKey)
+        && !outcome.aborted().containsAll(last.keySet())) {
       // The broker wrote the commit markers of the lane's last transaction on some partitions and
       // dropped them on the others (KAFKA-20734): what was committed stays, the rest is aborted,
       // and the ledger (open there too, now aborted) sends the whole batch again.
       List<TopicPartition> kept =
-          last.stream().filter(tp -> !outcome.aborted().contains(tp)).toList();
+          last.keySet().stream().filter(tp -> !outcome.aborted().contains(tp)).toList();
       partiallyCommitted.add(Set.copyOf(kept));
       log.warn(
           "pipeline {} lane {}: the broker had committed the lane's last transaction on {} only and"
               + " left it open elsewhere; the open part is aborted and the batch goes out again, so"
-              + " its events on {} are delivered twice",
+              + " its events on {} are delivered twice: {} {}",
           pipeline,
           lane,
           kept,
-          kept);
+          kept,
+          KafkaSinkProvider.SENT_TWICE,
+          kept.stream().flatMap(tp -> last.get(tp).stream()).toList());
     }
   }
 
