@@ -58,7 +58,11 @@ final class LedgerRecovery {
     // from it, or that lost the role, registers nothing, which would fence the active one's
     // producers (issue #30 point 2).
     Map<Integer, Long> settled = watermark.settled();
-    sink.fence(List.copyOf(lanes));
+    if (everything) {
+      sink.fence(List.copyOf(lanes));
+    } else {
+      lanes.forEach(sink::fenceInDoubt);
+    }
     LedgerRead read = sink.readLedger(settled, timeout);
     Map<Integer, Long> last = new HashMap<>(settled);
     int records = 0;

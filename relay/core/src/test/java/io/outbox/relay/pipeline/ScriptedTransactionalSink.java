@@ -75,6 +75,11 @@ final class ScriptedTransactionalSink implements TransactionalSink {
   }
 
   @Override
+  public void fenceInDoubt(int lane) {
+    inFlight.join();
+  }
+
+  @Override
   public io.outbox.relay.spi.LedgerRead readLedger(Map<Integer, Long> settled, Duration timeout) {
     ledgerReads.incrementAndGet();
     if (failingLedgerReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {

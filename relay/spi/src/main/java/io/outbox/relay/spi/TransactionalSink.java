@@ -20,16 +20,26 @@ public interface TransactionalSink extends Sink {
   /**
    * Prepares one transactional publisher per lane, fencing whatever instance published for these
    * lanes before (its transactions still open are aborted, its later commits fail), and makes sure
-   * the ledger exists. Blocking; called on activation (with every lane: the lanes of a former
-   * configuration with more lanes are fenced too), and for one lane after a transaction whose
-   * outcome is unknown ({@link SinkTransaction.Failed#inDoubt()}). The pipeline calls it only once
-   * the database confirmed this instance's lease.
+   * the ledger exists. Blocking; called on activation, with every lane (the lanes of a former
+   * configuration with more lanes are fenced too): what earlier instances left behind is unknown.
+   * The pipeline calls it only once the database confirmed this instance's lease.
    *
    * @param lanes the lanes to prepare, each in {@code [0, lanes)} of the pipeline
    * @throws LedgerException when the ledger cannot be used (wrong layout, compacted)
    * @throws RuntimeException when the broker cannot be reached; the pipeline retries with backoff
    */
   void fence(List<Integer> lanes);
+
+  /**
+   * Registers lane {@code lane}'s publisher again after one of its transactions ended with an
+   * unknown outcome ({@link SinkTransaction.Failed#inDoubt()}), within the activation that {@link
+   * #fence} began: what may be left open is this instance's own, so only what the lane wrote is
+   * checked. Blocking; the pipeline calls it only once the database confirmed this instance's
+   * lease, then reads the ledger.
+   *
+   * @throws RuntimeException when the broker cannot be reached; the pipeline retries with backoff
+   */
+  void fenceInDoubt(int lane);
 
   /**
    * Publishes {@code events} and {@code ledger} as one transaction of lane {@code lane}.

@@ -83,14 +83,10 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
 
   @Override
   public void fence(List<Integer> which) {
-    // Once per activation: a generous bound (a slow first metadata request is no outage).
-    Duration bound =
-        settings.sendTimeout().compareTo(ACTIVATION_BOUND) > 0
-            ? settings.sendTimeout()
-            : ACTIVATION_BOUND;
+    Duration bound = activationBound();
     int partitions = ledger.ensure(lanes.length, bound);
     for (int lane : which) {
-      lanes[lane].fence(bound);
+      lanes[lane].fence(bound, true);
     }
     if (which.size() == lanes.length) {
       // An activation: the lanes of a former configuration with more lanes (the ledger's
@@ -103,11 +99,16 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
     }
   }
 
+  @Override
+  public void fenceInDoubt(int lane) {
+    lanes[lane].fence(activationBound(), false);
+  }
+
   /** Registers lane {@code former}'s transactional id once (fencing its holders), then lets go. */
   private void fenceFormerLane(int former, Duration bound) {
     TransactionalLane lane = newLane(former);
     try {
-      lane.fence(bound);
+      lane.fence(bound, true);
       log.info(
           "pipeline {}: lane {} of a former configuration (the ledger has a partition for it) fenced;"
               + " its committed batches are settled from the ledger",
@@ -116,6 +117,13 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
     } finally {
       lane.close(bound);
     }
+  }
+
+  /** A generous bound for a fence (a slow first metadata request is no outage). */
+  private Duration activationBound() {
+    return settings.sendTimeout().compareTo(ACTIVATION_BOUND) > 0
+        ? settings.sendTimeout()
+        : ACTIVATION_BOUND;
   }
 
   /** How many transactions the broker committed on only some partitions; for tests. */

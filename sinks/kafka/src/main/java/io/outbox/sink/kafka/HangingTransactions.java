@@ -118,10 +118,16 @@ class HangingTransactions { // not final: a test scripts the broker's answers
   }
 
   /**
-   * Aborts, on every partition of the cluster (internal topics aside), the open transactions of
-   * {@code transactionalId}'s earlier producers: its current producer id at an older epoch, and the
-   * producer ids in {@code earlier} (a producer id the coordinator replaced). Call it right after
-   * the lane's producer registered (or after a failure), before the lane's next transaction.
+   * Aborts the open transactions of {@code transactionalId}'s earlier producers: its current
+   * producer id at an older epoch, and the producer ids in {@code earlier} (a producer id the
+   * coordinator replaced). Call it right after the lane's producer registered (or after a failure),
+   * before the lane's next transaction.
+   *
+   * <p>{@code everywhere}: on every partition of the cluster (internal topics aside), as at an
+   * activation, when what earlier instances wrote with this id is unknown. Otherwise only on the
+   * lane's ledger partition and the partitions of {@code written}: after the lane's own transaction
+   * failed, in the activation whose first check covered the rest, nothing else can hold one (issue
+   * #30 point 3: a cluster-wide check per failure cost admin calls in proportion to the cluster).
    *
    * <p>Safe because the lane reports a batch committed only once its commit markers are written on
    * every partition it wrote ({@link #markersWritten}): a hanging transaction holds no batch the
@@ -146,6 +152,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
       TopicPartition ledger,
       Set<Long> earlier,
       Set<String> written,
+      boolean everywhere,
       Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     Admin admin = clients.admin();
@@ -172,8 +179,10 @@ class HangingTransactions { // not final: a test scripts the broker's answers
     }
     Set<String> lanesTopics = new HashSet<>(written);
     lanesTopics.add(ledger.topic());
+    Collection<TopicPartition> asked =
+        everywhere ? partitions(admin, deadline) : partitions(admin, written, ledger, deadline);
     Map<TopicPartition, PartitionProducerState> states =
-        producers(admin, partitions(admin, deadline), lanesTopics, deadline);
+        producers(admin, asked, lanesTopics, deadline);
     List<Map.Entry<TopicPartition, ProducerState>> hanging = new ArrayList<>();
     Set<String> onLedger = new HashSet<>();
     for (Map.Entry<TopicPartition, PartitionProducerState> e : states.entrySet()) {
@@ -351,31 +360,55 @@ class HangingTransactions { // not final: a test scripts the broker's answers
                   .names()
                   .get(ms(deadline), TimeUnit.MILLISECONDS));
       topics.add(ledgerTopic);
-      Map<String, KafkaFuture<TopicDescription>> described =
-          admin
-              .describeTopics(topics, new DescribeTopicsOptions().timeoutMs(ms(deadline)))
-              .topicNameValues();
-      List<TopicPartition> all = new ArrayList<>();
-      for (Map.Entry<String, KafkaFuture<TopicDescription>> e : described.entrySet()) {
-        try {
-          e.getValue()
-              .get(ms(deadline), TimeUnit.MILLISECONDS)
-              .partitions()
-              .forEach(p -> all.add(new TopicPartition(e.getKey(), p.partition())));
-        } catch (ExecutionException gone) {
-          if (!(gone.getCause() instanceof UnknownTopicOrPartitionException)) {
-            throw gone;
-          }
-          // deleted since it was listed: nothing of it can hang
-        }
-      }
-      return all;
+      return partitionsOf(admin, topics, deadline);
     } catch (ExecutionException | TimeoutException e) {
       throw unavailable("listing the topics", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while listing topics", e);
     }
+  }
+
+  /** Every partition of the topics {@code written}, and the lane's {@code ledger} partition. */
+  private Collection<TopicPartition> partitions(
+      Admin admin, Set<String> written, TopicPartition ledger, long deadline) {
+    try {
+      List<TopicPartition> out = new ArrayList<>(partitionsOf(admin, written, deadline));
+      out.add(ledger);
+      return out;
+    } catch (ExecutionException | TimeoutException e) {
+      throw unavailable("describing the topics written " + written, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while describing topics", e);
+    }
+  }
+
+  /** The partitions of {@code topics}; a topic deleted meanwhile has none. */
+  private static List<TopicPartition> partitionsOf(Admin admin, Set<String> topics, long deadline)
+      throws ExecutionException, TimeoutException, InterruptedException {
+    if (topics.isEmpty()) {
+      return List.of();
+    }
+    Map<String, KafkaFuture<TopicDescription>> described =
+        admin
+            .describeTopics(topics, new DescribeTopicsOptions().timeoutMs(ms(deadline)))
+            .topicNameValues();
+    List<TopicPartition> all = new ArrayList<>();
+    for (Map.Entry<String, KafkaFuture<TopicDescription>> e : described.entrySet()) {
+      try {
+        e.getValue()
+            .get(ms(deadline), TimeUnit.MILLISECONDS)
+            .partitions()
+            .forEach(p -> all.add(new TopicPartition(e.getKey(), p.partition())));
+      } catch (ExecutionException gone) {
+        if (!(gone.getCause() instanceof UnknownTopicOrPartitionException)) {
+          throw gone;
+        }
+        // deleted since it was listed: nothing of it can hang
+      }
+    }
+    return all;
   }
 
   /**

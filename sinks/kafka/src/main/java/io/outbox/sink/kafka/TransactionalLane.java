@@ -72,6 +72,10 @@ final class TransactionalLane {
   // Lane thread only: a producer was dropped, so a transaction of it may be left open; the next
   // registration looks for hanging transactions before the lane's first transaction.
   private boolean checkHanging = true;
+  // Lane thread only: the next check for hanging transactions covers every partition of the
+  // cluster, not only what this lane wrote: what an earlier instance (or run) of the lane wrote is
+  // unknown. Set by an activation's fence, cleared once such a check succeeded (issue #30 point 3).
+  private boolean checkEverywhere = true;
   private final Set<Long> producerIds = new HashSet<>(); // lane thread only: ids registered so far
   private long producerId = -1; // lane thread only: the current producer's id, -1 if unknown
   private int producerEpoch = -1; // lane thread only: its epoch when last described, -1 if unknown
@@ -132,12 +136,21 @@ final class TransactionalLane {
 
   /**
    * Starts a fresh producer and registers it with the coordinator, which fences every earlier
-   * producer of this transactional id and ends its open transaction.
+   * producer of this transactional id and ends its open transaction; then aborts what the broker
+   * left hanging.
+   *
+   * @param activation whether this instance just became active (another may have published with the
+   *     lane's id since this one last did: hanging transactions are looked for on every partition
+   *     of the cluster), or the lane registers again after its own transaction ended in doubt (only
+   *     the partitions of the topics it wrote and its ledger partition are checked)
    */
-  void fence(Duration timeout) {
+  void fence(Duration timeout, boolean activation) {
     Future<?> done =
         thread.submit(
             () -> {
+              if (activation) {
+                checkEverywhere = true;
+              }
               discard();
               register();
               log.info(
@@ -505,7 +518,9 @@ final class TransactionalLane {
             new TopicPartition(ledgerTopic, lane),
             Set.copyOf(producerIds),
             Set.copyOf(writtenTopics),
+            checkEverywhere,
             timeout);
+    checkEverywhere = false;
     if (outcome.ledgerDecidedApart()) {
       distrustToWrite = true;
     }

@@ -109,7 +109,7 @@ class BrokerKilledInCommitIT {
                     + topic
                     + "\""),
             factory);
-    fenceUntilBack();
+    fenceUntilBack(true);
     Random random = new Random();
     List<String> committed = new ArrayList<>();
     Map<Integer, Long> settled = new HashMap<>();
@@ -151,7 +151,7 @@ class BrokerKilledInCommitIT {
       inDoubt += doubt ? 1 : 0;
       // What the pipeline does: fence, then settle from the ledger what it says was committed.
       int partialBefore = sink.partiallyCommitted(0).size();
-      fenceUntilBack();
+      fenceUntilBack(false);
       List<Set<TopicPartition>> partial = sink.partiallyCommitted(0);
       List<LedgerEntry> entries = sink.readLedger(settled, READ).entries();
       boolean inLedger = false;
@@ -279,12 +279,19 @@ class BrokerKilledInCommitIT {
     return new String(r.event().payload(), java.nio.charset.StandardCharsets.UTF_8);
   }
 
-  /** Fences lane 0, retrying while the restarted broker is not ready (as the pipeline does). */
-  private void fenceUntilBack() throws InterruptedException {
+  /**
+   * Fences lane 0 at the activation or after its transaction ended in doubt, retrying while the
+   * restarted broker is not ready (as the pipeline does).
+   */
+  private void fenceUntilBack(boolean activation) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
     while (true) {
       try {
-        sink.fence(List.of(0));
+        if (activation) {
+          sink.fence(List.of(0));
+        } else {
+          sink.fenceInDoubt(0);
+        }
         return;
       } catch (RuntimeException e) {
         if (System.nanoTime() > deadline) {

@@ -91,6 +91,22 @@ class ExactlyOnceKafkaSinkIT {
     return sink;
   }
 
+  /** Real producers, and the admin clients {@code admin} makes. */
+  private static KafkaClients.Factory withAdmin(
+      java.util.function.Function<Map<String, Object>, Admin> admin) {
+    return new KafkaClients.Factory() {
+      @Override
+      public Producer<String, byte[]> producer(Map<String, Object> config) {
+        return KafkaClients.KAFKA.producer(config);
+      }
+
+      @Override
+      public Admin admin(Map<String, Object> config) {
+        return admin.apply(config);
+      }
+    };
+  }
+
   private static LedgerRecord ledgerOf(List<RoutedEvent> batch) {
     return new LedgerRecord(
         0, "test", batch.stream().map(r -> LedgerRecord.Event.of(r.event())).toList());
@@ -338,9 +354,16 @@ class ExactlyOnceKafkaSinkIT {
                       TopicPartition ledgerPartition,
                       Set<Long> earlier,
                       Set<String> written,
+                      boolean everywhere,
                       Duration timeout) {
                     Outcome o =
-                        super.abort(transactionalId, ledgerPartition, earlier, written, timeout);
+                        super.abort(
+                            transactionalId,
+                            ledgerPartition,
+                            earlier,
+                            written,
+                            everywhere,
+                            timeout);
                     return apart.getAndSet(false)
                         ? new Outcome(o.producerId(), o.producerEpoch(), o.aborted(), true)
                         : o;
@@ -353,7 +376,7 @@ class ExactlyOnceKafkaSinkIT {
         .isInstanceOf(SinkTransaction.Committed.class);
 
     apart.set(true);
-    sink.fence(List.of(0)); // lane 0's in-doubt recovery: its hanging check finds one apart
+    sink.fenceInDoubt(0); // lane 0's in-doubt recovery: its hanging check finds one apart
     assertThat(sink.readLedger(Map.of(), READ).entries()).as("the first read").isEmpty();
     assertThat(sink.readLedger(Map.of(), READ).entries())
         .as("a second read, as another lane's")
@@ -384,17 +407,7 @@ class ExactlyOnceKafkaSinkIT {
     String unrelated = KafkaTestSupport.uniqueTopic("eos.unrelated");
     KafkaTestSupport.createTopic(unrelated, 1);
     KafkaClients.Factory silentUnrelated =
-        new KafkaClients.Factory() {
-          @Override
-          public Producer<String, byte[]> producer(Map<String, Object> config) {
-            return KafkaClients.KAFKA.producer(config);
-          }
-
-          @Override
-          public Admin admin(Map<String, Object> config) {
-            return new SilentPartitionsAdmin(config, tp -> tp.topic().equals(unrelated));
-          }
-        };
+        withAdmin(config -> new SilentPartitionsAdmin(config, tp -> tp.topic().equals(unrelated)));
     ExactlyOnceKafkaSink sink = sink("", 4, silentUnrelated);
     long started = System.nanoTime();
     sink.fence(List.of(0, 1, 2, 3));
@@ -405,5 +418,53 @@ class ExactlyOnceKafkaSinkIT {
             sink.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get(30, TimeUnit.SECONDS))
         .isInstanceOf(SinkTransaction.Committed.class);
     assertThat(KafkaTestSupport.readToEnd(Services.kafkaBootstrap(), topic, READ)).hasSize(1);
+  }
+
+  /**
+   * Issue #30 point 3: an activation looks for hanging transactions on every partition (what an
+   * earlier instance wrote with the lane's id is unknown); a lane's fence after its own transaction
+   * ended in doubt looks only at its ledger partition and the partitions of the topics it wrote. On
+   * the code before, every fence listed the cluster's topics and asked all their partitions.
+   */
+  @Test
+  void anInDoubtFenceChecksOnlyWhatTheLaneWrote() throws Exception {
+    KafkaTestSupport.createTopic(topic, 3);
+    String unrelated = KafkaTestSupport.uniqueTopic("eos.unrelated");
+    KafkaTestSupport.createTopic(unrelated, 2);
+    List<RecordingAdmin> admins = new java.util.concurrent.CopyOnWriteArrayList<>();
+    KafkaClients.Factory recording =
+        withAdmin(
+            config -> {
+              RecordingAdmin admin = new RecordingAdmin(config);
+              admins.add(admin);
+              return admin;
+            });
+    ExactlyOnceKafkaSink sink = sink("", 2, recording);
+    sink.fence(List.of(0, 1));
+    assertThat(admins).hasSize(1);
+    RecordingAdmin admin = admins.get(0);
+    assertThat(admin.describedProducers)
+        .as("the activation's check")
+        .contains(new TopicPartition(unrelated, 0), new TopicPartition(unrelated, 1));
+    List<RoutedEvent> batch = List.of(Events.routed(topic, "a", "{\"n\":1}"));
+    assertThat(
+            sink.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get(30, TimeUnit.SECONDS))
+        .isInstanceOf(SinkTransaction.Committed.class);
+    admin.clear();
+
+    sink.fenceInDoubt(0);
+
+    assertThat(admin.topicListings).as("topic listings").hasValue(0);
+    assertThat(Set.copyOf(admin.describedProducers))
+        .as("the in-doubt fence's check")
+        .containsExactlyInAnyOrder(
+            new TopicPartition(topic, 0),
+            new TopicPartition(topic, 1),
+            new TopicPartition(topic, 2),
+            new TopicPartition(ledger, 0));
+    List<RoutedEvent> next = List.of(Events.routed(topic, "a", "{\"n\":2}"));
+    assertThat(
+            sink.publish(0, next, ledgerOf(next)).toCompletableFuture().get(30, TimeUnit.SECONDS))
+        .isInstanceOf(SinkTransaction.Committed.class);
   }
 }

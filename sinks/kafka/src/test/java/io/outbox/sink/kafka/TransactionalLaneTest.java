@@ -40,6 +40,7 @@ class TransactionalLaneTest {
         TopicPartition ledger,
         Set<Long> earlier,
         Set<String> written,
+        boolean everywhere,
         Duration t) {
       Identity now = answers.removeFirst();
       return new Outcome(now.producerId(), now.producerEpoch(), List.of(), false);
@@ -72,7 +73,7 @@ class TransactionalLaneTest {
     coordinator.answers.add(new HangingTransactions.Identity(8, 0)); // asked later
     TransactionalLane lane = lane(new FakeClients(true), coordinator);
     try {
-      lane.fence(Duration.ofSeconds(5));
+      lane.fence(Duration.ofSeconds(5), true);
       int margin = Short.MAX_VALUE - TransactionalLane.EPOCH_MARGIN - 32_740; // 11
       for (int i = 0; i < margin + 3; i++) {
         SinkTransaction t = lane.publish(List.of(event(i)), ledger()).get();
@@ -112,7 +113,7 @@ class TransactionalLaneTest {
       assertThat(((SinkTransaction.Failed) next).error()).contains("confirmed the lease");
       assertThat(clients.producers).as("no producer registered by a transaction").hasSize(1);
 
-      lane.fence(Duration.ofSeconds(5)); // the in-doubt path, once the lease is confirmed
+      lane.fence(Duration.ofSeconds(5), false); // the in-doubt path, once the lease is confirmed
       assertThat(clients.producers).hasSize(2);
       assertThat(lane.publish(List.of(event(3)), ledger()).get())
           .isInstanceOf(SinkTransaction.Committed.class);
@@ -144,7 +145,7 @@ class TransactionalLaneTest {
   private static TransactionalLane laneWhoseNextCommitTimesOut(
       FakeClients clients, HangingTransactions coordinator, RuntimeException abortFailure) {
     TransactionalLane lane = lane(clients, coordinator);
-    lane.fence(Duration.ofSeconds(5));
+    lane.fence(Duration.ofSeconds(5), true);
     clients.last().commitTransactionException =
         new org.apache.kafka.common.errors.TimeoutException("commit timed out");
     clients.last().abortTransactionException = abortFailure;
