@@ -136,6 +136,11 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
     return lanes[lane].partiallyCommitted();
   }
 
+  /** The state of lane {@code lane}'s last batch; for tests. */
+  BatchFate.State lastBatch(int lane) {
+    return lanes[lane].lastBatch();
+  }
+
   /** How many hanging transactions (partitions) the lanes aborted; for tests. */
   int hangingAborted() {
     return sum(TransactionalLane::hangingAborted);
@@ -162,8 +167,13 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
   @Override
   public LedgerRead readLedger(Map<Integer, Long> settled, Duration timeout) {
     // Records a lane must not trust are dropped by the read itself: a distrust marker in the
-    // ledger follows them (TransactionalLane, LedgerTopic).
-    return ledger.read(settled, timeout);
+    // ledger follows them (TransactionalLane, LedgerTopic). Each lane's batch the coordinator
+    // decided learns which way (BatchFate).
+    LedgerTopic.Read read = ledger.read(settled, timeout);
+    for (TransactionalLane lane : lanes) {
+      lane.ledgerRead(read, settled);
+    }
+    return read.read();
   }
 
   @Override

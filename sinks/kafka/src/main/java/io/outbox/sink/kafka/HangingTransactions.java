@@ -68,6 +68,9 @@ class HangingTransactions { // not final: a test scripts the broker's answers
   // are left out: the lanes fenced one after the other at an activation wait for them once.
   private final Map<TopicPartition, Long> silentUntil = new ConcurrentHashMap<>();
 
+  // What find() found, for abortAll(): the broker's view of each hanging transaction.
+  private final Map<BatchFate.Hanging, ProducerState> openSince = new ConcurrentHashMap<>();
+
   private final String pipeline;
   private final KafkaClients clients;
   private final String ledgerTopic;
@@ -82,16 +85,21 @@ class HangingTransactions { // not final: a test scripts the broker's answers
   }
 
   /**
-   * What {@link #abort} did: the transactional id's current producer id, the partitions where a
-   * hanging transaction was aborted, and whether one of them was not open on the lane's ledger
-   * partition too (its ledger record, if it wrote one, may be committed while its events were not:
-   * the ledger's word on it is not to be trusted).
+   * What {@link #find} found: the transactional id's current producer id and epoch, and the
+   * transactions of its earlier producers still open, per partition ({@link #abortAll} aborts them;
+   * {@link BatchFate#resolve} says what they mean).
    */
-  record Outcome(
-      long producerId,
-      int producerEpoch,
-      List<TopicPartition> aborted,
-      boolean ledgerDecidedApart) {}
+  record Found(long producerId, int producerEpoch, List<BatchFate.Hanging> hanging) {
+
+    Found {
+      hanging = List.copyOf(hanging);
+    }
+
+    /** Nothing found, or nothing could be checked ({@code -1}: not authorized). */
+    static Found none(long producerId, int producerEpoch) {
+      return new Found(producerId, producerEpoch, List.of());
+    }
+  }
 
   /** A transactional id's producer id and epoch as its coordinator has them now. */
   record Identity(long producerId, int producerEpoch) {}
@@ -118,10 +126,11 @@ class HangingTransactions { // not final: a test scripts the broker's answers
   }
 
   /**
-   * Aborts the open transactions of {@code transactionalId}'s earlier producers: its current
+   * Finds the open transactions of {@code transactionalId}'s earlier producers: its current
    * producer id at an older epoch, and the producer ids in {@code earlier} (a producer id the
    * coordinator replaced). Call it right after the lane's producer registered (or after a failure),
-   * before the lane's next transaction.
+   * before the lane's next transaction; then {@link #abortAll} (after a distrust marker, when
+   * {@link BatchFate#resolve} says so).
    *
    * <p>{@code everywhere}: on every partition of the cluster (internal topics aside), as at an
    * activation, when what earlier instances wrote with this id is unknown. Otherwise only on the
@@ -144,10 +153,9 @@ class HangingTransactions { // not final: a test scripts the broker's answers
    * @param ledger the lane's ledger partition
    * @param written the topics the lane wrote since the process started
    * @throws IllegalStateException when the broker does not answer within {@code timeout} for the
-   *     transactional id or a partition of the lane's, or a hanging transaction cannot be aborted
-   *     (the lane must not publish: its next commit would commit the hanging records too)
+   *     transactional id or a partition of the lane's (the lane must not publish)
    */
-  Outcome abort(
+  Found find(
       String transactionalId,
       TopicPartition ledger,
       Set<Long> earlier,
@@ -168,7 +176,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
             pipeline,
             transactionalId,
             e.getCause().getMessage());
-        return new Outcome(-1, -1, List.of(), false);
+        return Found.none(-1, -1);
       }
       throw unavailable("describing the transactional id '" + transactionalId + "'", e);
     } catch (TimeoutException e) {
@@ -183,8 +191,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
         everywhere ? partitions(admin, deadline) : partitions(admin, written, ledger, deadline);
     Map<TopicPartition, PartitionProducerState> states =
         producers(admin, asked, lanesTopics, deadline);
-    List<Map.Entry<TopicPartition, ProducerState>> hanging = new ArrayList<>();
-    Set<String> onLedger = new HashSet<>();
+    List<BatchFate.Hanging> hanging = new ArrayList<>();
     for (Map.Entry<TopicPartition, PartitionProducerState> e : states.entrySet()) {
       for (ProducerState p : e.getValue().activeProducers()) {
         boolean ours =
@@ -192,35 +199,49 @@ class HangingTransactions { // not final: a test scripts the broker's answers
                 ? p.producerEpoch() < current.producerEpoch()
                 : earlier.contains(p.producerId());
         if (ours && p.currentTransactionStartOffset().isPresent()) {
-          hanging.add(Map.entry(e.getKey(), p));
-          if (e.getKey().equals(ledger)) {
-            onLedger.add(p.producerId() + "/" + p.producerEpoch());
-          }
+          openSince.put(new BatchFate.Hanging(e.getKey(), p.producerId(), p.producerEpoch()), p);
+          hanging.add(new BatchFate.Hanging(e.getKey(), p.producerId(), p.producerEpoch()));
+          log.warn(
+              "pipeline {}: partition {} holds an open transaction of an earlier producer of '{}'"
+                  + " (producer id {}, epoch {}, from offset {}) that the broker's coordinator no"
+                  + " longer tracks (now epoch {}, {}): a hanging transaction, left by a broker"
+                  + " crash. It is aborted, so that it is neither stuck nor committed later by"
+                  + " this producer",
+              pipeline,
+              e.getKey(),
+              transactionalId,
+              p.producerId(),
+              p.producerEpoch(),
+              p.currentTransactionStartOffset().getAsLong(),
+              current.producerEpoch(),
+              current.state());
         }
       }
     }
+    return new Found(current.producerId(), current.producerEpoch(), hanging);
+  }
+
+  /**
+   * Aborts the hanging transactions {@link #find} found ({@code Admin.abortTransaction}, what
+   * {@code kafka-transactions.sh abort} does).
+   *
+   * @return the partitions where one was aborted
+   * @throws IllegalStateException when one cannot be aborted (the lane must not publish: its next
+   *     commit would commit the hanging records too)
+   */
+  List<TopicPartition> abortAll(Found found, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
     List<TopicPartition> aborted = new ArrayList<>();
-    boolean apart = false;
-    for (Map.Entry<TopicPartition, ProducerState> h : hanging) {
-      ProducerState p = h.getValue();
-      apart |= !onLedger.contains(p.producerId() + "/" + p.producerEpoch());
-      log.warn(
-          "pipeline {}: partition {} holds an open transaction of an earlier producer of '{}'"
-              + " (producer id {}, epoch {}, from offset {}) that the broker's coordinator no longer"
-              + " tracks (now epoch {}, {}): a hanging transaction, left by a broker crash."
-              + " Aborting it, so that it is neither stuck nor committed later by this producer",
-          pipeline,
-          h.getKey(),
-          transactionalId,
-          p.producerId(),
-          p.producerEpoch(),
-          p.currentTransactionStartOffset().getAsLong(),
-          current.producerEpoch(),
-          current.state());
-      abort(admin, h.getKey(), p, deadline);
-      aborted.add(h.getKey());
+    for (BatchFate.Hanging h : found.hanging()) {
+      ProducerState p = openSince.get(h);
+      if (p == null) {
+        throw new IllegalStateException("no hanging transaction was found as " + h);
+      }
+      abort(clients.admin(), h.partition(), p, deadline);
+      openSince.remove(h);
+      aborted.add(h.partition());
     }
-    return new Outcome(current.producerId(), current.producerEpoch(), aborted, apart);
+    return aborted;
   }
 
   /**

@@ -8,9 +8,11 @@ import io.outbox.relay.spi.LedgerRecord;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -190,13 +192,24 @@ final class LedgerTopic {
   }
 
   /**
+   * A read of the ledger: the records to trust ({@link LedgerRead}), and the positions of those a
+   * distrust marker dropped (their batches are {@link BatchFate.State#DISTRUSTED}).
+   */
+  record Read(LedgerRead read, Set<LedgerPosition> distrusted) {
+
+    Read {
+      distrusted = Set.copyOf(distrusted);
+    }
+  }
+
+  /**
    * The committed ledger records past {@code settled}, up to the current end (the last stable
-   * offsets, which it reports too).
+   * offsets, which it reports too), less those a distrust marker follows.
    *
    * @throws LedgerException when the ledger cannot be trusted
    * @throws IllegalStateException when the broker does not answer within {@code timeout}
    */
-  LedgerRead read(Map<Integer, Long> settled, Duration timeout) {
+  Read read(Map<Integer, Long> settled, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     try (Consumer<String, byte[]> consumer =
         new KafkaConsumer<>(
@@ -204,7 +217,7 @@ final class LedgerTopic {
       List<PartitionInfo> infos = consumer.partitionsFor(topic, timeout);
       if (infos == null || infos.isEmpty()) {
         if (settled.isEmpty()) {
-          return new LedgerRead(List.of(), Map.of());
+          return new Read(new LedgerRead(List.of(), Map.of()), Set.of());
         }
         throw gone("does not exist", settled);
       }
@@ -229,6 +242,7 @@ final class LedgerTopic {
       }
       consumer.assign(pending);
       List<LedgerEntry> entries = new ArrayList<>();
+      Set<LedgerPosition> distrusted = new HashSet<>();
       while (!pending.isEmpty()) {
         if (System.nanoTime() - deadline > 0) {
           throw new IllegalStateException(
@@ -244,7 +258,7 @@ final class LedgerTopic {
             continue;
           }
           if (LedgerCodec.isDistrust(r.value())) {
-            distrust(entries, r);
+            distrust(entries, r).forEach(e -> distrusted.add(e.position()));
           } else {
             entries.add(new LedgerEntry(new LedgerPosition(r.partition(), r.offset()), decode(r)));
           }
@@ -259,7 +273,7 @@ final class LedgerTopic {
                   : Long.compare(a.position().offset(), b.position().offset()));
       Map<Integer, Long> decidedTo = new HashMap<>();
       end.forEach((tp, offset) -> decidedTo.put(tp.partition(), offset));
-      return new LedgerRead(entries, decidedTo);
+      return new Read(new LedgerRead(entries, decidedTo), distrusted);
     }
   }
 
@@ -326,7 +340,8 @@ final class LedgerTopic {
    * A distrust marker: drops the records of its partition read before it (past the watermark), so
    * that their events are sent again rather than settled on the ledger's word (at least once).
    */
-  private void distrust(List<LedgerEntry> entries, ConsumerRecord<String, byte[]> marker) {
+  private List<LedgerEntry> distrust(
+      List<LedgerEntry> entries, ConsumerRecord<String, byte[]> marker) {
     List<LedgerEntry> dropped =
         entries.stream()
             .filter(
@@ -351,6 +366,7 @@ final class LedgerTopic {
               .map(LedgerRecord.Event::eventId)
               .toList());
     }
+    return dropped;
   }
 
   private LedgerRecord decode(ConsumerRecord<String, byte[]> r) {

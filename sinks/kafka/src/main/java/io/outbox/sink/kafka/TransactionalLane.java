@@ -87,11 +87,10 @@ final class TransactionalLane {
       new java.util.concurrent.CopyOnWriteArrayList<>();
   // Lane thread only: per partition the last transaction wrote, the ids of its events there.
   private Map<TopicPartition, List<java.util.UUID>> lastWritten;
+  // The lane's last batch: its state between sent and settled (BatchFate owns the rules). Lane
+  // thread only, but read by ledgerRead() through the thread.
+  private volatile BatchFate fate;
   private final Set<String> writtenTopics = new HashSet<>(); // lane thread only: since the start
-  // Lane thread only: a hanging transaction not open on the lane's ledger partition was aborted,
-  // so the ledger's records past the watermark may name events that were aborted; a distrust
-  // marker is still to be written to the ledger before the lane goes on (issue #30 point 1).
-  private boolean distrustToWrite;
 
   TransactionalLane(
       int lane,
@@ -160,7 +159,6 @@ final class TransactionalLane {
                   lane,
                   transactionalId);
               abortHanging(timeout);
-              writeDistrustMarker();
               fenced = false;
             });
     try {
@@ -209,12 +207,9 @@ final class TransactionalLane {
               + " perhaps still open; it registers again once the database confirmed the lease",
           true);
     }
-    if (checkHanging || distrustToWrite) {
+    if (checkHanging) {
       try {
-        if (checkHanging) {
-          abortHanging(checkBound);
-        }
-        writeDistrustMarker();
+        abortHanging(checkBound);
       } catch (RuntimeException e) {
         log.warn("pipeline {} lane {}: {}", pipeline, lane, e.getMessage());
         return new SinkTransaction.Failed(
@@ -230,6 +225,8 @@ final class TransactionalLane {
     }
     Producer<String, byte[]> p = producer;
     boolean committing = false;
+    BatchFate batch = new BatchFate();
+    fate = batch;
     try {
       transactionsSinceDescribed++;
       p.beginTransaction();
@@ -237,13 +234,14 @@ final class TransactionalLane {
       Map<TopicPartition, Long> written = new HashMap<>();
       lastWritten = new HashMap<>();
       Failure sinkFailure = sendAll(p, events, verdicts, written);
+      written.keySet().forEach(batch::acknowledged);
       if (sinkFailure != null) {
         checkHanging = true; // the broker may be gone with the transaction open
-        abortQuietly(p);
+        rollBack(p, batch);
         return new SinkTransaction.Failed(sinkFailure.verdict().error(), false);
       }
       if (Arrays.stream(verdicts).anyMatch(v -> v != null)) {
-        abortQuietly(p);
+        rollBack(p, batch);
         for (int i = 0; i < verdicts.length; i++) {
           if (verdicts[i] == null) {
             verdicts[i] = Verdict.published(); // rolled back with the rest, not at fault
@@ -279,9 +277,12 @@ final class TransactionalLane {
             events.size());
       }
       written.merge(new TopicPartition(m.topic(), m.partition()), m.offset(), Math::max);
+      batch.acknowledged(new TopicPartition(m.topic(), m.partition()));
       committing = true;
+      batch.commitAsked(m.offset());
       p.commitTransaction();
       if (!hanging.markersWritten(producerId, written, sendTimeout)) {
+        batch.markersUnconfirmed();
         checkHanging = true;
         log.warn(
             "pipeline {} lane {}: the commit was accepted, but its markers were not written on every"
@@ -291,13 +292,24 @@ final class TransactionalLane {
         return new SinkTransaction.Failed(
             "the commit's markers were not written within send-timeout", true);
       }
+      batch.markersConfirmed();
       return new SinkTransaction.Committed(new LedgerPosition(lane, m.offset()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       discard();
+      batch.endUnknown();
       return new SinkTransaction.Failed("interrupted", committing);
     } catch (RuntimeException e) {
       return failedOrFenced(e, committing, events.size());
+    }
+  }
+
+  /** Aborts the batch's transaction; the batch is rolled back, or abandoned when that failed. */
+  private void rollBack(Producer<String, byte[]> p, BatchFate batch) {
+    if (abortQuietly(p)) {
+      batch.rolledBack();
+    } else {
+      batch.endUnknown();
     }
   }
 
@@ -435,6 +447,14 @@ final class TransactionalLane {
     if (!aborted) {
       discard(); // a new producer's registration ends the open transaction, either way
     }
+    BatchFate batch = fate;
+    if (batch != null && batch.open()) {
+      if (aborted) {
+        batch.rolledBack();
+      } else {
+        batch.endUnknown();
+      }
+    }
     boolean inDoubt = committing && !aborted;
     if (!inDoubt && !(e instanceof RetriableException) && committing) {
       // The commit itself was refused and the transaction is aborted: no event is known to be at
@@ -508,40 +528,49 @@ final class TransactionalLane {
   }
 
   /**
-   * Aborts what the broker left open of the lane's earlier producers ({@link HangingTransactions});
-   * until it succeeds, the lane does not publish.
+   * Finds and aborts what the broker left open of the lane's earlier producers ({@link
+   * HangingTransactions}), as {@link BatchFate#resolve} says: a distrust marker first when a
+   * transaction hangs apart from its ledger record (so that a crash between the abort and the
+   * marker cannot leave the record trusted while its events are aborted). Until it succeeds, the
+   * lane does not publish.
    */
   private void abortHanging(Duration timeout) {
-    HangingTransactions.Outcome outcome =
-        hanging.abort(
+    boolean activation = checkEverywhere;
+    TopicPartition ledger = new TopicPartition(ledgerTopic, lane);
+    HangingTransactions.Found found =
+        hanging.find(
             transactionalId,
-            new TopicPartition(ledgerTopic, lane),
+            ledger,
             Set.copyOf(producerIds),
             Set.copyOf(writtenTopics),
             checkEverywhere,
             timeout);
-    checkEverywhere = false;
-    if (outcome.ledgerDecidedApart()) {
-      distrustToWrite = true;
-    }
-    producerId = outcome.producerId();
-    producerEpoch = outcome.producerEpoch();
+    producerId = found.producerId();
+    producerEpoch = found.producerEpoch();
     transactionsSinceDescribed = 0;
-    if (outcome.producerId() >= 0) {
-      producerIds.add(outcome.producerId());
+    if (found.producerId() >= 0) {
+      producerIds.add(found.producerId());
     }
+    // At an activation, what hangs may be any earlier instance's: its batches are unknown.
+    BatchFate last = !activation && fate != null && fate.open() ? fate : null;
+    BatchFate.Resolution resolution = BatchFate.resolve(found.hanging(), ledger, last);
+    if (resolution.distrustFirst()) {
+      writeDistrustMarker();
+    }
+    List<TopicPartition> aborted = hanging.abortAll(found, timeout);
+    checkEverywhere = false;
     checkHanging = false;
-    hangingAborted += outcome.aborted().size();
-    Map<TopicPartition, List<java.util.UUID>> last = lastWritten;
-    if (last != null
-        && outcome.aborted().stream().anyMatch(last::containsKey)
-        && !outcome.aborted().containsAll(last.keySet())) {
+    hangingAborted += aborted.size();
+    if (last != null) {
+      last.resolved(resolution);
+    }
+    if (!resolution.readTwice().isEmpty()) {
       // The broker wrote the commit markers of the lane's last transaction on some partitions and
       // dropped them on the others (KAFKA-20734): what was committed stays, the rest is aborted,
-      // and the ledger (open there too, now aborted) sends the whole batch again.
-      List<TopicPartition> kept =
-          last.keySet().stream().filter(tp -> !outcome.aborted().contains(tp)).toList();
-      partiallyCommitted.add(Set.copyOf(kept));
+      // and the whole batch goes out again.
+      Set<TopicPartition> kept = resolution.readTwice();
+      partiallyCommitted.add(kept);
+      Map<TopicPartition, List<java.util.UUID>> ids = lastWritten;
       log.warn(
           "pipeline {} lane {}: the broker had committed the lane's last transaction on {} only and"
               + " left it open elsewhere; the open part is aborted and the batch goes out again, so"
@@ -551,21 +580,26 @@ final class TransactionalLane {
           kept,
           kept,
           KafkaSinkProvider.SENT_TWICE,
-          kept.stream().flatMap(tp -> last.get(tp).stream()).toList());
+          kept.stream()
+              .flatMap(
+                  tp ->
+                      ids == null
+                          ? java.util.stream.Stream.empty()
+                          : ids.getOrDefault(tp, List.of()).stream())
+              .toList());
     }
   }
 
   /**
    * Writes, in a transaction of its own, a distrust marker to the lane's ledger partition ({@link
-   * LedgerCodec#DISTRUST_LINE}) once a hanging transaction decided apart from its ledger record was
-   * aborted: every later read of the ledger, by any lane, instance or restart, drops the lane's
-   * records before it and sends their events again. Until it is written the lane does not publish
-   * (the caller fails the transaction; {@link #fence} fails).
+   * LedgerCodec#DISTRUST_LINE}) before a hanging transaction decided apart from its ledger record
+   * is aborted: every later read of the ledger, by any lane, instance or restart, drops the lane's
+   * records before it and sends their events again.
+   *
+   * @throws IllegalStateException when it cannot be written (nothing is aborted then; the lane does
+   *     not publish, and its next check finds the same transaction)
    */
   private void writeDistrustMarker() {
-    if (!distrustToWrite) {
-      return;
-    }
     Producer<String, byte[]> p = producer;
     try {
       p.beginTransaction();
@@ -587,13 +621,52 @@ final class TransactionalLane {
               + FailureClassifier.describe(e instanceof ExecutionException ? e.getCause() : e),
           e);
     }
-    distrustToWrite = false;
     log.warn(
-        "pipeline {} lane {}: a hanging transaction decided apart from its ledger record was"
-            + " aborted; a distrust marker is in the ledger, so the lane's records before it are"
-            + " not trusted by any later read, and their events are sent again (at least once)",
+        "pipeline {} lane {}: a hanging transaction decided apart from its ledger record is to be"
+            + " aborted; a distrust marker is in the ledger first, so the lane's records before it"
+            + " are not trusted by any later read, and their events are sent again (at least once)",
         pipeline,
         lane);
+  }
+
+  /**
+   * The ledger was read after a fence ({@code settled}: the watermark it was read from): the lane's
+   * last batch, if the coordinator decided it, learns which way (committed, distrusted or aborted).
+   */
+  void ledgerRead(LedgerTopic.Read read, Map<Integer, Long> settled) {
+    try {
+      thread
+          .submit(
+              () -> {
+                BatchFate batch = fate;
+                if (batch == null || batch.state() != BatchFate.State.DECIDED) {
+                  return;
+                }
+                LedgerPosition at = new LedgerPosition(lane, batch.ledgerOffset());
+                boolean distrusted = read.distrusted().contains(at);
+                boolean committed =
+                    distrusted
+                        || batch.ledgerOffset() <= settled.getOrDefault(lane, -1L)
+                        || read.read().entries().stream().anyMatch(e -> e.position().equals(at));
+                batch.ledgerRead(committed, distrusted);
+                log.debug(
+                    "pipeline {} lane {}: the batch in doubt is {} by the ledger",
+                    pipeline,
+                    lane,
+                    batch.state());
+              })
+          .get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
+      log.debug("pipeline {} lane {}: ledgerRead: {}", pipeline, lane, e.toString());
+    }
+  }
+
+  /** The lane's last batch's state; for tests. */
+  BatchFate.State lastBatch() {
+    BatchFate batch = fate;
+    return batch == null ? null : batch.state();
   }
 
   /**

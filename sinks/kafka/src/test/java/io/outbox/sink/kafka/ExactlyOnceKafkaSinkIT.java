@@ -339,43 +339,10 @@ class ExactlyOnceKafkaSinkIT {
    */
   @Test
   void aRecordTheLaneDistrustsIsDroppedByEveryLaterReadAndByAFreshInstance() throws Exception {
-    KafkaTestSupport.createTopic(topic, 3);
-    AtomicBoolean apart = new AtomicBoolean();
-    ExactlyOnceKafkaSink sink =
-        sink(
-            "",
-            4,
-            KafkaClients.KAFKA,
-            (clients, settings) ->
-                new HangingTransactions("p", clients, settings.ledgerTopic()) {
-                  @Override
-                  Outcome abort(
-                      String transactionalId,
-                      TopicPartition ledgerPartition,
-                      Set<Long> earlier,
-                      Set<String> written,
-                      boolean everywhere,
-                      Duration timeout) {
-                    Outcome o =
-                        super.abort(
-                            transactionalId,
-                            ledgerPartition,
-                            earlier,
-                            written,
-                            everywhere,
-                            timeout);
-                    return apart.getAndSet(false)
-                        ? new Outcome(o.producerId(), o.producerEpoch(), o.aborted(), true)
-                        : o;
-                  }
-                });
-    sink.fence(List.of(0, 1, 2, 3));
-    List<RoutedEvent> batch = List.of(Events.routed(topic, "a", "{\"n\":1}"));
-    assertThat(
-            sink.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get(30, TimeUnit.SECONDS))
-        .isInstanceOf(SinkTransaction.Committed.class);
+    ApartOnce hanging = new ApartOnce();
+    ExactlyOnceKafkaSink sink = committedOnLane0(hanging);
 
-    apart.set(true);
+    hanging.apart.set(true);
     sink.fenceInDoubt(0); // lane 0's in-doubt recovery: its hanging check finds one apart
     assertThat(sink.readLedger(Map.of(), READ).entries()).as("the first read").isEmpty();
     assertThat(sink.readLedger(Map.of(), READ).entries())
@@ -466,5 +433,89 @@ class ExactlyOnceKafkaSinkIT {
     assertThat(
             sink.publish(0, next, ledgerOf(next)).toCompletableFuture().get(30, TimeUnit.SECONDS))
         .isInstanceOf(SinkTransaction.Committed.class);
+  }
+
+  /**
+   * Issue #30 point 1, the order of the two steps: a hanging transaction decided apart from its
+   * ledger record is aborted only once the distrust marker is in the ledger. Here the check finds
+   * one (scripted) and the process dies right after the abort (the scripted abort throws once it is
+   * done). A fresh instance must not trust the record: its events were aborted elsewhere. With the
+   * order of before (abort, then marker) nothing was written before the crash, the fresh instance
+   * trusted the record and would have settled its events as published: lost.
+   */
+  @Test
+  void aCrashRightAfterAbortingAHangingTransactionApartLeavesTheRecordDistrusted()
+      throws Exception {
+    ApartOnce hanging = new ApartOnce();
+    ExactlyOnceKafkaSink sink = committedOnLane0(hanging);
+
+    hanging.apart.set(true);
+    hanging.crashAfterAbort.set(true);
+    assertThatThrownBy(() -> sink.fenceInDoubt(0)).hasMessageContaining("died after the abort");
+
+    ExactlyOnceKafkaSink fresh = sink("");
+    fresh.fence(List.of(0, 1, 2, 3));
+    assertThat(fresh.readLedger(Map.of(), READ).entries())
+        .as("a fresh instance's read after the crash")
+        .isEmpty();
+  }
+
+  /** A sink on 4 lanes whose checks {@code hanging} scripts, with one batch committed on lane 0. */
+  private ExactlyOnceKafkaSink committedOnLane0(ApartOnce hanging) throws Exception {
+    KafkaTestSupport.createTopic(topic, 3);
+    ExactlyOnceKafkaSink sink = sink("", 4, KafkaClients.KAFKA, hanging::over);
+    sink.fence(List.of(0, 1, 2, 3));
+    List<RoutedEvent> batch = List.of(Events.routed(topic, "a", "{\"n\":1}"));
+    assertThat(
+            sink.publish(0, batch, ledgerOf(batch)).toCompletableFuture().get(30, TimeUnit.SECONDS))
+        .isInstanceOf(SinkTransaction.Committed.class);
+    return sink;
+  }
+
+  /**
+   * Real checks for hanging transactions, except that the next one after {@link #apart} is set also
+   * finds a transaction open on partition 1 of the events' topic and not on the ledger (a producer
+   * id no lane has): one the broker decided apart from its ledger record. Aborting it is a no-op;
+   * after {@link #crashAfterAbort} is set, the next abort throws once it is done, as a process that
+   * dies right there.
+   */
+  private final class ApartOnce {
+    static final long SCRIPTED_ID = 999_999_999L;
+    final AtomicBoolean apart = new AtomicBoolean();
+    final AtomicBoolean crashAfterAbort = new AtomicBoolean();
+
+    HangingTransactions over(KafkaClients clients, KafkaSinkSettings settings) {
+      return new HangingTransactions("p", clients, settings.ledgerTopic()) {
+        @Override
+        Found find(
+            String transactionalId,
+            TopicPartition ledgerPartition,
+            Set<Long> earlier,
+            Set<String> written,
+            boolean everywhere,
+            Duration timeout) {
+          Found found =
+              super.find(transactionalId, ledgerPartition, earlier, written, everywhere, timeout);
+          if (!apart.getAndSet(false)) {
+            return found;
+          }
+          List<BatchFate.Hanging> more = new ArrayList<>(found.hanging());
+          more.add(new BatchFate.Hanging(new TopicPartition(topic, 1), SCRIPTED_ID, 0));
+          return new Found(found.producerId(), found.producerEpoch(), more);
+        }
+
+        @Override
+        List<TopicPartition> abortAll(Found found, Duration timeout) {
+          List<BatchFate.Hanging> real =
+              found.hanging().stream().filter(h -> h.producerId() != SCRIPTED_ID).toList();
+          List<TopicPartition> aborted =
+              super.abortAll(new Found(found.producerId(), found.producerEpoch(), real), timeout);
+          if (crashAfterAbort.getAndSet(false)) {
+            throw new IllegalStateException("scripted: the process died after the abort");
+          }
+          return aborted;
+        }
+      };
+    }
   }
 }

@@ -35,7 +35,7 @@ class TransactionalLaneTest {
     }
 
     @Override
-    Outcome abort(
+    Found find(
         String transactionalId,
         TopicPartition ledger,
         Set<Long> earlier,
@@ -43,7 +43,12 @@ class TransactionalLaneTest {
         boolean everywhere,
         Duration t) {
       Identity now = answers.removeFirst();
-      return new Outcome(now.producerId(), now.producerEpoch(), List.of(), false);
+      return Found.none(now.producerId(), now.producerEpoch());
+    }
+
+    @Override
+    List<TopicPartition> abortAll(Found found, Duration timeout) {
+      return List.of();
     }
 
     @Override
