@@ -62,7 +62,7 @@ final class BatchFate {
     PARTIALLY_COMMITTED
   }
 
-  private State state = State.SENDING;
+  private volatile State state = State.SENDING; // read by a ledger read on another thread
   private final Set<TopicPartition> written = new HashSet<>();
   private long ledgerOffset = -1;
 

@@ -632,34 +632,30 @@ final class TransactionalLane {
   /**
    * The ledger was read after a fence ({@code settled}: the watermark it was read from): the lane's
    * last batch, if the coordinator decided it, learns which way (committed, distrusted or aborted).
+   * Runs on the caller's thread: a decided batch is no longer touched by the lane's, which may be
+   * busy with its next transaction.
    */
   void ledgerRead(LedgerTopic.Read read, Map<Integer, Long> settled) {
-    try {
-      thread
-          .submit(
-              () -> {
-                BatchFate batch = fate;
-                if (batch == null || batch.state() != BatchFate.State.DECIDED) {
-                  return;
-                }
-                LedgerPosition at = new LedgerPosition(lane, batch.ledgerOffset());
-                boolean distrusted = read.distrusted().contains(at);
-                boolean committed =
-                    distrusted
-                        || batch.ledgerOffset() <= settled.getOrDefault(lane, -1L)
-                        || read.read().entries().stream().anyMatch(e -> e.position().equals(at));
-                batch.ledgerRead(committed, distrusted);
-                log.debug(
-                    "pipeline {} lane {}: the batch in doubt is {} by the ledger",
-                    pipeline,
-                    lane,
-                    batch.state());
-              })
-          .get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
-      log.debug("pipeline {} lane {}: ledgerRead: {}", pipeline, lane, e.toString());
+    BatchFate batch = fate;
+    if (batch == null) {
+      return;
+    }
+    synchronized (batch) {
+      if (batch.state() != BatchFate.State.DECIDED) {
+        return;
+      }
+      LedgerPosition at = new LedgerPosition(lane, batch.ledgerOffset());
+      boolean distrusted = read.distrusted().contains(at);
+      boolean committed =
+          distrusted
+              || batch.ledgerOffset() <= settled.getOrDefault(lane, -1L)
+              || read.read().entries().stream().anyMatch(e -> e.position().equals(at));
+      batch.ledgerRead(committed, distrusted);
+      log.debug(
+          "pipeline {} lane {}: the batch that was in doubt is {} by the ledger",
+          pipeline,
+          lane,
+          batch.state());
     }
   }
 

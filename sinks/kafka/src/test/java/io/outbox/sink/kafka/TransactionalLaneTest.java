@@ -127,6 +127,41 @@ class TransactionalLaneTest {
     }
   }
 
+  /**
+   * Issue #30 point 1: a batch whose commit ended in doubt is decided after the next fence, by what
+   * the check finds (here nothing hanging: the coordinator decided it) and then by the ledger.
+   */
+  @Test
+  void aBatchInDoubtIsDecidedByTheFenceAndThenByTheLedger() throws Exception {
+    ScriptedCoordinator coordinator = new ScriptedCoordinator();
+    coordinator.answers.add(new HangingTransactions.Identity(7, 0));
+    coordinator.answers.add(new HangingTransactions.Identity(7, 2));
+    coordinator.answers.add(new HangingTransactions.Identity(7, 4));
+    FakeClients clients = new FakeClients(true);
+    TransactionalLane lane =
+        laneWhoseNextCommitTimesOut(clients, coordinator, new KafkaException("abort failed"));
+    LedgerTopic.Read nothing =
+        new LedgerTopic.Read(new io.outbox.relay.spi.LedgerRead(List.of(), Map.of()), Set.of());
+    try {
+      lane.publish(List.of(event(1)), ledger()).get();
+      assertThat(lane.lastBatch()).isEqualTo(BatchFate.State.IN_DOUBT);
+      lane.fence(Duration.ofSeconds(5), false);
+      assertThat(lane.lastBatch()).as("nothing of it hangs").isEqualTo(BatchFate.State.DECIDED);
+      lane.ledgerRead(nothing, Map.of(0, Long.MAX_VALUE)); // settled already: it was committed
+      assertThat(lane.lastBatch()).isEqualTo(BatchFate.State.COMMITTED);
+
+      clients.last().commitTransactionException =
+          new org.apache.kafka.common.errors.TimeoutException("commit timed out");
+      clients.last().abortTransactionException = new KafkaException("abort failed");
+      lane.publish(List.of(event(2)), ledger()).get();
+      lane.fence(Duration.ofSeconds(5), false);
+      lane.ledgerRead(nothing, Map.of()); // not in the ledger: aborted
+      assertThat(lane.lastBatch()).isEqualTo(BatchFate.State.ABORTED);
+    } finally {
+      lane.close(Duration.ofSeconds(1));
+    }
+  }
+
   /** An abort refused because another instance fenced the producer: the lane stands down. */
   @Test
   void anAbortRefusedAsFencedStandsTheLaneDown() throws Exception {
