@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import picocli.CommandLine;
 
 /**
  * What one soak runs: how long, which source and sink, the seed of every random draw, where its
@@ -79,76 +80,50 @@ record SoakOptions(
    * @throws IllegalArgumentException with a one-line reason when an option is missing or wrong
    */
   static SoakOptions parse(String[] args, Path defaultDirectory) {
-    Double minutes = null;
-    Source source = Source.POLLING;
-    Sink sink = Sink.KAFKA;
-    long seed = System.currentTimeMillis();
-    boolean json = false;
-    boolean exactlyOnce = false;
-    Path directory = defaultDirectory;
-    for (int i = 0; i < args.length; i++) {
-      String option = args[i];
-      switch (option) {
-        case "--json" -> json = true;
-        case "--exactly-once" -> exactlyOnce = true;
-        case "--minutes" -> minutes = positive(option, value(args, ++i, option));
-        case "--source" -> source = choice(Source.class, option, value(args, ++i, option));
-        case "--sink" -> sink = choice(Sink.class, option, value(args, ++i, option));
-        case "--seed" -> seed = number(option, value(args, ++i, option));
-        case "--dir" -> directory = Path.of(value(args, ++i, option));
-        default -> throw new IllegalArgumentException("unknown option: " + option);
-      }
+    CommandLineArguments a = new CommandLineArguments();
+    try {
+      new CommandLine(a).setCaseInsensitiveEnumValuesAllowed(true).parseArgs(args);
+    } catch (CommandLine.ParameterException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
     }
-    if (minutes == null) {
-      throw new IllegalArgumentException("--minutes is required");
+    if (!(a.minutes > 0 && a.minutes <= 24 * 60)) {
+      throw new IllegalArgumentException(
+          "--minutes must be a number of minutes above 0 and at most 1440: " + a.minutes);
     }
-    Duration duration = Duration.ofMillis(Math.round(minutes * 60_000));
     return new SoakOptions(
-        duration, source, sink, exactlyOnce, seed, json, FAULT_INTERVAL, List.of(), directory);
+        Duration.ofMillis(Math.round(a.minutes * 60_000)),
+        a.source,
+        a.sink,
+        a.exactlyOnce,
+        a.seed == null ? System.currentTimeMillis() : a.seed,
+        a.json,
+        FAULT_INTERVAL,
+        List.of(),
+        a.directory == null ? defaultDirectory : a.directory);
   }
 
-  private static String value(String[] args, int i, String option) {
-    if (i >= args.length) {
-      throw new IllegalArgumentException(option + " needs a value");
-    }
-    return args[i];
-  }
+  /** The options as {@code scripts/soak.sh} takes them ({@link #USAGE}). */
+  private static final class CommandLineArguments {
+    @CommandLine.Option(names = "--minutes", required = true)
+    double minutes;
 
-  private static double positive(String option, String value) {
-    try {
-      double d = Double.parseDouble(value);
-      if (d > 0 && d <= 24 * 60) {
-        return d;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw new IllegalArgumentException(
-        option + " must be a number of minutes above 0 and at most 1440: " + value);
-  }
+    @CommandLine.Option(names = "--source")
+    Source source = Source.POLLING;
 
-  private static long number(String option, String value) {
-    try {
-      return Long.parseLong(value);
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(option + " must be a whole number: " + value, e);
-    }
-  }
+    @CommandLine.Option(names = "--sink")
+    Sink sink = Sink.KAFKA;
 
-  private static <E extends Enum<E>> E choice(Class<E> type, String option, String value) {
-    for (E e : type.getEnumConstants()) {
-      if (e.name().equalsIgnoreCase(value)) {
-        return e;
-      }
-    }
-    throw new IllegalArgumentException(
-        option
-            + " must be one of "
-            + java.util.Arrays.stream(type.getEnumConstants())
-                .map(e -> e.name().toLowerCase(Locale.ROOT))
-                .toList()
-            + ": "
-            + value);
+    @CommandLine.Option(names = "--exactly-once")
+    boolean exactlyOnce;
+
+    @CommandLine.Option(names = "--seed")
+    Long seed;
+
+    @CommandLine.Option(names = "--json")
+    boolean json;
+
+    @CommandLine.Option(names = "--dir")
+    Path directory;
   }
 
   /**
