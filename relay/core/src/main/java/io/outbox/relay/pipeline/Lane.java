@@ -7,6 +7,7 @@ import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.LedgerException;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
@@ -39,7 +40,7 @@ final class Lane implements Runnable {
   private final SettlementPlanner planner;
   private final PipelineStats stats;
   private final int batchSize;
-  private final LaneProgress progress = new LaneProgress();
+  private final LaneProgress progress = new LaneProgress(Ticker.SYSTEM);
   private final LaneClaimer claimer;
   private final LanePublisher publisher;
   private final LaneSettlement settlement;

@@ -1,6 +1,7 @@
 package io.outbox.relay.pipeline;
 
 import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.List;
 import org.slf4j.Logger;
@@ -26,13 +27,23 @@ final class StallWatch {
   private final Source source;
   private final SinkGate gate;
   private final PipelineState state;
+  private final Ticker ticker;
+  // Whether the role was offered for the stall in progress, and when.
+  private boolean offered;
+  private long offeredAt;
   // The sink gate's reopenings when this instance last gave the role up for a sink stall, and when.
   private long sinkYieldReopenings = -1;
   private long sinkYieldNanos;
 
   StallWatch(
-      String pipeline, Duration stallTimeout, Source source, SinkGate gate, PipelineState state) {
+      String pipeline,
+      Duration stallTimeout,
+      Source source,
+      SinkGate gate,
+      PipelineState state,
+      Ticker ticker) {
     this.pipeline = pipeline;
+    this.ticker = ticker;
     this.stallTimeout = stallTimeout;
     this.source = source;
     this.gate = gate;
@@ -42,30 +53,43 @@ final class StallWatch {
   /** Watches {@code lanes} until they stop claiming or their threads all ended. */
   void watch(List<Thread> threads, List<LaneProgress> lanes) {
     long limit = stallTimeout.toNanos();
-    long offeredAt = 0;
-    boolean offered = false;
+    offered = false;
     while (state.keepClaiming() && threads.stream().anyMatch(Thread::isAlive)) {
-      long now = System.nanoTime();
-      LaneProgress stalled = null;
-      for (LaneProgress lane : lanes) {
-        if (lane.stalledFor(now) >= limit) {
-          stalled = lane;
-          break;
-        }
-      }
-      if (stalled == null) {
-        offered = false;
-      } else if (!offered || now - offeredAt >= limit) {
-        offered = true;
-        offeredAt = now;
-        if (offerActiveRole(lanes.indexOf(stalled), stalled, now)) {
-          return;
-        }
+      if (check(lanes)) {
+        return;
       }
       if (!state.awaitWhileClaiming(Math.max(1, Math.min(1000, limit / 4_000_000)))) {
         return;
       }
     }
+  }
+
+  /**
+   * Looks at the lanes once, as of the ticker's now: offers the active role for a lane stalled
+   * {@code stall-timeout}, once per stall-timeout while the stall lasts.
+   *
+   * @return whether the role was given up (the watch ends)
+   */
+  boolean check(List<LaneProgress> lanes) {
+    long limit = stallTimeout.toNanos();
+    long now = ticker.nanoTime();
+    LaneProgress stalled = null;
+    for (LaneProgress lane : lanes) {
+      if (lane.stalledFor(now) >= limit) {
+        stalled = lane;
+        break;
+      }
+    }
+    if (stalled == null) {
+      offered = false;
+      return false;
+    }
+    if (offered && now - offeredAt < limit) {
+      return false;
+    }
+    offered = true;
+    offeredAt = now;
+    return offerActiveRole(lanes.indexOf(stalled), stalled, now);
   }
 
   /** Offers the active role to a standby for a stalled lane; whether it was given up. */

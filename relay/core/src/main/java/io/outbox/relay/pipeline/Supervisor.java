@@ -3,6 +3,7 @@ package io.outbox.relay.pipeline;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.LedgerException;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,7 +33,8 @@ final class Supervisor implements Runnable {
     this.laneCount = laneCount;
     this.lanes = lanes;
     this.state = state;
-    this.stallWatch = new StallWatch(pipeline, stallTimeout, lanes.source(), lanes.gate(), state);
+    this.stallWatch =
+        new StallWatch(pipeline, stallTimeout, lanes.source(), lanes.gate(), state, Ticker.SYSTEM);
   }
 
   @Override
