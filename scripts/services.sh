@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test/demo services without Docker (DESIGN.md §7), all on 127.0.0.1: a PostgreSQL cluster of our
+# Test/demo services without Docker (docs/testing.md), all on 127.0.0.1: a PostgreSQL cluster of our
 # own with wal_level=logical on 25432, Kafka (KRaft, single node) on 9092, RabbitMQ on 5672, NATS
 # with JetStream on 24222, Redis on 26379. The machine's own PostgreSQL, NATS and Redis (if any, on
 # their usual ports) are never reconfigured, restarted or used.

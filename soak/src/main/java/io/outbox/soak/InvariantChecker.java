@@ -17,10 +17,10 @@ import java.util.stream.Collectors;
 
 /**
  * The soak's one verdict, from what the writers wrote, the rows at the end, what the broker holds
- * and the faults injected (DESIGN.md §3): every committed event delivered, none rolled back
- * delivered, first deliveries in per-key order, no delayed event before its due time, no attempt
- * charged to an event that never failed, no dead letter, duplicates identical and within their
- * bound per fault. Pure logic: no I/O.
+ * and the faults injected (docs/design.md, "Failure classes"): every committed event delivered,
+ * none rolled back delivered, first deliveries in per-key order, no delayed event before its due
+ * time, no attempt charged to an event that never failed, no dead letter, duplicates identical and
+ * within their bound per fault. Pure logic: no I/O.
  */
 final class InvariantChecker {
 

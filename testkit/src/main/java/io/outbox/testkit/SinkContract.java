@@ -30,9 +30,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What DESIGN.md §3 and §4 require of every sink, as one suite each sink's integration tests extend
- * with a small subclass that says how to reach its real broker (the tests are {@code final}: a sink
- * passes them as they are, or the difference is a finding).
+ * What docs/design.md's failure classes and per-key order require of every sink, as one suite each
+ * sink's integration tests extend with a small subclass that says how to reach its real broker (the
+ * tests are {@code final}: a sink passes them as they are, or the difference is a finding).
  */
 public abstract class SinkContract {
 
@@ -301,7 +301,7 @@ public abstract class SinkContract {
   }
 
   /**
-   * DESIGN.md §4's per-key order where brokers answer each message on its own: the broker refuses
+   * per-key order (docs/design.md) where brokers answer each message on its own: the broker refuses
    * an event of a key (full) while later events of that key are already in flight, and takes one of
    * those once there is room again. The later event must not be published ahead of the refused one:
    * each key's verdicts, in batch order, are published (or permanent) up to its first refusal and

@@ -28,11 +28,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What DESIGN.md §3 and the {@link Source} and {@link Claim} javadoc require of every source, as
- * one suite each source's integration tests extend with a small subclass that makes a fresh outbox
- * database per test and sources on it. The tests are {@code final}: a source passes them as they
- * are; where a source legitimately behaves otherwise it says so through a hook below, never by
- * skipping a test.
+ * What docs/design.md's failure classes and the {@link Source} and {@link Claim} javadoc require of
+ * every source, as one suite each source's integration tests extend with a small subclass that
+ * makes a fresh outbox database per test and sources on it. The tests are {@code final}: a source
+ * passes them as they are; where a source legitimately behaves otherwise it says so through a hook
+ * below, never by skipping a test.
  *
  * <p>Where sources differ, and how the suite allows for it: a source that streams rows (the CDC
  * source) may hand a lane's rows over in several claims as they arrive, and refuses a second claim

@@ -8,12 +8,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Turns a batch's verdicts into settlements (DESIGN.md §3): published rows are marked, a retryable
- * failure counts an attempt and schedules a retry (or dead-letters after {@code max-attempts}), a
- * permanent failure dead-letters at once, and an unavailable sink releases the event without
- * counting anything. Once an event of a key fails, the key's later events in the same batch are
- * released rather than judged, so that they wait behind it. The daemon's lanes and the Kafka
- * Connect connector's task both settle through it.
+ * Turns a batch's verdicts into settlements (docs/design.md, "Failure classes"): published rows are
+ * marked, a retryable failure counts an attempt and schedules a retry (or dead-letters after {@code
+ * max-attempts}), a permanent failure dead-letters at once, and an unavailable sink releases the
+ * event without counting anything. Once an event of a key fails, the key's later events in the same
+ * batch are released rather than judged, so that they wait behind it. The daemon's lanes and the
+ * Kafka Connect connector's task both settle through it.
  */
 public final class SettlementPlanner {
 

@@ -39,10 +39,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * DESIGN.md §3 against a real broker that goes away: a Kafka outage longer than the send timeout
- * pauses the pipeline, costs no attempts and dead-letters nothing, and once the broker is back
- * every event is delivered, first deliveries in per-key order. The broker is a private one (the
- * shared broker of the other tests is never stopped), shared by the tests of this class.
+ * The failure classes (docs/design.md) against a real broker that goes away: a Kafka outage longer
+ * than the send timeout pauses the pipeline, costs no attempts and dead-letters nothing, and once
+ * the broker is back every event is delivered, first deliveries in per-key order. The broker is a
+ * private one (the shared broker of the other tests is never stopped), shared by the tests of this
+ * class.
  */
 class BrokerOutageIT {
   private static final Logger log = LoggerFactory.getLogger(BrokerOutageIT.class);

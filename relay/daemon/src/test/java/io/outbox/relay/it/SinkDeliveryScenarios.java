@@ -30,11 +30,12 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The end-to-end delivery scenarios of DESIGN.md §3 that every sink added after Kafka and RabbitMQ
- * passes (the tests are {@code final}; a subclass only says how to reach its broker): {@code kill
- * -9} of a relay process mid-backlog loses nothing and keeps each key's first deliveries in order;
- * the broker stopped and started again pauses the pipeline and resumes it without a counted attempt
- * or a dead letter; a poison event is dead-lettered while the other events flow.
+ * The end-to-end delivery scenarios of docs/design.md that every sink added after Kafka and
+ * RabbitMQ passes (the tests are {@code final}; a subclass only says how to reach its broker):
+ * {@code kill -9} of a relay process mid-backlog loses nothing and keeps each key's first
+ * deliveries in order; the broker stopped and started again pauses the pipeline and resumes it
+ * without a counted attempt or a dead letter; a poison event is dead-lettered while the other
+ * events flow.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 abstract class SinkDeliveryScenarios {

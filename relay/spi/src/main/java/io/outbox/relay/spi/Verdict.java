@@ -10,7 +10,7 @@ import java.util.Objects;
  */
 public record Verdict(Outcome outcome, String error) {
 
-  /** The failure classes of DESIGN.md §3, plus success. */
+  /** The failure classes of docs/design.md, plus success. */
   public enum Outcome {
     /** The broker acknowledged the event. */
     PUBLISHED,
@@ -68,9 +68,9 @@ public record Verdict(Outcome outcome, String error) {
   }
 
   /**
-   * Whether this verdict holds back its event's later events of the same key (DESIGN.md §4): a
-   * retryable or sink-unavailable one does (the event goes again, and its key waits behind it); a
-   * published or permanent (dead-lettered) one does not.
+   * Whether this verdict holds back its event's later events of the same key (docs/design.md,
+   * "Lanes and per-key order"): a retryable or sink-unavailable one does (the event goes again, and
+   * its key waits behind it); a published or permanent (dead-lettered) one does not.
    */
   public boolean holdsBackItsKey() {
     return outcome == Outcome.RETRYABLE || outcome == Outcome.SINK_UNAVAILABLE;

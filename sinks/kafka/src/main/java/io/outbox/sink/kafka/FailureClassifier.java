@@ -27,10 +27,10 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 
 /**
- * Turns a producer failure into a verdict (DESIGN.md §3): what the event can never pass is
- * permanent, what the event may pass later is retryable, and what says the cluster or the client is
- * not working is sink-unavailable. Also tells how far a failure reaches, so that the rest of a
- * batch is not sent into the same wall.
+ * Turns a producer failure into a verdict (docs/design.md, "Failure classes"): what the event can
+ * never pass is permanent, what the event may pass later is retryable, and what says the cluster or
+ * the client is not working is sink-unavailable. Also tells how far a failure reaches, so that the
+ * rest of a batch is not sent into the same wall.
  */
 final class FailureClassifier {
 

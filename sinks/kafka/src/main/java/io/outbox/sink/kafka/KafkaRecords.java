@@ -17,10 +17,10 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
- * Maps an event to its Kafka record (DESIGN.md §4): topic = destination, key = aggregate id, value
- * = payload, headers = the relay's five, then the pipeline's extra headers, then the row's own. The
- * relay's headers win over extra and row headers of the same name, and extra headers over row
- * headers, so that every name appears once.
+ * Maps an event to its Kafka record (docs/design.md, "Lanes and per-key order"): topic =
+ * destination, key = aggregate id, value = payload, headers = the relay's five, then the pipeline's
+ * extra headers, then the row's own. The relay's headers win over extra and row headers of the same
+ * name, and extra headers over row headers, so that every name appears once.
  */
 final class KafkaRecords {
 

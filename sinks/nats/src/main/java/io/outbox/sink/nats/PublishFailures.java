@@ -9,11 +9,12 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Turns a failed publish ack into a verdict (DESIGN.md §3): no stream for the subject (the server
- * answered "no responders") is checked again before the next publish, so it is sink-unavailable
- * now; a message the stream can never take is permanent; a stream that cannot store now is
- * sink-unavailable (back-pressure); no ack in time or a lost connection is sink-unavailable; any
- * other JetStream error is retryable, so that a repeating one ends as a dead letter.
+ * Turns a failed publish ack into a verdict (docs/design.md, "Failure classes"): no stream for the
+ * subject (the server answered "no responders") is checked again before the next publish, so it is
+ * sink-unavailable now; a message the stream can never take is permanent; a stream that cannot
+ * store now is sink-unavailable (back-pressure); no ack in time or a lost connection is
+ * sink-unavailable; any other JetStream error is retryable, so that a repeating one ends as a dead
+ * letter.
  */
 final class PublishFailures {
 

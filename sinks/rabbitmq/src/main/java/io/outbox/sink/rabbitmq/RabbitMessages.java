@@ -16,10 +16,11 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Maps an event to its AMQP message properties (DESIGN.md §4): message_id, type, timestamp,
- * delivery_mode 2, content_type, and headers = the relay's five, then the pipeline's extra headers,
- * then the row's own. The relay's headers win over extra and row headers of the same name, and
- * extra headers over row headers, so that every name appears once (as for Kafka).
+ * Maps an event to its AMQP message properties (docs/design.md, "Lanes and per-key order"):
+ * message_id, type, timestamp, delivery_mode 2, content_type, and headers = the relay's five, then
+ * the pipeline's extra headers, then the row's own. The relay's headers win over extra and row
+ * headers of the same name, and extra headers over row headers, so that every name appears once (as
+ * for Kafka).
  */
 final class RabbitMessages {
 

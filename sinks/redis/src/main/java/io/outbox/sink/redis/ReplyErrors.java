@@ -5,10 +5,10 @@ import java.util.List;
 import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
- * Turns Redis's error reply for one event into its verdict (DESIGN.md §3), by the reply's error
- * code (its first word; within a script's error too): the key can never take the entry → permanent;
- * the server cannot take writes now → sink-unavailable; anything else → retryable, so that a
- * repeating error ends as a dead letter.
+ * Turns Redis's error reply for one event into its verdict (docs/design.md, "Failure classes"), by
+ * the reply's error code (its first word; within a script's error too): the key can never take the
+ * entry → permanent; the server cannot take writes now → sink-unavailable; anything else →
+ * retryable, so that a repeating error ends as a dead letter.
  */
 final class ReplyErrors {
 

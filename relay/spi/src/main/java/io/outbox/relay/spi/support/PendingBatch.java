@@ -22,7 +22,7 @@ import java.util.function.Function;
 
 /**
  * The verdict collector of one batch on its way to a broker, and the one place that decides which
- * of its events may be sent, and when (DESIGN.md §4, per-key order):
+ * of its events may be sent, and when (docs/design.md, per-key order):
  *
  * <ul>
  *   <li>Exactly one verdict per event, from whichever comes first (the broker's ack on the client's
