@@ -52,8 +52,6 @@
 #   promtool        from Debian's prometheus package, unpacked (apt-get download + dpkg-deb -x) into
 #                   /usr/local/lib/outbox-relay-tools and linked as /usr/local/bin/promtool, so that
 #                   no Prometheus server is installed or started.
-#   openssl         Debian's openssl: the TLS tests (testkit TestCertificates) make a throwaway CA and
-#                   server certificates with it.
 #
 # State lives in .run/ at the repository root (git-ignored). `env` honours variables that are
 # already set, so tests can be pointed elsewhere; `up` always manages the local services above.
@@ -512,9 +510,6 @@ apt_tool_install() {
 }
 
 tools_up() {
-  if ! command -v openssl >/dev/null; then
-    apt_tool_install openssl
-  fi
   if ! command -v docker-compose >/dev/null; then
     apt_tool_install docker-compose
   fi
