@@ -7,12 +7,10 @@ import io.outbox.relay.spi.SinkTransaction;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.sink.kafka.FailureClassifier.Failure;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -32,7 +30,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RetriableException;
-import org.apache.kafka.common.errors.TransactionAbortedException;
 import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,14 +44,6 @@ final class TransactionalLane {
 
   private static final Logger log = LoggerFactory.getLogger(TransactionalLane.class);
   private static final Duration HANGING_BOUND = Duration.ofSeconds(30);
-
-  /**
-   * How close to the end of its epochs ({@code Short.MAX_VALUE}) a producer id may come before the
-   * lane asks the coordinator for its current one before each transaction: under transaction
-   * protocol v2 the epoch is bumped at every transaction's end and the id replaced when it runs out
-   * (issue #30 point 5: a stale id made {@link HangingTransactions#markersWritten} answer at once).
-   */
-  static final int EPOCH_MARGIN = 16;
 
   private final int lane;
   private final String pipeline;
@@ -76,10 +65,7 @@ final class TransactionalLane {
   // cluster, not only what this lane wrote: what an earlier instance (or run) of the lane wrote is
   // unknown. Set by an activation's fence, cleared once such a check succeeded (issue #30 point 3).
   private boolean checkEverywhere = true;
-  private final Set<Long> producerIds = new HashSet<>(); // lane thread only: ids registered so far
-  private long producerId = -1; // lane thread only: the current producer's id, -1 if unknown
-  private int producerEpoch = -1; // lane thread only: its epoch when last described, -1 if unknown
-  private int transactionsSinceDescribed; // lane thread only: begun since (each bumps the epoch)
+  private final ProducerIdentity identity; // lane thread only
   private volatile int hangingAborted; // written by the lane thread only
   // Per partial commit, the partitions where the broker had committed the transaction: the batch's
   // events there are read twice once it is sent again. For tests.
@@ -91,6 +77,7 @@ final class TransactionalLane {
   // thread only, but read by ledgerRead() through the thread.
   private volatile BatchFate fate;
   private final Set<String> writtenTopics = new HashSet<>(); // lane thread only: since the start
+  private final BatchSender sender;
 
   TransactionalLane(
       int lane,
@@ -112,6 +99,8 @@ final class TransactionalLane {
     this.sendTimeout = sendTimeout;
     this.checkBound = sendTimeout.compareTo(HANGING_BOUND) > 0 ? sendTimeout : HANGING_BOUND;
     this.hanging = hanging;
+    this.sender = new BatchSender(sendTimeout, topics, writtenTopics);
+    this.identity = new ProducerIdentity(pipeline, lane, transactionalId);
     this.thread =
         Executors.newSingleThreadExecutor(
             r -> {
@@ -217,7 +206,7 @@ final class TransactionalLane {
       }
     }
     try {
-      learnTheProducerIdNearItsLastEpoch();
+      identity.beforeTransaction(hanging, checkBound);
     } catch (RuntimeException e) {
       log.warn("pipeline {} lane {}: {}", pipeline, lane, e.getMessage());
       return new SinkTransaction.Failed(
@@ -228,12 +217,12 @@ final class TransactionalLane {
     BatchFate batch = new BatchFate();
     fate = batch;
     try {
-      transactionsSinceDescribed++;
+      identity.begun();
       p.beginTransaction();
       Verdict[] verdicts = new Verdict[events.size()];
       Map<TopicPartition, Long> written = new HashMap<>();
       lastWritten = new HashMap<>();
-      Failure sinkFailure = sendAll(p, events, verdicts, written);
+      Failure sinkFailure = sender.sendAll(p, events, verdicts, written, lastWritten);
       written.keySet().forEach(batch::acknowledged);
       if (sinkFailure != null) {
         checkHanging = true; // the broker may be gone with the transaction open
@@ -281,7 +270,7 @@ final class TransactionalLane {
       committing = true;
       batch.commitAsked(m.offset());
       p.commitTransaction();
-      if (!hanging.markersWritten(producerId, written, sendTimeout)) {
+      if (!hanging.markersWritten(identity.producerId(), written, sendTimeout)) {
         batch.markersUnconfirmed();
         checkHanging = true;
         log.warn(
@@ -311,121 +300,6 @@ final class TransactionalLane {
     } else {
       batch.endUnknown();
     }
-  }
-
-  /**
-   * Sends every event unless one fails on the way; returns a failure of the whole sink, otherwise
-   * leaves in {@code verdicts} the failure of each event at fault (nothing when all were acked).
-   */
-  private Failure sendAll(
-      Producer<String, byte[]> p,
-      List<RoutedEvent> events,
-      Verdict[] verdicts,
-      Map<TopicPartition, Long> written)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + sendTimeout.toNanos();
-    List<Future<RecordMetadata>> sent = new ArrayList<>(events.size());
-    int refusedInSend = -1; // the record the producer refused inside send, if any
-    for (int i = 0; i < events.size(); i++) {
-      RoutedEvent routed = events.get(i);
-      String invalid = TopicNames.problem(routed.destination());
-      if (invalid != null) {
-        verdicts[i] = Verdict.permanent(invalid);
-        break; // the rest is rolled back anyway: no use sending it
-      }
-      ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
-      writtenTopics.add(record.topic()); // a transaction of the lane may hang there from now on
-      try {
-        Future<RecordMetadata> f = p.send(record);
-        sent.add(f);
-        if (failedAlready(f)) {
-          refusedInSend = i; // the size check...: the rest is rolled back anyway
-          break;
-        }
-      } catch (KafkaException e) {
-        if (isFence(e)) {
-          throw e;
-        }
-        Failure f = classify(e, record, deadline);
-        if (f.scope() == FailureClassifier.Scope.SINK) {
-          return f;
-        }
-        verdicts[i] = f.verdict();
-        break;
-      }
-    }
-    p.flush();
-    // Once the transaction is in error, the producer fails the records it still held with the
-    // same exception as the one at fault: an exception shared by several records names none of
-    // them (the pipeline splits the batch until the offender is alone).
-    Throwable[] errors = new Throwable[sent.size()];
-    Map<Throwable, Integer> shared = new IdentityHashMap<>();
-    for (int i = 0; i < sent.size(); i++) {
-      try {
-        RecordMetadata m =
-            sent.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        TopicPartition tp = new TopicPartition(m.topic(), m.partition());
-        written.merge(tp, m.offset(), Math::max);
-        lastWritten
-            .computeIfAbsent(tp, k -> new ArrayList<>())
-            .add(events.get(i).event().eventId());
-      } catch (ExecutionException e) {
-        errors[i] = e.getCause();
-        shared.merge(errors[i], 1, Integer::sum);
-      } catch (TimeoutException e) {
-        return new Failure(
-            Verdict.unavailable(
-                "not acknowledged by Kafka within send-timeout ("
-                    + sendTimeout.toMillis()
-                    + " ms)"),
-            FailureClassifier.Scope.SINK,
-            false);
-      }
-    }
-    for (int i = 0; i < errors.length; i++) {
-      Throwable cause = errors[i];
-      if (cause == null
-          || cause instanceof TransactionAbortedException
-          || cause.getClass() == KafkaException.class) {
-        continue; // failed because another record of the transaction did
-      }
-      if (isFence(cause)) {
-        throw (KafkaException) cause;
-      }
-      Failure f = classify(cause, KafkaRecords.toRecord(events.get(i)), deadline);
-      if (f.scope() == FailureClassifier.Scope.SINK) {
-        return f; // an outage, whoever it reached first
-      }
-      if ((refusedInSend >= 0 && i != refusedInSend)
-          || (refusedInSend < 0 && shared.get(cause) > 1)) {
-        continue; // failed because another record of the transaction did
-      }
-      verdicts[i] = f.verdict();
-    }
-    return null;
-  }
-
-  private boolean failedAlready(Future<RecordMetadata> f) {
-    if (!f.isDone()) {
-      return false;
-    }
-    try {
-      f.get();
-      return false;
-    } catch (ExecutionException e) {
-      return true;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
-  }
-
-  private Failure classify(Throwable e, ProducerRecord<String, byte[]> record, long deadline) {
-    Failure f = FailureClassifier.classify(e, record.topic(), KafkaRecords.size(record));
-    if (f.checkTopic()) {
-      f = FailureClassifier.confirmed(e, record.topic(), topics.await(record.topic(), deadline));
-    }
-    return f;
   }
 
   private SinkTransaction failedOrFenced(RuntimeException e, boolean committing, int size) {
@@ -465,7 +339,7 @@ final class TransactionalLane {
     return new SinkTransaction.Failed(error, inDoubt);
   }
 
-  private static boolean isFence(Throwable e) {
+  static boolean isFence(Throwable e) {
     return e instanceof ProducerFencedException
         || e instanceof InvalidProducerEpochException
         || e instanceof TransactionalIdAuthorizationException;
@@ -498,36 +372,6 @@ final class TransactionalLane {
   }
 
   /**
-   * Before a transaction whose epoch may be among the producer id's last ones (the epoch when last
-   * described plus the transactions begun since, each of which bumps it under transaction protocol
-   * v2), asks the coordinator for the current id and epoch: the id the commit check looks for must
-   * be the one this transaction writes with. Under protocol v1 the epoch does not move, and the
-   * count brings one question per {@code Short.MAX_VALUE - EPOCH_MARGIN} transactions.
-   */
-  private void learnTheProducerIdNearItsLastEpoch() {
-    if (producerId < 0
-        || producerEpoch < 0
-        || producerEpoch + transactionsSinceDescribed < Short.MAX_VALUE - EPOCH_MARGIN) {
-      return;
-    }
-    HangingTransactions.Identity now = hanging.current(transactionalId, checkBound);
-    if (now.producerId() != producerId) {
-      log.info(
-          "pipeline {} lane {}: the coordinator replaced the producer id of '{}' ({} -> {}) as its"
-              + " epochs ran out",
-          pipeline,
-          lane,
-          transactionalId,
-          producerId,
-          now.producerId());
-      producerIds.add(now.producerId());
-    }
-    producerId = now.producerId();
-    producerEpoch = now.producerEpoch();
-    transactionsSinceDescribed = 0;
-  }
-
-  /**
    * Finds and aborts what the broker left open of the lane's earlier producers ({@link
    * HangingTransactions}), as {@link BatchFate#resolve} says: a distrust marker first when a
    * transaction hangs apart from its ledger record (so that a crash between the abort and the
@@ -541,16 +385,11 @@ final class TransactionalLane {
         hanging.find(
             transactionalId,
             ledger,
-            Set.copyOf(producerIds),
+            identity.registered(),
             Set.copyOf(writtenTopics),
             checkEverywhere,
             timeout);
-    producerId = found.producerId();
-    producerEpoch = found.producerEpoch();
-    transactionsSinceDescribed = 0;
-    if (found.producerId() >= 0) {
-      producerIds.add(found.producerId());
-    }
+    identity.learned(found.producerId(), found.producerEpoch());
     // At an activation, what hangs may be any earlier instance's: its batches are unknown.
     BatchFate last = !activation && fate != null && fate.open() ? fate : null;
     BatchFate.Resolution resolution = BatchFate.resolve(found.hanging(), ledger, last);

@@ -79,7 +79,7 @@ class TransactionalLaneTest {
     TransactionalLane lane = lane(new FakeClients(true), coordinator);
     try {
       lane.fence(Duration.ofSeconds(5), true);
-      int margin = Short.MAX_VALUE - TransactionalLane.EPOCH_MARGIN - 32_740; // 11
+      int margin = Short.MAX_VALUE - ProducerIdentity.EPOCH_MARGIN - 32_740; // 11
       for (int i = 0; i < margin + 3; i++) {
         SinkTransaction t = lane.publish(List.of(event(i)), ledger()).get();
         assertThat(t).isInstanceOf(SinkTransaction.Committed.class);
