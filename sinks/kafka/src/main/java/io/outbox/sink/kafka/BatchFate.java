@@ -1,5 +1,6 @@
 package io.outbox.sink.kafka;
 
+import io.outbox.relay.spi.LedgerPosition;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -138,6 +139,26 @@ final class BatchFate {
   void ledgerRead(boolean committed, boolean distrusted) {
     expect("decided by the ledger", State.DECIDED);
     state = !committed ? State.ABORTED : distrusted ? State.DISTRUSTED : State.COMMITTED;
+  }
+
+  /**
+   * A ledger read after the fence ({@code settled}: the watermark it was read from) decides a
+   * {@link State#DECIDED} batch of lane {@code lane}: its record read (committed), settled already
+   * (committed), dropped by a distrust marker (distrusted), or neither (aborted). Nothing for a
+   * batch in any other state. Safe from another thread than the lane's: a decided batch is not
+   * touched by the lane again.
+   */
+  synchronized void decideFrom(LedgerTopic.Read read, Map<Integer, Long> settled, int lane) {
+    if (state != State.DECIDED) {
+      return;
+    }
+    LedgerPosition at = new LedgerPosition(lane, ledgerOffset);
+    boolean distrusted = read.distrusted().contains(at);
+    boolean committed =
+        distrusted
+            || ledgerOffset <= settled.getOrDefault(lane, -1L)
+            || read.read().entries().stream().anyMatch(e -> e.position().equals(at));
+    ledgerRead(committed, distrusted);
   }
 
   /** The check found parts of this batch open, and {@code resolution} was carried out. */

@@ -1,5 +1,6 @@
 package io.outbox.sink.kafka;
 
+import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.sink.kafka.FailureClassifier.Failure;
@@ -77,7 +78,7 @@ final class BatchSender {
           break;
         }
       } catch (KafkaException e) {
-        if (TransactionalLane.isFence(e)) {
+        if (FailureClassifier.isFence(e)) {
           throw e;
         }
         Failure f = classify(e, record, deadline);
@@ -121,7 +122,7 @@ final class BatchSender {
           || cause.getClass() == KafkaException.class) {
         continue; // failed because another record of the transaction did
       }
-      if (TransactionalLane.isFence(cause)) {
+      if (FailureClassifier.isFence(cause)) {
         throw (KafkaException) cause;
       }
       Failure f = classify(cause, KafkaRecords.toRecord(events.get(i)), deadline);
@@ -158,5 +159,33 @@ final class BatchSender {
       f = FailureClassifier.confirmed(e, record.topic(), topics.await(record.topic(), deadline));
     }
     return f;
+  }
+
+  /**
+   * Sends the batch's ledger record to the lane's ledger partition and waits for its
+   * acknowledgement: it must be acknowledged, in the transaction, before the commit is asked for (a
+   * transaction committed without it would be sent again after a crash; seen once: a committed
+   * transaction of a killed relay whose events were readable and whose ledger record was not, in a
+   * broker's log).
+   *
+   * @throws KafkaException when it was refused (the producer's exception, a fence among them) or
+   *     not acknowledged within send-timeout (a {@link
+   *     org.apache.kafka.common.errors.TimeoutException})
+   * @throws InterruptedException when interrupted while waiting
+   */
+  RecordMetadata sendLedgerRecord(
+      Producer<String, byte[]> p, String ledgerTopic, int lane, LedgerRecord ledger)
+      throws InterruptedException {
+    Future<RecordMetadata> write =
+        p.send(new ProducerRecord<>(ledgerTopic, lane, "lane-" + lane, LedgerCodec.encode(ledger)));
+    p.flush();
+    try {
+      return write.get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof KafkaException k ? k : new KafkaException(e.getCause());
+    } catch (TimeoutException e) {
+      throw new org.apache.kafka.common.errors.TimeoutException(
+          "the ledger record was not acknowledged within send-timeout");
+    }
   }
 }

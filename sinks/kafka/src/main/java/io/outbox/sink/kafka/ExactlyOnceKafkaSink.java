@@ -128,12 +128,12 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
 
   /** How many transactions the broker committed on only some partitions; for tests. */
   int partialCommits() {
-    return sum(TransactionalLane::partialCommits);
+    return sum(l -> l.hangingCheck().partiallyCommitted().size());
   }
 
   /** Lane {@code lane}'s partial commits so far: the partitions the broker had committed. */
   List<Set<TopicPartition>> partiallyCommitted(int lane) {
-    return lanes[lane].partiallyCommitted();
+    return lanes[lane].hangingCheck().partiallyCommitted();
   }
 
   /** The state of lane {@code lane}'s last batch; for tests. */
@@ -143,7 +143,7 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
 
   /** How many hanging transactions (partitions) the lanes aborted; for tests. */
   int hangingAborted() {
-    return sum(TransactionalLane::hangingAborted);
+    return sum(l -> l.hangingCheck().aborted());
   }
 
   private int sum(ToIntFunction<TransactionalLane> count) {

@@ -251,4 +251,11 @@ final class FailureClassifier {
             : "";
     return e.getClass().getSimpleName() + message + because;
   }
+
+  /** Whether {@code e} says another producer of the transactional id registered since (fenced). */
+  static boolean isFence(Throwable e) {
+    return e instanceof org.apache.kafka.common.errors.ProducerFencedException
+        || e instanceof org.apache.kafka.common.errors.InvalidProducerEpochException
+        || e instanceof org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
+  }
 }

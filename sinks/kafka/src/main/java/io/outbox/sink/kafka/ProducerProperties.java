@@ -280,6 +280,22 @@ final class ProducerProperties {
   }
 
   /**
+   * A lane's transactional producer configuration (exactly once): {@code transactional.id} {@code
+   * id}, the client id suffixed with the lane, and a transaction timeout.
+   */
+  static Map<String, Object> laneConfig(
+      Map<String, Object> producerConfig, String id, int lane, Duration sendTimeout) {
+    Map<String, Object> c = new java.util.HashMap<>(producerConfig);
+    c.put("transactional.id", id);
+    c.put(ProducerProperties.CLIENT_ID, c.get(ProducerProperties.CLIENT_ID) + "-lane-" + lane);
+    // Longer than one batch may take, so the coordinator never aborts a transaction in progress;
+    // short enough that a dead instance's open transaction does not block readers for long.
+    c.putIfAbsent(
+        "transaction.timeout.ms", String.valueOf(Math.max(60_000, sendTimeout.toMillis() * 2)));
+    return Map.copyOf(c);
+  }
+
+  /**
    * The probe's admin client configuration: the producer's connection and security settings, with
    * timeouts bounded by {@code probeTimeout}.
    */

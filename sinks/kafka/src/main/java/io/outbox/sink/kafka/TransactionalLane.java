@@ -23,14 +23,10 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.InvalidProducerEpochException;
-import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RetriableException;
-import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,16 +57,8 @@ final class TransactionalLane {
   // Lane thread only: a producer was dropped, so a transaction of it may be left open; the next
   // registration looks for hanging transactions before the lane's first transaction.
   private boolean checkHanging = true;
-  // Lane thread only: the next check for hanging transactions covers every partition of the
-  // cluster, not only what this lane wrote: what an earlier instance (or run) of the lane wrote is
-  // unknown. Set by an activation's fence, cleared once such a check succeeded (issue #30 point 3).
-  private boolean checkEverywhere = true;
   private final ProducerIdentity identity; // lane thread only
-  private volatile int hangingAborted; // written by the lane thread only
-  // Per partial commit, the partitions where the broker had committed the transaction: the batch's
-  // events there are read twice once it is sent again. For tests.
-  private final List<Set<TopicPartition>> partiallyCommitted =
-      new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final HangingCheck hangingCheck; // lane thread only
   // Lane thread only: per partition the last transaction wrote, the ids of its events there.
   private Map<TopicPartition, List<java.util.UUID>> lastWritten;
   // The lane's last batch: its state between sent and settled (BatchFate owns the rules). Lane
@@ -92,7 +80,7 @@ final class TransactionalLane {
     this.lane = lane;
     this.pipeline = pipeline;
     this.transactionalId = transactionalIdPrefix + ".lane-" + lane;
-    this.config = laneConfig(producerConfig, transactionalId, lane, sendTimeout);
+    this.config = ProducerProperties.laneConfig(producerConfig, transactionalId, lane, sendTimeout);
     this.factory = factory;
     this.ledgerTopic = ledgerTopic;
     this.topics = topics;
@@ -101,6 +89,16 @@ final class TransactionalLane {
     this.hanging = hanging;
     this.sender = new BatchSender(sendTimeout, topics, writtenTopics);
     this.identity = new ProducerIdentity(pipeline, lane, transactionalId);
+    this.hangingCheck =
+        new HangingCheck(
+            pipeline,
+            lane,
+            transactionalId,
+            ledgerTopic,
+            hanging,
+            identity,
+            writtenTopics,
+            sendTimeout);
     this.thread =
         Executors.newSingleThreadExecutor(
             r -> {
@@ -108,18 +106,6 @@ final class TransactionalLane {
               t.setDaemon(true);
               return t;
             });
-  }
-
-  private static Map<String, Object> laneConfig(
-      Map<String, Object> producerConfig, String id, int lane, Duration sendTimeout) {
-    Map<String, Object> c = new java.util.HashMap<>(producerConfig);
-    c.put("transactional.id", id);
-    c.put(ProducerProperties.CLIENT_ID, c.get(ProducerProperties.CLIENT_ID) + "-lane-" + lane);
-    // Longer than one batch may take, so the coordinator never aborts a transaction in progress;
-    // short enough that a dead instance's open transaction does not block readers for long.
-    c.putIfAbsent(
-        "transaction.timeout.ms", String.valueOf(Math.max(60_000, sendTimeout.toMillis() * 2)));
-    return Map.copyOf(c);
   }
 
   /**
@@ -137,7 +123,7 @@ final class TransactionalLane {
         thread.submit(
             () -> {
               if (activation) {
-                checkEverywhere = true;
+                hangingCheck.activation();
               }
               discard();
               register();
@@ -238,32 +224,18 @@ final class TransactionalLane {
         }
         return new SinkTransaction.Aborted(Arrays.asList(verdicts));
       }
-      Future<RecordMetadata> ledgerWrite =
-          p.send(
-              new ProducerRecord<>(ledgerTopic, lane, "lane-" + lane, LedgerCodec.encode(ledger)));
-      // The ledger record must be acknowledged, in this transaction, before the commit is asked
-      // for: a transaction committed without it would be sent again after a crash (seen once: a
-      // committed transaction of a killed relay whose events were readable and whose ledger
-      // record was not, in a broker's log).
-      p.flush();
       RecordMetadata m;
       try {
-        m = ledgerWrite.get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
-      } catch (ExecutionException e) {
-        return e.getCause() instanceof RuntimeException r
-            ? failedOrFenced(r, false, events.size())
-            : failedOrFenced(new KafkaException(e.getCause()), false, events.size());
-      } catch (TimeoutException e) {
-        log.warn(
-            "pipeline {} lane {}: the ledger record was not acknowledged after a flush; the"
-                + " transaction is aborted",
-            pipeline,
-            lane);
-        return failedOrFenced(
-            new org.apache.kafka.common.errors.TimeoutException(
-                "the ledger record was not acknowledged within send-timeout"),
-            false,
-            events.size());
+        m = sender.sendLedgerRecord(p, ledgerTopic, lane, ledger);
+      } catch (KafkaException e) {
+        if (e instanceof org.apache.kafka.common.errors.TimeoutException) {
+          log.warn(
+              "pipeline {} lane {}: {}; the transaction is aborted",
+              pipeline,
+              lane,
+              e.getMessage());
+        }
+        return failedOrFenced(e, false, events.size());
       }
       written.merge(new TopicPartition(m.topic(), m.partition()), m.offset(), Math::max);
       batch.acknowledged(new TopicPartition(m.topic(), m.partition()));
@@ -303,7 +275,7 @@ final class TransactionalLane {
   }
 
   private SinkTransaction failedOrFenced(RuntimeException e, boolean committing, int size) {
-    if (isFence(e)) {
+    if (FailureClassifier.isFence(e)) {
       fenced = true;
       discard();
       log.warn(
@@ -339,12 +311,6 @@ final class TransactionalLane {
     return new SinkTransaction.Failed(error, inDoubt);
   }
 
-  static boolean isFence(Throwable e) {
-    return e instanceof ProducerFencedException
-        || e instanceof InvalidProducerEpochException
-        || e instanceof TransactionalIdAuthorizationException;
-  }
-
   /** A new producer, registered with the coordinator (which fences earlier ones). */
   private void register() {
     producer = factory.producer(config);
@@ -361,7 +327,7 @@ final class TransactionalLane {
       p.abortTransaction();
       return true;
     } catch (RuntimeException e) {
-      if (isFence(e)) {
+      if (FailureClassifier.isFence(e)) {
         fenced = true; // never registered again before the next activation's fence()
       }
       log.debug(
@@ -372,100 +338,14 @@ final class TransactionalLane {
   }
 
   /**
-   * Finds and aborts what the broker left open of the lane's earlier producers ({@link
-   * HangingTransactions}), as {@link BatchFate#resolve} says: a distrust marker first when a
-   * transaction hangs apart from its ledger record (so that a crash between the abort and the
-   * marker cannot leave the record trusted while its events are aborted). Until it succeeds, the
-   * lane does not publish.
+   * Looks for and aborts what the broker left open of the lane's earlier producers ({@link
+   * HangingCheck}); until it succeeds, the lane does not publish.
    */
   private void abortHanging(Duration timeout) {
-    boolean activation = checkEverywhere;
-    TopicPartition ledger = new TopicPartition(ledgerTopic, lane);
-    HangingTransactions.Found found =
-        hanging.find(
-            transactionalId,
-            ledger,
-            identity.registered(),
-            Set.copyOf(writtenTopics),
-            checkEverywhere,
-            timeout);
-    identity.learned(found.producerId(), found.producerEpoch());
-    // At an activation, what hangs may be any earlier instance's: its batches are unknown.
-    BatchFate last = !activation && fate != null && fate.open() ? fate : null;
-    BatchFate.Resolution resolution = BatchFate.resolve(found.hanging(), ledger, last);
-    if (resolution.distrustFirst()) {
-      writeDistrustMarker();
-    }
-    List<TopicPartition> aborted = hanging.abortAll(found, timeout);
-    checkEverywhere = false;
-    checkHanging = false;
-    hangingAborted += aborted.size();
-    if (last != null) {
-      last.resolved(resolution);
-    }
-    if (!resolution.readTwice().isEmpty()) {
-      // The broker wrote the commit markers of the lane's last transaction on some partitions and
-      // dropped them on the others (KAFKA-20734): what was committed stays, the rest is aborted,
-      // and the whole batch goes out again.
-      Set<TopicPartition> kept = resolution.readTwice();
-      partiallyCommitted.add(kept);
-      Map<TopicPartition, List<java.util.UUID>> ids = lastWritten;
-      log.warn(
-          "pipeline {} lane {}: the broker had committed the lane's last transaction on {} only and"
-              + " left it open elsewhere; the open part is aborted and the batch goes out again, so"
-              + " its events on {} are delivered twice: {} {}",
-          pipeline,
-          lane,
-          kept,
-          kept,
-          KafkaSinkProvider.SENT_TWICE,
-          kept.stream()
-              .flatMap(
-                  tp ->
-                      ids == null
-                          ? java.util.stream.Stream.empty()
-                          : ids.getOrDefault(tp, List.of()).stream())
-              .toList());
-    }
-  }
-
-  /**
-   * Writes, in a transaction of its own, a distrust marker to the lane's ledger partition ({@link
-   * LedgerCodec#DISTRUST_LINE}) before a hanging transaction decided apart from its ledger record
-   * is aborted: every later read of the ledger, by any lane, instance or restart, drops the lane's
-   * records before it and sends their events again.
-   *
-   * @throws IllegalStateException when it cannot be written (nothing is aborted then; the lane does
-   *     not publish, and its next check finds the same transaction)
-   */
-  private void writeDistrustMarker() {
     Producer<String, byte[]> p = producer;
-    try {
-      p.beginTransaction();
-      p.send(
-              new ProducerRecord<>(
-                  ledgerTopic, lane, "lane-" + lane, LedgerCodec.encodeDistrust(lane)))
-          .get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
-      p.commitTransaction();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      abortQuietly(p);
-      throw new IllegalStateException("interrupted while writing the ledger's distrust marker", e);
-    } catch (ExecutionException | TimeoutException | RuntimeException e) {
-      abortQuietly(p);
-      throw new IllegalStateException(
-          "the ledger's distrust marker for lane "
-              + lane
-              + " cannot be written: "
-              + FailureClassifier.describe(e instanceof ExecutionException ? e.getCause() : e),
-          e);
-    }
-    log.warn(
-        "pipeline {} lane {}: a hanging transaction decided apart from its ledger record is to be"
-            + " aborted; a distrust marker is in the ledger first, so the lane's records before it"
-            + " are not trusted by any later read, and their events are sent again (at least once)",
-        pipeline,
-        lane);
+    hangingCheck.run(
+        fate, lastWritten, () -> hangingCheck.writeDistrustMarker(p, this::abortQuietly), timeout);
+    checkHanging = false;
   }
 
   /**
@@ -476,25 +356,8 @@ final class TransactionalLane {
    */
   void ledgerRead(LedgerTopic.Read read, Map<Integer, Long> settled) {
     BatchFate batch = fate;
-    if (batch == null) {
-      return;
-    }
-    synchronized (batch) {
-      if (batch.state() != BatchFate.State.DECIDED) {
-        return;
-      }
-      LedgerPosition at = new LedgerPosition(lane, batch.ledgerOffset());
-      boolean distrusted = read.distrusted().contains(at);
-      boolean committed =
-          distrusted
-              || batch.ledgerOffset() <= settled.getOrDefault(lane, -1L)
-              || read.read().entries().stream().anyMatch(e -> e.position().equals(at));
-      batch.ledgerRead(committed, distrusted);
-      log.debug(
-          "pipeline {} lane {}: the batch that was in doubt is {} by the ledger",
-          pipeline,
-          lane,
-          batch.state());
+    if (batch != null) {
+      batch.decideFrom(read, settled, lane);
     }
   }
 
@@ -504,24 +367,9 @@ final class TransactionalLane {
     return batch == null ? null : batch.state();
   }
 
-  /**
-   * How many of the lane's transactions the broker committed on only some partitions; for tests.
-   */
-  int partialCommits() {
-    return partiallyCommitted.size();
-  }
-
-  /**
-   * Per partial commit so far, the partitions where the broker had committed the transaction (its
-   * batch's events there are read twice once it is sent again); for tests.
-   */
-  List<Set<TopicPartition>> partiallyCommitted() {
-    return List.copyOf(partiallyCommitted);
-  }
-
-  /** How many hanging transactions (partitions) this lane aborted; for tests. */
-  int hangingAborted() {
-    return hangingAborted;
+  /** The lane's checks for hanging transactions (their counts); for tests. */
+  HangingCheck hangingCheck() {
+    return hangingCheck;
   }
 
   private void discard() {
