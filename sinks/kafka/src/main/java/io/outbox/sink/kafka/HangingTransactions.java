@@ -2,14 +2,11 @@ package io.outbox.sink.kafka;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -18,22 +15,16 @@ import org.apache.kafka.clients.admin.AbortTransactionOptions;
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeProducersOptions;
-import org.apache.kafka.clients.admin.DescribeProducersResult;
 import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
-import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.DescribeTransactionsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ProducerState;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
-import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,25 +46,12 @@ class HangingTransactions { // not final: a test scripts the broker's answers
 
   private static final Logger log = LoggerFactory.getLogger(HangingTransactions.class);
 
-  /**
-   * How long the partitions of topics the lane has not written may take to answer the check for
-   * hanging transactions, once the lane's own answered; those that do not are left unchecked.
-   */
-  static final Duration OTHERS_BOUND = Duration.ofSeconds(5);
-
-  /** How long a partition that did not answer is left out of the next checks (of every lane). */
-  static final Duration SILENT_FOR = Duration.ofMinutes(1);
-
-  // Partitions of topics the lanes have not written that did not answer, until when (nanoTime) they
-  // are left out: the lanes fenced one after the other at an activation wait for them once.
-  private final Map<TopicPartition, Long> silentUntil = new ConcurrentHashMap<>();
-
   // What find() found, for abortAll(): the broker's view of each hanging transaction.
   private final Map<BatchFate.Hanging, ProducerState> openSince = new ConcurrentHashMap<>();
 
   private final String pipeline;
   private final KafkaClients clients;
-  private final String ledgerTopic;
+  private final ProducerStates producerStates;
   // Whether commits are confirmed per producer (describeProducers); cleared, once, when the
   // principal may not describe the producers of a topic it writes.
   private volatile boolean perProducer = true;
@@ -81,7 +59,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
   HangingTransactions(String pipeline, KafkaClients clients, String ledgerTopic) {
     this.pipeline = pipeline;
     this.clients = clients;
-    this.ledgerTopic = ledgerTopic;
+    this.producerStates = new ProducerStates(pipeline, ledgerTopic);
   }
 
   /**
@@ -185,12 +163,8 @@ class HangingTransactions { // not final: a test scripts the broker's answers
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while checking for hanging transactions", e);
     }
-    Set<String> lanesTopics = new HashSet<>(written);
-    lanesTopics.add(ledger.topic());
-    Collection<TopicPartition> asked =
-        everywhere ? partitions(admin, deadline) : partitions(admin, written, ledger, deadline);
     Map<TopicPartition, PartitionProducerState> states =
-        producers(admin, asked, lanesTopics, deadline);
+        producerStates.of(admin, everywhere, written, ledger, deadline);
     List<BatchFate.Hanging> hanging = new ArrayList<>();
     for (Map.Entry<TopicPartition, PartitionProducerState> e : states.entrySet()) {
       for (ProducerState p : e.getValue().activeProducers()) {
@@ -371,160 +345,12 @@ class HangingTransactions { // not final: a test scripts the broker's answers
     }
   }
 
-  /** Every partition of every topic but the internal ones, and of the ledger. */
-  private Collection<TopicPartition> partitions(Admin admin, long deadline) {
-    try {
-      Set<String> topics =
-          new HashSet<>(
-              admin
-                  .listTopics(new ListTopicsOptions().timeoutMs(ms(deadline)))
-                  .names()
-                  .get(ms(deadline), TimeUnit.MILLISECONDS));
-      topics.add(ledgerTopic);
-      return partitionsOf(admin, topics, deadline);
-    } catch (ExecutionException | TimeoutException e) {
-      throw unavailable("listing the topics", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while listing topics", e);
-    }
-  }
-
-  /** Every partition of the topics {@code written}, and the lane's {@code ledger} partition. */
-  private Collection<TopicPartition> partitions(
-      Admin admin, Set<String> written, TopicPartition ledger, long deadline) {
-    try {
-      List<TopicPartition> out = new ArrayList<>(partitionsOf(admin, written, deadline));
-      out.add(ledger);
-      return out;
-    } catch (ExecutionException | TimeoutException e) {
-      throw unavailable("describing the topics written " + written, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while describing topics", e);
-    }
-  }
-
-  /** The partitions of {@code topics}; a topic deleted meanwhile has none. */
-  private static List<TopicPartition> partitionsOf(Admin admin, Set<String> topics, long deadline)
-      throws ExecutionException, TimeoutException, InterruptedException {
-    if (topics.isEmpty()) {
-      return List.of();
-    }
-    Map<String, KafkaFuture<TopicDescription>> described =
-        admin
-            .describeTopics(topics, new DescribeTopicsOptions().timeoutMs(ms(deadline)))
-            .topicNameValues();
-    List<TopicPartition> all = new ArrayList<>();
-    for (Map.Entry<String, KafkaFuture<TopicDescription>> e : described.entrySet()) {
-      try {
-        e.getValue()
-            .get(ms(deadline), TimeUnit.MILLISECONDS)
-            .partitions()
-            .forEach(p -> all.add(new TopicPartition(e.getKey(), p.partition())));
-      } catch (ExecutionException gone) {
-        if (!(gone.getCause() instanceof UnknownTopicOrPartitionException)) {
-          throw gone;
-        }
-        // deleted since it was listed: nothing of it can hang
-      }
-    }
-    return all;
-  }
-
-  /**
-   * The producers of each partition; a partition this principal may not describe (no READ on its
-   * topic) is left out, with a warning naming its topics.
-   */
-  private Map<TopicPartition, PartitionProducerState> producers(
-      Admin admin, Collection<TopicPartition> partitions, Set<String> ours, long deadline) {
-    Map<TopicPartition, PartitionProducerState> states = new HashMap<>();
-    Set<String> unchecked = new TreeSet<>();
-    Set<TopicPartition> unanswered =
-        new TreeSet<>(
-            Comparator.comparing(TopicPartition::topic)
-                .thenComparingInt(TopicPartition::partition));
-    long now = System.nanoTime();
-    silentUntil.values().removeIf(until -> until - now <= 0);
-    List<TopicPartition> own = new ArrayList<>();
-    List<TopicPartition> others = new ArrayList<>();
-    for (TopicPartition tp : partitions) {
-      if (ours.contains(tp.topic())) {
-        own.add(tp);
-      } else if (silentUntil.containsKey(tp)) {
-        unanswered.add(tp); // silent a moment ago: not waited for again
-      } else {
-        others.add(tp);
-      }
-    }
-    List<TopicPartition> asked = new ArrayList<>(own);
-    asked.addAll(others);
-    DescribeProducersResult result =
-        admin.describeProducers(asked, new DescribeProducersOptions().timeoutMs(ms(deadline)));
-    // The lane's own partitions first, up to the deadline: a silent one stops the check. Then the
-    // others, for OTHERS_BOUND more at most: a silent one is left unchecked.
-    for (TopicPartition tp : own) {
-      answer(result, tp, deadline, states, unchecked, null);
-    }
-    long bound = System.nanoTime() + OTHERS_BOUND.toNanos();
-    long othersDeadline = deadline - bound > 0 ? bound : deadline;
-    for (TopicPartition tp : others) {
-      answer(result, tp, othersDeadline, states, unchecked, unanswered);
-    }
-    if (!unanswered.isEmpty()) {
-      log.warn(
-          "pipeline {}: partition(s) {} did not answer the check for hanging transactions in time"
-              + " (offline?); this lane has not written them since it started, so they are left"
-              + " unchecked: a hanging transaction of an earlier run there would be committed by"
-              + " the lane's next commit on them (its events read twice)",
-          pipeline,
-          unanswered);
-    }
-    if (!unchecked.isEmpty()) {
-      log.warn(
-          "pipeline {}: not authorized to describe the producers of topic(s) {} (READ is needed):"
-              + " hanging transactions there cannot be found",
-          pipeline,
-          unchecked);
-    }
-    return states;
-  }
-
-  /**
-   * Puts {@code tp}'s producers into {@code states}, waiting until {@code deadline}. A topic this
-   * principal may not describe goes to {@code unchecked}; a partition that does not answer goes to
-   * {@code unanswered} (left out for {@link #SILENT_FOR}), or stops the check when that is {@code
-   * null} (the lane's own partitions).
-   */
-  private void answer(
-      DescribeProducersResult result,
-      TopicPartition tp,
-      long deadline,
-      Map<TopicPartition, PartitionProducerState> states,
-      Set<String> unchecked,
-      Set<TopicPartition> unanswered) {
-    try {
-      states.put(tp, result.partitionResult(tp).get(ms(deadline), TimeUnit.MILLISECONDS));
-    } catch (ExecutionException | TimeoutException e) {
-      Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-      if (cause instanceof UnknownTopicOrPartitionException) {
-        return; // deleted since it was listed
-      }
-      if (cause instanceof AuthorizationException) {
-        unchecked.add(tp.topic());
-      } else if (unanswered == null) {
-        throw unavailable("describing the producers of " + tp, e);
-      } else {
-        unanswered.add(tp);
-        silentUntil.put(tp, System.nanoTime() + SILENT_FOR.toNanos());
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while describing producers", e);
-    }
-  }
-
   private IllegalStateException unavailable(String what, Exception e) {
+    return unavailable(pipeline, what, e);
+  }
+
+  /** The check failed while doing {@code what}: the broker did not answer, or refused. */
+  static IllegalStateException unavailable(String pipeline, String what, Exception e) {
     Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
     return new IllegalStateException(
         "pipeline "
@@ -536,7 +362,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
         cause);
   }
 
-  private static int ms(long deadline) {
+  static int ms(long deadline) {
     long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
     return (int) Math.max(1, Math.min(Integer.MAX_VALUE, left));
   }
