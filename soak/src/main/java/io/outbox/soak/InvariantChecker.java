@@ -65,6 +65,8 @@ final class InvariantChecker {
    * event the relays listed as sent twice (a fall-back to at least once they logged); any other one
    * breaks {@link #UNLISTED_DUPLICATE}.
    *
+   * @param duplicateBound 0 for an exactly-once soak (the per-fault counts are reported; each
+   *     unlisted duplicate is a violation of its own)
    * @param sentTwice the events the relays listed as sent twice; null for an at-least-once soak
    */
   static Findings check(
@@ -119,8 +121,7 @@ final class InvariantChecker {
       }
     }
     List<FaultDuplicates> duplicates =
-        checkDuplicates(
-            charged, faults, sentTwice == null ? duplicateBound : 0, violations, sentTwice == null);
+        checkDuplicates(charged, faults, duplicateBound, violations, sentTwice == null);
     int maxAttempts = rows.values().stream().mapToInt(RowState::attempts).max().orElse(0);
     return new Findings(
         lostSummary,

@@ -1,11 +1,14 @@
 package io.outbox.sink.kafka;
 
 import io.outbox.relay.spi.LedgerPosition;
+import io.outbox.relay.spi.RoutedEvent;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -64,33 +67,65 @@ final class BatchFate {
   }
 
   private volatile State state = State.SENDING; // read by a ledger read on another thread
-  private final Set<TopicPartition> written = new HashSet<>();
+  private final List<RoutedEvent> events;
+  // Per event, the partition where the broker acknowledged it (null: not acknowledged).
+  private final TopicPartition[] partitionOf;
+  private TopicPartition ledgerPartition; // once the commit was asked for
   private long ledgerOffset = -1;
 
-  /** A batch just begun. */
-  BatchFate() {}
+  /** A batch of {@code events} just begun. */
+  BatchFate(List<RoutedEvent> events) {
+    this.events = events;
+    this.partitionOf = new TopicPartition[events.size()];
+  }
 
   State state() {
     return state;
   }
 
-  /** The partitions its acknowledged records went to, so far. */
+  /** The partitions its acknowledged records went to, so far, the ledger record's included. */
   Set<TopicPartition> written() {
-    return Set.copyOf(written);
+    Set<TopicPartition> written = new HashSet<>();
+    for (TopicPartition tp : partitionOf) {
+      if (tp != null) {
+        written.add(tp);
+      }
+    }
+    if (ledgerPartition != null) {
+      written.add(ledgerPartition);
+    }
+    return written;
   }
 
-  /** One of its records (an event or the ledger record) was acknowledged on {@code partition}. */
-  void acknowledged(TopicPartition partition) {
-    expect("a record acknowledged", State.SENDING);
-    written.add(partition);
+  /** The ids of its events acknowledged on {@code partitions}. */
+  List<UUID> eventIdsOn(Set<TopicPartition> partitions) {
+    List<UUID> ids = new ArrayList<>();
+    for (int i = 0; i < partitionOf.length; i++) {
+      if (partitionOf[i] != null && partitions.contains(partitionOf[i])) {
+        ids.add(events.get(i).event().eventId());
+      }
+    }
+    return ids;
   }
 
   /**
-   * Every event and the ledger record (at {@code ledgerOffset} of the lane's ledger partition) were
-   * acknowledged; the commit is asked for.
+   * Its event {@code event} (index in the batch) was acknowledged on {@code partition}. On the
+   * per-event path: one array store.
    */
-  void commitAsked(long ledgerOffset) {
+  void acknowledged(int event, TopicPartition partition) {
+    if (state != State.SENDING) {
+      throw new IllegalStateException("a batch " + state + " cannot be a record acknowledged");
+    }
+    partitionOf[event] = partition;
+  }
+
+  /**
+   * Every event and the ledger record (at {@code ledgerOffset} of the lane's ledger partition
+   * {@code ledger}) were acknowledged; the commit is asked for.
+   */
+  void commitAsked(TopicPartition ledger, long ledgerOffset) {
     move("the commit asked for", State.COMMITTING, State.SENDING);
+    this.ledgerPartition = ledger;
     this.ledgerOffset = ledgerOffset;
   }
 
@@ -223,7 +258,7 @@ final class BatchFate {
     }
     Set<TopicPartition> hanging = new HashSet<>();
     found.forEach(h -> hanging.add(h.partition()));
-    Set<TopicPartition> lastWritten = new HashSet<>(last.written);
+    Set<TopicPartition> lastWritten = last.written();
     if (lastWritten.stream().noneMatch(hanging::contains)) {
       // Nothing of the last batch hangs: the coordinator decided it.
       return new Resolution(

@@ -10,7 +10,6 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -46,8 +45,8 @@ final class BatchSender {
   /**
    * Sends every event unless one fails on the way; returns a failure of the whole sink, otherwise
    * leaves in {@code verdicts} the failure of each event at fault (nothing when all were acked).
-   * Per partition, puts the last acknowledged offset into {@code written} and the ids of the events
-   * acknowledged there into {@code eventIds}.
+   * Per partition, puts the last acknowledged offset into {@code written}; tells {@code batch}
+   * where each event was acknowledged.
    *
    * @throws KafkaException when the producer was fenced
    */
@@ -56,7 +55,7 @@ final class BatchSender {
       List<RoutedEvent> events,
       Verdict[] verdicts,
       Map<TopicPartition, Long> written,
-      Map<TopicPartition, List<UUID>> eventIds)
+      BatchFate batch)
       throws InterruptedException {
     long deadline = System.nanoTime() + sendTimeout.toNanos();
     List<Future<RecordMetadata>> sent = new ArrayList<>(events.size());
@@ -101,7 +100,7 @@ final class BatchSender {
             sent.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         TopicPartition tp = new TopicPartition(m.topic(), m.partition());
         written.merge(tp, m.offset(), Math::max);
-        eventIds.computeIfAbsent(tp, k -> new ArrayList<>()).add(events.get(i).event().eventId());
+        batch.acknowledged(i, tp);
       } catch (ExecutionException e) {
         errors[i] = e.getCause();
         shared.merge(errors[i], 1, Integer::sum);

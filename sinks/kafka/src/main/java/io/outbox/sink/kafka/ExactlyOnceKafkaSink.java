@@ -136,11 +136,6 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
     return lanes[lane].hangingCheck().partiallyCommitted();
   }
 
-  /** The state of lane {@code lane}'s last batch; for tests. */
-  BatchFate.State lastBatch(int lane) {
-    return lanes[lane].lastBatch();
-  }
-
   /** How many hanging transactions (partitions) the lanes aborted; for tests. */
   int hangingAborted() {
     return sum(l -> l.hangingCheck().aborted());

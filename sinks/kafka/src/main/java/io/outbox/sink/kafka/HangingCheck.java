@@ -2,14 +2,11 @@ package io.outbox.sink.kafka;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -72,16 +69,11 @@ final class HangingCheck {
    * Runs the check.
    *
    * @param fate the lane's last batch (null before the first)
-   * @param eventIds per partition, the ids of the last batch's events acknowledged there
    * @param writeDistrustMarker writes the lane's distrust marker, or throws
    * @throws IllegalStateException when the broker does not answer, or a marker or an abort fails
    *     (the lane must not publish; the next check finds the same transactions)
    */
-  void run(
-      BatchFate fate,
-      Map<TopicPartition, List<UUID>> eventIds,
-      Runnable writeDistrustMarker,
-      Duration timeout) {
+  void run(BatchFate fate, Runnable writeDistrustMarker, Duration timeout) {
     boolean activation = everywhere;
     HangingTransactions.Found found =
         hanging.find(
@@ -118,13 +110,7 @@ final class HangingCheck {
           kept,
           kept,
           KafkaSinkProvider.SENT_TWICE,
-          kept.stream()
-              .flatMap(
-                  tp ->
-                      eventIds == null
-                          ? Stream.empty()
-                          : eventIds.getOrDefault(tp, List.of()).stream())
-              .toList());
+          last.eventIdsOn(kept));
     }
   }
 

@@ -7,7 +7,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -46,9 +45,6 @@ class HangingTransactions { // not final: a test scripts the broker's answers
 
   private static final Logger log = LoggerFactory.getLogger(HangingTransactions.class);
 
-  // What find() found, for abortAll(): the broker's view of each hanging transaction.
-  private final Map<BatchFate.Hanging, ProducerState> openSince = new ConcurrentHashMap<>();
-
   private final String pipeline;
   private final KafkaClients clients;
   private final ProducerStates producerStates;
@@ -64,18 +60,29 @@ class HangingTransactions { // not final: a test scripts the broker's answers
 
   /**
    * What {@link #find} found: the transactional id's current producer id and epoch, and the
-   * transactions of its earlier producers still open, per partition ({@link #abortAll} aborts them;
-   * {@link BatchFate#resolve} says what they mean).
+   * transactions of its earlier producers still open, per partition ({@link #abortAll} aborts them
+   * with what the broker said of each, in {@code states}; {@link BatchFate#resolve} says what they
+   * mean).
    */
-  record Found(long producerId, int producerEpoch, List<BatchFate.Hanging> hanging) {
+  record Found(
+      long producerId,
+      int producerEpoch,
+      List<BatchFate.Hanging> hanging,
+      Map<BatchFate.Hanging, ProducerState> states) {
 
     Found {
       hanging = List.copyOf(hanging);
+      states = Map.copyOf(states);
     }
 
     /** Nothing found, or nothing could be checked ({@code -1}: not authorized). */
     static Found none(long producerId, int producerEpoch) {
-      return new Found(producerId, producerEpoch, List.of());
+      return new Found(producerId, producerEpoch, List.of(), Map.of());
+    }
+
+    /** The same answer with {@code hanging} instead (a test scripts the findings). */
+    Found withHanging(List<BatchFate.Hanging> hanging) {
+      return new Found(producerId, producerEpoch, hanging, states);
     }
   }
 
@@ -166,6 +173,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
     Map<TopicPartition, PartitionProducerState> states =
         producerStates.of(admin, everywhere, written, ledger, deadline);
     List<BatchFate.Hanging> hanging = new ArrayList<>();
+    Map<BatchFate.Hanging, ProducerState> found = new HashMap<>();
     for (Map.Entry<TopicPartition, PartitionProducerState> e : states.entrySet()) {
       for (ProducerState p : e.getValue().activeProducers()) {
         boolean ours =
@@ -173,8 +181,10 @@ class HangingTransactions { // not final: a test scripts the broker's answers
                 ? p.producerEpoch() < current.producerEpoch()
                 : earlier.contains(p.producerId());
         if (ours && p.currentTransactionStartOffset().isPresent()) {
-          openSince.put(new BatchFate.Hanging(e.getKey(), p.producerId(), p.producerEpoch()), p);
-          hanging.add(new BatchFate.Hanging(e.getKey(), p.producerId(), p.producerEpoch()));
+          BatchFate.Hanging h =
+              new BatchFate.Hanging(e.getKey(), p.producerId(), p.producerEpoch());
+          hanging.add(h);
+          found.put(h, p);
           log.warn(
               "pipeline {}: partition {} holds an open transaction of an earlier producer of '{}'"
                   + " (producer id {}, epoch {}, from offset {}) that the broker's coordinator no"
@@ -192,7 +202,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
         }
       }
     }
-    return new Found(current.producerId(), current.producerEpoch(), hanging);
+    return new Found(current.producerId(), current.producerEpoch(), hanging, found);
   }
 
   /**
@@ -207,12 +217,11 @@ class HangingTransactions { // not final: a test scripts the broker's answers
     long deadline = System.nanoTime() + timeout.toNanos();
     List<TopicPartition> aborted = new ArrayList<>();
     for (BatchFate.Hanging h : found.hanging()) {
-      ProducerState p = openSince.get(h);
+      ProducerState p = found.states().get(h);
       if (p == null) {
         throw new IllegalStateException("no hanging transaction was found as " + h);
       }
       abort(clients.admin(), h.partition(), p, deadline);
-      openSince.remove(h);
       aborted.add(h.partition());
     }
     return aborted;

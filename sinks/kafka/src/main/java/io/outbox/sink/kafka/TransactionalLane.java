@@ -59,8 +59,6 @@ final class TransactionalLane {
   private boolean checkHanging = true;
   private final ProducerIdentity identity; // lane thread only
   private final HangingCheck hangingCheck; // lane thread only
-  // Lane thread only: per partition the last transaction wrote, the ids of its events there.
-  private Map<TopicPartition, List<java.util.UUID>> lastWritten;
   // The lane's last batch: its state between sent and settled (BatchFate owns the rules). Lane
   // thread only, but read by ledgerRead() through the thread.
   private volatile BatchFate fate;
@@ -200,16 +198,14 @@ final class TransactionalLane {
     }
     Producer<String, byte[]> p = producer;
     boolean committing = false;
-    BatchFate batch = new BatchFate();
+    BatchFate batch = new BatchFate(events);
     fate = batch;
     try {
       identity.begun();
       p.beginTransaction();
       Verdict[] verdicts = new Verdict[events.size()];
       Map<TopicPartition, Long> written = new HashMap<>();
-      lastWritten = new HashMap<>();
-      Failure sinkFailure = sender.sendAll(p, events, verdicts, written, lastWritten);
-      written.keySet().forEach(batch::acknowledged);
+      Failure sinkFailure = sender.sendAll(p, events, verdicts, written, batch);
       if (sinkFailure != null) {
         checkHanging = true; // the broker may be gone with the transaction open
         rollBack(p, batch);
@@ -237,10 +233,10 @@ final class TransactionalLane {
         }
         return failedOrFenced(e, false, events.size());
       }
-      written.merge(new TopicPartition(m.topic(), m.partition()), m.offset(), Math::max);
-      batch.acknowledged(new TopicPartition(m.topic(), m.partition()));
+      TopicPartition ledgerPartition = new TopicPartition(m.topic(), m.partition());
+      written.merge(ledgerPartition, m.offset(), Math::max);
       committing = true;
-      batch.commitAsked(m.offset());
+      batch.commitAsked(ledgerPartition, m.offset());
       p.commitTransaction();
       if (!hanging.markersWritten(identity.producerId(), written, sendTimeout)) {
         batch.markersUnconfirmed();
@@ -267,7 +263,12 @@ final class TransactionalLane {
 
   /** Aborts the batch's transaction; the batch is rolled back, or abandoned when that failed. */
   private void rollBack(Producer<String, byte[]> p, BatchFate batch) {
-    if (abortQuietly(p)) {
+    ended(batch, abortQuietly(p));
+  }
+
+  /** The batch's transaction was aborted ({@code aborted}) or may still be open. */
+  private static void ended(BatchFate batch, boolean aborted) {
+    if (aborted) {
       batch.rolledBack();
     } else {
       batch.endUnknown();
@@ -295,11 +296,7 @@ final class TransactionalLane {
     }
     BatchFate batch = fate;
     if (batch != null && batch.open()) {
-      if (aborted) {
-        batch.rolledBack();
-      } else {
-        batch.endUnknown();
-      }
+      ended(batch, aborted);
     }
     boolean inDoubt = committing && !aborted;
     if (!inDoubt && !(e instanceof RetriableException) && committing) {
@@ -343,8 +340,7 @@ final class TransactionalLane {
    */
   private void abortHanging(Duration timeout) {
     Producer<String, byte[]> p = producer;
-    hangingCheck.run(
-        fate, lastWritten, () -> hangingCheck.writeDistrustMarker(p, this::abortQuietly), timeout);
+    hangingCheck.run(fate, () -> hangingCheck.writeDistrustMarker(p, this::abortQuietly), timeout);
     checkHanging = false;
   }
 

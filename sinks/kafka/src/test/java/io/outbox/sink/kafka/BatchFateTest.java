@@ -25,12 +25,21 @@ class BatchFateTest {
   private static final TopicPartition LEDGER = new TopicPartition("ledger", 0);
   private static final TopicPartition ELSEWHERE = new TopicPartition("payments", 0);
 
+  /** A batch of {@code n} events. */
+  private static BatchFate batchOf(int n) {
+    List<io.outbox.relay.spi.RoutedEvent> events = new java.util.ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      events.add(Events.routed("orders", "k" + i, "{}"));
+    }
+    return new BatchFate(events);
+  }
+
   /** The events a batch can meet, by name. */
   private static final Map<String, Consumer<BatchFate>> EVENTS = new LinkedHashMap<>();
 
   static {
-    EVENTS.put("acknowledged", f -> f.acknowledged(P1));
-    EVENTS.put("commitAsked", f -> f.commitAsked(7));
+    EVENTS.put("acknowledged", f -> f.acknowledged(0, P1));
+    EVENTS.put("commitAsked", f -> f.commitAsked(LEDGER, 7));
     EVENTS.put("rolledBack", BatchFate::rolledBack);
     EVENTS.put("endUnknown", BatchFate::endUnknown);
     EVENTS.put("markersConfirmed", BatchFate::markersConfirmed);
@@ -71,32 +80,32 @@ class BatchFateTest {
 
   /** A batch brought to {@code state} by the shortest path of allowed events. */
   private static BatchFate in(State state) {
-    BatchFate f = new BatchFate();
+    BatchFate f = batchOf(1);
     switch (state) {
       case SENDING -> {}
-      case COMMITTING -> f.commitAsked(7);
+      case COMMITTING -> f.commitAsked(LEDGER, 7);
       case COMMITTED -> {
-        f.commitAsked(7);
+        f.commitAsked(LEDGER, 7);
         f.markersConfirmed();
       }
       case ABORTED -> f.rolledBack();
       case ABANDONED -> f.endUnknown();
       case IN_DOUBT -> {
-        f.commitAsked(7);
+        f.commitAsked(LEDGER, 7);
         f.markersUnconfirmed();
       }
       case DECIDED -> {
-        f.commitAsked(7);
+        f.commitAsked(LEDGER, 7);
         f.markersUnconfirmed();
         f.nothingHanging();
       }
       case DISTRUSTED -> {
-        f.commitAsked(7);
+        f.commitAsked(LEDGER, 7);
         f.markersUnconfirmed();
         f.resolved(new Resolution(true, Set.of(), State.DISTRUSTED));
       }
       case PARTIALLY_COMMITTED -> {
-        f.commitAsked(7);
+        f.commitAsked(LEDGER, 7);
         f.markersUnconfirmed();
         f.resolved(new Resolution(false, Set.of(P1), State.PARTIALLY_COMMITTED));
       }
@@ -146,23 +155,39 @@ class BatchFateTest {
 
   @Test
   void theCommitRemembersWhereItsLedgerRecordIsAndWhatItWrote() {
-    BatchFate f = new BatchFate();
-    f.acknowledged(P1);
-    f.acknowledged(LEDGER);
-    f.commitAsked(41);
+    BatchFate f = batchOf(1);
+    f.acknowledged(0, P1);
+    f.commitAsked(LEDGER, 41);
     assertThat(f.ledgerOffset()).isEqualTo(41);
     assertThat(f.written()).containsExactlyInAnyOrder(P1, LEDGER);
-    assertThat(new BatchFate().ledgerOffset()).isEqualTo(-1);
+    assertThat(batchOf(0).ledgerOffset()).isEqualTo(-1);
+  }
+
+  @Test
+  void theEventsReadTwiceAreNamedByWhereTheyWereAcknowledged() {
+    List<io.outbox.relay.spi.RoutedEvent> events =
+        List.of(
+            Events.routed("orders", "a", "{}"),
+            Events.routed("orders", "b", "{}"),
+            Events.routed("orders", "c", "{}"));
+    BatchFate f = new BatchFate(events);
+    f.acknowledged(0, P1);
+    f.acknowledged(1, P2);
+    f.acknowledged(2, P1);
+    assertThat(f.eventIdsOn(Set.of(P1)))
+        .containsExactly(events.get(0).event().eventId(), events.get(2).event().eventId());
+    assertThat(f.eventIdsOn(Set.of(ELSEWHERE))).isEmpty();
   }
 
   // --- what the check for hanging transactions resolves to
 
-  private static BatchFate inDoubtHaving(TopicPartition... written) {
-    BatchFate f = new BatchFate();
-    for (TopicPartition tp : written) {
-      f.acknowledged(tp);
+  /** A batch in doubt with one event on each of {@code eventPartitions}, and its ledger record. */
+  private static BatchFate inDoubtHaving(TopicPartition... eventPartitions) {
+    BatchFate f = batchOf(eventPartitions.length);
+    for (int i = 0; i < eventPartitions.length; i++) {
+      f.acknowledged(i, eventPartitions[i]);
     }
-    f.commitAsked(7);
+    f.commitAsked(LEDGER, 7);
     f.markersUnconfirmed();
     return f;
   }
@@ -184,7 +209,7 @@ class BatchFateTest {
 
   @Test
   void theLastBatchOpenEverywhereIsAbortedOnce() {
-    BatchFate last = inDoubtHaving(P1, P2, LEDGER);
+    BatchFate last = inDoubtHaving(P1, P2);
     Resolution r =
         BatchFate.resolve(List.of(open(P1, 3), open(P2, 3), open(LEDGER, 3)), LEDGER, last);
     assertThat(r).isEqualTo(new Resolution(false, Set.of(), State.ABORTED));
@@ -194,14 +219,14 @@ class BatchFateTest {
 
   @Test
   void theLastBatchCommittedOnSomePartitionsAndItsLedgerOpenIsReadTwiceThere() {
-    BatchFate last = inDoubtHaving(P1, P2, LEDGER);
+    BatchFate last = inDoubtHaving(P1, P2);
     Resolution r = BatchFate.resolve(List.of(open(P2, 3), open(LEDGER, 3)), LEDGER, last);
     assertThat(r).isEqualTo(new Resolution(false, Set.of(P1), State.PARTIALLY_COMMITTED));
   }
 
   @Test
   void theLastBatchWhoseLedgerRecordWasCommittedAndAnEventPartitionNotIsDistrustedFirst() {
-    BatchFate last = inDoubtHaving(P1, P2, LEDGER);
+    BatchFate last = inDoubtHaving(P1, P2);
     Resolution r = BatchFate.resolve(List.of(open(P2, 3)), LEDGER, last);
     assertThat(r).isEqualTo(new Resolution(true, Set.of(P1), State.DISTRUSTED));
     last.resolved(r);
@@ -210,7 +235,7 @@ class BatchFateTest {
 
   @Test
   void aLastBatchNothingOfWhichHangsWasDecidedByTheCoordinator() {
-    BatchFate last = inDoubtHaving(P1, LEDGER);
+    BatchFate last = inDoubtHaving(P1);
     Resolution r = BatchFate.resolve(List.of(open(ELSEWHERE, 2)), LEDGER, last);
     assertThat(r)
         .as("an earlier batch hangs apart from the ledger elsewhere")
@@ -223,12 +248,12 @@ class BatchFateTest {
 
   @Test
   void anAbandonedBatchHasNoLedgerRecordToDistrust() {
-    BatchFate last = new BatchFate();
-    last.acknowledged(P1);
+    BatchFate last = batchOf(1);
+    last.acknowledged(0, P1);
     last.endUnknown();
     Resolution r = BatchFate.resolve(List.of(open(P1, 3)), LEDGER, last);
     assertThat(r).isEqualTo(new Resolution(false, Set.of(), State.ABORTED));
-    BatchFate quiet = new BatchFate();
+    BatchFate quiet = batchOf(0);
     quiet.endUnknown();
     assertThat(BatchFate.resolve(List.of(), LEDGER, quiet))
         .isEqualTo(new Resolution(false, Set.of(), State.ABORTED));

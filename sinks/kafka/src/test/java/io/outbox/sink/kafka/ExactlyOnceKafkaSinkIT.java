@@ -501,15 +501,14 @@ class ExactlyOnceKafkaSinkIT {
           }
           List<BatchFate.Hanging> more = new ArrayList<>(found.hanging());
           more.add(new BatchFate.Hanging(new TopicPartition(topic, 1), SCRIPTED_ID, 0));
-          return new Found(found.producerId(), found.producerEpoch(), more);
+          return found.withHanging(more);
         }
 
         @Override
         List<TopicPartition> abortAll(Found found, Duration timeout) {
           List<BatchFate.Hanging> real =
               found.hanging().stream().filter(h -> h.producerId() != SCRIPTED_ID).toList();
-          List<TopicPartition> aborted =
-              super.abortAll(new Found(found.producerId(), found.producerEpoch(), real), timeout);
+          List<TopicPartition> aborted = super.abortAll(found.withHanging(real), timeout);
           if (crashAfterAbort.getAndSet(false)) {
             throw new IllegalStateException("scripted: the process died after the abort");
           }
