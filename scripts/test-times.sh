@@ -34,7 +34,7 @@ rows=$(
     module=${module%%/target/*}
     kind=unit
     [[ "$file" == */failsafe-* ]] && kind=IT
-    head -c 4096 "$file" | tr '\n' ' ' | grep -o '<testsuite [^>]*>' | head -n 1 |
+    head -c 4096 "$file" | tr '\n' ' ' | grep -o '<testsuite [^>]*>' | awk 'NR == 1' |
       awk -v module="$module" -v kind="$kind" '
         function attr(name,   m) {
           if (match($0, " " name "=\"[^\"]*\"")) {
@@ -70,8 +70,10 @@ fi
 
 echo "The $top slowest test classes (wall time of each class, from the Maven test reports):"
 printf '%9s  %-4s  %-16s  %5s  %s\n' seconds kind module tests class
-sort -k1,1 -g -r <<<"$rows" | head -n "$top" |
-  awk '{ printf "%9.1f  %-4s  %-16s  %5d  %s\n", $1, $2, $3, $4, $7 }'
+# awk reads all of sort's output: a `head` here would close the pipe early and, under pipefail,
+# end the script with SIGPIPE (exit 141) once the report outgrows sort's buffer.
+sort -k1,1 -g -r <<<"$rows" |
+  awk -v top="$top" 'NR <= top { printf "%9.1f  %-4s  %-16s  %5d  %s\n", $1, $2, $3, $4, $7 }'
 echo
 echo "Per module (sum of class wall times; unit tests and ITs):"
 awk '

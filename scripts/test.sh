@@ -40,6 +40,7 @@ mvn -B verify "${maven_args[@]}" || status=$?
 {
   echo
   echo "scripts/test.sh ($tier tier): $((SECONDS - start_seconds)) s of Maven, exit status $status"
-  scripts/test-times.sh --since "$started"
-} | tee target/test-times.txt
+  # The report never decides the run: Maven's status does.
+  scripts/test-times.sh --since "$started" || echo "scripts/test-times.sh failed (exit $?); Maven's status stands"
+} | tee target/test-times.txt || true
 exit "$status"
