@@ -32,7 +32,7 @@ if [[ ${#classes[@]} -eq 0 ]]; then
 fi
 
 if [[ ! -f "$module/pom.xml" ]]; then
-  echo "repeat-its: no Maven module at '$module' (e.g. relay/daemon, polling-source, cdc-source)" >&2
+  echo "repeat-its: no Maven module at '$module' (e.g. relay/daemon, sources/polling, sources/cdc)" >&2
   exit 2
 fi
 eval "$(scripts/services.sh env)"

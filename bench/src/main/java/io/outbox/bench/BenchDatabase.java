@@ -1,9 +1,9 @@
 package io.outbox.bench;
 
+import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxTables;
+import io.outbox.client.OutboxWriter;
 import io.outbox.schema.Migrator;
-import io.outbox.schema.OutboxMessage;
-import io.outbox.schema.OutboxTables;
-import io.outbox.schema.OutboxWriter;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;

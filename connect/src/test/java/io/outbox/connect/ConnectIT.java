@@ -5,10 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxTables;
+import io.outbox.client.OutboxWriter;
 import io.outbox.schema.Migrator;
-import io.outbox.schema.OutboxMessage;
-import io.outbox.schema.OutboxTables;
-import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.TestDatabase;

@@ -3,9 +3,9 @@ package io.outbox.connect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.client.OutboxTables;
+import io.outbox.client.OutboxWriter;
 import io.outbox.schema.Migrator;
-import io.outbox.schema.OutboxTables;
-import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.BackdatingInterceptor;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;

@@ -3,10 +3,10 @@ package io.outbox.connect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxTables;
+import io.outbox.client.OutboxWriter;
 import io.outbox.schema.Migrator;
-import io.outbox.schema.OutboxMessage;
-import io.outbox.schema.OutboxTables;
-import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.ResultSet;

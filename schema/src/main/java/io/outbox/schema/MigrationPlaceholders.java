@@ -1,8 +1,9 @@
 package io.outbox.schema;
 
-import static io.outbox.schema.OutboxTables.fit;
-import static io.outbox.schema.OutboxTables.quote;
+import static io.outbox.client.OutboxTables.fit;
+import static io.outbox.client.OutboxTables.quote;
 
+import io.outbox.client.OutboxTables;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

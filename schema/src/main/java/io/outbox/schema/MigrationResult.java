@@ -1,5 +1,6 @@
 package io.outbox.schema;
 
+import io.outbox.client.OutboxTables;
 import java.util.Objects;
 
 /**

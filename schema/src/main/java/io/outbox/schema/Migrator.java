@@ -1,5 +1,6 @@
 package io.outbox.schema;
 
+import io.outbox.client.OutboxTables;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;

@@ -3,6 +3,7 @@ package io.outbox.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.client.OutboxTables;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -3,6 +3,8 @@ package io.outbox.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxWriter;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,10 +1,10 @@
 package io.outbox.soak;
 
 import com.typesafe.config.ConfigFactory;
+import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.schema.Migrator;
-import io.outbox.schema.OutboxTables;
 import io.outbox.soak.InvariantChecker.Findings;
 import io.outbox.soak.InvariantChecker.Violation;
 import io.outbox.testkit.KafkaTestSupport;

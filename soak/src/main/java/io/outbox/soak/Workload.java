@@ -1,7 +1,7 @@
 package io.outbox.soak;
 
-import io.outbox.schema.OutboxMessage;
-import io.outbox.schema.OutboxWriter;
+import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxWriter;
 import io.outbox.soak.WrittenEvent.Outcome;
 import java.sql.Connection;
 import java.sql.DriverManager;

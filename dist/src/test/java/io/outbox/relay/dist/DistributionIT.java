@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxWriter;
 import io.outbox.relay.dist.UnpackedDistribution.Result;
-import io.outbox.schema.OutboxMessage;
-import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.TestDatabase;

@@ -1,10 +1,10 @@
 package io.outbox.relay.cli;
 
+import io.outbox.admin.DeadLetterFilter;
+import io.outbox.admin.DeadLetterTable;
+import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
-import io.outbox.schema.DeadLetterFilter;
-import io.outbox.schema.DeadLetterTable;
-import io.outbox.schema.OutboxTables;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -2,7 +2,7 @@ package io.outbox.relay.cli;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.outbox.schema.DeadLetter;
+import io.outbox.admin.DeadLetter;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;

@@ -2,10 +2,10 @@ package io.outbox.relay.cli;
 
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigValueFactory;
+import io.outbox.admin.DeadLetterFilter;
+import io.outbox.admin.DeadLetterTable;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.RelaySettings;
-import io.outbox.schema.DeadLetterFilter;
-import io.outbox.schema.DeadLetterTable;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;

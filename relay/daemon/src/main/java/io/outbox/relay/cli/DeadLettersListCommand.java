@@ -1,8 +1,8 @@
 package io.outbox.relay.cli;
 
-import io.outbox.schema.DeadLetter;
-import io.outbox.schema.DeadLetterFilter;
-import io.outbox.schema.DeadLetterTable;
+import io.outbox.admin.DeadLetter;
+import io.outbox.admin.DeadLetterFilter;
+import io.outbox.admin.DeadLetterTable;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -1,8 +1,8 @@
 package io.outbox.relay.cli;
 
-import io.outbox.schema.DeadLetterFilter;
-import io.outbox.schema.DeadLetterTable;
-import io.outbox.schema.DeadLetterTable.ReplayCount;
+import io.outbox.admin.DeadLetterFilter;
+import io.outbox.admin.DeadLetterTable;
+import io.outbox.admin.DeadLetterTable.ReplayCount;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;

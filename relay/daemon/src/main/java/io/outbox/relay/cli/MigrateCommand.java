@@ -1,11 +1,11 @@
 package io.outbox.relay.cli;
 
+import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.schema.MigrationException;
 import io.outbox.schema.MigrationResult;
 import io.outbox.schema.Migrator;
-import io.outbox.schema.OutboxTables;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

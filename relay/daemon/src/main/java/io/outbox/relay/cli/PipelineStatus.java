@@ -2,8 +2,8 @@ package io.outbox.relay.cli;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.outbox.schema.OutboxStatus;
-import io.outbox.schema.SlotCreationWait;
+import io.outbox.admin.OutboxStatus;
+import io.outbox.source.cdc.SlotCreationWait;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;

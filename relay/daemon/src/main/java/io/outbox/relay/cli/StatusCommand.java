@@ -1,11 +1,11 @@
 package io.outbox.relay.cli;
 
+import io.outbox.admin.OutboxStatus;
+import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
-import io.outbox.schema.LedgerWatermarks;
-import io.outbox.schema.OutboxStatus;
-import io.outbox.schema.OutboxTables;
-import io.outbox.schema.SlotCreationWait;
+import io.outbox.source.cdc.SlotCreationWait;
+import io.outbox.source.postgres.LedgerWatermarks;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -1,14 +1,14 @@
 package io.outbox.relay.demo;
 
+import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxTables;
+import io.outbox.client.OutboxWriter;
 import io.outbox.relay.Relay;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.pipeline.Pipeline;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.schema.Migrator;
-import io.outbox.schema.OutboxMessage;
-import io.outbox.schema.OutboxTables;
-import io.outbox.schema.OutboxWriter;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.sql.Connection;

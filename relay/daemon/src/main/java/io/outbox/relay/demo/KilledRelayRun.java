@@ -1,7 +1,7 @@
 package io.outbox.relay.demo;
 
+import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.DatabaseSettings;
-import io.outbox.schema.OutboxTables;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;

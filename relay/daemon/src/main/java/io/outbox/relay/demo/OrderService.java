@@ -1,7 +1,7 @@
 package io.outbox.relay.demo;
 
-import io.outbox.schema.OutboxMessage;
-import io.outbox.schema.OutboxWriter;
+import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxWriter;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;

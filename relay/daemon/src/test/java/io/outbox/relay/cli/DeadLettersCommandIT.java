@@ -2,8 +2,8 @@ package io.outbox.relay.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.client.OutboxTables;
 import io.outbox.schema.Migrator;
-import io.outbox.schema.OutboxTables;
 import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
 import java.io.IOException;

@@ -2,8 +2,8 @@ package io.outbox.relay.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.outbox.schema.OutboxStatus;
-import io.outbox.schema.SlotCreationWait;
+import io.outbox.admin.OutboxStatus;
+import io.outbox.source.cdc.SlotCreationWait;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.ConfigFactory;
+import io.outbox.client.OutboxMessage;
 import io.outbox.relay.Relay;
 import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.pipeline.Pipeline;
-import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivateKafka;
 import java.sql.Connection;

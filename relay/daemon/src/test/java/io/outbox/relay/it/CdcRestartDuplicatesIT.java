@@ -4,7 +4,7 @@ import static io.outbox.relay.it.RelayFixture.ACTIVE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outbox.schema.OutboxMessage;
+import io.outbox.client.OutboxMessage;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.RelayProcess;
 import java.time.Duration;

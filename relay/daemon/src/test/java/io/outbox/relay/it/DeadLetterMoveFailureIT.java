@@ -3,9 +3,9 @@ package io.outbox.relay.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.client.OutboxMessage;
 import io.outbox.relay.Relay;
 import io.outbox.relay.pipeline.PipelineStats;
-import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
 import java.sql.Connection;

@@ -3,9 +3,9 @@ package io.outbox.relay.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.client.OutboxMessage;
 import io.outbox.relay.Relay;
 import io.outbox.relay.cli.Main;
-import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.KafkaTestSupport;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -3,8 +3,8 @@ package io.outbox.relay.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outbox.schema.OutboxMessage;
-import io.outbox.schema.OutboxWriter;
+import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.RelayProcess;
 import java.sql.Connection;

@@ -1,6 +1,6 @@
 package io.outbox.relay.it;
 
-import io.outbox.schema.OutboxTables;
+import io.outbox.client.OutboxTables;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.ConfigFactory;
+import io.outbox.client.OutboxMessage;
 import io.outbox.relay.Relay;
 import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.http.HttpEndpoints;
-import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.PrivateKafka;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
 package io.outbox.relay.it;
 
-import io.outbox.schema.OutboxMessage;
+import io.outbox.client.OutboxMessage;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;

@@ -4,8 +4,8 @@ import static io.outbox.relay.it.RelayFixture.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.client.OutboxMessage;
 import io.outbox.relay.Relay;
-import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.KafkaTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

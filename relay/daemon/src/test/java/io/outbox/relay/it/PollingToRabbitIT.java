@@ -7,8 +7,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.GetResponse;
+import io.outbox.client.OutboxMessage;
 import io.outbox.relay.Relay;
-import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.Rabbitmqctl;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.GetResponse;
+import io.outbox.client.OutboxMessage;
 import io.outbox.relay.Relay;
 import io.outbox.relay.pipeline.PipelineStats;
-import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.PrivateRabbit;
 import java.time.Duration;
 import java.util.ArrayList;

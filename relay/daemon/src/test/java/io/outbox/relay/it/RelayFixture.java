@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.ConfigFactory;
+import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxTables;
+import io.outbox.client.OutboxWriter;
 import io.outbox.relay.Relay;
 import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.schema.Migrator;
-import io.outbox.schema.OutboxMessage;
-import io.outbox.schema.OutboxTables;
-import io.outbox.schema.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivatePostgres;
 import io.outbox.testkit.Services;

@@ -3,7 +3,7 @@ package io.outbox.relay.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outbox.schema.OutboxWriter;
+import io.outbox.client.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivatePostgres;
 import io.outbox.testkit.RelayProcess;

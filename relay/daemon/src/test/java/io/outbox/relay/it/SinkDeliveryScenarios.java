@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.ConfigFactory;
+import io.outbox.client.OutboxMessage;
 import io.outbox.relay.Relay;
 import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.pipeline.Pipeline;
-import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.Delivered;
 import io.outbox.testkit.PrivateServer;
 import io.outbox.testkit.RelayProcess;

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outbox.client.OutboxMessage;
 import io.outbox.relay.cli.Main;
-import io.outbox.schema.OutboxMessage;
 import io.outbox.testkit.RelayProcess;
 import java.io.IOException;
 import java.io.PrintWriter;

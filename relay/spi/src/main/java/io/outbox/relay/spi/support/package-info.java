@@ -9,8 +9,6 @@
  *   <li>{@link io.outbox.relay.spi.support.PendingBatch}: the one verdict collector of a batch
  *       (first verdict wins, a failed key's later events held behind, resends in order).
  *   <li>{@link io.outbox.relay.spi.support.InFlightWindow}: the bound on unanswered messages.
- *   <li>{@link io.outbox.relay.spi.support.JdbcLedgerWatermark}: a source's ledger watermark over
- *       its own SQL statements.
  * </ul>
  *
  * <p>See {@code docs/plugins.md}.

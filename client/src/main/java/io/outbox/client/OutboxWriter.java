@@ -1,0 +1,213 @@
+package io.outbox.client;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * Inserts events into an outbox table on the caller's connection, inside the caller's transaction:
+ * it never commits, rolls back or changes auto-commit, so the events become visible exactly when
+ * the business change does. Immutable and thread-safe; keep one per table.
+ *
+ * <pre>{@code
+ * OutboxWriter outbox = OutboxWriter.forTable("billing.outbox");
+ * connection.setAutoCommit(false);
+ * // ... the business change ...
+ * UUID id = outbox.write(connection, OutboxMessage.of("order", "42", "OrderCreated", json));
+ * connection.commit();
+ * }</pre>
+ */
+public final class OutboxWriter {
+
+  private static final String COLUMNS =
+      " (event_id, aggregate_type, aggregate_id, event_type, destination, payload, headers,"
+          + " available_at)";
+
+  private final OutboxTables tables;
+  private final String insertOne;
+  private final String insertMany;
+
+  private OutboxWriter(OutboxTables tables) {
+    this.tables = tables;
+    String table = tables.qualifiedTable();
+    this.insertOne =
+        "INSERT INTO "
+            + table
+            + COLUMNS
+            + " VALUES (?::uuid, ?, ?, ?, ?, ?::jsonb, ?::jsonb, COALESCE(?::timestamptz, now()))";
+    // One statement for any number of events; ORDER BY keeps the list order in the ids.
+    this.insertMany =
+        "INSERT INTO "
+            + table
+            + COLUMNS
+            + " SELECT m.event_id::uuid, m.aggregate_type, m.aggregate_id, m.event_type,"
+            + " m.destination, m.payload::jsonb, m.headers::jsonb,"
+            + " COALESCE(m.available_at::timestamptz, now())"
+            + " FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+            + " ?::text[], ?::text[]) WITH ORDINALITY"
+            + " AS m(event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
+            + " headers, available_at, n) ORDER BY m.n";
+  }
+
+  /**
+   * A writer for the outbox table as written in the configuration ({@code outbox}, {@code
+   * billing.outbox}).
+   *
+   * @throws IllegalArgumentException naming the bad table name
+   */
+  public static OutboxWriter forTable(String table) {
+    return new OutboxWriter(OutboxTables.of(table));
+  }
+
+  /** A writer for the outbox table of these tables. */
+  public static OutboxWriter forTables(OutboxTables tables) {
+    return new OutboxWriter(Objects.requireNonNull(tables, "tables"));
+  }
+
+  /** The outbox table written to. */
+  public OutboxTables tables() {
+    return tables;
+  }
+
+  /**
+   * Inserts one event.
+   *
+   * @return the event id, as stored in {@code event_id}
+   * @throws SQLException as the driver reports it (e.g. invalid JSON in the payload)
+   */
+  public UUID write(Connection connection, OutboxMessage message) throws SQLException {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(message, "message");
+    try (PreparedStatement insert = connection.prepareStatement(insertOne)) {
+      insert.setString(1, message.eventId().toString());
+      insert.setString(2, message.aggregateType());
+      insert.setString(3, message.aggregateId());
+      insert.setString(4, message.eventType());
+      insert.setString(5, message.destination());
+      insert.setString(6, message.payload());
+      insert.setString(7, headersJson(message.headers()));
+      insert.setString(8, instant(message.availableAt()));
+      insert.executeUpdate();
+    }
+    return message.eventId();
+  }
+
+  /**
+   * Inserts the events in one statement, in list order (so their {@code id}s follow the list).
+   *
+   * @return the event ids, in list order
+   * @throws IllegalArgumentException if an element is null or two share an event id
+   * @throws SQLException as the driver reports it
+   */
+  public List<UUID> writeAll(Connection connection, List<OutboxMessage> messages)
+      throws SQLException {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(messages, "messages");
+    int size = messages.size();
+    if (size == 0) {
+      return List.of();
+    }
+    String[][] columns = new String[8][size];
+    List<UUID> ids = new ArrayList<>(size);
+    Map<UUID, Integer> seen = new HashMap<>();
+    for (int i = 0; i < size; i++) {
+      OutboxMessage message = messages.get(i);
+      if (message == null) {
+        throw new IllegalArgumentException("messages[" + i + "] is null");
+      }
+      Integer earlier = seen.putIfAbsent(message.eventId(), i);
+      if (earlier != null) {
+        throw new IllegalArgumentException(
+            "messages["
+                + i
+                + "] repeats the eventId "
+                + message.eventId()
+                + " of messages["
+                + earlier
+                + "]");
+      }
+      ids.add(message.eventId());
+      columns[0][i] = message.eventId().toString();
+      columns[1][i] = message.aggregateType();
+      columns[2][i] = message.aggregateId();
+      columns[3][i] = message.eventType();
+      columns[4][i] = message.destination();
+      columns[5][i] = message.payload();
+      columns[6][i] = headersJson(message.headers());
+      columns[7][i] = instant(message.availableAt());
+    }
+    List<Array> arrays = new ArrayList<>(columns.length);
+    try (PreparedStatement insert = connection.prepareStatement(insertMany)) {
+      for (int c = 0; c < columns.length; c++) {
+        Array array = connection.createArrayOf("text", columns[c]);
+        arrays.add(array);
+        insert.setArray(c + 1, array);
+      }
+      insert.executeUpdate();
+    } finally {
+      for (Array array : arrays) {
+        array.free();
+      }
+    }
+    return List.copyOf(ids);
+  }
+
+  @Override
+  public String toString() {
+    return "OutboxWriter[" + tables.displayTable() + "]";
+  }
+
+  private static String instant(Instant instant) {
+    return instant == null ? null : instant.toString();
+  }
+
+  /** The headers as a JSON object of strings. */
+  static String headersJson(Map<String, String> headers) {
+    if (headers.isEmpty()) {
+      return "{}";
+    }
+    StringBuilder json = new StringBuilder(16 * headers.size());
+    json.append('{');
+    for (Map.Entry<String, String> header : headers.entrySet()) {
+      if (json.length() > 1) {
+        json.append(',');
+      }
+      appendString(json, header.getKey());
+      json.append(':');
+      appendString(json, header.getValue());
+    }
+    return json.append('}').toString();
+  }
+
+  private static void appendString(StringBuilder json, String value) {
+    json.append('"');
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      switch (c) {
+        case '"' -> json.append("\\\"");
+        case '\\' -> json.append("\\\\");
+        case '\n' -> json.append("\\n");
+        case '\r' -> json.append("\\r");
+        case '\t' -> json.append("\\t");
+        case '\b' -> json.append("\\b");
+        case '\f' -> json.append("\\f");
+        default -> {
+          if (c < 0x20) {
+            json.append(String.format("\\u%04x", (int) c));
+          } else {
+            json.append(c);
+          }
+        }
+      }
+    }
+    json.append('"');
+  }
+}

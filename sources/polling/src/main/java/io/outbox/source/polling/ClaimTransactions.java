@@ -1,0 +1,215 @@
+package io.outbox.source.polling;
+
+import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.SourceException;
+import io.outbox.source.postgres.LeaderLease;
+import io.outbox.source.postgres.LedgerWatermarks;
+import io.outbox.source.postgres.OutboxVerdicts;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntConsumer;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Opens claims: on a pooled connection, a transaction that takes the lane's advisory lock, then
+ * locks the lane's next claimable rows. Built at each activation, with the payload format found
+ * then.
+ */
+final class ClaimTransactions implements PollingClaim.Owner {
+
+  private static final Logger log = LoggerFactory.getLogger(ClaimTransactions.class);
+
+  private final DataSource pool;
+  private final OutboxSql sql;
+  private final OutboxVerdicts verdicts;
+  private final PayloadFormat format;
+  private final int laneLockKey;
+  private final int lanes;
+  private final OnPublish onPublish;
+  private final String pipeline;
+  private final String safeUrl;
+  private final IntConsumer ended;
+  private final LeaderLease lease;
+  private final long epoch;
+  private final LedgerWatermarks ledger;
+
+  ClaimTransactions(
+      DataSource pool,
+      OutboxSql sql,
+      PayloadFormat format,
+      TableNames tables,
+      int lanes,
+      OnPublish onPublish,
+      String pipeline,
+      String safeUrl,
+      IntConsumer ended,
+      LeaderLease lease) {
+    this.pool = pool;
+    this.sql = sql;
+    this.verdicts = new OutboxVerdicts(tables.outboxTables());
+    this.format = format;
+    this.laneLockKey = tables.laneLockKey();
+    this.lanes = lanes;
+    this.onPublish = onPublish;
+    this.pipeline = pipeline;
+    this.safeUrl = safeUrl;
+    this.ended = ended;
+    this.lease = lease;
+    this.epoch = lease.epoch();
+    this.ledger = new LedgerWatermarks(tables.outboxTables());
+  }
+
+  /**
+   * One claim transaction.
+   *
+   * @param stillLeader checked once rows are locked; when false they are given back
+   * @param inFlight {@code null} for the lane's claim, which first takes the lane's advisory lock;
+   *     for a claim made ahead, the ids of the lane's claim in flight, which are left out. That
+   *     claim's transaction holds the lane's lock meanwhile; another instance that takes the lane
+   *     later waits for this claim's row locks like for any other.
+   * @return the claim, or {@code null} when there was nothing to claim, another instance holds the
+   *     lane, or leadership was lost
+   * @throws SourceException when the database fails
+   */
+  PollingClaim open(int lane, int maxEvents, BooleanSupplier stillLeader, Long[] inFlight) {
+    Connection c;
+    try {
+      c = pool.getConnection();
+    } catch (SQLException e) {
+      throw failure(lane, "no database connection to " + safeUrl, e);
+    }
+    try {
+      List<OutboxEvent> events = List.of();
+      long started = System.nanoTime();
+      if (tryLocks(c, lane, inFlight == null)) {
+        try (PreparedStatement ps =
+            c.prepareStatement(inFlight == null ? sql.claim : sql.claimAhead)) {
+          int i = 1;
+          if (lanes > 1) {
+            ps.setInt(i++, lane);
+          }
+          ps.setString(i++, pipeline);
+          ps.setLong(i++, epoch);
+          if (inFlight != null) {
+            ps.setArray(i++, c.createArrayOf("bigint", inFlight));
+          }
+          ps.setInt(i, maxEvents);
+          try (ResultSet rs = ps.executeQuery()) {
+            events = EventRows.read(rs, format);
+          }
+        }
+      }
+      if (!events.isEmpty() && stillLeader.getAsBoolean()) {
+        return new PollingClaim(this, lane, c, events, System.nanoTime() - started);
+      }
+      c.rollback();
+    } catch (SQLException e) {
+      discard(c);
+      throw failure(lane, "claiming from " + sql.table + " failed", e);
+    } catch (RuntimeException e) {
+      discard(c);
+      throw e;
+    }
+    closeQuietly(c);
+    return null;
+  }
+
+  /**
+   * Takes the fence lock, shared, and for a lane's claim ({@code laneLock}) the lane's lock: {@code
+   * false} while an instance takes over the pipeline, or when another instance (one handing over)
+   * holds the lane. The claim made ahead needs no lane lock (the lane's claim in flight holds it),
+   * but it holds the fence: an instance taking over waits for it like for any claim, so it cannot
+   * read the rows of a key while this instance may still settle the key's earlier events.
+   */
+  private boolean tryLocks(Connection c, int lane, boolean laneLock) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            laneLock ? OutboxSql.TRY_FENCE_AND_LANE_LOCK : OutboxSql.TRY_FENCE_LOCK)) {
+      int i = lease.bindFence(ps, 1);
+      if (laneLock) {
+        ps.setInt(i++, laneLockKey);
+        ps.setInt(i, lane);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1) && (!laneLock || rs.getBoolean(2));
+      }
+    }
+  }
+
+  private SourceException failure(int lane, String what, SQLException e) {
+    return new SourceException(
+        "pipeline " + pipeline + " lane " + lane + ": " + what + ": " + e.getMessage(), e);
+  }
+
+  @Override
+  public OutboxSql sql() {
+    return sql;
+  }
+
+  @Override
+  public OutboxVerdicts verdicts() {
+    return verdicts;
+  }
+
+  @Override
+  public OnPublish onPublish() {
+    return onPublish;
+  }
+
+  @Override
+  public String pipeline() {
+    return pipeline;
+  }
+
+  /**
+   * Rolls back and returns the connection. A connection that broke was already marked as such by
+   * the pool (from the SQL state of its error), which then closes it instead of reusing it.
+   */
+  @Override
+  public void discard(Connection connection) {
+    try {
+      connection.rollback();
+    } catch (SQLException | RuntimeException e) {
+      log.debug("pipeline {}: rollback on a failed connection: {}", pipeline, e.getMessage());
+    }
+    closeQuietly(connection);
+  }
+
+  @Override
+  public void closeQuietly(Connection connection) {
+    try {
+      connection.close();
+    } catch (SQLException e) {
+      log.debug("pipeline {}: closing a connection: {}", pipeline, e.getMessage());
+    }
+  }
+
+  @Override
+  public boolean leading() {
+    return lease.held() && lease.epoch() == epoch;
+  }
+
+  @Override
+  public long epoch() {
+    return epoch;
+  }
+
+  @Override
+  public LedgerWatermarks ledger() {
+    return ledger;
+  }
+
+  @Override
+  public void ended(int lane) {
+    ended.accept(lane);
+  }
+}

@@ -1,0 +1,233 @@
+package io.outbox.source.polling;
+
+import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.SourceException;
+import io.outbox.source.postgres.DeadLetterTableCheck;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Checks, at start-up and at activation, that the outbox and dead-letter tables exist with the
+ * columns the source uses, and finds how the payload column is typed.
+ */
+final class OutboxSchema {
+
+  private static final Logger log = LoggerFactory.getLogger(PollingSource.class);
+  private static final List<String> OUTBOX_COLUMNS = OutboxTables.OUTBOX_COLUMNS;
+
+  private static final List<String> STRINGS = List.of("text", "character varying", "character");
+  private static final List<String> KEYS =
+      List.of("text", "character varying", "character", "uuid", "integer", "bigint");
+  private static final List<String> TIMES =
+      List.of("timestamp with time zone", "timestamp without time zone");
+
+  /** Per column, the types (without length) the claim and the settlements can read and write. */
+  private static final Map<String, List<String>> ACCEPTED_TYPES =
+      Map.ofEntries(
+          Map.entry("id", List.of("bigint", "integer")),
+          Map.entry("event_id", List.of("uuid")),
+          Map.entry("aggregate_type", KEYS),
+          Map.entry("aggregate_id", KEYS),
+          Map.entry("event_type", STRINGS),
+          Map.entry("destination", STRINGS),
+          Map.entry("headers", List.of("jsonb", "json", "text", "character varying")),
+          Map.entry("created_at", List.of("timestamp with time zone")),
+          Map.entry("available_at", TIMES),
+          Map.entry("published_at", TIMES),
+          Map.entry("attempts", List.of("integer", "smallint", "bigint")),
+          Map.entry("next_attempt_at", TIMES),
+          Map.entry("last_error", List.of("text", "character varying")));
+
+  private OutboxSchema() {}
+
+  /**
+   * The checks of {@link #inspect(Connection, TableNames, boolean)}, on a session of its own, for
+   * tables that exist: a table not created yet (the relay started before {@code migrate}) is left
+   * to activation, which says so and retries; so is a database that cannot be reached.
+   *
+   * @return the problem found, or none
+   */
+  static List<String> startUpProblems(
+      Connections connections,
+      Duration timeout,
+      TableNames tables,
+      boolean deletesDeadLetters,
+      String pipeline) {
+    try (Connection c = connections.dedicated("start-up check")) {
+      c.setNetworkTimeout(Runnable::run, (int) timeout.toMillis());
+      if (!tablesExist(c, tables)) {
+        return List.of();
+      }
+      inspect(c, tables, deletesDeadLetters);
+      return List.of();
+    } catch (SourceException e) {
+      return List.of(e.getMessage());
+    } catch (SQLException e) {
+      log.debug(
+          "pipeline {}: cannot check the tables at start-up, activation will: {}",
+          pipeline,
+          e.getMessage());
+      return List.of();
+    }
+  }
+
+  /**
+   * {@link #inspect(Connection, TableNames, boolean)} on a connection of {@code pool}, rolled back
+   * after.
+   *
+   * @param where the database, for the message
+   * @throws SourceException naming the table, the column and what is wrong, or that the columns
+   *     cannot be read
+   */
+  static PayloadFormat inspect(
+      DataSource pool,
+      TableNames tables,
+      boolean deletesDeadLetters,
+      String pipeline,
+      String where) {
+    try (Connection c = pool.getConnection()) {
+      PayloadFormat format = inspect(c, tables, deletesDeadLetters);
+      c.rollback();
+      return format;
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": cannot read the columns of "
+              + tables.displayTable()
+              + " on "
+              + where
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /**
+   * @param deletesDeadLetters whether retention deletes dead letters (see {@link
+   *     DeadLetterTableCheck})
+   * @return the payload column's format
+   * @throws SourceException naming the table, the column and what is wrong
+   */
+  static PayloadFormat inspect(Connection connection, TableNames tables, boolean deletesDeadLetters)
+      throws SQLException {
+    Map<String, String> outbox = columns(connection, tables.qualifiedTable());
+    requireColumns(tables.displayTable(), outbox, OUTBOX_COLUMNS);
+    requireTypes(tables.displayTable(), outbox);
+    Optional<String> deadLetterProblem =
+        DeadLetterTableCheck.problem(connection, tables.outboxTables(), deletesDeadLetters);
+    if (deadLetterProblem.isPresent()) {
+      throw new SourceException(deadLetterProblem.get());
+    }
+    Map<String, String> dead = columns(connection, tables.qualifiedDeadLetterTable());
+    String type = outbox.get("payload");
+    PayloadFormat format = formatOf(type);
+    if (format == null) {
+      throw new SourceException(
+          "column "
+              + tables.displayTable()
+              + ".payload has type "
+              + type
+              + "; the relay reads jsonb, json, text or bytea");
+    }
+    String deadType = dead.get("payload");
+    if (!deadType.equals(type)) {
+      throw new SourceException(
+          "column "
+              + tables.displayDeadLetterTable()
+              + ".payload has type "
+              + deadType
+              + " but "
+              + tables.displayTable()
+              + ".payload has type "
+              + type
+              + "; dead letters are moved as they are, so both must have the same type");
+    }
+    return format;
+  }
+
+  /** Whether both the outbox and the dead-letter table exist (are visible to the user). */
+  static boolean tablesExist(Connection connection, TableNames tables) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT to_regclass(?) IS NOT NULL AND to_regclass(?) IS NOT NULL")) {
+      ps.setString(1, tables.qualifiedTable());
+      ps.setString(2, tables.qualifiedDeadLetterTable());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
+  static PayloadFormat formatOf(String type) {
+    return switch (type) {
+      case "jsonb", "json" -> PayloadFormat.JSON;
+      case "text" -> PayloadFormat.TEXT;
+      case "bytea" -> PayloadFormat.BINARY;
+      default -> null;
+    };
+  }
+
+  private static Map<String, String> columns(Connection connection, String qualified)
+      throws SQLException {
+    Map<String, String> columns = new HashMap<>();
+    try (PreparedStatement ps = connection.prepareStatement(OutboxSql.COLUMNS)) {
+      ps.setString(1, qualified);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          columns.put(rs.getString(1), rs.getString(2));
+        }
+      }
+    }
+    return columns;
+  }
+
+  /**
+   * Refuses a column whose type the claim cannot read row by row: it would fail every claim of a
+   * lane. The payload column is checked on its own ({@link #formatOf}).
+   */
+  private static void requireTypes(String table, Map<String, String> columns) {
+    for (String column : OUTBOX_COLUMNS) {
+      List<String> accepted = ACCEPTED_TYPES.get(column);
+      String type = columns.get(column);
+      if (accepted == null || type == null) {
+        continue;
+      }
+      String base = type.replaceFirst("\\(.*\\)$", ""); // character varying(64)
+      if (!accepted.contains(base)) {
+        throw new SourceException(
+            "column "
+                + table
+                + "."
+                + column
+                + " has type "
+                + type
+                + "; the relay reads "
+                + String.join(", ", accepted));
+      }
+    }
+  }
+
+  private static void requireColumns(String table, Map<String, String> found, List<String> needed) {
+    if (found.isEmpty()) {
+      throw new SourceException(
+          "table " + table + " does not exist (or is not visible to the user); run `migrate`");
+    }
+    List<String> missing = needed.stream().filter(c -> !found.containsKey(c)).toList();
+    if (!missing.isEmpty()) {
+      throw new SourceException("table " + table + " lacks the column(s) " + missing);
+    }
+  }
+}

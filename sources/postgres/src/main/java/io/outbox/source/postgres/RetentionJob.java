@@ -1,0 +1,274 @@
+package io.outbox.source.postgres;
+
+import io.outbox.client.OutboxTables;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The background thread that applies a {@link RetentionPolicy} to one pipeline's tables: every
+ * {@code interval}, while the pipeline's instance is active, it deletes old published rows and old
+ * dead letters in batches of {@code batchSize} ({@link Retention}), each batch its own short
+ * transaction on its own connection, until a batch comes back short. It never holds a lock the
+ * relay's claims wait for; a database failure is logged and tried again next round.
+ *
+ * <p>Sources start one after they became active ({@link #start}) and close it when they stop.
+ */
+public final class RetentionJob implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(RetentionJob.class);
+  private static final Duration REPORT_EVERY = Duration.ofHours(1);
+
+  /** Opens a connection for the job; it is used in auto-commit mode and closed by the job. */
+  @FunctionalInterface
+  public interface ConnectionSource {
+    Connection open() throws SQLException;
+  }
+
+  /** Rows one round deleted. */
+  public record Round(long published, long deadLetters) {}
+
+  private final Retention retention;
+  private final String pipeline;
+  private final RetentionPolicy policy;
+  private final ConnectionSource connections;
+  private final BooleanSupplier active;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition wake = lock.newCondition();
+  private final Thread thread;
+  private volatile boolean stopping;
+  private Connection connection; // only the job's thread touches it
+  private boolean failing; // only the job's thread touches it
+  private long unreportedPublished; // only the job's thread touches it
+  private long unreportedDead; // only the job's thread touches it
+  private long lastReport; // System.nanoTime() of the last info line, 0 before it
+
+  /** A job that is not started: {@link #start} starts one; tests call {@link #round()}. */
+  RetentionJob(
+      OutboxTables tables,
+      String pipeline,
+      RetentionPolicy policy,
+      ConnectionSource connections,
+      BooleanSupplier active) {
+    this.retention = Retention.of(tables);
+    this.pipeline = Objects.requireNonNull(pipeline, "pipeline");
+    this.policy = Objects.requireNonNull(policy, "policy");
+    this.connections = Objects.requireNonNull(connections, "connections");
+    this.active = Objects.requireNonNull(active, "active");
+    this.thread = new Thread(this::loop, "outbox-relay-" + pipeline + "-retention");
+    thread.setDaemon(true);
+  }
+
+  /**
+   * Starts the job's thread; the first round runs at once.
+   *
+   * @param tables the pipeline's outbox and dead-letter tables
+   * @param pipeline the pipeline name: only its dead letters are deleted
+   * @param policy ages, batch size and interval; must be {@link RetentionPolicy#enabled()}
+   * @param connections where the job's connection comes from (opened again after a failure)
+   * @param active whether this instance is the pipeline's active one; rounds are skipped while not
+   */
+  public static RetentionJob start(
+      OutboxTables tables,
+      String pipeline,
+      RetentionPolicy policy,
+      ConnectionSource connections,
+      BooleanSupplier active) {
+    if (!policy.enabled()) {
+      throw new IllegalArgumentException("retention is off for pipeline " + pipeline);
+    }
+    RetentionJob job = new RetentionJob(tables, pipeline, policy, connections, active);
+    job.thread.start();
+    return job;
+  }
+
+  private void loop() {
+    log.info(
+        "pipeline {}: retention deletes published rows of {} older than {} and dead letters of {}"
+            + " older than {}, at most {} rows per statement, every {}",
+        pipeline,
+        retention.tables().displayTable(),
+        age(policy.published()),
+        retention.tables().displayDeadLetterTable(),
+        age(policy.deadLetters()),
+        policy.batchSize(),
+        age(policy.interval()));
+    while (!stopping) {
+      if (active.getAsBoolean()) {
+        runRound();
+      }
+      awaitNextRound();
+    }
+    closeConnection();
+  }
+
+  /** One round; failures are logged (once per streak) and the connection opened again later. */
+  private void runRound() {
+    try {
+      Round round = round();
+      if (failing) {
+        log.info("pipeline {}: retention works again", pipeline);
+        failing = false;
+      }
+      report(round);
+    } catch (SQLException | RuntimeException e) {
+      closeConnection();
+      if (!failing) {
+        log.warn(
+            "pipeline {}: retention failed, trying again in {}: {}",
+            pipeline,
+            age(policy.interval()),
+            e.getMessage());
+        failing = true;
+      }
+    }
+  }
+
+  /**
+   * Every round at debug level; at info level the first deletes and then one summary an hour at
+   * most, so that a pipeline that deletes a few rows every minute logs 24 lines a day, not 1,440.
+   */
+  private void report(Round round) {
+    log.debug(
+        "pipeline {}: retention round deleted {} published row(s) and {} dead letter(s)",
+        pipeline,
+        round.published(),
+        round.deadLetters());
+    unreportedPublished += round.published();
+    unreportedDead += round.deadLetters();
+    long now = System.nanoTime();
+    boolean first = lastReport == 0;
+    if (unreportedPublished + unreportedDead > 0
+        && (first || now - lastReport >= REPORT_EVERY.toNanos())) {
+      log.info(
+          "pipeline {}: retention deleted {} published row(s) and {} dead letter(s) {}",
+          pipeline,
+          unreportedPublished,
+          unreportedDead,
+          first ? "since it started" : "since its last report");
+      unreportedPublished = 0;
+      unreportedDead = 0;
+      lastReport = now == 0 ? 1 : now;
+    }
+  }
+
+  /**
+   * Deletes until both kinds are done (a batch came back short), the job stops or the instance is
+   * no longer active; returns what it deleted. Runs on the job's thread (tests may call it directly
+   * on a job that was never started).
+   */
+  Round round() throws SQLException {
+    Connection c = connection();
+    long published = 0;
+    long dead = 0;
+    boolean morePublished = !policy.published().isZero();
+    boolean moreDead = !policy.deadLetters().isZero();
+    int batch = policy.batchSize();
+    while ((morePublished || moreDead) && !stopping && active.getAsBoolean()) {
+      if (morePublished) {
+        int n = retention.deletePublished(c, policy.published(), batch);
+        published += n;
+        morePublished = n == batch;
+      }
+      if (moreDead) {
+        int n = retention.deleteDeadLetters(c, pipeline, policy.deadLetters(), batch);
+        dead += n;
+        moreDead = n == batch;
+      }
+    }
+    return new Round(published, dead);
+  }
+
+  private Connection connection() throws SQLException {
+    if (connection == null || connection.isClosed()) {
+      connection = connections.open();
+      connection.setAutoCommit(true);
+    }
+    return connection;
+  }
+
+  private void closeConnection() {
+    Connection c = connection;
+    connection = null;
+    if (c != null) {
+      try {
+        c.close();
+      } catch (SQLException e) {
+        log.debug("pipeline {}: closing the retention connection failed", pipeline, e);
+      }
+    }
+  }
+
+  private void awaitNextRound() {
+    lock.lock();
+    try {
+      long left = policy.interval().toNanos();
+      while (!stopping && left > 0) {
+        left = wake.awaitNanos(left);
+      }
+    } catch (InterruptedException e) {
+      stopping = true;
+      Thread.currentThread().interrupt();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Stops the job: a round in progress ends after its current batch. Waits at most {@code timeout}
+   * for the thread to end.
+   */
+  public void close(Duration timeout) {
+    stopping = true;
+    lock.lock();
+    try {
+      wake.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    try {
+      thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeout.toNanos())));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (thread.isAlive()) {
+      log.warn(
+          "pipeline {}: retention still running after {}; it stops after its batch",
+          pipeline,
+          timeout);
+    }
+  }
+
+  @Override
+  public void close() {
+    close(Duration.ofSeconds(10));
+  }
+
+  /** Whether the job's thread is still running (tests). */
+  boolean running() {
+    return thread.isAlive();
+  }
+
+  /** {@code 7d}, {@code 12h}, {@code 90s}, {@code 1500ms}; {@code never} for zero. */
+  static String age(Duration d) {
+    if (d.isZero()) {
+      return "never";
+    }
+    long ms = d.toMillis();
+    long[] units = {86_400_000L, 3_600_000L, 60_000L, 1_000L};
+    String[] names = {"d", "h", "m", "s"};
+    for (int i = 0; i < units.length; i++) {
+      if (ms % units[i] == 0) {
+        return ms / units[i] + names[i];
+      }
+    }
+    return ms + "ms";
+  }
+}
