@@ -5,7 +5,6 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
-import io.outbox.relay.config.ConfigProblem;
 import io.outbox.relay.config.ConfigProblemsException;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.Plugins;
@@ -175,7 +174,7 @@ public final class ConnectorSettings {
       List<Problem> problems = new ArrayList<>(frameworkProblems(props));
       String prefix = PIPELINES + "." + pipeline + ".";
       String quotedPrefix = base;
-      for (ConfigProblem p : e.problems()) {
+      for (SettingsProblem p : e.problems()) {
         String path = p.path();
         String key =
             path.startsWith(prefix)

@@ -1,5 +1,6 @@
 package io.outbox.relay.config;
 
+import io.outbox.relay.spi.SettingsProblem;
 import java.util.List;
 
 /**
@@ -8,13 +9,13 @@ import java.util.List;
  */
 public class ConfigProblemsException extends RuntimeException {
 
-  private final transient List<ConfigProblem> problems;
+  private final transient List<SettingsProblem> problems;
 
   /**
    * @param source what was read, e.g. the config file's path, for the first line of the message
    * @param problems at least one problem
    */
-  public ConfigProblemsException(String source, List<ConfigProblem> problems) {
+  public ConfigProblemsException(String source, List<SettingsProblem> problems) {
     super(message(source, problems));
     if (problems.isEmpty()) {
       throw new IllegalArgumentException("no problems");
@@ -23,11 +24,11 @@ public class ConfigProblemsException extends RuntimeException {
   }
 
   /** Every problem, in the order found. */
-  public List<ConfigProblem> problems() {
+  public List<SettingsProblem> problems() {
     return problems;
   }
 
-  private static String message(String source, List<ConfigProblem> problems) {
+  private static String message(String source, List<SettingsProblem> problems) {
     StringBuilder sb = new StringBuilder();
     sb.append("invalid configuration");
     if (source != null) {
@@ -37,7 +38,7 @@ public class ConfigProblemsException extends RuntimeException {
         .append(problems.size())
         .append(problems.size() == 1 ? " problem" : " problems")
         .append("):");
-    for (ConfigProblem p : problems) {
+    for (SettingsProblem p : problems) {
       sb.append(System.lineSeparator()).append("  ").append(p);
     }
     return sb.toString();

@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigOrigin;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
+import io.outbox.relay.spi.SettingsProblem;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -48,7 +49,7 @@ public final class LiteralSecrets {
       if (value instanceof ConfigObject child) {
         collect(child, keyPath, secrets, byOrigin);
       } else if (isPlainTextSecret(keyPath, value, secrets)) {
-        byOrigin.putIfAbsent(ConfigProblem.describe(value.origin()), keyPath);
+        byOrigin.putIfAbsent(SettingsProblem.where(value.origin()), keyPath);
       }
     }
   }

@@ -12,6 +12,7 @@ import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.DatabaseSettings.Retention;
 import io.outbox.relay.spi.support.EventTemplate;
+import io.outbox.relay.spi.support.SettingsReader;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -54,7 +55,7 @@ final class PipelineBinder {
   PipelineSettings bind(String name, Config merged, ConfigOrigin origin) {
     String path = "outbox-relay.pipelines." + ConfigUtil.joinPath(name);
     int before = problems.reported();
-    SettingsReader r = new SettingsReader(merged, path, problems, origin, secrets);
+    SettingsReader r = new SettingsReader(merged, path, problems::add, origin, secrets::display);
 
     DatabaseSettings database = database(r, name);
     Integer lanes = r.intIn("lanes", 1, 1024);
@@ -109,7 +110,7 @@ final class PipelineBinder {
       r.problem(
           "database.url",
           "must be a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database), not "
-              + r.describe("database.url", r.raw("database.url")));
+              + r.describe("database.url"));
     }
     String user = r.optionalString("database.user");
     String password = r.optionalString("database.password");
@@ -135,9 +136,7 @@ final class PipelineBinder {
     Duration interval = r.positiveDuration("retention.interval");
     if (interval != null && interval.compareTo(MIN_RETENTION_INTERVAL) < 0) {
       r.problem(
-          "retention.interval",
-          "must be at least 1s, not "
-              + r.describe("retention.interval", r.raw("retention.interval")));
+          "retention.interval", "must be at least 1s, not " + r.describe("retention.interval"));
       return null;
     }
     if (published == null || deadLetters == null || batchSize == null || interval == null) {
@@ -153,7 +152,7 @@ final class PipelineBinder {
           key,
           "must be \"name\" or \"schema.name\", each part letters, digits and '_' not starting"
               + " with a digit (at most 63), not "
-              + r.describe(key, r.raw(key)));
+              + r.describe(key));
       return null;
     }
     return table;
@@ -196,9 +195,9 @@ final class PipelineBinder {
           "must be >= "
               + initialKey
               + " ("
-              + r.describe(base + "." + initialKey, r.raw(base + "." + initialKey))
+              + r.describe(base + "." + initialKey)
               + "), not "
-              + r.describe(base + "." + maxKey, r.raw(base + "." + maxKey)));
+              + r.describe(base + "." + maxKey));
       return null;
     }
     if (initial == null || max == null || multiplier == null || jitter == null) {
@@ -218,7 +217,7 @@ final class PipelineBinder {
       return o.toConfig();
     }
     if (v != null) {
-      r.problem(key, "must be an object of " + kind + " settings, not " + r.describe(key, v));
+      r.problem(key, "must be an object of " + kind + " settings, not " + r.describe(key));
     }
     return ConfigFactory.empty();
   }

@@ -8,6 +8,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.SinkProvider;
 import io.outbox.relay.spi.SourceProvider;
+import io.outbox.relay.spi.support.SettingsReader;
 import java.time.Clock;
 import java.util.List;
 import java.util.Set;
@@ -100,6 +101,11 @@ final class PluginCheck {
     }
     String prefix = r.path("");
     for (SettingsProblem p : found) {
+      if (p.origin() != null) {
+        problems.add(p);
+        continue;
+      }
+      // A missing value or a plug-in default: the pipeline's object in the user's file.
       ConfigValue v =
           p.path().startsWith(prefix) ? r.raw(p.path().substring(prefix.length())) : null;
       problems.add(p.path(), p.message(), r.origin(v));

@@ -1,6 +1,7 @@
 package io.outbox.relay.config;
 
 import com.typesafe.config.ConfigOrigin;
+import io.outbox.relay.spi.SettingsProblem;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -11,16 +12,17 @@ import java.util.List;
  */
 final class Problems {
 
-  private final List<ConfigProblem> list = new ArrayList<>();
+  private final List<SettingsProblem> list = new ArrayList<>();
   private int reported;
 
   void add(String path, String message, ConfigOrigin origin) {
-    add(ConfigProblem.of(path, message, origin));
+    add(SettingsProblem.of(path, message, origin));
   }
 
-  void add(ConfigProblem problem) {
+  /** Adds {@code problem}, unless a key above it has one already. */
+  void add(SettingsProblem problem) {
     reported++;
-    for (ConfigProblem p : list) {
+    for (SettingsProblem p : list) {
       if (problem.path().equals(p.path()) || problem.path().startsWith(p.path() + ".")) {
         return;
       }
@@ -40,7 +42,7 @@ final class Problems {
     return list.isEmpty();
   }
 
-  List<ConfigProblem> list() {
+  List<SettingsProblem> list() {
     return List.copyOf(list);
   }
 

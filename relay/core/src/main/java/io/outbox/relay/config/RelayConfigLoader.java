@@ -9,6 +9,7 @@ import com.typesafe.config.ConfigResolveOptions;
 import com.typesafe.config.ConfigResolver;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
+import io.outbox.relay.spi.SettingsProblem;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -83,7 +84,7 @@ public final class RelayConfigLoader {
     try {
       root = user.withFallback(reference).resolve(resolveOptions());
     } catch (ConfigException e) {
-      problems.add(new ConfigProblem(where(e, source), explain(e), null));
+      problems.add(new SettingsProblem(where(e, source), explain(e), null));
       throw new ConfigProblemsException(source, problems.list());
     }
     checkStrayTopLevelKeys(user, reference.getObject(ROOT), problems);
@@ -118,7 +119,7 @@ public final class RelayConfigLoader {
     }
     if (missing != null) {
       throw new ConfigProblemsException(
-          source, List.of(new ConfigProblem("--config", missing, null)));
+          source, List.of(new SettingsProblem("--config", missing, null)));
     }
     try {
       return ConfigFactory.parseFile(
@@ -126,7 +127,7 @@ public final class RelayConfigLoader {
           ConfigParseOptions.defaults().setAllowMissing(false).setClassLoader(classLoader));
     } catch (ConfigException e) {
       throw new ConfigProblemsException(
-          source, List.of(new ConfigProblem(where(e, source), explain(e), null)));
+          source, List.of(new SettingsProblem(where(e, source), explain(e), null)));
     }
   }
 
@@ -151,7 +152,7 @@ public final class RelayConfigLoader {
 
   /** {@code file:line} of a parse or resolve error. */
   private static String where(ConfigException e, String source) {
-    String origin = ConfigProblem.describe(e.origin());
+    String origin = SettingsProblem.where(e.origin());
     return origin != null ? origin : source;
   }
 

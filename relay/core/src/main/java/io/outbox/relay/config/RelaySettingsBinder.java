@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import io.outbox.relay.config.RelaySettings.HttpSettings;
+import io.outbox.relay.spi.support.SettingsReader;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -44,7 +45,8 @@ final class RelaySettingsBinder {
     UnknownKeyCheck keys = new UnknownKeyCheck(problems, reference);
     keys.checkRoot(relay.root().withoutKey("pipelines"), reference.withoutKey("pipelines"), ROOT);
 
-    SettingsReader r = new SettingsReader(relay, ROOT, problems, plugins.secrets());
+    SettingsReader r =
+        new SettingsReader(relay, ROOT, problems::add, null, plugins.secrets()::display);
     String host = r.requiredString("http.host", "the interface the HTTP endpoints bind to");
     Integer port = r.intIn("http.port", 0, 65_535);
     Duration backlogInterval = r.positiveDuration("http.backlog-interval");
@@ -87,8 +89,7 @@ final class RelaySettingsBinder {
     ConfigValue value = r.raw("pipelines");
     if (!(value instanceof ConfigObject all)) {
       r.problem(
-          "pipelines",
-          "must be an object of pipelines by name, not " + r.describe("pipelines", value));
+          "pipelines", "must be an object of pipelines by name, not " + r.describe("pipelines"));
       return Map.of();
     }
     if (all.isEmpty()) {
@@ -117,8 +118,7 @@ final class RelaySettingsBinder {
       } else if (e.getValue() instanceof ConfigObject o) {
         out.put(name, o);
       } else {
-        r.problem(
-            key, "must be an object of pipeline settings, not " + r.describe(key, e.getValue()));
+        r.problem(key, "must be an object of pipeline settings, not " + r.describe(key));
       }
     }
     return out;

@@ -7,6 +7,7 @@ import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
 import com.typesafe.config.ConfigValueType;
+import io.outbox.relay.spi.SettingsProblem;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.file.Files;
@@ -61,7 +62,7 @@ final class SecretFiles {
                   + " or "
                   + key
                   + ", not both (the other one is at "
-                  + ConfigProblem.describe(inline.origin())
+                  + SettingsProblem.where(inline.origin())
                   + ")",
               value.origin());
           continue;
@@ -77,7 +78,7 @@ final class SecretFiles {
                   "secret file "
                       + value.unwrapped()
                       + " ("
-                      + ConfigProblem.describe(value.origin())
+                      + SettingsProblem.where(value.origin())
                       + ")");
           copy.put(secretKey, ConfigValueFactory.fromAnyRef(content).withOrigin(origin));
         }

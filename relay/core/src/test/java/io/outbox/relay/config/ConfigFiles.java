@@ -2,6 +2,7 @@ package io.outbox.relay.config;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.relay.spi.SettingsProblem;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -54,7 +55,7 @@ final class ConfigFiles {
   }
 
   /** The problems of a config that must fail. */
-  List<ConfigProblem> problems(String text) {
+  List<SettingsProblem> problems(String text) {
     Path file = write(text);
     ConfigProblemsException[] caught = new ConfigProblemsException[1];
     assertThatThrownBy(() -> loader().load(file))

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 
+import io.outbox.relay.spi.SettingsProblem;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -14,12 +15,12 @@ class ConfigValidationTest {
 
   @TempDir Path dir;
 
-  private List<ConfigProblem> problems(String text) {
+  private List<SettingsProblem> problems(String text) {
     return new ConfigFiles(dir).problems(text);
   }
 
-  private ConfigProblem only(String text) {
-    List<ConfigProblem> problems = problems(text);
+  private SettingsProblem only(String text) {
+    List<SettingsProblem> problems = problems(text);
     assertThat(problems).hasSize(1);
     return problems.get(0);
   }
@@ -34,7 +35,7 @@ class ConfigValidationTest {
             ConfigProblemsException.class,
             e -> {
               assertThat(e.problems()).hasSize(1);
-              ConfigProblem p = e.problems().get(0);
+              SettingsProblem p = e.problems().get(0);
               assertThat(p.path()).isEqualTo("outbox-relay.pipelines.orders.batch-sise");
               assertThat(p.message()).contains("unknown key").contains("did you mean 'batch-size'");
               assertThat(p.origin()).isEqualTo(file + ":6");
@@ -45,7 +46,7 @@ class ConfigValidationTest {
 
   @Test
   void rejectsUnknownKeysAnywhereUnderTheRoot() {
-    List<ConfigProblem> problems =
+    List<SettingsProblem> problems =
         problems(
             ORDERS
                 + """
@@ -56,7 +57,7 @@ class ConfigValidationTest {
                 """);
 
     assertThat(problems)
-        .extracting(ConfigProblem::path)
+        .extracting(SettingsProblem::path)
         .containsExactlyInAnyOrder(
             "outbox-relay.htpp",
             "outbox-relay.pipeline-defaults.retry.max-atempts",
@@ -68,13 +69,13 @@ class ConfigValidationTest {
   @Test
   void rejectsRelaySettingsWrittenOutsideTheRoot() {
     assertThat(problems(ORDERS + "pipelines.payments.lanes = 2\n"))
-        .extracting(ConfigProblem::path)
+        .extracting(SettingsProblem::path)
         .containsExactly("pipelines");
   }
 
   @Test
   void rejectsAWrongTypeNamingTheValue() {
-    ConfigProblem p = only(ORDERS + "outbox-relay.pipelines.orders.lanes = many\n");
+    SettingsProblem p = only(ORDERS + "outbox-relay.pipelines.orders.lanes = many\n");
 
     assertThat(p.path()).isEqualTo("outbox-relay.pipelines.orders.lanes");
     assertThat(p.message()).isEqualTo("must be a whole number, not \"many\"");
@@ -82,7 +83,7 @@ class ConfigValidationTest {
 
   @Test
   void rejectsAnObjectWhereAValueBelongsAndTheOtherWayRound() {
-    List<ConfigProblem> problems =
+    List<SettingsProblem> problems =
         problems(
             ORDERS
                 + """
@@ -91,7 +92,7 @@ class ConfigValidationTest {
                 """);
 
     assertThat(problems)
-        .extracting(ConfigProblem::toString)
+        .extracting(SettingsProblem::toString)
         .anySatisfy(
             s ->
                 assertThat(s)
@@ -105,7 +106,7 @@ class ConfigValidationTest {
 
   @Test
   void rejectsABadDuration() {
-    ConfigProblem p = only(ORDERS + "outbox-relay.pipelines.orders.retry.initial-backoff = 1x\n");
+    SettingsProblem p = only(ORDERS + "outbox-relay.pipelines.orders.retry.initial-backoff = 1x\n");
 
     assertThat(p.path()).isEqualTo("outbox-relay.pipelines.orders.retry.initial-backoff");
     assertThat(p.message()).contains("\"1x\" is not a duration");
@@ -113,7 +114,7 @@ class ConfigValidationTest {
 
   @Test
   void rejectsOutOfRangeNumbersAndBadEnums() {
-    List<ConfigProblem> problems =
+    List<SettingsProblem> problems =
         problems(
             ORDERS
                 + """
@@ -128,7 +129,7 @@ class ConfigValidationTest {
                 """);
 
     assertThat(problems)
-        .extracting(ConfigProblem::toString)
+        .extracting(SettingsProblem::toString)
         .anySatisfy(
             s ->
                 assertThat(s)
@@ -177,7 +178,7 @@ class ConfigValidationTest {
 
   @Test
   void requiresTheDatabaseUrl() {
-    ConfigProblem p =
+    SettingsProblem p =
         only(
             """
             outbox-relay.pipelines.orders { source.type = fake, sink.type = fake }
@@ -189,7 +190,7 @@ class ConfigValidationTest {
 
   @Test
   void requiresAtLeastOnePipeline() {
-    ConfigProblem p = only("outbox-relay.http.port = 9401\n");
+    SettingsProblem p = only("outbox-relay.http.port = 9401\n");
 
     assertThat(p.path()).isEqualTo("outbox-relay.pipelines");
     assertThat(p.message()).contains("no pipeline");
@@ -197,7 +198,7 @@ class ConfigValidationTest {
 
   @Test
   void rejectsUnknownPluginTypesListingTheKnownOnes() {
-    List<ConfigProblem> problems =
+    List<SettingsProblem> problems =
         problems(
             ORDERS
                 + """
@@ -205,7 +206,7 @@ class ConfigValidationTest {
                 """);
 
     assertThat(problems)
-        .extracting(ConfigProblem::path, ConfigProblem::message)
+        .extracting(SettingsProblem::path, SettingsProblem::message)
         .containsExactly(
             tuple(
                 "outbox-relay.pipelines.orders.source.type",
@@ -232,11 +233,11 @@ class ConfigValidationTest {
             e ->
                 assertThat(e.problems())
                     .containsExactly(
-                        new ConfigProblem(
+                        new SettingsProblem(
                             "outbox-relay.pipelines.orders.source.fake.poll-interval",
                             "must be at most 1m, not 5m",
                             file + ":6"),
-                        new ConfigProblem(
+                        new SettingsProblem(
                             "outbox-relay.pipelines.orders.sink.fake.servers",
                             "must not be blank",
                             file + ":7")));
@@ -244,7 +245,7 @@ class ConfigValidationTest {
 
   @Test
   void rejectsUnknownTemplateVariables() {
-    ConfigProblem p =
+    SettingsProblem p =
         only(ORDERS + "outbox-relay.pipelines.orders.routing.destination = \"x.${aggregate}\"\n");
 
     assertThat(p.path()).isEqualTo("outbox-relay.pipelines.orders.routing.destination");
@@ -253,7 +254,7 @@ class ConfigValidationTest {
 
   @Test
   void rejectsBadTableNames() {
-    ConfigProblem p =
+    SettingsProblem p =
         only(ORDERS + "outbox-relay.pipelines.orders.dead-letter-table = \"a.b.c\"\n");
 
     assertThat(p.path()).isEqualTo("outbox-relay.pipelines.orders.dead-letter-table");
@@ -262,7 +263,7 @@ class ConfigValidationTest {
 
   @Test
   void rejectsTwoPipelinesOnOneOutboxTable() {
-    ConfigProblem p =
+    SettingsProblem p =
         only(
             ORDERS
                 + """

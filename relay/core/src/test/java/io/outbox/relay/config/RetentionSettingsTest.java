@@ -4,6 +4,7 @@ import static io.outbox.relay.config.ConfigFiles.ORDERS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.relay.spi.DatabaseSettings.Retention;
+import io.outbox.relay.spi.SettingsProblem;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -46,7 +47,7 @@ class RetentionSettingsTest {
 
   @Test
   void badValuesAreReportedTogetherWithTheirKeys() {
-    List<ConfigProblem> problems =
+    List<SettingsProblem> problems =
         new ConfigFiles(dir)
             .problems(
                 ORDERS

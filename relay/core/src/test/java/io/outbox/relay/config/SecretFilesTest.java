@@ -3,6 +3,7 @@ package io.outbox.relay.config;
 import static io.outbox.relay.config.ConfigFiles.ORDERS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.relay.spi.SettingsProblem;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -82,7 +83,7 @@ class SecretFilesTest {
   @Test
   void missingEmptyOrDirectoryFileIsAProblemNamingKeyAndPath() throws Exception {
     Path empty = secret("empty", "\n");
-    List<ConfigProblem> problems =
+    List<SettingsProblem> problems =
         new ConfigFiles(dir)
             .problems(
                 """
@@ -115,7 +116,7 @@ class SecretFilesTest {
   @Test
   void bothTheSecretAndItsFileIsAProblemThatShowsNeither() throws Exception {
     Path file = secret("db", "canary-in-file");
-    List<ConfigProblem> problems =
+    List<SettingsProblem> problems =
         new ConfigFiles(dir)
             .problems(
                 ORDERS

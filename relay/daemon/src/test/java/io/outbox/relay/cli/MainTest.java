@@ -87,7 +87,7 @@ class MainTest {
                 + file
                 + ":4)",
             "  outbox-relay.pipelines.orders.retry.initial-backoff: \"1x\" is not a duration"
-                + " (use e.g. 500ms, 30s, 5m) ("
+                + " such as 500ms, 30s or 5m ("
                 + file
                 + ":3)");
   }

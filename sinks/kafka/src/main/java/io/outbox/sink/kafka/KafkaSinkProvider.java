@@ -3,6 +3,7 @@ package io.outbox.sink.kafka;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SecretKeys;
 import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.relay.spi.support.SettingsSinkProvider;
 import java.time.Clock;
 import java.util.Map;
@@ -29,7 +30,7 @@ public final class KafkaSinkProvider extends SettingsSinkProvider<KafkaSinkSetti
 
   /** Called by {@link java.util.ServiceLoader}. */
   public KafkaSinkProvider() {
-    super(TYPE, KafkaSinkSettings::validate, KafkaSinkSettings::from, KafkaSinkProvider::secret);
+    super(TYPE, KafkaSinkSettings::read, KafkaSinkProvider::secret, KafkaSinkProvider::sink);
   }
 
   /**
@@ -48,8 +49,7 @@ public final class KafkaSinkProvider extends SettingsSinkProvider<KafkaSinkSetti
    * The producer connects lazily on the first publish or probe, so this never blocks on the
    * network.
    */
-  @Override
-  protected Sink create(PluginContext context, KafkaSinkSettings settings) {
+  private static Sink sink(PluginContext context, KafkaSinkSettings settings) {
     if (settings.delivery() == KafkaSinkSettings.Delivery.EXACTLY_ONCE) {
       return createExactlyOnce(context, KafkaClients.KAFKA);
     }
@@ -105,7 +105,8 @@ public final class KafkaSinkProvider extends SettingsSinkProvider<KafkaSinkSetti
       TopicCheck topics) {
 
     static Parts of(PluginContext context, KafkaClients.Factory factory, TopicCheck.Broker broker) {
-      KafkaSinkSettings settings = KafkaSinkSettings.from(context);
+      KafkaSinkSettings settings =
+          SettingsReader.settings(context, KafkaSinkSettings::read, "kafka sink");
       Map<String, Object> producerConfig =
           ProducerProperties.producerConfig(settings, context.pipeline());
       Map<String, Object> adminConfig =

@@ -4,9 +4,8 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
-import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SecretKeys;
-import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.support.SettingsReader;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -87,27 +86,24 @@ final class ProducerProperties {
   }
 
   /** Every problem of the user's producer properties, named by full key path. */
-  static List<SettingsProblem> validate(
-      PluginContext context, Map<String, String> producer, Duration sendTimeout) {
-    List<SettingsProblem> problems = new ArrayList<>();
+  static void check(SettingsReader r, Map<String, String> producer, Duration sendTimeout) {
     for (Map.Entry<String, String> e : producer.entrySet()) {
-      String owned = ownedProblem(context, e.getKey(), e.getValue().strip());
+      String owned = ownedProblem(r, e.getKey(), e.getValue().strip());
       String message = owned != null ? owned : typeProblem(e.getKey(), e.getValue());
       if (message != null) {
-        problems.add(new SettingsProblem(context.pathOf("producer." + e.getKey()), message));
+        r.problem("producer." + e.getKey(), message);
       }
     }
     if (sendTimeout != null) {
-      timeoutProblems(context, producer, sendTimeout, problems);
+      timeoutProblems(r, producer, sendTimeout);
     }
-    return problems;
   }
 
   /** A problem with a property the relay owns or bounds, or {@code null}. */
-  private static String ownedProblem(PluginContext context, String name, String value) {
+  private static String ownedProblem(SettingsReader r, String name, String value) {
     switch (name) {
       case ProducerConfig.BOOTSTRAP_SERVERS_CONFIG:
-        return "is set by " + context.pathOf("bootstrap-servers") + "; remove it here";
+        return "is set by " + r.path("bootstrap-servers") + "; remove it here";
       case ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG:
       case ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG:
         return "is owned by the relay (String keys, byte[] values); remove it, got " + value;
@@ -183,51 +179,38 @@ final class ProducerProperties {
   }
 
   private static void timeoutProblems(
-      PluginContext context,
-      Map<String, String> producer,
-      Duration sendTimeout,
-      List<SettingsProblem> problems) {
+      SettingsReader r, Map<String, String> producer, Duration sendTimeout) {
     long send = sendTimeout.toMillis();
     Long linger = number(LINGER, producer.getOrDefault(LINGER, clientDefault(LINGER)));
     Long delivery = number(DELIVERY_TIMEOUT, producer.getOrDefault(DELIVERY_TIMEOUT, "" + send));
     boolean requestSet = producer.containsKey(REQUEST_TIMEOUT);
     Long request = number(REQUEST_TIMEOUT, producer.get(REQUEST_TIMEOUT));
     if (delivery != null && delivery > send) {
-      problems.add(
-          new SettingsProblem(
-              context.pathOf("producer." + DELIVERY_TIMEOUT),
-              "must not exceed send-timeout ("
-                  + send
-                  + " ms): a batch is given up after send-timeout, got "
-                  + delivery
-                  + " ms"));
+      r.problem(
+          "producer." + DELIVERY_TIMEOUT,
+          "must not exceed send-timeout ("
+              + send
+              + " ms): a batch is given up after send-timeout, got "
+              + delivery
+              + " ms");
     }
     if (linger == null || delivery == null || (requestSet && request == null)) {
       return; // typeProblem reports the unparsable one
     }
     if (!requestSet && delivery - linger < 1) {
-      problems.add(
-          new SettingsProblem(
-              context.pathOf("send-timeout"),
-              "must be longer than producer linger.ms ("
-                  + linger
-                  + " ms), got "
-                  + delivery
-                  + " ms"));
+      r.problem(
+          "send-timeout",
+          "must be longer than producer linger.ms (" + linger + " ms), got " + delivery + " ms");
     } else if (requestSet && delivery < linger + request) {
-      problems.add(
-          new SettingsProblem(
-              context.pathOf(
-                  producer.containsKey(DELIVERY_TIMEOUT)
-                      ? "producer." + DELIVERY_TIMEOUT
-                      : "send-timeout"),
-              "must be at least linger.ms + request.timeout.ms ("
-                  + linger
-                  + " + "
-                  + request
-                  + " ms), got "
-                  + delivery
-                  + " ms"));
+      r.problem(
+          producer.containsKey(DELIVERY_TIMEOUT) ? "producer." + DELIVERY_TIMEOUT : "send-timeout",
+          "must be at least linger.ms + request.timeout.ms ("
+              + linger
+              + " + "
+              + request
+              + " ms), got "
+              + delivery
+              + " ms");
     }
   }
 

@@ -3,6 +3,7 @@ package io.outbox.sink.kafka;
 import static io.outbox.sink.kafka.Contexts.context;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.relay.spi.support.SettingsReader;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -11,7 +12,8 @@ import org.junit.jupiter.api.Test;
 class ProducerPropertiesTest {
 
   private static Map<String, Object> producerConfig(String hocon) {
-    return ProducerProperties.producerConfig(KafkaSinkSettings.from(context(hocon)), "orders");
+    return ProducerProperties.producerConfig(
+        SettingsReader.settings(context(hocon), KafkaSinkSettings::read, "kafka sink"), "orders");
   }
 
   @Test

@@ -18,11 +18,6 @@ public final class NatsSinkProvider extends SettingsSinkProvider<NatsSinkSetting
 
   /** Called by {@link java.util.ServiceLoader}. */
   public NatsSinkProvider() {
-    super(
-        TYPE,
-        NatsSinkSettings::validate,
-        NatsSinkSettings::from,
-        SecretKeys.named("token"),
-        NatsSink::new);
+    super(TYPE, NatsSinkSettings::read, SecretKeys.named("token"), NatsSink::new);
   }
 }

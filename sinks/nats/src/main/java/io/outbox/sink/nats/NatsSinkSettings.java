@@ -1,8 +1,5 @@
 package io.outbox.sink.nats;
 
-import com.typesafe.config.Config;
-import io.outbox.relay.spi.PluginContext;
-import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.support.BrokerUrls;
 import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.relay.spi.support.SettingsText;
@@ -14,16 +11,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The NATS JetStream sink's settings, {@code sink.nats.*}; every default and its meaning is in this
- * module's {@code reference.conf}.
- *
- * @param servers {@code url}, split at commas: {@code nats://} or {@code tls://} URLs, possibly
- *     with a user and password, so they are only ever shown through {@link #maskedServers()}
- * @param token {@code token}: an authentication token, or {@code null}; never shown
- * @param publishTimeout {@code publish-timeout}: the bound on one published batch
- * @param maxPending {@code max-pending}: the most unacknowledged publishes of the sink
- * @param connectionTimeout {@code connection-timeout}: connecting and management requests
- * @param stream {@code stream}: the stream to declare, or {@code null} for none
+ * The NATS JetStream sink's settings, {@code sink.nats.*}, as {@link #read} reads them: each
+ * component is the key of the same name in kebab case; what a key means and its default are written
+ * once, in this module's {@code reference.conf}.
  */
 public record NatsSinkSettings(
     List<String> servers,
@@ -65,58 +55,42 @@ public record NatsSinkSettings(
   }
 
   /**
-   * Reads valid settings (see {@link #validate}).
-   *
-   * @throws IllegalArgumentException listing every problem
+   * Reads {@code sink.nats}, each key once: the settings, or {@code null} with every problem in
+   * {@code r} (full key path, the bad value, never a password or token), without connecting.
    */
-  public static NatsSinkSettings from(PluginContext context) {
-    Config c = SettingsReader.valid(context, validate(context), "NATS sink");
-    Config s = c.getConfig("stream");
-    Stream stream =
-        s.getString("name").isEmpty()
-            ? null
-            : new Stream(
-                s.getString("name"),
-                s.getStringList("subjects"),
-                s.getString("storage").equals("memory"),
-                s.getDuration("duplicate-window"),
-                s.getDuration("max-age"),
-                s.getInt("replicas"));
-    return new NatsSinkSettings(
-        BrokerUrls.split(c.getString("url")),
-        SettingsReader.stringOrNull(c, "token"),
-        c.getDuration("publish-timeout"),
-        c.getInt("max-pending"),
-        c.getDuration("connection-timeout"),
-        stream);
+  public static NatsSinkSettings read(SettingsReader r) {
+    List<String> servers = r.urls("url", NatsSinkSettings::urlProblem);
+    String token = r.optionalString("token");
+    Duration publishTimeout = r.positiveDuration("publish-timeout");
+    Duration connectionTimeout = r.positiveDuration("connection-timeout");
+    Integer maxPending = r.intIn("max-pending", 1, 1_000_000);
+    Stream stream = stream(r);
+    return r.ok()
+        ? new NatsSinkSettings(
+            servers, token, publishTimeout, maxPending, connectionTimeout, stream)
+        : null;
   }
 
-  /**
-   * Every problem of {@code sink.nats}, each with its full key path and the bad value (never a
-   * password or token), without connecting to NATS.
-   */
-  public static List<SettingsProblem> validate(PluginContext context) {
-    SettingsReader read = new SettingsReader(context);
-    read.urls("url", NatsSinkSettings::urlProblem);
-    read.optionalString("token");
-    read.duration("publish-timeout", Duration.ofMillis(1), false);
-    read.duration("connection-timeout", Duration.ofMillis(1), false);
-    read.intBetween("max-pending", 1, 1_000_000);
-    String name = read.string("stream.name");
-    if (name != null && !name.isEmpty()) {
-      if (!name.matches("[A-Za-z0-9_-]+")) {
-        read.problem(
-            "stream.name",
-            "must use only letters, digits, _ and - (no dots, spaces or wildcards), got "
-                + read.raw("stream.name"));
-      }
-      read.names("stream.subjects", "subject", "[\"outbox.>\"]");
-      read.oneOf("stream.storage", "file", "memory");
-      read.duration("stream.duplicate-window", Duration.ofMillis(1), false);
-      read.duration("stream.max-age", Duration.ZERO, true);
-      read.intBetween("stream.replicas", 1, 5);
+  /** {@code stream.*}: {@code null} when {@code stream.name} is empty (no stream declared). */
+  private static Stream stream(SettingsReader r) {
+    String name = r.string("stream.name");
+    if (name == null || name.isEmpty()) {
+      return null;
     }
-    return read.problems();
+    if (!name.matches("[A-Za-z0-9_-]+")) {
+      r.problem(
+          "stream.name",
+          "must use only letters, digits, _ and - (no dots, spaces or wildcards), not "
+              + r.describe("stream.name"));
+    }
+    List<String> subjects = r.names("stream.subjects", "subject", "[\"outbox.>\"]");
+    String storage = r.oneOf("stream.storage", "file", "memory");
+    Duration duplicateWindow = r.positiveDuration("stream.duplicate-window");
+    Duration maxAge = r.duration("stream.max-age", Duration.ZERO);
+    Integer replicas = r.intIn("stream.replicas", 1, 5);
+    return r.ok()
+        ? new Stream(name, subjects, "memory".equals(storage), duplicateWindow, maxAge, replicas)
+        : null;
   }
 
   /** The server URLs with any password replaced by {@code ****}, for messages and logs. */

@@ -3,7 +3,7 @@ package io.outbox.sink.nats;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.testkit.SecretKeyAnswers;
 import io.outbox.testkit.SinkContexts;
 import java.time.Duration;
@@ -15,15 +15,18 @@ class NatsSinkSettingsTest {
   private static final String PATH = SinkContexts.path("nats");
 
   private static List<String> problems(String hocon) {
-    return NatsSinkSettings.validate(SinkContexts.context("nats", hocon)).stream()
-        .map(SettingsProblem::toString)
+    return SettingsReader.problems(SinkContexts.context("nats", hocon), NatsSinkSettings::read)
+        .stream()
+        .map(p -> p.path() + ": " + p.message())
         .toList();
   }
 
   @Test
   void theDefaultsAreValidAndDeclareNoStream() {
     assertThat(problems("")).isEmpty();
-    NatsSinkSettings s = NatsSinkSettings.from(SinkContexts.context("nats", ""));
+    NatsSinkSettings s =
+        SettingsReader.settings(
+            SinkContexts.context("nats", ""), NatsSinkSettings::read, "nats sink");
     assertThat(s.servers()).containsExactly("nats://127.0.0.1:4222");
     assertThat(s.publishTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(s.maxPending()).isEqualTo(1000);
@@ -45,16 +48,16 @@ class NatsSinkSettingsTest {
         .containsExactlyInAnyOrder(
             PATH
                 + ".url: must start with nats://, tls://, ws:// or wss://, got \"http://host:4222\"",
-            PATH + ".publish-timeout: must be a duration such as 1s or 500ms, got \"fast\"",
-            PATH + ".connection-timeout: must be at least 1ms, got \"0s\"",
-            PATH + ".max-pending: must be between 1 and 1000000, got 0",
+            PATH + ".publish-timeout: \"fast\" is not a duration such as 500ms, 30s or 5m",
+            PATH + ".connection-timeout: must be a positive duration, not \"0s\"",
+            PATH + ".max-pending: must be in [1, 1000000], not 0",
             PATH
                 + ".stream.name: must use only letters, digits, _ and - (no dots, spaces or"
-                + " wildcards), got \"a.b\"",
+                + " wildcards), not \"a.b\"",
             PATH + ".stream.subjects: must list at least one subject, such as [\"outbox.>\"]",
-            PATH + ".stream.storage: must be one of file | memory, got \"disk\"",
-            PATH + ".stream.duplicate-window: must be at least 1ms, got \"0s\"",
-            PATH + ".stream.replicas: must be between 1 and 5, got 7");
+            PATH + ".stream.storage: must be one of file | memory, not \"disk\"",
+            PATH + ".stream.duplicate-window: must be a positive duration, not \"0s\"",
+            PATH + ".stream.replicas: must be in [1, 5], not 7");
   }
 
   @Test
@@ -69,9 +72,11 @@ class NatsSinkSettingsTest {
   @Test
   void passwordsAndTokensAreNeverShown() {
     NatsSinkSettings s =
-        NatsSinkSettings.from(
+        SettingsReader.settings(
             SinkContexts.context(
-                "nats", "url = \"nats://relay:pw1@a:4222, nats://relay:pw2@b:4222\", token = tk"));
+                "nats", "url = \"nats://relay:pw1@a:4222, nats://relay:pw2@b:4222\", token = tk"),
+            NatsSinkSettings::read,
+            "nats sink");
     assertThat(s.servers()).hasSize(2);
     assertThat(s.toString())
         .contains("nats://relay:****@a:4222", "nats://relay:****@b:4222")
@@ -80,7 +85,12 @@ class NatsSinkSettingsTest {
         .singleElement()
         .asString()
         .doesNotContain("pw2");
-    assertThatThrownBy(() -> NatsSinkSettings.from(SinkContexts.context("nats", "max-pending = x")))
+    assertThatThrownBy(
+            () ->
+                SettingsReader.settings(
+                    SinkContexts.context("nats", "max-pending = x"),
+                    NatsSinkSettings::read,
+                    "nats sink"))
         .hasMessageContaining(PATH + ".max-pending");
   }
 

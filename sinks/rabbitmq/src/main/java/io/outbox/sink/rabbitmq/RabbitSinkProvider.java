@@ -19,12 +19,7 @@ public final class RabbitSinkProvider extends SettingsSinkProvider<RabbitSinkSet
 
   /** Called by {@link java.util.ServiceLoader}. */
   public RabbitSinkProvider() {
-    super(
-        TYPE,
-        RabbitSinkSettings::validate,
-        RabbitSinkSettings::from,
-        RabbitSinkProvider::secret,
-        RabbitSink::new);
+    super(TYPE, RabbitSinkSettings::read, RabbitSinkProvider::secret, RabbitSink::new);
   }
 
   private static SecretKeys.Answer secret(String key) {

@@ -1,12 +1,8 @@
 package io.outbox.sink.rabbitmq;
 
-import com.typesafe.config.Config;
 import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
-import com.typesafe.config.ConfigValueType;
-import io.outbox.relay.spi.PluginContext;
-import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.support.BrokerUrls;
 import io.outbox.relay.spi.support.EventTemplate;
 import io.outbox.relay.spi.support.SettingsReader;
@@ -23,25 +19,9 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * The RabbitMQ sink's settings, {@code sink.rabbitmq.*}; every default and its meaning is in this
- * module's {@code reference.conf}.
- *
- * @param uri {@code uri}: {@code amqp://} or {@code amqps://user:password@host:port/vhost}; may
- *     hold a password, so it is only ever shown through {@link #maskedUri()}
- * @param routingKey {@code routing-key}: the routing key template
- * @param confirmTimeout {@code confirm-timeout}: the bound on one published batch
- * @param maxUnconfirmed {@code max-unconfirmed}: the most unconfirmed messages per channel
- * @param channels {@code channels}: the most publishing channels on the one connection
- * @param connectionTimeout {@code connection-timeout}: TCP connect, handshake and channel RPCs
- * @param heartbeat {@code heartbeat}: AMQP heartbeat, {@link Duration#ZERO} to disable
- * @param declare {@code declare}: exchanges declared on every connect, by name
- * @param checkExchanges {@code check-exchanges}: whether each exchange is checked passively before
- *     the first publish to it on a connection
- * @param trustStore {@code trust-store}: a trust store file for {@code amqps}, or empty for the
- *     JVM's default trust store
- * @param trustStorePassword {@code trust-store-password}: its password, or empty
- * @param password {@code password}: the broker password, replacing the one in the URI's user info,
- *     or {@code null} to use the URI's; never shown
+ * The RabbitMQ sink's settings, {@code sink.rabbitmq.*}, as {@link #read} reads them: each
+ * component is the key of the same name in kebab case; what a key means and its default are written
+ * once, in this module's {@code reference.conf}.
  */
 public record RabbitSinkSettings(
     String uri,
@@ -90,74 +70,50 @@ public record RabbitSinkSettings(
   }
 
   /**
-   * Reads valid settings (see {@link #validate}).
-   *
-   * @throws IllegalArgumentException listing every problem
+   * Reads {@code sink.rabbitmq}, each key once: the settings, or {@code null} with every problem in
+   * {@code r} (full key path, the bad value, never a password), without connecting.
    */
-  public static RabbitSinkSettings from(PluginContext context) {
-    Config c = SettingsReader.valid(context, validate(context), "RabbitMQ sink");
-    Map<String, Exchange> declare = new TreeMap<>();
-    ConfigObject exchanges = c.getObject("declare");
-    for (String name : exchanges.keySet()) {
-      Config e =
-          exchanges
-              .toConfig()
-              .getConfig(ConfigUtil.joinPath(name))
-              .withFallback(c.getConfig("exchange-defaults"));
-      declare.put(
-          name,
-          new Exchange(
-              name, e.getString("type"), e.getBoolean("durable"), e.getBoolean("auto-delete")));
+  public static RabbitSinkSettings read(SettingsReader r) {
+    String uri = r.checked("uri", RabbitSinkSettings::uriProblem);
+    String routingKey = r.checked("routing-key", k -> first(EventTemplate.problems(k)));
+    Duration confirmTimeout = r.positiveDuration("confirm-timeout");
+    Duration connectionTimeout = r.positiveDuration("connection-timeout");
+    Duration heartbeat = r.duration("heartbeat", Duration.ZERO);
+    if (heartbeat != null && heartbeat.getSeconds() > 65535) {
+      r.problem("heartbeat", "must be between 0s (off) and 65535s, not " + r.describe("heartbeat"));
     }
-    return new RabbitSinkSettings(
-        c.getString("uri"),
-        c.getString("routing-key"),
-        c.getDuration("confirm-timeout"),
-        c.getInt("max-unconfirmed"),
-        c.getInt("channels"),
-        c.getDuration("connection-timeout"),
-        c.getDuration("heartbeat"),
-        declare,
-        c.getBoolean("check-exchanges"),
-        c.getString("trust-store"),
-        c.getString("trust-store-password"),
-        SettingsReader.stringOrNull(c, "password"));
+    Integer maxUnconfirmed = r.intIn("max-unconfirmed", 1, 1_000_000);
+    Integer channels = r.intIn("channels", 1, 256);
+    Boolean checkExchanges = r.bool("check-exchanges");
+    String trustStore =
+        r.checked(
+            "trust-store",
+            t ->
+                t.isBlank() || Files.isReadable(Path.of(t))
+                    ? null
+                    : "no readable file at \"" + t + "\"");
+    String trustStorePassword = r.string("trust-store-password");
+    String password = r.optionalString("password");
+    Map<String, Exchange> declare = declare(r);
+    return r.ok()
+        ? new RabbitSinkSettings(
+            uri,
+            routingKey,
+            confirmTimeout,
+            maxUnconfirmed,
+            channels,
+            connectionTimeout,
+            heartbeat,
+            declare,
+            checkExchanges,
+            trustStore,
+            trustStorePassword,
+            password)
+        : null;
   }
 
-  /**
-   * Every problem of {@code sink.rabbitmq}, each with its full key path and the bad value (never a
-   * password), without connecting to RabbitMQ.
-   */
-  public static List<SettingsProblem> validate(PluginContext context) {
-    SettingsReader read = new SettingsReader(context);
-    read.checked("uri", RabbitSinkSettings::uriProblem);
-    String routingKey = read.string("routing-key");
-    if (routingKey != null) {
-      List<String> reasons = EventTemplate.problems(routingKey);
-      if (!reasons.isEmpty()) {
-        read.problem("routing-key", reasons.get(0));
-      }
-    }
-    read.duration("confirm-timeout", Duration.ofMillis(1), false);
-    read.duration("connection-timeout", Duration.ofMillis(1), false);
-    if (read.duration("heartbeat", Duration.ZERO, true)
-        && context.settings().getDuration("heartbeat").getSeconds() > 65535) {
-      read.problem(
-          "heartbeat", "must be between 0s (off) and 65535s, got " + read.raw("heartbeat"));
-    }
-    read.intBetween("max-unconfirmed", 1, 1_000_000);
-    read.intBetween("channels", 1, 256);
-    read.bool("check-exchanges");
-    String trustStore = read.string("trust-store");
-    if (trustStore != null && !trustStore.isBlank() && !Files.isReadable(Path.of(trustStore))) {
-      read.problem("trust-store", "no readable file at \"" + trustStore + "\"");
-    }
-    read.string("trust-store-password");
-    read.optionalString("password");
-    read.bool("exchange-defaults.durable");
-    read.bool("exchange-defaults.auto-delete");
-    validateDeclare(read, context.settings());
-    return read.problems();
+  private static String first(List<String> reasons) {
+    return reasons.isEmpty() ? null : reasons.get(0);
   }
 
   /** {@link #uri()} with the password of its user info replaced by {@code ****}. */
@@ -209,50 +165,53 @@ public record RabbitSinkSettings(
     return null;
   }
 
-  private static void validateDeclare(SettingsReader read, Config c) {
-    if (!c.hasPath("declare")) {
-      read.problem("declare", "must be set to an object such as { }");
-      return;
-    }
-    if (c.getValue("declare").valueType() != ConfigValueType.OBJECT) {
-      read.problem(
+  /** {@code declare}, each exchange over {@code exchange-defaults}. */
+  private static Map<String, Exchange> declare(SettingsReader r) {
+    Boolean durable = r.bool("exchange-defaults.durable");
+    Boolean autoDelete = r.bool("exchange-defaults.auto-delete");
+    if (!(r.raw("declare") instanceof ConfigObject exchanges)) {
+      r.problem(
           "declare",
-          "must be an object of exchanges such as { \"outbox.order\" { type = topic } }, got "
-              + read.raw("declare"));
-      return;
+          "must be an object of exchanges such as { \"outbox.order\" { type = topic } }, not "
+              + r.describe("declare"));
+      return null;
     }
-    for (Map.Entry<String, ConfigValue> entry : c.getObject("declare").entrySet()) {
+    Map<String, Exchange> declare = new TreeMap<>();
+    for (Map.Entry<String, ConfigValue> entry : exchanges.entrySet()) {
       String name = entry.getKey();
       String key = "declare." + ConfigUtil.joinPath(name);
       if (name.isEmpty() || RabbitMessages.tooLong(name)) {
-        read.problem(key, "an exchange name must have 1..255 bytes");
+        r.problem(key, "an exchange name must have 1..255 bytes");
       }
-      if (entry.getValue().valueType() != ConfigValueType.OBJECT) {
-        read.problem(
+      if (!(entry.getValue() instanceof ConfigObject exchange)) {
+        r.problem(
             key,
-            "must be an object such as { type = topic, durable = true }, got " + read.raw(key));
+            "must be an object such as { type = topic, durable = true }, not " + r.describe(key));
         continue;
       }
-      for (String k : ((ConfigObject) entry.getValue()).keySet()) {
+      for (String k : exchange.keySet()) {
         if (!EXCHANGE_KEYS.contains(k)) {
-          read.problem(
+          r.problem(
               key + "." + ConfigUtil.joinPath(k),
               "unknown key; an exchange has type, durable and auto-delete (quote names with dots:"
                   + " declare { \"outbox.order\" { type = topic } })");
         }
       }
-      String type = read.string(key + ".type");
-      if (type != null && !(EXCHANGE_TYPES.contains(type) || type.startsWith("x-"))) {
-        read.problem(
-            key + ".type",
-            "must be direct, fanout, topic, headers or a plug-in's x-... type, got "
-                + read.raw(key + ".type"));
-      }
-      for (String flag : List.of("durable", "auto-delete")) {
-        if (c.hasPath(key + "." + flag)) {
-          read.bool(key + "." + flag);
-        }
+      String type =
+          r.checked(
+              key + ".type",
+              t ->
+                  EXCHANGE_TYPES.contains(t) || t.startsWith("x-")
+                      ? null
+                      : "must be direct, fanout, topic, headers or a plug-in's x-... type, not \""
+                          + t
+                          + "\"");
+      Boolean d = exchange.containsKey("durable") ? r.bool(key + ".durable") : durable;
+      Boolean a = exchange.containsKey("auto-delete") ? r.bool(key + ".auto-delete") : autoDelete;
+      if (type != null && d != null && a != null) {
+        declare.put(name, new Exchange(name, type, d, a));
       }
     }
+    return declare;
   }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.rabbitmq.client.ConnectionFactory;
+import io.outbox.relay.spi.support.SettingsReader;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 class RabbitConnectionTest {
 
   private static ConnectionFactory factory(String hocon) {
-    return RabbitConnection.factory(RabbitSinkSettings.from(context(hocon)));
+    return RabbitConnection.factory(
+        SettingsReader.settings(context(hocon), RabbitSinkSettings::read, "rabbitmq sink"));
   }
 
   @Test
@@ -46,7 +48,10 @@ class RabbitConnectionTest {
     assertThat(f.getUsername()).isEqualTo("relay");
     assertThat(f.getPassword()).isEqualTo("n3w");
     assertThat(factory("uri = \"amqp://relay:old@rabbit/%2f\"").getPassword()).isEqualTo("old");
-    assertThat(RabbitSinkSettings.from(context("password = \"n3w\"")).toString())
+    assertThat(
+            SettingsReader.settings(
+                    context("password = \"n3w\""), RabbitSinkSettings::read, "rabbitmq sink")
+                .toString())
         .doesNotContain("n3w");
   }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.support.SettingsReader;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -14,8 +15,9 @@ class RabbitSinkSettingsTest {
 
   @Test
   void referenceDefaultsAreValid() {
-    assertThat(RabbitSinkSettings.validate(context(""))).isEmpty();
-    RabbitSinkSettings s = RabbitSinkSettings.from(context(""));
+    assertThat(SettingsReader.problems(context(""), RabbitSinkSettings::read)).isEmpty();
+    RabbitSinkSettings s =
+        SettingsReader.settings(context(""), RabbitSinkSettings::read, "rabbitmq sink");
     assertThat(s.uri()).isEqualTo("amqp://guest:guest@127.0.0.1:5672/%2f");
     assertThat(s.routingKey()).isEqualTo("${aggregate_type}.${event_type}");
     assertThat(s.confirmTimeout()).isEqualTo(Duration.ofSeconds(30));
@@ -32,14 +34,16 @@ class RabbitSinkSettingsTest {
   @Test
   void declaredExchangesAreReadWithTheirDefaults() {
     RabbitSinkSettings s =
-        RabbitSinkSettings.from(
+        SettingsReader.settings(
             context(
                 """
                 declare {
                   "outbox.order" { type = topic }
                   audit { type = fanout, durable = false, auto-delete = true }
                 }
-                """));
+                """),
+            RabbitSinkSettings::read,
+            "rabbitmq sink");
     assertThat(s.declare())
         .containsOnlyKeys("outbox.order", "audit")
         .containsEntry(
@@ -50,16 +54,20 @@ class RabbitSinkSettingsTest {
   @Test
   void exchangeDefaultsComeFromTheConfigurationNotTheCode() {
     RabbitSinkSettings s =
-        RabbitSinkSettings.from(
+        SettingsReader.settings(
             context(
                 """
                 exchange-defaults { durable = false, auto-delete = true }
                 declare { tmp { type = direct }, kept { type = topic, durable = true } }
-                """));
+                """),
+            RabbitSinkSettings::read,
+            "rabbitmq sink");
     assertThat(s.declare())
         .containsEntry("tmp", new RabbitSinkSettings.Exchange("tmp", "direct", false, true))
         .containsEntry("kept", new RabbitSinkSettings.Exchange("kept", "topic", true, true));
-    assertThat(RabbitSinkSettings.validate(context("exchange-defaults.durable = often")))
+    assertThat(
+            SettingsReader.problems(
+                context("exchange-defaults.durable = often"), RabbitSinkSettings::read))
         .extracting(SettingsProblem::path)
         .containsExactly(PATH + ".exchange-defaults.durable");
   }
@@ -67,7 +75,7 @@ class RabbitSinkSettingsTest {
   @Test
   void everyBadValueIsReportedAtOnceWithItsFullPath() {
     List<SettingsProblem> problems =
-        RabbitSinkSettings.validate(
+        SettingsReader.problems(
             context(
                 """
                 uri = "http://guest:secret@host:5672/"
@@ -80,7 +88,8 @@ class RabbitSinkSettingsTest {
                 check-exchanges = maybe
                 trust-store = "/no/such/file.p12"
                 declare { "outbox.order" { type = queue, durable = perhaps, color = red } }
-                """));
+                """),
+            RabbitSinkSettings::read);
     assertThat(problems)
         .extracting(SettingsProblem::path)
         .containsExactlyInAnyOrder(
@@ -99,17 +108,18 @@ class RabbitSinkSettingsTest {
     assertThat(problems)
         .filteredOn(p -> p.path().endsWith(".channels"))
         .singleElement()
-        .satisfies(p -> assertThat(p.message()).isEqualTo("must be between 1 and 256, got 1000"));
+        .satisfies(p -> assertThat(p.message()).isEqualTo("must be in [1, 256], not 1000"));
     assertThat(problems)
         .filteredOn(p -> p.path().endsWith(".type"))
         .singleElement()
-        .satisfies(p -> assertThat(p.message()).endsWith("got \"queue\""));
+        .satisfies(p -> assertThat(p.message()).endsWith("not \"queue\""));
   }
 
   @Test
   void uriProblemsNeverShowThePassword() {
     List<SettingsProblem> problems =
-        RabbitSinkSettings.validate(context("uri = \"kafka://relay:s3cret@host:5672/%2f\""));
+        SettingsReader.problems(
+            context("uri = \"kafka://relay:s3cret@host:5672/%2f\""), RabbitSinkSettings::read);
     assertThat(problems)
         .singleElement()
         .satisfies(p -> assertThat(p.path()).isEqualTo(PATH + ".uri"));
@@ -130,12 +140,14 @@ class RabbitSinkSettingsTest {
   @Test
   void maskedUriAndToStringHideBothPasswords() {
     RabbitSinkSettings s =
-        RabbitSinkSettings.from(
+        SettingsReader.settings(
             context(
                 """
                 uri = "amqps://relay:s3cret@rabbit:5671/prod"
                 trust-store-password = "t0psecret"
-                """));
+                """),
+            RabbitSinkSettings::read,
+            "rabbitmq sink");
     assertThat(s.maskedUri()).isEqualTo("amqps://relay:****@rabbit:5671/prod");
     assertThat(s.toString()).doesNotContain("s3cret").doesNotContain("t0psecret").contains("****");
     assertThat(RabbitSinkSettings.mask("amqp://rabbit/%2f")).isEqualTo("amqp://rabbit/%2f");
@@ -145,27 +157,34 @@ class RabbitSinkSettingsTest {
 
   @Test
   void declareMustBeAnObjectOfObjects() {
-    assertThat(RabbitSinkSettings.validate(context("declare = [a]")))
+    assertThat(SettingsReader.problems(context("declare = [a]"), RabbitSinkSettings::read))
         .singleElement()
         .satisfies(p -> assertThat(p.path()).isEqualTo(PATH + ".declare"));
-    assertThat(RabbitSinkSettings.validate(context("declare { a = topic }")))
+    assertThat(SettingsReader.problems(context("declare { a = topic }"), RabbitSinkSettings::read))
         .singleElement()
         .satisfies(p -> assertThat(p.message()).contains("must be an object"));
-    assertThat(RabbitSinkSettings.validate(context("declare { a { durable = true } }")))
+    assertThat(
+            SettingsReader.problems(
+                context("declare { a { durable = true } }"), RabbitSinkSettings::read))
         .singleElement()
         .satisfies(p -> assertThat(p.path()).isEqualTo(PATH + ".declare.a.type"));
   }
 
   @Test
   void unquotedDottedExchangeNamesAreFlaggedWithAHint() {
-    assertThat(RabbitSinkSettings.validate(context("declare { outbox.order { type = topic } }")))
+    assertThat(
+            SettingsReader.problems(
+                context("declare { outbox.order { type = topic } }"), RabbitSinkSettings::read))
         .extracting(SettingsProblem::message)
         .anySatisfy(m -> assertThat(m).contains("quote names with dots"));
   }
 
   @Test
   void fromRejectsInvalidSettingsListingTheProblems() {
-    assertThatThrownBy(() -> RabbitSinkSettings.from(context("channels = 0")))
+    assertThatThrownBy(
+            () ->
+                SettingsReader.settings(
+                    context("channels = 0"), RabbitSinkSettings::read, "rabbitmq sink"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(PATH + ".channels");
   }

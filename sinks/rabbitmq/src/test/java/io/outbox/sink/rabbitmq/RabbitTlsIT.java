@@ -8,6 +8,7 @@ import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
+import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.testkit.PrivateRabbit;
 import io.outbox.testkit.TestCertificates;
 import java.nio.file.Path;
@@ -68,7 +69,10 @@ class RabbitTlsIT {
     Sink sink = rabbitmq.sinkWith(hocon);
     assertThat(sink.probe(Duration.ofSeconds(20))).isTrue();
     try (RabbitAdmin admin =
-        new RabbitAdmin(RabbitConnection.factory(RabbitSinkSettings.from(context(hocon))))) {
+        new RabbitAdmin(
+            RabbitConnection.factory(
+                SettingsReader.settings(
+                    context(hocon), RabbitSinkSettings::read, "rabbitmq sink")))) {
       String queue = admin.queue(RabbitAdmin.unique("q.tls"), exchange, "#");
       List<RoutedEvent> batch =
           List.of(

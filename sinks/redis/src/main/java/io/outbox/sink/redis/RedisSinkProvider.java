@@ -18,11 +18,6 @@ public final class RedisSinkProvider extends SettingsSinkProvider<RedisSinkSetti
 
   /** Called by {@link java.util.ServiceLoader}. */
   public RedisSinkProvider() {
-    super(
-        TYPE,
-        RedisSinkSettings::validate,
-        RedisSinkSettings::from,
-        SecretKeys.named("password"),
-        RedisSink::new);
+    super(TYPE, RedisSinkSettings::read, SecretKeys.named("password"), RedisSink::new);
   }
 }

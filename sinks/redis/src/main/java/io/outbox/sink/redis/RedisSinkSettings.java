@@ -1,8 +1,5 @@
 package io.outbox.sink.redis;
 
-import com.typesafe.config.Config;
-import io.outbox.relay.spi.PluginContext;
-import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.support.BrokerUrls;
 import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.relay.spi.support.SettingsText;
@@ -14,20 +11,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The Redis Streams sink's settings, {@code sink.redis.*}; every default and its meaning is in this
- * module's {@code reference.conf}.
- *
- * @param uri {@code uri}: {@code redis://} or {@code rediss://[user:password@]host[:port][/db]};
- *     may hold a password, so it is only ever shown through {@link #maskedUri()}
- * @param password {@code password}: replaces the URI's password, or {@code null}; never shown
- * @param timeout {@code timeout}: connecting and every reply
- * @param maxLen {@code max-len}: {@code MAXLEN ~} of each XADD, 0 for none
- * @param dedupWindow {@code dedup-window}: how long a re-send is recognised, zero for never
- * @param dedupKeyPrefix {@code dedup-key-prefix}: the prefix of the marker keys
- * @param connections {@code connections}: the most connections of the sink
- * @param waitReplicas {@code wait-replicas}: replicas that must have each turn's entries ({@code
- *     WAIT}) before they count as published, 0 for none
- * @param waitTimeout {@code wait-timeout}: how long one {@code WAIT} waits for them
+ * The Redis Streams sink's settings, {@code sink.redis.*}, as {@link #read} reads them: each
+ * component is the key of the same name in kebab case; what a key means and its default are written
+ * once, in this module's {@code reference.conf}.
  */
 public record RedisSinkSettings(
     String uri,
@@ -49,45 +35,42 @@ public record RedisSinkSettings(
   }
 
   /**
-   * Reads valid settings (see {@link #validate}).
-   *
-   * @throws IllegalArgumentException listing every problem
+   * Reads {@code sink.redis}, each key once: the settings, or {@code null} with every problem in
+   * {@code r} (full key path, the bad value, never a password), without connecting.
    */
-  public static RedisSinkSettings from(PluginContext context) {
-    Config c = SettingsReader.valid(context, validate(context), "Redis sink");
-    return new RedisSinkSettings(
-        c.getString("uri"),
-        SettingsReader.stringOrNull(c, "password"),
-        c.getDuration("timeout"),
-        c.getLong("max-len"),
-        c.getDuration("dedup-window"),
-        c.getString("dedup-key-prefix"),
-        c.getInt("connections"),
-        c.getInt("wait-replicas"),
-        c.getDuration("wait-timeout"));
-  }
-
-  /**
-   * Every problem of {@code sink.redis}, each with its full key path and the bad value (never a
-   * password), without connecting to Redis.
-   */
-  public static List<SettingsProblem> validate(PluginContext context) {
-    SettingsReader read = new SettingsReader(context);
-    read.checked("uri", RedisSinkSettings::uriProblem);
-    read.optionalString("password");
-    boolean timeoutOk = read.duration("timeout", Duration.ofMillis(1), false);
-    read.duration("dedup-window", Duration.ofMillis(1), true);
-    read.intBetween("max-len", 0, Integer.MAX_VALUE);
-    read.intBetween("connections", 1, 256);
-    read.intBetween("wait-replicas", 0, 64);
-    if (read.duration("wait-timeout", Duration.ofMillis(1), false) && timeoutOk) {
-      read.shorterThan("wait-timeout", "timeout", "a batch's WAIT would outlast the batch");
+  public static RedisSinkSettings read(SettingsReader r) {
+    String uri = r.checked("uri", RedisSinkSettings::uriProblem);
+    String password = r.optionalString("password");
+    Duration timeout = r.positiveDuration("timeout");
+    Duration dedupWindow = r.duration("dedup-window", Duration.ZERO);
+    Integer maxLen = r.intIn("max-len", 0, Integer.MAX_VALUE);
+    Integer connections = r.intIn("connections", 1, 256);
+    Integer waitReplicas = r.intIn("wait-replicas", 0, 64);
+    Duration waitTimeout = r.positiveDuration("wait-timeout");
+    if (waitTimeout != null && timeout != null && waitTimeout.compareTo(timeout) >= 0) {
+      r.problem(
+          "wait-timeout",
+          "must be shorter than timeout ("
+              + timeout.toMillis()
+              + " ms): a batch's WAIT would outlast the batch, not "
+              + r.describe("wait-timeout"));
     }
-    String prefix = read.string("dedup-key-prefix");
+    String prefix = r.string("dedup-key-prefix");
     if (prefix != null && prefix.isEmpty()) {
-      read.problem("dedup-key-prefix", "must not be empty (the markers would mix with other keys)");
+      r.problem("dedup-key-prefix", "must not be empty (the markers would mix with other keys)");
     }
-    return read.problems();
+    return r.ok()
+        ? new RedisSinkSettings(
+            uri,
+            password,
+            timeout,
+            maxLen,
+            dedupWindow,
+            prefix,
+            connections,
+            waitReplicas,
+            waitTimeout)
+        : null;
   }
 
   /** The server's address, {@code host:port}, for messages. */

@@ -2,7 +2,7 @@ package io.outbox.sink.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.testkit.SecretKeyAnswers;
 import io.outbox.testkit.SinkContexts;
 import java.time.Duration;
@@ -15,13 +15,15 @@ class RedisSinkSettingsTest {
   private static final String PATH = SinkContexts.path("redis");
 
   private static List<String> problems(String hocon) {
-    return RedisSinkSettings.validate(SinkContexts.context("redis", hocon)).stream()
-        .map(SettingsProblem::toString)
+    return SettingsReader.problems(SinkContexts.context("redis", hocon), RedisSinkSettings::read)
+        .stream()
+        .map(p -> p.path() + ": " + p.message())
         .toList();
   }
 
   private static RedisSinkSettings settings(String hocon) {
-    return RedisSinkSettings.from(SinkContexts.context("redis", hocon));
+    return SettingsReader.settings(
+        SinkContexts.context("redis", hocon), RedisSinkSettings::read, "redis sink");
   }
 
   @Test
@@ -42,11 +44,11 @@ class RedisSinkSettingsTest {
         .containsExactly(
             PATH
                 + ".wait-timeout: must be shorter than timeout (10000 ms): a batch's WAIT would"
-                + " outlast the batch, got \"10s\"");
+                + " outlast the batch, not \"10s\"");
     assertThat(problems("wait-replicas = 65"))
         .singleElement()
         .asString()
-        .contains("between 0 and 64");
+        .contains("in [0, 64], not 65");
     assertThat(problems("wait-replicas = 2, wait-timeout = 200ms")).isEmpty();
   }
 
@@ -64,11 +66,11 @@ class RedisSinkSettingsTest {
                 """))
         .containsExactlyInAnyOrder(
             PATH + ".uri: must start with redis:// or rediss://, got \"http://...@host:6379/x\"",
-            PATH + ".timeout: must be at least 1ms, got \"0s\"",
-            PATH + ".max-len: must be between 0 and 2147483647, got -1",
-            PATH + ".dedup-window: must be a duration such as 1s or 500ms, got \"soon\"",
+            PATH + ".timeout: must be a positive duration, not \"0s\"",
+            PATH + ".max-len: must be >= 0, not -1",
+            PATH + ".dedup-window: \"soon\" is not a duration such as 500ms, 30s or 5m",
             PATH + ".dedup-key-prefix: must not be empty (the markers would mix with other keys)",
-            PATH + ".connections: must be between 1 and 256, got 0");
+            PATH + ".connections: must be in [1, 256], not 0");
     assertThat(problems("uri = \"redis://:pw@host:6379/db\""))
         .singleElement()
         .asString()

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.testkit.SinkContexts;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -68,7 +69,9 @@ class StreamEntriesTest {
   }
 
   private static StreamEntries entries(String hocon) {
-    return new StreamEntries(RedisSinkSettings.from(SinkContexts.context("redis", hocon)));
+    return new StreamEntries(
+        SettingsReader.settings(
+            SinkContexts.context("redis", hocon), RedisSinkSettings::read, "redis sink"));
   }
 
   private static RoutedEvent routed() {

@@ -1,50 +1,16 @@
 package io.outbox.source.cdc;
 
-import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException;
-import com.typesafe.config.ConfigValue;
-import io.outbox.relay.spi.PluginContext;
-import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.source.postgres.LeaseKeeper;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * The CDC source's settings, {@code source.cdc.*}; every default and its meaning is in this
- * module's {@code reference.conf}.
- *
- * @param slotName {@code slot-name}: the replication slot (derived from the pipeline when empty)
- * @param publicationName {@code publication-name}: the publication (derived when empty)
- * @param createPublication {@code create-publication}: create the publication when missing
- * @param createSlot {@code create-slot}: let the engine create the slot when missing
- * @param onSlotLoss {@code on-slot-loss}: what to do when stored offsets outlived their slot
- * @param reconcileAfter {@code reconcile-after}: age after which unpublished rows are swept; zero
- *     disables the sweep
- * @param reconcileInterval {@code reconcile-interval}: how often the sweep runs
- * @param heartbeatInterval {@code heartbeat-interval}: how often a heartbeat goes through the slot
- * @param pollInterval {@code poll-interval}: the engine's poll interval
- * @param maxBatchSize {@code max-batch-size}: the engine's largest batch
- * @param maxQueueSize {@code max-queue-size}: the engine's queue
- * @param laneBuffer {@code lane-buffer}: events buffered per lane before the stream waits
- * @param offsetCommitInterval {@code offset-commit-interval}: how often final positions are stored
- * @param standbyCheckInterval {@code standby-check-interval}: how often a standby tries to take
- *     over
- * @param leadershipCheckInterval {@code leadership-check-interval}: how often the active instance
- *     renews its lease
- * @param leaseTimeout {@code lease-timeout}: how long a renewal of the active instance's lease is
- *     valid; a standby takes over from an active instance that has not renewed it for this long
- * @param walKeepWarning {@code wal-keep-warning}: the share of {@code max_slot_wal_keep_size} the
- *     slot's retained WAL may reach before the source warns
- * @param startTimeout {@code start-timeout}: how long activation waits for the engine to stream
- * @param connectionTimeout {@code connection-timeout}: the longest wait for a new connection
- * @param socketTimeout {@code socket-timeout}: the longest the driver waits for the server's answer
- *     on any session of the source, the engine's included (pgjdbc's {@code socketTimeout})
- * @param debezium {@code debezium}: raw engine and connector properties, passed through
+ * The CDC source's settings, {@code source.cdc.*}, as {@link #read} reads them: each component is
+ * the key of the same name in kebab case; what a key means and its default are written once, in
+ * this module's {@code reference.conf}.
  */
 public record CdcSettings(
     String slotName,
@@ -88,36 +54,84 @@ public record CdcSettings(
   }
 
   /**
-   * Reads valid settings (see {@link #validate}), deriving empty names from the database and the
-   * pipeline (slots are cluster-wide: two databases may run pipelines of the same name).
-   *
-   * @param databaseName the database the pipeline reads
-   * @throws IllegalArgumentException listing every problem
+   * Reads {@code source.cdc}, each key once: the settings, or {@code null} with every problem in
+   * {@code r} (full key path, the bad value), without connecting; an empty {@code slot-name} or
+   * {@code publication-name} stays empty (see {@link #read(SettingsReader, String)}).
    */
-  public static CdcSettings from(PluginContext context, String databaseName) {
-    Config c = SettingsReader.valid(context, validate(context), "cdc source");
-    return new CdcSettings(
-        nameOr(c.getString("slot-name"), databaseName, context.pipeline()),
-        nameOr(c.getString("publication-name"), databaseName, context.pipeline()),
-        c.getBoolean("create-publication"),
-        c.getBoolean("create-slot"),
-        OnSlotLoss.valueOf(c.getString("on-slot-loss").toUpperCase(Locale.ROOT)),
-        c.getDuration("reconcile-after"),
-        c.getDuration("reconcile-interval"),
-        c.getDuration("heartbeat-interval"),
-        c.getDuration("poll-interval"),
-        c.getInt("max-batch-size"),
-        c.getInt("max-queue-size"),
-        c.getInt("lane-buffer"),
-        c.getDuration("offset-commit-interval"),
-        c.getDuration("standby-check-interval"),
-        c.getDuration("leadership-check-interval"),
-        c.getDuration("lease-timeout"),
-        c.getDouble("wal-keep-warning"),
-        c.getDuration("start-timeout"),
-        c.getDuration("connection-timeout"),
-        c.getDuration("socket-timeout"),
-        passThrough(c.getConfig("debezium")));
+  public static CdcSettings read(SettingsReader r) {
+    return read(r, null);
+  }
+
+  /**
+   * As {@link #read(SettingsReader)}, with an empty {@code slot-name} or {@code publication-name}
+   * derived from {@code databaseName} and the pipeline when {@code databaseName} is given.
+   */
+  public static CdcSettings read(SettingsReader r, String databaseName) {
+    String slotName = derived(r.checked("slot-name", CdcSettings::nameProblem), r, databaseName);
+    String publicationName =
+        derived(r.checked("publication-name", CdcSettings::nameProblem), r, databaseName);
+    Boolean createPublication = r.bool("create-publication");
+    Boolean createSlot = r.bool("create-slot");
+    String onSlotLoss = r.oneOf("on-slot-loss", "fail", "recreate");
+    Duration reconcileAfter = r.durationOrOff("reconcile-after", Duration.ofSeconds(1));
+    Duration reconcileInterval = r.duration("reconcile-interval", Duration.ofMillis(100));
+    Duration heartbeatInterval = r.duration("heartbeat-interval", Duration.ofMillis(100));
+    Duration pollInterval = r.positiveDuration("poll-interval");
+    Integer maxBatchSize = r.positive("max-batch-size");
+    Integer maxQueueSize = r.positive("max-queue-size");
+    Integer laneBuffer = r.positive("lane-buffer");
+    Duration offsetCommitInterval = r.duration("offset-commit-interval", Duration.ofMillis(10));
+    Duration standbyCheckInterval = r.duration("standby-check-interval", Duration.ofMillis(10));
+    Duration renew = r.duration("leadership-check-interval", Duration.ofMillis(10));
+    Duration lease = r.duration("lease-timeout", Duration.ofSeconds(1));
+    LeaseKeeper.Timing.checkRenewal(r, renew, lease);
+    Double walKeepWarning = r.doubleIn("wal-keep-warning", 0, 1);
+    if (walKeepWarning != null && walKeepWarning == 0) {
+      r.problem("wal-keep-warning", "must be a share above 0 and at most 1 (0.8 = 80 %), not 0");
+    }
+    Duration startTimeout = r.duration("start-timeout", Duration.ofSeconds(1));
+    Duration connectionTimeout = r.duration("connection-timeout", Duration.ofMillis(250));
+    Duration socketTimeout = r.duration("socket-timeout", Duration.ofSeconds(1));
+    Map<String, String> debezium = r.stringMap("debezium");
+    r.lanes();
+    return r.ok()
+        ? new CdcSettings(
+            slotName,
+            publicationName,
+            createPublication,
+            createSlot,
+            OnSlotLoss.valueOf(onSlotLoss.toUpperCase(Locale.ROOT)),
+            reconcileAfter,
+            reconcileInterval,
+            heartbeatInterval,
+            pollInterval,
+            maxBatchSize,
+            maxQueueSize,
+            laneBuffer,
+            offsetCommitInterval,
+            standbyCheckInterval,
+            renew,
+            lease,
+            walKeepWarning,
+            startTimeout,
+            connectionTimeout,
+            socketTimeout,
+            debezium)
+        : null;
+  }
+
+  private static String derived(String name, SettingsReader r, String databaseName) {
+    return name == null || !name.isEmpty() || databaseName == null
+        ? name
+        : derivedName(databaseName, r.pipeline());
+  }
+
+  private static String nameProblem(String value) {
+    return value.isEmpty() || NAME.matcher(value).matches()
+        ? null
+        : "must be 1 to 63 lower-case letters, digits or _ (or empty for the default), not \""
+            + value
+            + "\"";
   }
 
   /**
@@ -136,68 +150,5 @@ public record CdcSettings(
     return base.substring(0, 63 - hash.length() - 1) + "_" + hash;
   }
 
-  private static String nameOr(String configured, String databaseName, String pipeline) {
-    return configured.isEmpty() ? derivedName(databaseName, pipeline) : configured;
-  }
-
-  private static Map<String, String> passThrough(Config debezium) {
-    Map<String, String> properties = new LinkedHashMap<>();
-    for (Map.Entry<String, ConfigValue> e : debezium.entrySet()) {
-      properties.put(e.getKey(), String.valueOf(e.getValue().unwrapped()));
-    }
-    return properties;
-  }
-
   /** Every problem of {@code source.cdc}, each with its full key path and the bad value. */
-  public static List<SettingsProblem> validate(PluginContext context) {
-    SettingsReader r = new SettingsReader(context);
-    name(r, "slot-name");
-    name(r, "publication-name");
-    r.bool("create-publication");
-    r.bool("create-slot");
-    r.oneOf("on-slot-loss", "fail", "recreate");
-    r.duration("reconcile-after", Duration.ofSeconds(1), true);
-    r.duration("reconcile-interval", Duration.ofMillis(100), false);
-    r.duration("heartbeat-interval", Duration.ofMillis(100), false);
-    r.duration("poll-interval", Duration.ofMillis(1), false);
-    r.positive("max-batch-size");
-    r.positive("max-queue-size");
-    r.positive("lane-buffer");
-    r.duration("offset-commit-interval", Duration.ofMillis(10), false);
-    r.duration("standby-check-interval", Duration.ofMillis(10), false);
-    r.leaderLease(Duration.ofMillis(10));
-    share(context, r, "wal-keep-warning");
-    r.duration("start-timeout", Duration.ofSeconds(1), false);
-    r.duration("connection-timeout", Duration.ofMillis(250), false);
-    r.duration("socket-timeout", Duration.ofSeconds(1), false);
-    try {
-      context.settings().getConfig("debezium");
-    } catch (ConfigException e) {
-      r.problem("debezium", "must be an object of Debezium properties, got " + r.raw("debezium"));
-    }
-    r.lanes();
-    return r.problems();
-  }
-
-  private static void share(PluginContext context, SettingsReader r, String key) {
-    double value;
-    try {
-      value = context.settings().getDouble(key);
-    } catch (ConfigException e) {
-      value = Double.NaN;
-    }
-    if (!(value > 0 && value <= 1)) {
-      r.problem(key, "must be a share above 0 and at most 1 (0.8 = 80 %), got " + r.raw(key));
-    }
-  }
-
-  private static void name(SettingsReader r, String key) {
-    String value = r.string(key);
-    if (value != null && !value.isEmpty() && !NAME.matcher(value).matches()) {
-      r.problem(
-          key,
-          "must be 1 to 63 lower-case letters, digits or _ (or empty for the default), got "
-              + r.raw(key));
-    }
-  }
 }

@@ -5,6 +5,7 @@ import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SecretKeys;
 import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.relay.spi.support.SettingsSourceProvider;
 import io.outbox.source.postgres.DriverProperties;
 import org.apache.kafka.common.config.ConfigDef;
@@ -14,7 +15,7 @@ import org.apache.kafka.common.config.ConfigDef;
  * Debezium's embedded engine (pgoutput), offsets kept in the relay's own table; settings under
  * {@code source.cdc} (see {@link CdcSettings}).
  */
-public final class CdcSourceProvider extends SettingsSourceProvider {
+public final class CdcSourceProvider extends SettingsSourceProvider<CdcSettings> {
 
   /** The {@code source.type} of this source. */
   public static final String TYPE = "cdc";
@@ -26,7 +27,7 @@ public final class CdcSourceProvider extends SettingsSourceProvider {
   public CdcSourceProvider() {
     super(
         TYPE,
-        CdcSettings::validate,
+        CdcSettings::read,
         CdcSourceProvider::secret,
         SecretKeys.declared(DriverProperties::isSecret, DriverProperties::isKnown));
   }
@@ -38,9 +39,13 @@ public final class CdcSourceProvider extends SettingsSourceProvider {
    * @throws IllegalArgumentException when the settings, table names or database URL are invalid
    */
   @Override
-  public Source create(PluginContext context, DatabaseSettings database) {
+  protected Source create(PluginContext context, DatabaseSettings database, CdcSettings settings) {
+    // The default slot and publication names are derived from the database's name.
     String databaseName = CdcConnections.databaseName(database.url());
-    return new CdcSource(context, database, CdcSettings.from(context, databaseName));
+    return new CdcSource(
+        context,
+        database,
+        SettingsReader.settings(context, r -> CdcSettings.read(r, databaseName), "cdc source"));
   }
 
   /**

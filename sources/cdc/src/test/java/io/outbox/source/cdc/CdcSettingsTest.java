@@ -8,6 +8,7 @@ import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.support.SettingsReader;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -16,6 +17,11 @@ import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
 class CdcSettingsTest {
+
+  /** The settings of {@code context}, names derived as the source derives them. */
+  static CdcSettings named(PluginContext context, String databaseName) {
+    return SettingsReader.settings(context, r -> CdcSettings.read(r, databaseName), "cdc source");
+  }
 
   private static PluginContext context(Map<String, ?> overrides) {
     return new PluginContext(
@@ -33,7 +39,7 @@ class CdcSettingsTest {
 
   @Test
   void defaultsAreValidAndNamesComeFromDatabaseAndPipeline() {
-    CdcSettings s = CdcSettings.from(context(Map.of()), "shop");
+    CdcSettings s = CdcSettingsTest.named(context(Map.of()), "shop");
     assertThat(s.slotName()).isEqualTo("outbox_relay_shop_orders");
     assertThat(s.publicationName()).isEqualTo("outbox_relay_shop_orders");
     assertThat(s.onSlotLoss()).isEqualTo(CdcSettings.OnSlotLoss.FAIL);
@@ -45,7 +51,7 @@ class CdcSettingsTest {
 
   @Test
   void everySessionAndTheEngineGetTheSocketTimeoutUnlessTheUserSetOne() {
-    CdcSettings s = CdcSettings.from(context(Map.of("socket-timeout", "7500ms")), "shop");
+    CdcSettings s = CdcSettingsTest.named(context(Map.of("socket-timeout", "7500ms")), "shop");
     CdcConnections connections = new CdcConnections(database(Map.of()), s, "orders");
     assertThat(connections.socketTimeoutSeconds()).isEqualTo("8");
     assertThat(
@@ -58,14 +64,14 @@ class CdcSettingsTest {
         new CdcConnections(database(Map.of("socketTimeout", "120")), s, "orders");
     assertThat(userSet.socketTimeoutSeconds()).isEqualTo("120");
     CdcSettings debeziumSet =
-        CdcSettings.from(
+        CdcSettingsTest.named(
             context(Map.of("debezium", Map.of("database.socketTimeout", "0"))), "shop");
     assertThat(engine(debeziumSet).getProperty("database.socketTimeout")).isEqualTo("0");
   }
 
   @Test
   void theEngineStreamsOnlyTheKeyColumnsAndConvertsTimestampsToMicrosUnlessTheUserChoseOtherwise() {
-    CdcSettings s = CdcSettings.from(context(Map.of()), "shop");
+    CdcSettings s = CdcSettingsTest.named(context(Map.of()), "shop");
     Properties p = engine(s);
     assertThat(p.getProperty("converters")).isEqualTo(EpochMicrosConverter.NAME);
     assertThat(p.getProperty(EpochMicrosConverter.NAME + ".type"))
@@ -75,7 +81,7 @@ class CdcSettingsTest {
     assertThat(p.getProperty("column.exclude.list")).isNull();
 
     CdcSettings own =
-        CdcSettings.from(
+        CdcSettingsTest.named(
             context(
                 Map.of(
                     "debezium",
@@ -96,13 +102,13 @@ class CdcSettingsTest {
 
   @Test
   void theEnginesSocketsComeFromTheSessionsFactoryUnlessTheUserNamedOne() {
-    CdcSettings s = CdcSettings.from(context(Map.of()), "shop");
+    CdcSettings s = CdcSettingsTest.named(context(Map.of()), "shop");
     Properties p = engine(s);
     assertThat(p.getProperty("database.socketFactory"))
         .isEqualTo(EngineSockets.Factory.class.getName());
     assertThat(p.getProperty("database.socketFactoryArg")).isEqualTo("k");
     CdcSettings own =
-        CdcSettings.from(
+        CdcSettingsTest.named(
             context(Map.of("debezium", Map.of("database.socketFactory", "com.example.Mine"))),
             "shop");
     assertThat(engine(own).getProperty("database.socketFactory")).isEqualTo("com.example.Mine");
@@ -136,7 +142,7 @@ class CdcSettingsTest {
   @Test
   void configuredNamesAndRawDebeziumPropertiesAreKept() {
     CdcSettings s =
-        CdcSettings.from(
+        CdcSettingsTest.named(
             context(
                 Map.of(
                     "slot-name", "orders_slot",
@@ -151,38 +157,40 @@ class CdcSettingsTest {
   @Test
   void everyProblemIsListedWithItsKeyPathAndValue() {
     List<SettingsProblem> problems =
-        CdcSettings.validate(
+        SettingsReader.problems(
             context(
                 Map.of(
                     "slot-name", "Orders-Slot",
                     "on-slot-loss", "ignore",
                     "reconcile-after", "10ms",
                     "lane-buffer", 0,
-                    "heartbeat-interval", "soon")));
+                    "heartbeat-interval", "soon")),
+            CdcSettings::read);
     assertThat(problems)
         .extracting(SettingsProblem::toString)
         .anySatisfy(p -> assertThat(p).contains("source.cdc.slot-name").contains("Orders-Slot"))
         .anySatisfy(
             p -> assertThat(p).contains("source.cdc.on-slot-loss").contains("fail | recreate"))
         .anySatisfy(
-            p -> assertThat(p).contains("source.cdc.reconcile-after").contains("0 for none"))
-        .anySatisfy(p -> assertThat(p).contains("source.cdc.lane-buffer").contains("at least 1"))
+            p -> assertThat(p).contains("source.cdc.reconcile-after").contains("off (or 0)"))
+        .anySatisfy(p -> assertThat(p).contains("source.cdc.lane-buffer").contains(">= 1, not 0"))
         .anySatisfy(p -> assertThat(p).contains("source.cdc.heartbeat-interval").contains("soon"))
         .hasSize(5);
-    assertThatThrownBy(() -> CdcSettings.from(context(Map.of("lane-buffer", 0)), "shop"))
+    assertThatThrownBy(() -> CdcSettingsTest.named(context(Map.of("lane-buffer", 0)), "shop"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("lane-buffer");
   }
 
   @Test
   void leaseIsRenewedAtLeastThreeTimesPerLeaseTimeout() {
-    CdcSettings s = CdcSettings.from(context(Map.of()), "shop");
+    CdcSettings s = CdcSettingsTest.named(context(Map.of()), "shop");
     assertThat(s.leaseTimeout()).isEqualTo(Duration.ofSeconds(10));
     assertThat(s.leadershipCheckInterval()).isEqualTo(Duration.ofSeconds(1));
     assertThat(s.fenceWait()).isEqualTo(Duration.ofSeconds(2));
     assertThat(
-            CdcSettings.validate(
-                context(Map.of("lease-timeout", "2s", "leadership-check-interval", "1s"))))
+            SettingsReader.problems(
+                context(Map.of("lease-timeout", "2s", "leadership-check-interval", "1s")),
+                CdcSettings::read))
         .extracting(SettingsProblem::toString)
         .singleElement()
         .satisfies(

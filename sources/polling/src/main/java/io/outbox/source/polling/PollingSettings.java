@@ -1,40 +1,13 @@
 package io.outbox.source.polling;
 
-import com.typesafe.config.Config;
-import io.outbox.relay.spi.PluginContext;
-import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.source.postgres.LeaseKeeper;
 import java.time.Duration;
-import java.util.List;
 
 /**
- * The polling source's settings, {@code source.polling.*}; every default and its meaning is in this
- * module's {@code reference.conf}.
- *
- * @param pollInterval {@code poll-interval}: how often an idle lane looks for rows when no
- *     notification arrives (delayed events, retries that became due, missed notifications)
- * @param listen {@code listen}: whether to {@code LISTEN} for the insert trigger's notifications
- * @param standbyCheckInterval {@code standby-check-interval}: how often a standby instance tries to
- *     become the active one
- * @param leadershipCheckInterval {@code leadership-check-interval}: how often the active instance
- *     renews its lease (and so checks that it still holds its leader lock)
- * @param leaseTimeout {@code lease-timeout}: how long a renewal of the active instance's lease is
- *     valid; a standby takes over from an active instance that has not renewed it for this long
- * @param statementTimeout {@code statement-timeout}: the {@code statement_timeout} of every query
- *     of the source; {@link Duration#ZERO} for none
- * @param connectionTimeout {@code connection-timeout}: the longest wait for a new connection or a
- *     free one from the pool
- * @param claimIdleTimeout {@code claim-idle-timeout}: the longest a claim may stay open while its
- *     batch is published ({@code idle_in_transaction_session_timeout}); {@link Duration#ZERO} for
- *     none
- * @param serverKeepalive {@code server-keepalive}: TCP keepalive idle time the server uses for the
- *     source's sessions, so that a vanished relay's locks are freed; {@link Duration#ZERO} keeps
- *     the server's setting
- * @param socketTimeout {@code socket-timeout}: the longest the driver waits for the server's answer
- *     on any session of the source (pgjdbc's {@code socketTimeout}) before it gives the connection
- *     up; longer than {@code statementTimeout}, so a slow statement is cancelled by the server
- *     first
+ * The polling source's settings, {@code source.polling.*}, as {@link #read} reads them: each
+ * component is the key of the same name in kebab case; what a key means and its default are written
+ * once, in this module's {@code reference.conf}.
  */
 public record PollingSettings(
     Duration pollInterval,
@@ -54,60 +27,48 @@ public record PollingSettings(
   private static final Duration SOCKET_TIMEOUT_MARGIN = Duration.ofSeconds(1);
 
   /**
-   * Reads valid settings (see {@link #validate}).
-   *
-   * @throws IllegalArgumentException listing every problem
+   * Reads {@code source.polling}, each key once: the settings, or {@code null} with every problem
+   * in {@code r} (full key path, the bad value), without connecting.
    */
-  public static PollingSettings from(PluginContext context) {
-    Config c = SettingsReader.valid(context, validate(context), "polling source");
-    return new PollingSettings(
-        c.getDuration("poll-interval"),
-        c.getBoolean("listen"),
-        c.getDuration("standby-check-interval"),
-        c.getDuration("leadership-check-interval"),
-        c.getDuration("lease-timeout"),
-        c.getDuration("statement-timeout"),
-        c.getDuration("connection-timeout"),
-        c.getDuration("claim-idle-timeout"),
-        c.getDuration("server-keepalive"),
-        c.getDuration("socket-timeout"));
-  }
-
-  /** Every problem of {@code source.polling}, each with its full key path and the bad value. */
-  public static List<SettingsProblem> validate(PluginContext context) {
-    SettingsReader r = new SettingsReader(context);
-    r.duration("poll-interval", MIN_INTERVAL, false);
-    r.bool("listen");
-    r.duration("standby-check-interval", MIN_INTERVAL, false);
-    r.leaderLease(MIN_INTERVAL);
-    boolean statementTimeout = r.duration("statement-timeout", Duration.ofMillis(1), true);
-    r.duration("connection-timeout", MIN_CONNECTION_TIMEOUT, false);
-    r.duration("claim-idle-timeout", Duration.ofMillis(1), true);
-    r.duration("server-keepalive", Duration.ofSeconds(1), true);
-    if (r.duration("socket-timeout", Duration.ofSeconds(1), false) && statementTimeout) {
-      checkSocketTimeout(r, context.settings());
-    }
-    r.lanes();
-    return r.problems();
-  }
-
-  /**
-   * The driver must not give a connection up while the server may still cancel the statement and
-   * answer with an error (which leaves the connection usable).
-   */
-  private static void checkSocketTimeout(SettingsReader r, Config c) {
-    Duration statement = c.getDuration("statement-timeout");
-    Duration socket = c.getDuration("socket-timeout");
-    if (!statement.isZero() && socket.compareTo(statement.plus(SOCKET_TIMEOUT_MARGIN)) < 0) {
+  public static PollingSettings read(SettingsReader r) {
+    Duration pollInterval = r.duration("poll-interval", MIN_INTERVAL);
+    Boolean listen = r.bool("listen");
+    Duration standbyCheckInterval = r.duration("standby-check-interval", MIN_INTERVAL);
+    Duration renew = r.duration("leadership-check-interval", MIN_INTERVAL);
+    Duration lease = r.duration("lease-timeout", Duration.ofSeconds(1));
+    LeaseKeeper.Timing.checkRenewal(r, renew, lease);
+    Duration statementTimeout = r.duration("statement-timeout", Duration.ZERO);
+    Duration connectionTimeout = r.duration("connection-timeout", MIN_CONNECTION_TIMEOUT);
+    Duration claimIdleTimeout = r.duration("claim-idle-timeout", Duration.ZERO);
+    Duration serverKeepalive = r.durationOrOff("server-keepalive", Duration.ofSeconds(1));
+    Duration socketTimeout = r.duration("socket-timeout", Duration.ofSeconds(1));
+    if (statementTimeout != null
+        && socketTimeout != null
+        && !statementTimeout.isZero()
+        && socketTimeout.compareTo(statementTimeout.plus(SOCKET_TIMEOUT_MARGIN)) < 0) {
       r.problem(
           "socket-timeout",
           "must exceed statement-timeout (set to "
-              + r.raw("statement-timeout")
+              + r.describe("statement-timeout")
               + ") by at least "
               + SOCKET_TIMEOUT_MARGIN.toSeconds()
               + "s, so that the server cancels a slow statement before the driver gives the"
-              + " connection up; got "
-              + r.raw("socket-timeout"));
+              + " connection up; not "
+              + r.describe("socket-timeout"));
     }
+    r.lanes();
+    return r.ok()
+        ? new PollingSettings(
+            pollInterval,
+            listen,
+            standbyCheckInterval,
+            renew,
+            lease,
+            statementTimeout,
+            connectionTimeout,
+            claimIdleTimeout,
+            serverKeepalive,
+            socketTimeout)
+        : null;
   }
 }

@@ -13,7 +13,7 @@ import io.outbox.source.postgres.DriverProperties;
  * source.polling} (see {@link PollingSettings}). No setting under {@code source.polling} holds a
  * secret; the PostgreSQL driver's own secret properties are those of {@link DriverProperties}.
  */
-public final class PollingSourceProvider extends SettingsSourceProvider {
+public final class PollingSourceProvider extends SettingsSourceProvider<PollingSettings> {
 
   /** The {@code source.type} of this source. */
   public static final String TYPE = "polling";
@@ -22,7 +22,7 @@ public final class PollingSourceProvider extends SettingsSourceProvider {
   public PollingSourceProvider() {
     super(
         TYPE,
-        PollingSettings::validate,
+        PollingSettings::read,
         key -> SecretKeys.Answer.NOT_SECRET,
         SecretKeys.declared(DriverProperties::isSecret, DriverProperties::isKnown));
   }
@@ -33,7 +33,8 @@ public final class PollingSourceProvider extends SettingsSourceProvider {
    * @throws IllegalArgumentException when the settings or table names are invalid
    */
   @Override
-  public Source create(PluginContext context, DatabaseSettings database) {
-    return new PollingSource(context, database, PollingSettings.from(context));
+  protected Source create(
+      PluginContext context, DatabaseSettings database, PollingSettings settings) {
+    return new PollingSource(context, database, settings);
   }
 }

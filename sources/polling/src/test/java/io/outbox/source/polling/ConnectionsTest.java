@@ -3,6 +3,7 @@ package io.outbox.source.polling;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.source.postgres.OutboxVerdicts;
 import java.util.ArrayList;
 import java.util.Map;
@@ -51,9 +52,11 @@ class ConnectionsTest {
   @Test
   void noServerTimeoutsWhenKeepaliveIsOff() {
     PollingSettings settings =
-        PollingSettings.from(
+        SettingsReader.settings(
             PollingFixture.context(
-                PollingFixture.settings(Map.of("server-keepalive", "0")), 1, new ArrayList<>()));
+                PollingFixture.settings(Map.of("server-keepalive", "0")), 1, new ArrayList<>()),
+            PollingSettings::read,
+            "polling source");
     Properties p = new Connections(database(Map.of()), settings, "p").driverProperties("x", false);
 
     assertThat(p.getProperty("options")).doesNotContain("tcp_");
@@ -61,8 +64,10 @@ class ConnectionsTest {
 
   private static Connections connections(Map<String, String> properties) {
     PollingSettings settings =
-        PollingSettings.from(
-            PollingFixture.context(PollingFixture.settings(Map.of()), 1, new ArrayList<>()));
+        SettingsReader.settings(
+            PollingFixture.context(PollingFixture.settings(Map.of()), 1, new ArrayList<>()),
+            PollingSettings::read,
+            "polling source");
     return new Connections(database(properties), settings, "p");
   }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.support.SettingsReader;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,7 @@ class PollingSettingsTest {
   @Test
   void readsTheDefaultsOfReferenceConf() {
     PollingSettings s =
-        PollingSettings.from(
+        SettingsReader.settings(
             PollingFixture.context(
                 PollingFixture.settings(
                     Map.of(
@@ -22,7 +23,9 @@ class PollingSettingsTest {
                         "standby-check-interval", "1s",
                         "leadership-check-interval", "1s")),
                 4,
-                new java.util.ArrayList<>()));
+                new java.util.ArrayList<>()),
+            PollingSettings::read,
+            "polling source");
 
     assertThat(s)
         .isEqualTo(
@@ -42,7 +45,7 @@ class PollingSettingsTest {
   @Test
   void reportsEveryProblemWithItsFullPathAndValue() {
     List<SettingsProblem> problems =
-        PollingSettings.validate(
+        SettingsReader.problems(
             PollingFixture.context(
                 PollingFixture.settings(
                     Map.of(
@@ -52,7 +55,8 @@ class PollingSettingsTest {
                         "statement-timeout", "-1s",
                         "connection-timeout", "100ms")),
                 4,
-                new java.util.ArrayList<>()));
+                new java.util.ArrayList<>()),
+            PollingSettings::read);
 
     assertThat(problems)
         .extracting(SettingsProblem::path)
@@ -70,12 +74,13 @@ class PollingSettingsTest {
   @Test
   void refusesALeaseThatIsNotRenewedAtLeastThreeTimes() {
     List<SettingsProblem> problems =
-        PollingSettings.validate(
+        SettingsReader.problems(
             PollingFixture.context(
                 PollingFixture.settings(
                     Map.of("leadership-check-interval", "4s", "lease-timeout", "10s")),
                 1,
-                new java.util.ArrayList<>()));
+                new java.util.ArrayList<>()),
+            PollingSettings::read);
 
     assertThat(problems)
         .singleElement()
@@ -89,7 +94,7 @@ class PollingSettingsTest {
   @Test
   void zeroSwitchesOptionalLimitsOff() {
     List<SettingsProblem> problems =
-        PollingSettings.validate(
+        SettingsReader.problems(
             PollingFixture.context(
                 PollingFixture.settings(
                     Map.of(
@@ -100,7 +105,8 @@ class PollingSettingsTest {
                         "server-keepalive",
                         "0s")),
                 1,
-                new java.util.ArrayList<>()));
+                new java.util.ArrayList<>()),
+            PollingSettings::read);
 
     assertThat(problems).isEmpty();
   }
@@ -108,12 +114,13 @@ class PollingSettingsTest {
   @Test
   void socketTimeoutMustLeaveTheStatementTimeoutTimeToFire() {
     List<SettingsProblem> problems =
-        PollingSettings.validate(
+        SettingsReader.problems(
             PollingFixture.context(
                 PollingFixture.settings(
                     Map.of("statement-timeout", "30s", "socket-timeout", "30s")),
                 1,
-                new java.util.ArrayList<>()));
+                new java.util.ArrayList<>()),
+            PollingSettings::read);
 
     assertThat(problems)
         .singleElement()
@@ -122,25 +129,26 @@ class PollingSettingsTest {
               assertThat(p.path()).isEqualTo(PollingFixture.PATH + ".socket-timeout");
               assertThat(p.message())
                   .contains("must exceed statement-timeout (set to \"30s\") by at least 1s")
-                  .contains("got \"30s\"");
+                  .contains("not \"30s\"");
             });
   }
 
   @Test
   void socketTimeoutIsRequiredEvenWithoutAStatementTimeout() {
     List<SettingsProblem> problems =
-        PollingSettings.validate(
+        SettingsReader.problems(
             PollingFixture.context(
                 PollingFixture.settings(Map.of("statement-timeout", "0", "socket-timeout", "0")),
                 1,
-                new java.util.ArrayList<>()));
+                new java.util.ArrayList<>()),
+            PollingSettings::read);
 
     assertThat(problems)
         .singleElement()
         .satisfies(
             p -> {
               assertThat(p.path()).isEqualTo(PollingFixture.PATH + ".socket-timeout");
-              assertThat(p.message()).contains("at least 1000ms");
+              assertThat(p.message()).contains("at least 1s");
             });
   }
 
@@ -148,11 +156,13 @@ class PollingSettingsTest {
   void refusesToBuildFromInvalidSettings() {
     assertThatThrownBy(
             () ->
-                PollingSettings.from(
+                SettingsReader.settings(
                     PollingFixture.context(
                         PollingFixture.settings(Map.of("poll-interval", "1ms")),
                         1,
-                        new java.util.ArrayList<>())))
+                        new java.util.ArrayList<>()),
+                    PollingSettings::read,
+                    "polling source"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(PollingFixture.PATH + ".poll-interval");
   }

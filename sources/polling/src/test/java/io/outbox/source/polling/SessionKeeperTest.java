@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.support.SettingsReader;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -66,8 +67,10 @@ class SessionKeeperTest {
 
   private static Connections connections() {
     PollingSettings settings =
-        PollingSettings.from(
-            PollingFixture.context(PollingFixture.settings(Map.of()), 1, new ArrayList<>()));
+        SettingsReader.settings(
+            PollingFixture.context(PollingFixture.settings(Map.of()), 1, new ArrayList<>()),
+            PollingSettings::read,
+            "polling source");
     DatabaseSettings database =
         new DatabaseSettings(
             "jdbc:none://nowhere/app",

@@ -1,6 +1,7 @@
 package io.outbox.source.postgres;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.support.SettingsReader;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -41,6 +42,23 @@ public final class LeaseKeeper {
      */
     default Duration fenceWait() {
       return leaseTimeout().dividedBy(5);
+    }
+
+    /**
+     * A problem of {@code leadership-check-interval} unless it renews a lease of {@code
+     * lease-timeout} at least three times per lease; {@code null} values (bad ones, already
+     * reported) are left alone.
+     */
+    static void checkRenewal(SettingsReader r, Duration renew, Duration lease) {
+      if (renew != null && lease != null && renew.multipliedBy(3).compareTo(lease) > 0) {
+        r.problem(
+            "leadership-check-interval",
+            "must be at most a third of lease-timeout ("
+                + lease.toMillis()
+                + " ms) so that the lease is renewed in time, not "
+                + renew.toMillis()
+                + " ms");
+      }
     }
   }
 

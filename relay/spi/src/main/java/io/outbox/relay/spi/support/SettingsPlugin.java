@@ -8,21 +8,23 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * What a provider of the kit declares, sink or source alike: its type, its settings check and which
- * of its keys hold secrets.
+ * What a provider of the kit declares, sink or source alike: its type, the one method that reads
+ * its settings (each key once, see {@link SettingsReader}) and which of its keys hold secrets.
+ *
+ * @param <S> the plug-in's settings record
  */
-abstract class SettingsPlugin {
+abstract class SettingsPlugin<S> {
 
   private final String type;
-  private final Function<PluginContext, List<SettingsProblem>> validator;
+  private final String what;
+  private final Function<SettingsReader, S> read;
   private final SecretKeys secretKeys;
 
   SettingsPlugin(
-      String type,
-      Function<PluginContext, List<SettingsProblem>> validator,
-      SecretKeys secretKeys) {
+      String type, String kind, Function<SettingsReader, S> read, SecretKeys secretKeys) {
     this.type = Objects.requireNonNull(type, "type");
-    this.validator = Objects.requireNonNull(validator, "validator");
+    this.what = type + " " + kind;
+    this.read = Objects.requireNonNull(read, "read");
     this.secretKeys = Objects.requireNonNull(secretKeys, "secretKeys");
   }
 
@@ -33,7 +35,16 @@ abstract class SettingsPlugin {
 
   /** Every problem of the settings, without connecting. */
   public final List<SettingsProblem> validate(PluginContext context) {
-    return validator.apply(context);
+    return SettingsReader.problems(context, read);
+  }
+
+  /**
+   * The settings of {@code context}.
+   *
+   * @throws IllegalArgumentException listing every problem
+   */
+  protected final S settings(PluginContext context) {
+    return SettingsReader.settings(context, read, what);
   }
 
   /** Which keys of the plug-in's subtree hold secrets. */

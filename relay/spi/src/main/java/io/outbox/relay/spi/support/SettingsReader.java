@@ -2,154 +2,308 @@ package io.outbox.relay.spi.support;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigObject;
+import com.typesafe.config.ConfigOrigin;
+import com.typesafe.config.ConfigUtil;
+import com.typesafe.config.ConfigValue;
+import com.typesafe.config.ConfigValueType;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
+import java.math.BigDecimal;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.BinaryOperator;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * Checks a plug-in's settings subtree key by key and collects every problem, each with its full key
- * path and the bad value as written, instead of stopping at the first: what {@link
- * SourceProvider#validate} and {@link SinkProvider#validate} return.
+ * The one reader of settings, for the relay's own keys and every plug-in's: reads typed values from
+ * one config subtree in one pass. A bad value becomes a {@link SettingsProblem} naming the full key
+ * path, the value as written (secrets masked) and where it was written, and reading goes on, so
+ * that every problem is reported at once; a getter returns {@code null} for a bad value.
+ *
+ * <p>A plug-in reads its settings in one method, {@code static FooSettings read(SettingsReader r)},
+ * each key once, and returns the settings when {@link #ok()}; {@link #problems(PluginContext,
+ * Function)} (its {@code validate}) and {@link #settings(PluginContext, Function, String)} (its
+ * {@code create}) both run it.
  */
-public final class SettingsReader {
+public final class SettingsReader extends SettingsTree {
 
-  private final PluginContext context;
-  private final Config config;
-  private final List<SettingsProblem> problems = new ArrayList<>();
-
-  /** A reader of {@code context}'s settings. */
+  /** A reader of a plug-in's subtree, {@code context.settings()}, keeping its own problems. */
   public SettingsReader(PluginContext context) {
-    this.context = context;
-    this.config = context.settings();
+    super(context.settings(), context.path(), p -> {}, null, (path, value) -> value, context);
   }
 
   /**
-   * A duration of at least {@code min} (or exactly zero when {@code zeroAllowed}).
+   * A reader of the relay's own settings.
    *
-   * @return whether the value is valid
+   * @param config the subtree
+   * @param base the full key path of the subtree, e.g. {@code outbox-relay.pipelines.orders}
+   * @param sink where each problem goes too
+   * @param fallbackOrigin where problems point when the value is missing or is a reference default
+   *     (e.g. the pipeline's object in the user's file), or {@code null}
+   * @param shown a value as it may be shown in a message, given its full path (masks secrets)
    */
-  public boolean duration(String key, Duration min, boolean zeroAllowed) {
-    Duration d;
-    try {
-      d = config.getDuration(key);
-    } catch (ConfigException.Missing e) {
-      problem(key, "must be set to a duration such as 1s");
-      return false;
-    } catch (ConfigException e) {
-      problem(key, "must be a duration such as 1s or 500ms, got " + raw(key));
-      return false;
+  public SettingsReader(
+      Config config,
+      String base,
+      Consumer<SettingsProblem> sink,
+      ConfigOrigin fallbackOrigin,
+      BinaryOperator<String> shown) {
+    super(config, base, sink, fallbackOrigin, shown, null);
+  }
+
+  /**
+   * Every problem of a plug-in's settings, as its {@code read} finds them: its {@code validate}.
+   */
+  public static List<SettingsProblem> problems(
+      PluginContext context, Function<SettingsReader, ?> read) {
+    SettingsReader reader = new SettingsReader(context);
+    read.apply(reader);
+    return reader.problems();
+  }
+
+  /**
+   * A plug-in's settings, as its {@code read} gives them.
+   *
+   * @param what the plug-in, for the message, e.g. {@code Kafka sink}
+   * @throws IllegalArgumentException listing every problem
+   */
+  public static <S> S settings(
+      PluginContext context, Function<SettingsReader, S> read, String what) {
+    SettingsReader reader = new SettingsReader(context);
+    S settings = read.apply(reader);
+    if (!reader.ok() || settings == null) {
+      throw new IllegalArgumentException("invalid " + what + " settings: " + reader.problems());
     }
-    if (zeroAllowed && d.isZero()) {
-      return true;
+    return settings;
+  }
+
+  /** A string (numbers and booleans are taken as text), possibly empty. */
+  public String string(String key) {
+    return present(key, "a string") ? optionalString(key) : null;
+  }
+
+  /** A string that must be present and not blank. */
+  public String requiredString(String key, String whatItIs) {
+    if (!present(key, whatItIs)) {
+      return null;
     }
-    if (d.compareTo(min) < 0) {
-      problem(
-          key,
-          "must be at least "
-              + min.toMillis()
-              + "ms"
-              + (zeroAllowed ? " (or 0 for none)" : "")
-              + ", got "
-              + raw(key));
-      return false;
+    String s = optionalString(key);
+    if (s != null && s.isBlank()) {
+      problem(key, "must not be blank: " + whatItIs);
+      return null;
     }
-    return true;
+    return s;
+  }
+
+  /** A string, or {@code null} when absent or null. Numbers and booleans are taken as text. */
+  public String optionalString(String key) {
+    ConfigValue v = raw(key);
+    if (v == null || v.valueType() == ConfigValueType.NULL) {
+      return null;
+    }
+    if (v.valueType() == ConfigValueType.OBJECT || v.valueType() == ConfigValueType.LIST) {
+      problem(key, "must be a string, not " + describe(key));
+      return null;
+    }
+    return String.valueOf(v.unwrapped());
   }
 
   /** {@code true} or {@code false}. */
-  public void bool(String key) {
+  public Boolean bool(String key) {
+    if (!present(key, "true or false")) {
+      return null;
+    }
     try {
-      config.getBoolean(key);
-    } catch (ConfigException.Missing e) {
-      problem(key, "must be set to true or false");
+      return config.getBoolean(key);
     } catch (ConfigException e) {
-      problem(key, "must be true or false, got " + raw(key));
+      problem(key, "must be true or false, not " + describe(key));
+      return null;
     }
   }
 
   /** A whole number of at least 1. */
-  public void positive(String key) {
-    try {
-      if (config.getInt(key) < 1) {
-        problem(key, "must be at least 1, got " + raw(key));
-      }
-    } catch (ConfigException.Missing e) {
-      problem(key, "must be set to a number");
-    } catch (ConfigException e) {
-      problem(key, "must be a whole number, got " + raw(key));
-    }
+  public Integer positive(String key) {
+    return intIn(key, 1, Integer.MAX_VALUE);
   }
 
-  /**
-   * A whole number in {@code [min, max]}.
-   *
-   * @return whether the value is valid
-   */
-  public boolean intBetween(String key, int min, int max) {
-    try {
-      int v = config.getInt(key);
-      if (v < min || v > max) {
-        problem(key, "must be between " + min + " and " + max + ", got " + raw(key));
-        return false;
-      }
-      return true;
-    } catch (ConfigException.Missing e) {
-      problem(key, "must be set to a number");
-    } catch (ConfigException e) {
-      problem(key, "must be a whole number, got " + raw(key));
-    }
-    return false;
-  }
-
-  /**
-   * A string.
-   *
-   * @return the value, or {@code null} when it is missing or not a string (a problem was added)
-   */
-  public String string(String key) {
-    try {
-      return config.getString(key);
-    } catch (ConfigException.Missing e) {
-      problem(key, "must be set");
-    } catch (ConfigException e) {
-      problem(key, "must be a string, got " + raw(key));
-    }
-    return null;
-  }
-
-  /**
-   * A string when the key is set at all (an optional secret such as a password or token).
-   *
-   * @return the value, or {@code null} when it is unset or not a string (a problem was added)
-   */
-  public String optionalString(String key) {
-    return config.hasPath(key) ? string(key) : null;
-  }
-
-  /**
-   * A non-empty list of strings, none of them blank or holding whitespace (names such as subjects
-   * or topics).
-   *
-   * @param example a list to show in the messages, e.g. {@code ["outbox.>"]}
-   * @param what what one entry is, e.g. {@code subject}
-   * @return the list, or {@code null} when it is missing or not a list of strings (a problem was
-   *     added); a list with problems is returned too
-   */
-  public List<String> names(String key, String what, String example) {
-    List<String> names;
-    try {
-      names = config.getStringList(key);
-    } catch (ConfigException e) {
-      problem(key, "must be a list of " + what + "s such as " + example + ", got " + raw(key));
+  /** A whole number in {@code [min, max]}. */
+  public Integer intIn(String key, int min, int max) {
+    BigDecimal n = number(key, "a whole number");
+    if (n == null) {
       return null;
     }
-    if (names.isEmpty()) {
+    if (n.stripTrailingZeros().scale() > 0) {
+      problem(key, "must be a whole number, not " + describe(key));
+      return null;
+    }
+    if (n.compareTo(BigDecimal.valueOf(min)) < 0 || n.compareTo(BigDecimal.valueOf(max)) > 0) {
+      problem(key, outOfRange(key, min, max));
+      return null;
+    }
+    return n.intValueExact();
+  }
+
+  /** A number in {@code [min, max]}. */
+  public Double doubleIn(String key, double min, double max) {
+    BigDecimal n = number(key, "a number");
+    if (n == null) {
+      return null;
+    }
+    double d = n.doubleValue();
+    if (d < min || d > max) {
+      problem(key, outOfRange(key, min, max));
+      return null;
+    }
+    return d;
+  }
+
+  /** A positive HOCON duration ({@code 500ms}, {@code 30s}, {@code 5m}; a bare number is ms). */
+  public Duration positiveDuration(String key) {
+    Duration d = anyDuration(key, "a duration such as 500ms, 30s or 5m");
+    if (d != null && (d.isNegative() || d.isZero())) {
+      problem(key, "must be a positive duration, not " + describe(key));
+      return null;
+    }
+    return d;
+  }
+
+  /** A duration of at least {@code min}. */
+  public Duration duration(String key, Duration min) {
+    Duration d = anyDuration(key, "a duration such as 500ms, 30s or 5m");
+    if (d != null && d.compareTo(min) < 0) {
+      problem(key, "must be at least " + shortest(min) + ", not " + describe(key));
+      return null;
+    }
+    return d;
+  }
+
+  /**
+   * A duration of at least {@code min} for something that can be switched off: {@code off}, {@code
+   * false} or {@code 0} give {@link Duration#ZERO}.
+   */
+  public Duration durationOrOff(String key, Duration min) {
+    String forms = "a duration such as 12h or 7d, or off";
+    ConfigValue v = raw(key);
+    if (v != null
+        && (Boolean.FALSE.equals(v.unwrapped())
+            || v.unwrapped() instanceof String text && "off".equalsIgnoreCase(text.strip()))) {
+      return Duration.ZERO;
+    }
+    Duration d = anyDuration(key, forms);
+    if (d == null || d.isZero()) {
+      return d;
+    }
+    if (d.compareTo(min) < 0) {
+      problem(key, "must be off (or 0) or at least " + shortest(min) + ", not " + describe(key));
+      return null;
+    }
+    return d;
+  }
+
+  /** One of {@code choices}, written in lower case. */
+  public <T> T oneOf(String key, Map<String, T> choices) {
+    String s = present(key, "one of " + String.join(" | ", choices.keySet())) ? string(key) : null;
+    if (s == null) {
+      return null;
+    }
+    T value = choices.get(s.toLowerCase(Locale.ROOT));
+    if (value == null) {
+      problem(
+          key, "must be one of " + String.join(" | ", choices.keySet()) + ", not " + describe(key));
+    }
+    return value;
+  }
+
+  /** One of {@code allowed}, in lower case. */
+  public String oneOf(String key, String... allowed) {
+    Map<String, String> choices = new LinkedHashMap<>();
+    for (String a : allowed) {
+      choices.put(a, a);
+    }
+    return oneOf(key, choices);
+  }
+
+  /** A string that {@code reason} accepts: it gives why a value is refused, or {@code null}. */
+  public String checked(String key, Function<String, String> reason) {
+    String value = string(key);
+    String refused = value == null ? null : reason.apply(value);
+    if (refused != null) {
+      problem(key, refused);
+      return null;
+    }
+    return value;
+  }
+
+  /**
+   * A free-form map of text values; nested objects are flattened with dots ({@code ssl { mode = x
+   * }} gives {@code ssl.mode}); an absent key or null is an empty map.
+   */
+  public Map<String, String> stringMap(String key) {
+    ConfigValue v = raw(key);
+    if (v == null || v.valueType() == ConfigValueType.NULL) {
+      return Map.of();
+    }
+    if (!(v instanceof ConfigObject o)) {
+      problem(key, "must be an object of settings, not " + describe(key));
+      return null;
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    return flatten(key, o, "", out) ? out : null;
+  }
+
+  private boolean flatten(String key, ConfigObject o, String prefix, Map<String, String> out) {
+    boolean ok = true;
+    for (Map.Entry<String, ConfigValue> e : o.entrySet()) {
+      String name = prefix + e.getKey();
+      String childKey = key + "." + ConfigUtil.quoteString(e.getKey());
+      ConfigValue child = e.getValue();
+      switch (child.valueType()) {
+        case OBJECT -> ok &= flatten(childKey, (ConfigObject) child, name + ".", out);
+        case LIST -> {
+          problem(childKey, "must be a single value, not a list");
+          ok = false;
+        }
+        case NULL -> {} // an explicit null unsets a property
+        default -> out.put(name, String.valueOf(child.unwrapped()));
+      }
+    }
+    return ok;
+  }
+
+  /**
+   * A list of strings, or {@code null} when it is missing or not one (a problem was added).
+   *
+   * @param expected the form, for the messages, e.g. {@code a list of topics such as ["t"]}
+   */
+  public List<String> stringList(String key, String expected) {
+    if (!present(key, expected)) {
+      return null;
+    }
+    try {
+      return config.getStringList(key);
+    } catch (ConfigException e) {
+      problem(key, "must be " + expected + ", not " + describe(key));
+      return null;
+    }
+  }
+
+  /**
+   * A non-empty list of names (subjects, topics), none of them blank or holding whitespace.
+   *
+   * @param what what one entry is, e.g. {@code subject}
+   * @param example a list to show in the messages, e.g. {@code ["outbox.>"]}
+   */
+  public List<String> names(String key, String what, String example) {
+    List<String> names = stringList(key, "a list of " + what + "s such as " + example);
+    if (names != null && names.isEmpty()) {
       problem(key, "must list at least one " + what + ", such as " + example);
     }
-    for (String name : names) {
+    for (String name : names == null ? List.<String>of() : names) {
       if (name.isBlank() || name.chars().anyMatch(Character::isWhitespace)) {
         problem(key, "a " + what + " must not be empty or hold spaces: \"" + name + "\"");
       }
@@ -159,11 +313,7 @@ public final class SettingsReader {
 
   /**
    * A comma-separated list of URLs ({@link BrokerUrls#split}), at least one, each of which {@code
-   * reason} accepts: {@code reason} gives why a URL is refused (never showing a secret), or {@code
-   * null} when it is fine; each refused URL is a problem of its own.
-   *
-   * @return the URLs, or {@code null} when the value is missing or not a string (a problem was
-   *     added)
+   * reason} accepts: it gives why a URL is refused (never showing a secret), or {@code null}.
    */
   public List<String> urls(String key, Function<String, String> reason) {
     String value = string(key);
@@ -172,7 +322,7 @@ public final class SettingsReader {
     }
     List<String> urls = BrokerUrls.split(value);
     if (urls.isEmpty()) {
-      problem(key, "must name at least one URL, got " + raw(key));
+      problem(key, "must name at least one URL, not " + describe(key));
     }
     for (String url : urls) {
       String refused = reason.apply(url);
@@ -183,121 +333,41 @@ public final class SettingsReader {
     return urls;
   }
 
-  /**
-   * A string that {@code reason} accepts: {@code reason} gives why a value is refused (never
-   * showing a secret), or {@code null} when it is fine.
-   */
-  public void checked(String key, Function<String, String> reason) {
-    String value = string(key);
-    String refused = value == null ? null : reason.apply(value);
-    if (refused != null) {
-      problem(key, refused);
+  private Duration anyDuration(String key, String forms) {
+    if (!present(key, forms)) {
+      return null;
+    }
+    try {
+      return config.getDuration(key);
+    } catch (ConfigException e) {
+      problem(key, describe(key) + " is not " + forms);
+      return null;
     }
   }
 
-  /** One of {@code allowed}, as written. */
-  public void oneOf(String key, String... allowed) {
-    String value = string(key);
-    if (value != null && !List.of(allowed).contains(value)) {
-      problem(key, "must be one of " + String.join(" | ", allowed) + ", got " + raw(key));
+  private BigDecimal number(String key, String what) {
+    if (!present(key, what)) {
+      return null;
     }
-  }
-
-  /** The pipeline runs at least one lane. */
-  public void lanes() {
-    if (context.lanes() < 1) {
-      problems.add(
-          new SettingsProblem(
-              context.path() + ".lanes", "must be at least 1, got " + context.lanes()));
-    }
-  }
-
-  /**
-   * The leader lease of a source: {@code leadership-check-interval} (at least {@code minInterval})
-   * renews a lease of {@code lease-timeout} (at least 1s), at least three times per lease.
-   */
-  public void leaderLease(Duration minInterval) {
-    boolean renewOk = duration("leadership-check-interval", minInterval, false);
-    boolean leaseOk = duration("lease-timeout", Duration.ofSeconds(1), false);
-    if (renewOk && leaseOk) {
-      Duration renew = config.getDuration("leadership-check-interval");
-      Duration lease = config.getDuration("lease-timeout");
-      if (renew.multipliedBy(3).compareTo(lease) > 0) {
-        problem(
-            "leadership-check-interval",
-            "must be at most a third of lease-timeout ("
-                + lease.toMillis()
-                + " ms) so that the lease is renewed in time, got "
-                + renew.toMillis()
-                + " ms");
+    ConfigValue v = raw(key);
+    try {
+      if (v.valueType() == ConfigValueType.NUMBER || v.valueType() == ConfigValueType.STRING) {
+        return new BigDecimal(v.unwrapped().toString().strip());
       }
+    } catch (NumberFormatException e) {
+      // reported below
     }
+    problem(key, "must be " + what + ", not " + describe(key));
+    return null;
   }
 
-  /**
-   * A problem of {@code key} unless it is shorter than {@code longer}; both must have been read as
-   * valid durations ({@link #duration}), else nothing more is said.
-   *
-   * @param why ends the message, e.g. {@code "a batch's WAIT would outlast the batch"}
-   */
-  public void shorterThan(String key, String longer, String why) {
-    Duration d;
-    Duration limit;
-    try {
-      d = config.getDuration(key);
-      limit = config.getDuration(longer);
-    } catch (ConfigException e) {
-      return; // reported by duration()
-    }
-    if (d.compareTo(limit) >= 0) {
-      problem(
-          key,
-          "must be shorter than "
-              + longer
-              + " ("
-              + limit.toMillis()
-              + " ms): "
-              + why
-              + ", got "
-              + raw(key));
-    }
+  private String outOfRange(String key, Number min, Number max) {
+    String range =
+        max.doubleValue() >= Integer.MAX_VALUE ? ">= " + min : "in [" + min + ", " + max + "]";
+    return "must be " + range + ", not " + describe(key);
   }
 
-  /** The value of {@code key} as written in HOCON, or {@code null}. */
-  public String raw(String key) {
-    try {
-      return config.getValue(key).render();
-    } catch (ConfigException e) {
-      return "null";
-    }
-  }
-
-  /** Adds a problem of {@code key} (below the plug-in's subtree). */
-  public void problem(String key, String message) {
-    problems.add(new SettingsProblem(context.pathOf(key), message));
-  }
-
-  /**
-   * The plug-in's settings subtree, once its {@code validate} found no problem.
-   *
-   * @param problems what the plug-in's {@code validate} found
-   * @param what the plug-in, for the message, e.g. {@code Kafka sink}
-   * @throws IllegalArgumentException listing every problem
-   */
-  public static Config valid(PluginContext context, List<SettingsProblem> problems, String what) {
-    if (!problems.isEmpty()) {
-      throw new IllegalArgumentException("invalid " + what + " settings: " + problems);
-    }
-    return context.settings();
-  }
-
-  /** The string at {@code key} of valid settings, or {@code null} when it is unset. */
-  public static String stringOrNull(Config settings, String key) {
-    return settings.hasPath(key) ? settings.getString(key) : null;
-  }
-
-  /** Every problem found so far. */
-  public List<SettingsProblem> problems() {
-    return List.copyOf(problems);
+  private static String shortest(Duration d) {
+    return d.toMillis() % 1000 == 0 && !d.isZero() ? d.toSeconds() + "s" : d.toMillis() + "ms";
   }
 }
