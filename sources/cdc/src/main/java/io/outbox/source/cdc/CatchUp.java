@@ -2,7 +2,6 @@ package io.outbox.source.cdc;
 
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.OutboxEvent;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -15,11 +14,8 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,10 +24,10 @@ import org.slf4j.LoggerFactory;
  * before it existed: every row still unpublished with an id up to the highest at the slot's
  * creation is read from the table in id order, page by page as the lanes take them (memory stays
  * bounded whatever the backlog), and handed to the lanes ahead of the streamed events, which wait
- * until it is read. A marker in the offsets table — written before the slot is created, bounded by
- * that id once the slot exists, removed once every caught-up row has a final verdict — makes an
- * instance killed in the middle resume the catch-up at its next activation; rows published
- * meanwhile are not read again.
+ * until it is read. A marker in the offsets table ({@link CatchUpMarker}) — written before the slot
+ * is created, bounded by that id once the slot exists, removed once every caught-up row has a final
+ * verdict — makes an instance killed in the middle resume the catch-up at its next activation; rows
+ * published meanwhile are not read again.
  *
  * <p>Every page is read in one snapshot (exported by a transaction that stays open, touching no
  * table, until the last page is read; each page read in a short transaction of its own that imports
@@ -50,10 +46,6 @@ final class CatchUp {
 
   private static final Logger log = LoggerFactory.getLogger(CatchUp.class);
 
-  /** The marker's offset key: Debezium's keys are JSON arrays, never this. */
-  static final byte[] MARKER = "outbox-relay catch-up".getBytes(StandardCharsets.UTF_8);
-
-  private static final Pattern BOUND = Pattern.compile("\"up_to_id\"\\s*:\\s*(-?\\d+)");
   private static final int PAGE = 500;
   private static final Duration RETRY = Duration.ofSeconds(1);
 
@@ -93,90 +85,6 @@ final class CatchUp {
     this.upTo = bound.upTo();
     this.marked = bound.marked();
     this.rows = new OutboxRows(tables);
-  }
-
-  /** Before a new slot is created: a catch-up is due, its bound not known yet. */
-  static void begin(Connection c, PostgresOffsetStore.Fence fence, OutboxTables tables, String p)
-      throws SQLException {
-    write(c, fence, tables, p, "{}");
-  }
-
-  /**
-   * The bound of the pending catch-up, fixed at the highest id now when it has none yet (the slot
-   * was created since); empty when no catch-up is pending. Call it once the slot exists.
-   */
-  static OptionalLong pending(
-      Connection c, PostgresOffsetStore.Fence fence, OutboxTables tables, String pipeline)
-      throws SQLException {
-    String value = read(c, tables, pipeline);
-    if (value == null) {
-      return OptionalLong.empty();
-    }
-    Matcher m = BOUND.matcher(value);
-    if (m.find()) {
-      return OptionalLong.of(Long.parseLong(m.group(1)));
-    }
-    long max = highestId(c, tables);
-    write(c, fence, tables, pipeline, "{\"up_to_id\":" + max + "}");
-    return OptionalLong.of(max);
-  }
-
-  /** The highest id in the outbox now; 0 when it is empty. */
-  static long highestId(Connection c, OutboxTables tables) throws SQLException {
-    try (Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery("SELECT coalesce(max(id), 0) FROM " + tables.qualifiedTable())) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
-
-  private static String read(Connection c, OutboxTables tables, String pipeline)
-      throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT offset_value FROM "
-                + tables.qualifiedOffsetsTable()
-                + " WHERE pipeline = ? AND offset_key = ? AND offset_value IS NOT NULL")) {
-      ps.setString(1, pipeline);
-      ps.setBytes(2, MARKER);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? new String(rs.getBytes(1), StandardCharsets.UTF_8) : null;
-      }
-    }
-  }
-
-  /**
-   * Writes the marker ({@code value}), or clears it ({@code null}: the row stays, valueless, as an
-   * offset Debezium removed does; the role needs no DELETE), if this instance still leads.
-   */
-  private static void write(
-      Connection c,
-      PostgresOffsetStore.Fence fence,
-      OutboxTables tables,
-      String pipeline,
-      String value)
-      throws SQLException {
-    String sql =
-        "INSERT INTO "
-            + tables.qualifiedOffsetsTable()
-            + " (pipeline, offset_key, offset_value, updated_at) VALUES (?, ?, ?, now())"
-            + " ON CONFLICT (pipeline, offset_key) DO UPDATE"
-            + " SET offset_value = excluded.offset_value, updated_at = now()";
-    c.setAutoCommit(false);
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      fence.check(c);
-      ps.setString(1, pipeline);
-      ps.setBytes(2, MARKER);
-      ps.setBytes(3, value == null ? null : value.getBytes(StandardCharsets.UTF_8));
-      ps.executeUpdate();
-      c.commit();
-    } catch (SQLException e) {
-      c.rollback();
-      throw e;
-    } finally {
-      c.setAutoCommit(true);
-    }
   }
 
   /**
@@ -397,7 +305,7 @@ final class CatchUp {
    */
   private boolean clearMarker() {
     try (Connection c = connections.dedicated("catch-up")) {
-      write(c, fence, tables, pipeline, null);
+      CatchUpMarker.clear(c, fence, tables, pipeline);
       return true;
     } catch (SQLException e) {
       log.warn("pipeline {}: ending the catch-up failed, retrying: {}", pipeline, e.getMessage());

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 /**
  * What an activation does with the slot, holding the lease, before a session streams from it: ends
  * a replication connection still on it, checks it (with the publication and the dead-letter table),
- * creates it when it is new ({@link SlotCreation}, the {@link CatchUp} marker written first) and
+ * creates it when it is new ({@link SlotCreation}, the {@link CatchUpMarker} written first) and
  * reads what is to be caught up (for a slot that exists: every row pending at the activation);
  * after a start given up, ends the replication connection the engine may have left on it.
  */
@@ -68,13 +68,13 @@ final class SlotSetup {
       // The marker first: an instance killed once the slot exists still catches up.
       onCheckSession(
           c -> {
-            CatchUp.begin(c, leader::checkFence, tables, pipeline);
+            CatchUpMarker.begin(c, leader::checkFence, tables, pipeline);
             return null;
           });
       creation.create(() -> !closed.getAsBoolean() && leader.held());
     }
     OptionalLong marked =
-        onCheckSession(c -> CatchUp.pending(c, leader::checkFence, tables, pipeline));
+        onCheckSession(c -> CatchUpMarker.pending(c, leader::checkFence, tables, pipeline));
     if (marked.isPresent() && !newSlot) {
       log.info(
           "pipeline {}: resuming the catch-up of slot {} (rows up to id {}), not finished before"
@@ -89,7 +89,7 @@ final class SlotSetup {
     // The stream resumes at the stored position, but a row pending now may be behind it (a
     // position stored past a row that was not final, or a row the stream skipped): every row
     // pending now is read ahead of the stream, so none waits for the sweep or goes out of order.
-    long highest = onCheckSession(c -> CatchUp.highestId(c, tables));
+    long highest = onCheckSession(c -> CatchUpMarker.highestId(c, tables));
     return new CatchUp.Bound(Math.max(highest, marked.orElse(0)), marked.isPresent());
   }
 
