@@ -7,9 +7,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * What one activation of the CDC source holds in memory: the streamed events, per lane, waiting to
@@ -32,15 +29,14 @@ import org.slf4j.LoggerFactory;
  * stream.
  *
  * <p>This class is the face the session, the catch-up, the sweep and the claims use; its parts
- * share one lock and one {@link StreamState}: events come in through {@link Intake}, held-back keys
- * are parked and read back by {@link Parking}, and claims take and settle through {@link
- * LaneClaims}, each lane's buffers being a {@link StreamLane}.
+ * share one lock and one {@link StreamState}, which takes the lock for this face: events and the
+ * engine's other records come in through {@link Intake}, held-back keys are parked and read back by
+ * {@link Parking}, and claims take and settle through {@link LaneClaims}, each lane's buffers being
+ * a {@link StreamLane}.
  *
  * @param <R> the engine's record type, handed back to its committer
  */
 final class ChangeStream<R> {
-
-  private static final Logger log = LoggerFactory.getLogger(ChangeStream.class);
 
   /**
    * One event in memory, from the stream or read from the table ({@code fromTable}: caught up,
@@ -98,7 +94,6 @@ final class ChangeStream<R> {
   private final Parking parking;
   private final Intake intake;
   private final LaneClaims claims;
-  private Instant streamTime;
 
   ChangeStream(int lanes, int laneBuffer, Clock clock) {
     this(lanes, laneBuffer, clock, "-");
@@ -159,39 +154,12 @@ final class ChangeStream<R> {
    * @return {@code false} when the stream was closed meanwhile (the rest of the batch is dropped)
    */
   boolean offerAll(List<Streamed<R>> batch) throws InterruptedException {
-    return interruptibly(
-        () -> {
-          try {
-            for (Streamed<R> r : batch) {
-              if (r.event() != null) {
-                if (!intake.offer(r.record(), r.event(), r.notBefore(), r.txId())) {
-                  return false;
-                }
-              } else {
-                if (r.heartbeat() != null) {
-                  reachedLocked(r.heartbeat());
-                }
-                passLocked(r.record());
-              }
-            }
-            return true;
-          } finally {
-            s.changed.signalAll();
-          }
-        });
+    return s.interruptibly(() -> intake.offerAll(batch));
   }
 
   /** Takes a streamed record that is not an event (it only moves the position). */
   void pass(R record) {
-    run(() -> passLocked(record));
-  }
-
-  private void passLocked(R record) {
-    // A record dropped after close must not let a later position be committed past an event that
-    // was never taken.
-    if (!s.closed) {
-      s.watermark.add(record, 0);
-    }
+    s.run(() -> intake.pass(record));
   }
 
   /**
@@ -200,31 +168,12 @@ final class ChangeStream<R> {
    * was committed before), and its ids are forgotten.
    */
   void reached(Instant emittedAt) {
-    run(() -> reachedLocked(emittedAt));
-  }
-
-  private void reachedLocked(Instant emittedAt) {
-    if (streamTime == null || emittedAt.isAfter(streamTime)) {
-      streamTime = emittedAt;
-    }
-    if (s.caughtUpReadAt != null && emittedAt.isAfter(s.caughtUpReadAt)) {
-      s.caughtUpReadAt = null;
-      if (s.caughtUpIds.isEmpty()) {
-        return;
-      }
-      s.caughtUpIds.clear();
-      log.info(
-          "pipeline {}: the stream has passed the caught-up rows: {} of their INSERT(s)"
-              + " were final already and skipped, {} streamed event(s) found final by a claim",
-          s.pipeline,
-          s.staleSkipped,
-          s.staleInLanes);
-    }
+    s.run(() -> intake.reached(emittedAt));
   }
 
   /** The database time up to which the stream has delivered everything, or {@code null}. */
   Instant streamTime() {
-    return locked(() -> streamTime);
+    return s.locked(() -> s.streamTime);
   }
 
   /**
@@ -233,12 +182,12 @@ final class ChangeStream<R> {
    * key's parked range.
    */
   int offerSwept(List<OutboxEvent> events) {
-    return locked(() -> intake.offerSwept(events));
+    return s.locked(() -> intake.offerSwept(events));
   }
 
   /** From now until {@link #caughtUpRead()}, streamed events wait behind the catch-up. */
   void beginCatchUp() {
-    run(() -> s.catchingUp = true);
+    s.run(() -> s.catchingUp = true);
   }
 
   /**
@@ -252,7 +201,7 @@ final class ChangeStream<R> {
    */
   boolean offerCaughtUp(OutboxEvent event, Instant notBefore, Instant retryAt)
       throws InterruptedException {
-    return interruptibly(() -> intake.offerCaughtUp(event, notBefore, retryAt));
+    return s.interruptibly(() -> intake.offerCaughtUp(event, notBefore, retryAt));
   }
 
   /** Every row of the catch-up was added: streamed events flow again, behind them. */
@@ -266,7 +215,7 @@ final class ChangeStream<R> {
    * after it arrives ({@link #reached}), the stream holds no INSERT of them any more.
    */
   void caughtUpRead(Instant readAt) {
-    run(
+    s.run(
         () -> {
           s.catchingUp = false;
           s.caughtUpReadAt = readAt;
@@ -276,7 +225,7 @@ final class ChangeStream<R> {
 
   /** Whether a catch-up is being read (the sweep waits for it). */
   boolean catchingUp() {
-    return locked(() -> s.catchingUp);
+    return s.locked(() -> s.catchingUp);
   }
 
   /**
@@ -285,7 +234,7 @@ final class ChangeStream<R> {
    * @return {@code false} when the stream was closed first
    */
   boolean awaitCaughtUpFinal() throws InterruptedException {
-    return interruptibly(() -> intake.awaitCaughtUpFinal());
+    return s.interruptibly(() -> intake.awaitCaughtUpFinal());
   }
 
   /**
@@ -293,7 +242,7 @@ final class ChangeStream<R> {
    * is not, but {@link #offerSwept} leaves it to its key's read-back).
    */
   boolean holds(long id) {
-    return locked(() -> s.inMemory.containsKey(id));
+    return s.locked(() -> s.inMemory.containsKey(id));
   }
 
   /**
@@ -301,12 +250,12 @@ final class ChangeStream<R> {
    * back by a retry and whose {@code available_at} has passed; waits up to {@code maxWait}.
    */
   List<Item> take(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
-    return interruptibly(() -> claims.take(lane, maxEvents, maxWait));
+    return s.interruptibly(() -> claims.take(lane, maxEvents, maxWait));
   }
 
   /** The next batch of parked rows to read back for {@code lane}, or {@code null}. */
   ParkedRows.Request parkedToRead(int lane) {
-    return locked(() -> s.closed ? null : parking.toRead(s.lanes[lane]));
+    return s.locked(() -> s.closed ? null : parking.toRead(s.lanes[lane]));
   }
 
   /**
@@ -315,7 +264,7 @@ final class ChangeStream<R> {
    * a synchronous standby keeps its rows invisible, and a read would skip them.
    */
   boolean parkedReadable(int lane, ParkedRows.Request request, TransactionSnapshot snapshot) {
-    return locked(() -> !s.closed && parking.readable(s.lanes[lane], request, snapshot));
+    return s.locked(() -> !s.closed && parking.readable(s.lanes[lane], request, snapshot));
   }
 
   /**
@@ -325,7 +274,7 @@ final class ChangeStream<R> {
    * parked.
    */
   void readBack(int lane, ParkedRows.Request request, List<ParkedRows.Row> rows) {
-    run(() -> parking.readBack(s.lanes[lane], request, rows));
+    s.run(() -> parking.readBack(s.lanes[lane], request, rows));
   }
 
   /**
@@ -339,7 +288,7 @@ final class ChangeStream<R> {
    * @return the events to hand out, in the batch's order
    */
   List<Item> checked(int lane, List<Item> items, Map<Long, Row> pending) {
-    return locked(() -> claims.checked(lane, items, pending));
+    return s.locked(() -> claims.checked(lane, items, pending));
   }
 
   /**
@@ -347,12 +296,12 @@ final class ChangeStream<R> {
    * free their position, retries wait (holding their key back), the rest go back to the front.
    */
   void settled(int lane, List<Item> items, List<Settlement> settlements) {
-    run(() -> claims.settled(lane, items, settlements));
+    s.run(() -> claims.settled(lane, items, settlements));
   }
 
   /** Gives a claim's events back, unchanged: they are claimed again. */
   void released(int lane, List<Item> items) {
-    run(
+    s.run(
         () -> {
           s.lanes[lane].putBack(items);
           s.changed.signalAll();
@@ -365,17 +314,17 @@ final class ChangeStream<R> {
    */
   @SuppressWarnings("unchecked")
   R takeCommittable() {
-    return (R) locked(s.watermark::takeCommittable);
+    return (R) s.locked(s.watermark::takeCommittable);
   }
 
   /** How many events are in memory (buffered, claimed or retrying). */
   int size() {
-    return locked(s.inMemory::size);
+    return s.locked(s.inMemory::size);
   }
 
   /** How many events left memory for a parked range since the start (diagnostics and tests). */
   long parkedEvents() {
-    return locked(() -> s.parkedEvents);
+    return s.locked(() -> s.parkedEvents);
   }
 
   /**
@@ -383,7 +332,7 @@ final class ChangeStream<R> {
    * and they were final already (diagnostics and tests).
    */
   long staleSkipped() {
-    return locked(() -> s.staleSkipped);
+    return s.locked(() -> s.staleSkipped);
   }
 
   /**
@@ -391,62 +340,30 @@ final class ChangeStream<R> {
    * read from the table (diagnostics and tests).
    */
   long staleInLanes() {
-    return locked(() -> s.staleInLanes);
+    return s.locked(() -> s.staleInLanes);
   }
 
   /** How many caught-up rows have no final verdict yet, a parked range counting as one (tests). */
   int openCaughtUp() {
-    return locked(() -> s.openCaughtUp);
+    return s.locked(() -> s.openCaughtUp);
   }
 
   /** How many keys have events parked now (diagnostics and tests). */
   int parkedKeys() {
-    return locked(parking::parkedKeys);
+    return s.locked(parking::parkedKeys);
   }
 
   /** How many stream positions the watermark keeps (bounded; tests). */
   int positions() {
-    return locked(s.watermark::size);
+    return s.locked(s.watermark::size);
   }
 
   /** Wakes every waiter; offers and takes return at once from now on. */
   void close() {
-    run(
+    s.run(
         () -> {
           s.closed = true;
           s.changed.signalAll();
         });
-  }
-
-  /** An action under the lock that may wait on {@link StreamState#changed}. */
-  private interface Waiting<T> {
-    T get() throws InterruptedException;
-  }
-
-  private <T> T interruptibly(Waiting<T> action) throws InterruptedException {
-    s.lock.lockInterruptibly();
-    try {
-      return action.get();
-    } finally {
-      s.lock.unlock();
-    }
-  }
-
-  private void run(Runnable action) {
-    s.lock.lock();
-    try {
-      action.run();
-    } finally {
-      s.lock.unlock();
-    }
-  }
-
-  private <T> T locked(Supplier<T> action) {
-    s.lock.lock();
-    try {
-      return action.get();
-    } finally {
-      s.lock.unlock();
-    }
   }
 }

@@ -4,19 +4,25 @@ import io.outbox.relay.spi.AggregateKey;
 import io.outbox.relay.spi.OutboxEvent;
 import java.time.Instant;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Takes events into the memory of a {@link ChangeStream}: the streamed INSERTs, each joining its
- * lane in stream order and holding its position of the watermark until it is final, and ahead of
- * them, in id order, the rows read from the table (the sweep's finds and the catch-up's rows). A
- * full lane makes the engine (or the catch-up) wait, unless events of held-back keys can be parked
- * to make room. While a catch-up is being read, streamed events wait behind it, and it ends only
- * once each of its rows (parked ones included) is final. The stream still delivers the INSERTs of
- * the rows the catch-up handed (committed before it read them, so before the stream passes the end
- * of its read); one of those whose row is final by then only moves the position, as a record that
- * is not an event ({@link CaughtUpIds}). Callers hold the stream's lock.
+ * Takes events into the memory of a {@link ChangeStream}: the engine's batches, whose streamed
+ * INSERTs each join their lane in stream order and hold their position of the watermark until they
+ * are final, while the other records only move the position (the relay's heartbeats among them
+ * telling how far the stream has come), and ahead of them, in id order, the rows read from the
+ * table (the sweep's finds and the catch-up's rows). A full lane makes the engine (or the catch-up)
+ * wait, unless events of held-back keys can be parked to make room. While a catch-up is being read,
+ * streamed events wait behind it, and it ends only once each of its rows (parked ones included) is
+ * final. The stream still delivers the INSERTs of the rows the catch-up handed (committed before it
+ * read them, so before the stream passes the end of its read); one of those whose row is final by
+ * then only moves the position, as a record that is not an event ({@link CaughtUpIds}). Callers
+ * hold the stream's lock.
  */
 final class Intake {
+
+  private static final Logger log = LoggerFactory.getLogger(ChangeStream.class);
 
   private final StreamState s;
   private final Parking parking;
@@ -27,10 +33,31 @@ final class Intake {
   }
 
   /**
-   * See {@link ChangeStream#offer}; the caller wakes the lanes ({@link StreamState#changed}) once
-   * its batch is in.
+   * See {@link ChangeStream#offerAll}; wakes the lanes ({@link StreamState#changed}) once the batch
+   * is in (or the stream closed).
    */
-  boolean offer(Object record, OutboxEvent event, Instant notBefore, long txId)
+  boolean offerAll(List<? extends ChangeStream.Streamed<?>> batch) throws InterruptedException {
+    try {
+      for (ChangeStream.Streamed<?> r : batch) {
+        if (r.event() != null) {
+          if (!offer(r.record(), r.event(), r.notBefore(), r.txId())) {
+            return false;
+          }
+        } else {
+          if (r.heartbeat() != null) {
+            reached(r.heartbeat());
+          }
+          pass(r.record());
+        }
+      }
+      return true;
+    } finally {
+      s.changed.signalAll();
+    }
+  }
+
+  /** One streamed INSERT of a batch; the batch wakes the lanes once it is in. */
+  private boolean offer(Object record, OutboxEvent event, Instant notBefore, long txId)
       throws InterruptedException {
     if (s.closed) {
       return false;
@@ -98,6 +125,35 @@ final class Intake {
     lane.streamed++;
     s.inMemory.put(event.id(), item);
     return true;
+  }
+
+  /** See {@link ChangeStream#pass}. */
+  void pass(Object record) {
+    // A record dropped after close must not let a later position be committed past an event that
+    // was never taken.
+    if (!s.closed) {
+      s.watermark.add(record, 0);
+    }
+  }
+
+  /** See {@link ChangeStream#reached}. */
+  void reached(Instant emittedAt) {
+    if (s.streamTime == null || emittedAt.isAfter(s.streamTime)) {
+      s.streamTime = emittedAt;
+    }
+    if (s.caughtUpReadAt != null && emittedAt.isAfter(s.caughtUpReadAt)) {
+      s.caughtUpReadAt = null;
+      if (s.caughtUpIds.isEmpty()) {
+        return;
+      }
+      s.caughtUpIds.clear();
+      log.info(
+          "pipeline {}: the stream has passed the caught-up rows: {} of their INSERT(s)"
+              + " were final already and skipped, {} streamed event(s) found final by a claim",
+          s.pipeline,
+          s.staleSkipped,
+          s.staleInLanes);
+    }
   }
 
   /** See {@link ChangeStream#offerSwept}. */
