@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigValue;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.support.SettingsReader;
+import io.outbox.source.cdc.lease.CdcLeaderLock;
 import io.outbox.source.postgres.LeaseKeeper;
 import java.time.Duration;
 import java.util.LinkedHashMap;
