@@ -38,15 +38,16 @@ class OrderOwnersTest {
           // The pipeline's one owner: the waves of a claimed batch and the keys held back in it,
           // for both publishers and the settlement planner.
           "io.outbox.relay.pipeline.KeyOrder",
-          // The CDC source: its lanes, claims and keys held back in memory (the polling source does
-          // the same in its SQL).
-          "io.outbox.source.cdc.Intake",
-          "io.outbox.source.cdc.LaneClaims",
-          "io.outbox.source.cdc.StreamLane",
-          "io.outbox.source.cdc.StreamState",
-          "io.outbox.source.cdc.Parking",
-          "io.outbox.source.cdc.ParkedKey",
-          "io.outbox.source.cdc.ParkedRows");
+          // The CDC source's stream (its package io.outbox.source.cdc.stream): its lanes, claims
+          // and
+          // keys held back in memory (the polling source does the same in its SQL).
+          "io.outbox.source.cdc.stream.Intake",
+          "io.outbox.source.cdc.stream.LaneClaims",
+          "io.outbox.source.cdc.stream.StreamLane",
+          "io.outbox.source.cdc.stream.StreamState",
+          "io.outbox.source.cdc.stream.Parking",
+          "io.outbox.source.cdc.stream.ParkedKey",
+          "io.outbox.source.cdc.stream.ParkedRows");
 
   /**
    * The relay's own classes: core, SPI, sources, sinks and the Kafka Connect connector (not the

@@ -3,6 +3,7 @@ package io.outbox.source.cdc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.source.cdc.engine.EngineSockets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Properties;
@@ -13,7 +14,7 @@ import org.postgresql.Driver;
  * the engine where the database is. Every session, the engine's included, gives a silent connection
  * up after {@code socket-timeout}. The password is only ever handed to the driver and the engine.
  */
-final class CdcConnections {
+public final class CdcConnections {
 
   private final DatabaseSettings database;
   private final CdcSettings settings;
@@ -21,7 +22,7 @@ final class CdcConnections {
   private final Driver driver = new Driver();
   private final Properties parsed;
 
-  CdcConnections(DatabaseSettings database, CdcSettings settings, String pipeline) {
+  public CdcConnections(DatabaseSettings database, CdcSettings settings, String pipeline) {
     this.database = database;
     this.settings = settings;
     this.pipeline = pipeline;
@@ -46,32 +47,32 @@ final class CdcConnections {
   }
 
   /** The first host of the URL. */
-  String host() {
+  public String host() {
     return first(parsed.getProperty("PGHOST", "localhost"));
   }
 
   /** The first port of the URL. */
-  int port() {
+  public int port() {
     return Integer.parseInt(first(parsed.getProperty("PGPORT", "5432")));
   }
 
   /** The database name. */
-  String databaseName() {
+  public String databaseName() {
     return parsed.getProperty("PGDBNAME");
   }
 
   /** The user: the configured one, else the URL's. */
-  String user() {
+  public String user() {
     return database.user() != null ? database.user() : parsed.getProperty("user");
   }
 
   /** The password: the configured one, else the URL's; never printed. */
-  String password() {
+  public String password() {
     return database.password() != null ? database.password() : parsed.getProperty("password");
   }
 
   /** {@code host:port/database}, without credentials, for logs and messages. */
-  String where() {
+  public String where() {
     return host() + ":" + port() + "/" + databaseName();
   }
 
@@ -79,7 +80,7 @@ final class CdcConnections {
    * pgjdbc's {@code socketTimeout} for every session, the engine's too: the user's driver property
    * when set, else {@code socket-timeout} in whole seconds.
    */
-  String socketTimeoutSeconds() {
+  public String socketTimeoutSeconds() {
     String configured = database.properties().get("socketTimeout");
     if (configured != null) {
       return configured;
@@ -124,7 +125,7 @@ final class CdcConnections {
    *
    * @param role what the session is for, shown in {@code pg_stat_activity.application_name}
    */
-  Connection dedicated(String role) throws SQLException {
+  public Connection dedicated(String role) throws SQLException {
     return dedicatedNamed("outbox-relay " + pipeline + " cdc " + role);
   }
 
@@ -132,14 +133,14 @@ final class CdcConnections {
    * As {@link #dedicated}, its socket opened by a session's {@link EngineSockets} (named by {@code
    * sockets}; {@code null}: a plain socket), unless the user named a socket factory of their own.
    */
-  Connection dedicatedThrough(String role, String sockets) throws SQLException {
+  public Connection dedicatedThrough(String role, String sockets) throws SQLException {
     Properties properties = properties("outbox-relay " + pipeline + " cdc " + role);
     EngineSockets.use(properties, "", sockets);
     return connect(properties);
   }
 
   /** A new session in autocommit mode, shown as {@code applicationName}. */
-  Connection dedicatedNamed(String applicationName) throws SQLException {
+  public Connection dedicatedNamed(String applicationName) throws SQLException {
     return connect(properties(applicationName));
   }
 

@@ -1,6 +1,7 @@
 package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.support.SettingsReader;
+import io.outbox.source.cdc.lease.CdcLeaderLock;
 import io.outbox.source.postgres.LeaseKeeper;
 import java.time.Duration;
 import java.util.Locale;

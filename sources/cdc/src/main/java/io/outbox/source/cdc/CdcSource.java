@@ -13,6 +13,18 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.source.cdc.claim.ClaimWriter;
+import io.outbox.source.cdc.claim.LaneReads;
+import io.outbox.source.cdc.claim.StreamClaims;
+import io.outbox.source.cdc.engine.StreamSession;
+import io.outbox.source.cdc.engine.StreamSessions;
+import io.outbox.source.cdc.lease.CdcLeaderLock;
+import io.outbox.source.cdc.lease.DatabaseClock;
+import io.outbox.source.cdc.lease.Fence;
+import io.outbox.source.cdc.slot.SlotSetup;
+import io.outbox.source.cdc.slot.SlotStatus;
+import io.outbox.source.cdc.stream.ChangeStream;
+import io.outbox.source.cdc.table.CatchUp;
 import io.outbox.source.postgres.JdbcLedgerWatermark;
 import io.outbox.source.postgres.OutboxLedger;
 import io.outbox.source.postgres.OutboxVerdicts;
@@ -31,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * Streams the outbox table's INSERTs from the write-ahead log (Debezium's embedded engine,
  * pgoutput). One instance per pipeline is active ({@link CdcLeaderLock}, a lease with an epoch that
  * fences every settlement and offset commit); it checks the slot against the stored offsets ({@link
- * SlotGuard}), then runs a {@link StreamSession} whose lanes the pipeline claims from. Verdicts are
+ * SlotSetup}), then runs a {@link StreamSession} whose lanes the pipeline claims from. Verdicts are
  * written to the outbox with the polling source's statements ({@link OutboxVerdicts}), so operators
  * see one model whatever the source.
  */
@@ -97,7 +109,8 @@ final class CdcSource implements Source {
    *
    * <p>The pipeline reads the ledger after {@link #activate()} returned and before any lane claims;
    * the stream has started by then and may hold events the ledger settles, but every claim reads
-   * its events' rows first ({@link CurrentRows}) and drops those already published.
+   * its events' rows first ({@link io.outbox.source.cdc.claim.CurrentRows}) and drops those already
+   * published.
    */
   @Override
   public Optional<LedgerWatermark> ledgerWatermark() {
@@ -108,7 +121,7 @@ final class CdcSource implements Source {
   public void activate() throws InterruptedException {
     sessions.awaitNoEngineLeft();
     try (Connection c = connections.dedicated("check")) {
-      new SlotGuard(settings, tables, pipeline, connections.where()).preflight(c);
+      slot.preflight(c);
     } catch (SQLException e) {
       throw new SourceException(
           "pipeline "
@@ -234,7 +247,7 @@ final class CdcSource implements Source {
   }
 
   /** The check every settlement and offset commit of this instance makes (tests). */
-  PostgresOffsetStore.Fence fence() {
+  Fence fence() {
     return leader::checkFence;
   }
 

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.outbox.client.OutboxMessage;
 import io.outbox.relay.spi.Claim;
+import io.outbox.source.cdc.stream.ChangeStream;
 import io.outbox.testkit.Sql;
 import io.outbox.testkit.Teardown;
 import java.sql.Connection;

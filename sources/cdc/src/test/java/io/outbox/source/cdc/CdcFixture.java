@@ -30,11 +30,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * One test's database with a migrated outbox, the CDC sources made on it, and SQL shortcuts.
- * Closing it closes the sources and drops the database with its replication slots.
+ * Closing it closes the sources and drops the database with its replication slots. Public for the
+ * integration tests of the source's sub-packages.
  */
-final class CdcFixture implements AutoCloseable {
+public final class CdcFixture implements AutoCloseable {
 
-  static final String PIPELINE = "orders";
+  public static final String PIPELINE = "orders";
 
   /** Leadership settings short enough for take-over tests: a 3 s lease, renewed every 500 ms. */
   static final Map<String, String> LEASE =
@@ -42,11 +43,11 @@ final class CdcFixture implements AutoCloseable {
 
   static final String PATH = "outbox-relay.pipelines.orders.source.cdc";
 
-  final TestDatabase db;
+  public final TestDatabase db;
   final OutboxWriter writer = OutboxWriter.forTable("outbox");
   private final List<CdcSource> sources = new CopyOnWriteArrayList<>();
 
-  CdcFixture(String purpose) {
+  public CdcFixture(String purpose) {
     db = TestDatabase.create(purpose);
     new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"))
         .migrate(db.url(), db.user(), db.password());
@@ -155,7 +156,7 @@ final class CdcFixture implements AutoCloseable {
   }
 
   /** The slot name the sources of this fixture use by default. */
-  String slot() {
+  public String slot() {
     return CdcSettings.derivedName(db.name(), PIPELINE);
   }
 
@@ -199,7 +200,7 @@ final class CdcFixture implements AutoCloseable {
     claim.settle(s);
   }
 
-  long count(String sql) throws SQLException {
+  public long count(String sql) throws SQLException {
     return Sql.number(db::connect, sql);
   }
 
@@ -213,14 +214,26 @@ final class CdcFixture implements AutoCloseable {
   }
 
   /** The pid of the session streaming this fixture's slot, 0 when none. */
-  long walsender() throws SQLException {
+  public long walsender() throws SQLException {
     return count(
         "SELECT coalesce((SELECT active_pid FROM pg_replication_slots WHERE slot_name = '"
             + slot()
             + "' AND active), 0)");
   }
 
-  void execute(String sql) throws SQLException {
+  /** The backend holding the wake gate {@code (key, 1)} exclusively, 0 when none does. */
+  public long wakeGateHolder() throws SQLException {
+    long key = OutboxTables.of("outbox").wakeLockKey() & 0xffff_ffffL;
+    return count(
+        "SELECT coalesce(max(pid), 0) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            + " AND mode = 'ExclusiveLock' AND objsubid = 2 AND objid = 1"
+            + " AND classid = "
+            + key
+            + "::bigint::oid"
+            + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())");
+  }
+
+  public void execute(String sql) throws SQLException {
     Sql.execute(db::connect, sql);
   }
 

@@ -10,7 +10,6 @@ import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.testkit.Activation;
 import io.outbox.testkit.Teardown;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -47,7 +46,7 @@ class CdcQuietInsertsIT {
 
       CdcSource source = fx.source(1, Map.of(), new CopyOnWriteArrayList<>());
       source.activate();
-      assertThat(gateHolder()).as("the leader session holds the gate").isPositive();
+      assertThat(fx.wakeGateHolder()).as("the leader session holds the gate").isPositive();
       fx.commit(List.of(event("k", 1), event("k", 2)));
       fx.commit(List.of(event("other", 1)));
       assertThat(notifications(listener, QUIET_MILLIS)).as("while the source leads").isEmpty();
@@ -57,7 +56,7 @@ class CdcQuietInsertsIT {
       await()
           .alias("released with the leadership")
           .atMost(Duration.ofSeconds(5))
-          .until(() -> gateHolder() == 0);
+          .until(() -> fx.wakeGateHolder() == 0);
       fx.commit(List.of(event("k", 3)));
       assertThat(notifications(listener, 5_000)).as("once it stopped").hasSize(1);
     }
@@ -68,7 +67,7 @@ class CdcQuietInsertsIT {
     fx = teardown.add(new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName()));
     CdcSource a = fx.source(1, LEASE, new CopyOnWriteArrayList<>());
     a.activate();
-    long frozen = gateHolder();
+    long frozen = fx.wakeGateHolder();
     assertThat(frozen).as("A's leader session holds the gate").isPositive();
 
     List<Role> bRoles = new CopyOnWriteArrayList<>();
@@ -81,45 +80,10 @@ class CdcQuietInsertsIT {
     await()
         .alias("B's leader session holds the gate")
         .atMost(Duration.ofSeconds(5))
-        .until(() -> gateHolder() > 0 && gateHolder() != frozen);
+        .until(() -> fx.wakeGateHolder() > 0 && fx.wakeGateHolder() != frozen);
     try (Connection listener = listener()) {
       fx.commit(List.of(event("k", 1)));
       assertThat(notifications(listener, QUIET_MILLIS)).as("B leads").isEmpty();
-    }
-  }
-
-  @Test
-  void aNewLeaderSessionTakesTheGateAgain(TestInfo info) throws Exception {
-    fx = teardown.add(new CdcFixture("cdc_" + info.getTestMethod().orElseThrow().getName()));
-    QuietInserts gate = new QuietInserts(OutboxTables.of("outbox"), CdcFixture.PIPELINE);
-    try (Connection first = fx.db.connect()) {
-      gate.take(first);
-      assertThat(gateHolder()).isEqualTo(pid(first));
-      gate.take(first); // held already: not taken a second time
-      try (Statement s = first.createStatement()) {
-        s.execute("SELECT pg_advisory_unlock(" + OutboxTables.of("outbox").wakeLockKey() + ", 1)");
-      }
-      assertThat(gateHolder()).as("one unlock frees it: it was taken once").isZero();
-    }
-    // The first session ended (however the lease was given up): the next one is new.
-    try (Connection second = fx.db.connect()) {
-      long pid = pid(second);
-      await()
-          .alias("the new session holds the gate once the old one's backend is gone")
-          .atMost(Duration.ofSeconds(5))
-          .until(
-              () -> {
-                gate.take(second);
-                return gateHolder() == pid;
-              });
-    }
-  }
-
-  private static long pid(Connection c) throws SQLException {
-    try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
-      rs.next();
-      return rs.getLong(1);
     }
   }
 
@@ -135,17 +99,5 @@ class CdcQuietInsertsIT {
       throws SQLException {
     PGNotification[] received = listener.unwrap(PGConnection.class).getNotifications(millis);
     return received == null ? List.of() : Arrays.asList(received);
-  }
-
-  /** The backend holding the wake gate {@code (key, 1)} exclusively, 0 when none does. */
-  private long gateHolder() throws SQLException {
-    long key = OutboxTables.of("outbox").wakeLockKey() & 0xffff_ffffL;
-    return fx.count(
-        "SELECT coalesce(max(pid), 0) FROM pg_locks WHERE locktype = 'advisory' AND granted"
-            + " AND mode = 'ExclusiveLock' AND objsubid = 2 AND objid = 1"
-            + " AND classid = "
-            + key
-            + "::bigint::oid"
-            + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())");
   }
 }

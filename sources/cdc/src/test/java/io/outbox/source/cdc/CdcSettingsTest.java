@@ -1,45 +1,21 @@
 package io.outbox.source.cdc;
 
+import static io.outbox.source.cdc.CdcTestSettings.context;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.typesafe.config.ConfigFactory;
-import io.outbox.client.OutboxTables;
-import io.outbox.relay.spi.DatabaseSettings;
-import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.support.SettingsReader;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
 class CdcSettingsTest {
 
-  /** The settings of {@code context}, names derived as the source derives them. */
-  static CdcSettings named(PluginContext context, String databaseName) {
-    return SettingsReader.settings(context, r -> CdcSettings.read(r, databaseName), "cdc source");
-  }
-
-  private static PluginContext context(Map<String, ?> overrides) {
-    return new PluginContext(
-        "orders",
-        ConfigFactory.parseMap(overrides)
-            .withFallback(
-                ConfigFactory.defaultReference()
-                    .getConfig("outbox-relay.pipeline-defaults.source.cdc")),
-        "outbox-relay.pipelines.orders.source.cdc",
-        4,
-        500,
-        Clock.systemUTC(),
-        role -> {});
-  }
-
   @Test
   void defaultsAreValidAndNamesComeFromDatabaseAndPipeline() {
-    CdcSettings s = CdcSettingsTest.named(context(Map.of()), "shop");
+    CdcSettings s = CdcTestSettings.named(context(Map.of()), "shop");
     assertThat(s.slotName()).isEqualTo("outbox_relay_shop_orders");
     assertThat(s.publicationName()).isEqualTo("outbox_relay_shop_orders");
     assertThat(s.onSlotLoss()).isEqualTo(CdcSettings.OnSlotLoss.FAIL);
@@ -50,99 +26,9 @@ class CdcSettingsTest {
   }
 
   @Test
-  void everySessionAndTheEngineGetTheSocketTimeoutUnlessTheUserSetOne() {
-    CdcSettings s = CdcSettingsTest.named(context(Map.of("socket-timeout", "7500ms")), "shop");
-    CdcConnections connections = new CdcConnections(database(Map.of()), s, "orders");
-    assertThat(connections.socketTimeoutSeconds()).isEqualTo("8");
-    assertThat(
-            EngineProperties.of(
-                    s, connections, OutboxTables.of("outbox", "dl"), "orders", "r", "g", "k")
-                .getProperty("database.socketTimeout"))
-        .isEqualTo("8");
-
-    CdcConnections userSet =
-        new CdcConnections(database(Map.of("socketTimeout", "120")), s, "orders");
-    assertThat(userSet.socketTimeoutSeconds()).isEqualTo("120");
-    CdcSettings debeziumSet =
-        CdcSettingsTest.named(
-            context(Map.of("debezium", Map.of("database.socketTimeout", "0"))), "shop");
-    assertThat(engine(debeziumSet).getProperty("database.socketTimeout")).isEqualTo("0");
-  }
-
-  @Test
-  void theEngineStreamsOnlyTheKeyColumnsAndConvertsTimestampsToMicrosUnlessTheUserChoseOtherwise() {
-    CdcSettings s = CdcSettingsTest.named(context(Map.of()), "shop");
-    Properties p = engine(s);
-    assertThat(p.getProperty("converters")).isEqualTo(EpochMicrosConverter.NAME);
-    assertThat(p.getProperty(EpochMicrosConverter.NAME + ".type"))
-        .isEqualTo(EpochMicrosConverter.class.getName());
-    assertThat(p.getProperty("column.include.list"))
-        .isEqualTo("public\\.outbox\\.(id|aggregate_type|aggregate_id|available_at)");
-    assertThat(p.getProperty("column.exclude.list")).isNull();
-
-    CdcSettings own =
-        CdcSettingsTest.named(
-            context(
-                Map.of(
-                    "debezium",
-                    Map.of(
-                        "converters", "mine",
-                        "mine.type", "com.example.Mine",
-                        "column.exclude.list", "public\\.outbox\\.payload"))),
-            "shop");
-    Properties q = engine(own);
-    assertThat(q.getProperty("converters")).isEqualTo("mine");
-    assertThat(q.getProperty(EpochMicrosConverter.NAME + ".type")).isNull();
-    assertThat(q.getProperty("column.exclude.list"))
-        .as("the relay owns the streamed columns (Debezium refuses both lists)")
-        .isNull();
-    assertThat(q.getProperty("column.include.list"))
-        .isEqualTo(p.getProperty("column.include.list"));
-  }
-
-  @Test
-  void theEnginesSocketsComeFromTheSessionsFactoryUnlessTheUserNamedOne() {
-    CdcSettings s = CdcSettingsTest.named(context(Map.of()), "shop");
-    Properties p = engine(s);
-    assertThat(p.getProperty("database.socketFactory"))
-        .isEqualTo(EngineSockets.Factory.class.getName());
-    assertThat(p.getProperty("database.socketFactoryArg")).isEqualTo("k");
-    CdcSettings own =
-        CdcSettingsTest.named(
-            context(Map.of("debezium", Map.of("database.socketFactory", "com.example.Mine"))),
-            "shop");
-    assertThat(engine(own).getProperty("database.socketFactory")).isEqualTo("com.example.Mine");
-    assertThat(engine(own).getProperty("database.socketFactoryArg")).isNull();
-  }
-
-  /** The engine properties of {@code s} for the pipeline's database without driver properties. */
-  private static Properties engine(CdcSettings s) {
-    return EngineProperties.of(
-        s,
-        new CdcConnections(database(Map.of()), s, "orders"),
-        OutboxTables.of("outbox", "dl"),
-        "orders",
-        "r",
-        "g",
-        "k");
-  }
-
-  private static DatabaseSettings database(Map<String, String> properties) {
-    return new DatabaseSettings(
-        "jdbc:postgresql://db:5432/shop",
-        "app",
-        null,
-        properties,
-        "outbox",
-        "outbox_dead_letter",
-        DatabaseSettings.OnPublish.MARK,
-        "orders");
-  }
-
-  @Test
   void configuredNamesAndRawDebeziumPropertiesAreKept() {
     CdcSettings s =
-        CdcSettingsTest.named(
+        CdcTestSettings.named(
             context(
                 Map.of(
                     "slot-name", "orders_slot",
@@ -176,14 +62,14 @@ class CdcSettingsTest {
         .anySatisfy(p -> assertThat(p).contains("source.cdc.lane-buffer").contains(">= 1, not 0"))
         .anySatisfy(p -> assertThat(p).contains("source.cdc.heartbeat-interval").contains("soon"))
         .hasSize(5);
-    assertThatThrownBy(() -> CdcSettingsTest.named(context(Map.of("lane-buffer", 0)), "shop"))
+    assertThatThrownBy(() -> CdcTestSettings.named(context(Map.of("lane-buffer", 0)), "shop"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("lane-buffer");
   }
 
   @Test
   void leaseIsRenewedAtLeastThreeTimesPerLeaseTimeout() {
-    CdcSettings s = CdcSettingsTest.named(context(Map.of()), "shop");
+    CdcSettings s = CdcTestSettings.named(context(Map.of()), "shop");
     assertThat(s.leaseTimeout()).isEqualTo(Duration.ofSeconds(10));
     assertThat(s.leadershipCheckInterval()).isEqualTo(Duration.ofSeconds(1));
     assertThat(s.fenceWait()).isEqualTo(Duration.ofSeconds(2));

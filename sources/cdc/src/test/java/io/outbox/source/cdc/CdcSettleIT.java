@@ -20,8 +20,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The settlement of CDC claims: a batch of published events alone is written by one fenced
- * statement ({@link FencedPublish}), which changes nothing under an epoch no longer current; other
- * verdicts take the transaction.
+ * statement ({@link io.outbox.source.cdc.claim.FencedPublish}), which changes nothing under an
+ * epoch no longer current; other verdicts take the transaction.
  */
 class CdcSettleIT {
 

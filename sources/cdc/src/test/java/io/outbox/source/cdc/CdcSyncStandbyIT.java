@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.client.OutboxMessage;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.Settlement;
+import io.outbox.source.cdc.claim.UnseenRows;
 import io.outbox.testkit.Sql;
 import io.outbox.testkit.Teardown;
 import java.sql.Connection;
