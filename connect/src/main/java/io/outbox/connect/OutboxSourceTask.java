@@ -25,8 +25,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.errors.InvalidTopicException;
-import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
 import org.apache.kafka.connect.source.TransactionContext;
@@ -57,19 +55,14 @@ public final class OutboxSourceTask extends SourceTask {
   private int batchSize;
   private SettlementPlanner planner;
   private Router router;
-  private Router deadLetterRouter; // dead-letter.destination, or null
+  private RecordRefusals refusals;
+  private DeadLetterCopies deadLetterCopies; // dead-letter.destination, or null
   private Source source;
   private Activation activation;
   private TransactionContext transactions;
   private TaskMetrics metrics;
   private int next; // the lane whose turn it is to wait for rows
-  private int maxRecordBytes;
-  // Lanes whose last committed offsets have not been read yet (since the start, or since a
-  // settlement failed).
-  private final Set<Integer> uncheckedLanes = ConcurrentHashMap.newKeySet();
-  // Per lane, the deliveries Kafka committed that the database has not recorded yet: kept until a
-  // settlement records them, so that every later claim skips them, not only the first one.
-  private final Map<Integer, Set<String>> committedUnrecorded = new ConcurrentHashMap<>();
+  private UnrecordedDeliveries unrecorded;
 
   @Override
   public String version() {
@@ -86,15 +79,20 @@ public final class OutboxSourceTask extends SourceTask {
             .mapToInt(Integer::parseInt)
             .toArray();
     this.batchSize = p.batchSize();
-    this.maxRecordBytes = ConnectorSettings.maxRecordBytes(props);
+    this.refusals = new RecordRefusals(pipeline, ConnectorSettings.maxRecordBytes(props));
     this.planner =
         new SettlementPlanner(
             p.retry().maxAttempts(),
             new RetryPolicy(p.retry().backoff(), () -> ThreadLocalRandom.current().nextDouble()));
     this.router = Router.compile(p.destinationTemplate());
-    this.deadLetterRouter =
-        p.deadLetterDestination() == null ? null : Router.compile(p.deadLetterDestination());
+    this.deadLetterCopies =
+        p.deadLetterDestination() == null
+            ? null
+            : new DeadLetterCopies(pipeline, Router.compile(p.deadLetterDestination()), refusals);
     this.transactions = context == null ? null : context.transactionContext();
+    this.unrecorded =
+        new UnrecordedDeliveries(
+            pipeline, lanes, transactions == null ? null : context::offsetStorageReader);
     this.metrics = TaskMetrics.of(context);
     String lease = leaseName(pipeline, index);
     DatabaseSettings d = p.database();
@@ -121,9 +119,6 @@ public final class OutboxSourceTask extends SourceTask {
             null);
     this.source = new PollingSourceProvider().create(plugin, database);
     this.activation = new Activation(source, lease);
-    for (int lane : lanes) {
-      uncheckedLanes.add(lane);
-    }
     log.info(
         "pipeline {}: task {} claims lane(s) {} of {} as {}{}",
         pipeline,
@@ -204,13 +199,13 @@ public final class OutboxSourceTask extends SourceTask {
       return;
     }
     LaneBatch batch = new LaneBatch(lane, claim);
-    Set<String> committed = committedBefore(lane, claim);
+    Set<String> committed = unrecorded.committedBefore(lane, claim);
     List<OutboxEvent> sending = new ArrayList<>();
     List<OutboxEvent> inKafkaAlready = new ArrayList<>();
     List<String> topics = new ArrayList<>();
     for (OutboxEvent e : claim.events()) {
       String topic = e.defect() == null ? router.route(e) : null;
-      String refused = refusal(lane, e, topic);
+      String refused = refusals.of(lane, e, topic);
       if (committed.contains(OutboxRecords.delivery(e))) {
         // In Kafka already, whatever a limit changed since says of it.
         batch.judged(e, Verdict.published());
@@ -251,125 +246,6 @@ public final class OutboxSourceTask extends SourceTask {
     }
     if (batch.answered()) {
       settleCompleted(out);
-    }
-  }
-
-  /**
-   * Adds to {@code out} the copies of {@code deadLetters} for {@code dead-letter.destination}, as
-   * the daemon publishes them; the batch is settled once they are acknowledged too. A copy that
-   * cannot be routed is only logged: the table stays the truth.
-   */
-  private void copyDeadLetters(
-      LaneBatch batch,
-      List<Settlement.DeadLetter> deadLetters,
-      String ids,
-      List<SourceRecord> out) {
-    for (Settlement.DeadLetter dl : deadLetters) {
-      String topic;
-      String invalid;
-      try {
-        topic = deadLetterRouter.render(dl.event());
-        invalid = topic == null ? "the destination is blank" : invalidTopic(topic);
-      } catch (RuntimeException e) { // a defective row's template variable
-        topic = null;
-        invalid = e.getMessage();
-      }
-      SourceRecord copy =
-          invalid == null
-              ? OutboxRecords.deadLetterCopy(pipeline, batch.lane(), topic, dl, ids)
-              : null;
-      if (copy != null) {
-        invalid = tooLarge(copy);
-      }
-      if (invalid != null) {
-        log.warn(
-            "pipeline {}: dead letter {} not copied to dead-letter.destination: {}",
-            pipeline,
-            dl.event().eventId(),
-            invalid);
-        continue;
-      }
-      batch.copySent(dl.event().id());
-      out.add(copy);
-    }
-  }
-
-  /**
-   * Why {@code event}, routed to {@code topic}, cannot be produced whatever the retries (a defect,
-   * a blank or invalid destination, a record too large), or {@code null}.
-   */
-  private String refusal(int lane, OutboxEvent event, String topic) {
-    if (event.defect() != null) {
-      return event.defect();
-    }
-    if (topic == null) {
-      return "the destination is blank";
-    }
-    String invalid = invalidTopic(topic);
-    return invalid != null
-        ? invalid
-        : tooLarge(OutboxRecords.toRecord(pipeline, lane, topic, event, ""));
-  }
-
-  /**
-   * Why Kafka would refuse {@code record} as too large ({@code max-record-bytes}), or {@code null}:
-   * produced, it would fail the task and stop its lanes until a restart, which fails again.
-   */
-  private String tooLarge(SourceRecord record) {
-    long size = OutboxRecords.sizeInBytes(record);
-    if (size <= maxRecordBytes) {
-      return null;
-    }
-    return "the record is "
-        + size
-        + " bytes (key, value and headers), above max-record-bytes = "
-        + maxRecordBytes
-        + ": Kafka would refuse it (the producer's max.request.size, the topic's"
-        + " max.message.bytes)";
-  }
-
-  /**
-   * With a transaction per batch, the deliveries Kafka committed for the lane that the database has
-   * not recorded: what the lane's committed offset names ({@link LaneOffsets}: the offset of a
-   * batch names its records and the rows of its claim found in Kafka already), read after the task
-   * started and after a failed settlement, the only times a committed batch can be left unrecorded
-   * (a predecessor died, or recording failed, between the Kafka commit and the database's). Kept
-   * until a settlement records them: a claim that holds an earlier row first (a retry come due, a
-   * delayed event, a late commit) pushes some of them into a later claim, which must skip them too
-   * (issue #29 point 4). Without transactions nothing is read: only a transaction ties a committed
-   * offset to the records of its batch.
-   */
-  private Set<String> committedBefore(int lane, Claim claim) {
-    if (transactions == null) {
-      return Set.of();
-    }
-    Set<String> known =
-        committedUnrecorded.computeIfAbsent(lane, l -> ConcurrentHashMap.newKeySet());
-    if (!uncheckedLanes.remove(lane)) {
-      return Set.copyOf(known);
-    }
-    LaneOffsets.Committed committed =
-        LaneOffsets.committed(context.offsetStorageReader(), pipeline, lane);
-    known.addAll(committed.deliveries());
-    // Said at each read of the lane's offsets: what the dedup compares the claims with.
-    log.info(
-        "pipeline {} lane {}: the lane's committed offsets name {} deliveries (last row {});"
-            + " the first claim holds rows {} to {}",
-        pipeline,
-        lane,
-        committed.deliveries().size(),
-        committed.lastRows().isEmpty() ? "none" : committed.lastRows(),
-        claim.events().get(0).id(),
-        claim.events().get(claim.events().size() - 1).id());
-    return Set.copyOf(known);
-  }
-
-  private static String invalidTopic(String topic) {
-    try {
-      Topic.validate(topic);
-      return null;
-    } catch (InvalidTopicException e) {
-      return "invalid topic name: " + e.getMessage();
     }
   }
 
@@ -435,12 +311,12 @@ public final class OutboxSourceTask extends SourceTask {
         continue;
       }
       List<Settlement> settlements = batch.settlements(planner);
-      if (deadLetterRouter != null && batch.hasUncopiedDeadLetters()) {
+      if (deadLetterCopies != null && batch.hasUncopiedDeadLetters()) {
         if (out == null) {
           continue;
         }
         int before = out.size();
-        copyDeadLetters(batch, batch.takeUncopiedDeadLetters(), batch.deliveries(), out);
+        deadLetterCopies.copy(batch, batch.takeUncopiedDeadLetters(), batch.deliveries(), out);
         if (out.size() > before && transactions != null) {
           transactions.commitTransaction(out.get(out.size() - 1));
         }
@@ -451,14 +327,11 @@ public final class OutboxSourceTask extends SourceTask {
       inFlight.remove(batch.lane());
       try {
         metrics.settled(settlements, batch.claim().settle(settlements));
-        Set<String> known = committedUnrecorded.get(batch.lane());
-        if (known != null) {
-          batch.claim().events().forEach(e -> known.remove(OutboxRecords.delivery(e)));
-        }
+        unrecorded.recorded(batch.lane(), batch.claim().events());
       } catch (SourceException | IllegalStateException e) {
         // The claim's transaction rolled back: its rows are claimed again (duplicates, never loss;
         // with a transaction per batch, the committed offset tells which need no second send).
-        uncheckedLanes.add(batch.lane());
+        unrecorded.settlementFailed(batch.lane());
         log.warn(
             "pipeline {} lane {}: settling {} event(s) failed, they will be sent again: {}",
             pipeline,

@@ -4,23 +4,21 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.UUID;
-import java.util.stream.Collectors;
 
 /**
  * The soak's one verdict, from what the writers wrote, the rows at the end, what the broker holds
  * and the faults injected (docs/design.md, "Failure classes"): every committed event delivered,
  * none rolled back delivered, first deliveries in per-key order, no delayed event before its due
  * time, no attempt charged to an event that never failed, no dead letter, duplicates identical and
- * within their bound per fault. Pure logic: no I/O.
+ * within their bound per fault. Pure logic: no I/O. The delivery invariants are {@link
+ * LostEvents}', the duplicates' {@link DuplicateCharges}'.
  */
 final class InvariantChecker {
 
@@ -94,34 +92,19 @@ final class InvariantChecker {
       copies.computeIfAbsent(d.eventId(), k -> new ArrayList<>()).add(d);
     }
 
-    String lostSummary = checkDelivered(byId, rows, copies, deliveries, violations);
+    String lostSummary = LostEvents.check(byId, rows, copies, deliveries, violations);
     int lateResends = checkKeyOrder(byId, rows, deliveries, violations);
     checkDueTimes(rows, deliveries, violations);
     int refused = checkAttempts(byId, rows, violations);
-    Map<UUID, List<Delivery>> charged = copies;
-    int listed = 0;
-    if (sentTwice != null) {
-      charged = new LinkedHashMap<>();
-      for (Map.Entry<UUID, List<Delivery>> e : copies.entrySet()) {
-        if (e.getValue().size() > 1 && sentTwice.contains(e.getKey())) {
-          listed += e.getValue().size() - 1;
-          checkCopiesAlike(e.getKey(), e.getValue(), violations);
-        } else {
-          charged.put(e.getKey(), e.getValue());
-          if (e.getValue().size() > 1) {
-            violations.add(
-                new Violation(
-                    UNLISTED_DUPLICATE,
-                    e.getKey()
-                        + " read "
-                        + e.getValue().size()
-                        + " times by read_committed, and no relay listed it as sent twice"));
-          }
-        }
-      }
-    }
+    DuplicateCharges.SetApart exactlyOnce =
+        sentTwice == null ? null : DuplicateCharges.setApartListed(copies, sentTwice, violations);
     List<FaultDuplicates> duplicates =
-        checkDuplicates(charged, faults, duplicateBound, violations, sentTwice == null);
+        DuplicateCharges.perFault(
+            exactlyOnce == null ? copies : exactlyOnce.charged(),
+            faults,
+            duplicateBound,
+            violations,
+            sentTwice == null);
     int maxAttempts = rows.values().stream().mapToInt(RowState::attempts).max().orElse(0);
     return new Findings(
         lostSummary,
@@ -134,93 +117,8 @@ final class InvariantChecker {
         maxAttempts,
         duplicates,
         lateResends,
-        sentTwice == null ? -1 : listed,
+        exactlyOnce == null ? -1 : exactlyOnce.listed(),
         violations);
-  }
-
-  /**
-   * Lost events (with whether later events of their key arrived: a gap), and unexpected ones.
-   *
-   * @return one line about the lost events, empty when none was lost
-   */
-  private static String checkDelivered(
-      Map<UUID, WrittenEvent> byId,
-      Map<UUID, RowState> rows,
-      Map<UUID, List<Delivery>> copies,
-      List<Delivery> deliveries,
-      List<Violation> violations) {
-    Map<String, Long> lastDeliveredRow = new HashMap<>();
-    for (Delivery d : deliveries) {
-      WrittenEvent w = byId.get(d.eventId());
-      RowState row = rows.get(d.eventId());
-      if (w != null && row != null) {
-        lastDeliveredRow.merge(w.key(), row.rowId(), Math::max);
-      }
-    }
-    List<Lost> lost = new ArrayList<>();
-    for (WrittenEvent w : byId.values()) {
-      boolean delivered = copies.containsKey(w.id());
-      if (w.outcome() == WrittenEvent.Outcome.COMMITTED && !delivered) {
-        RowState row = rows.get(w.id());
-        String state;
-        if (row == null) {
-          state = "no row in the outbox or the dead-letter table";
-        } else {
-          long later = lastDeliveredRow.getOrDefault(w.key(), Long.MIN_VALUE);
-          state =
-              "row "
-                  + row.rowId()
-                  + ", "
-                  + rowState(row)
-                  + ", attempts "
-                  + row.attempts()
-                  + (later > row.rowId()
-                      ? "; a gap: row " + later + " of the key was delivered"
-                      : "; at the key's tail");
-        }
-        lost.add(
-            new Lost(
-                row == null ? Long.MAX_VALUE : row.rowId(),
-                row == null ? "without a row" : shortState(row),
-                new Violation(LOST, w.id() + " key " + w.key() + ": " + state)));
-      } else if (w.outcome() == WrittenEvent.Outcome.ROLLED_BACK && delivered) {
-        violations.add(
-            new Violation(
-                ROLLED_BACK_DELIVERED,
-                w.id() + " key " + w.key() + " delivered " + copies.get(w.id()).size() + "x"));
-      }
-    }
-    lost.sort(Comparator.comparingLong(Lost::rowId));
-    lost.forEach(l -> violations.add(l.violation()));
-    for (UUID id : copies.keySet()) {
-      if (!byId.containsKey(id)) {
-        violations.add(
-            new Violation(UNKNOWN_DELIVERED, id + " delivered but never written by the soak"));
-      }
-    }
-    return summarize(lost);
-  }
-
-  /** A lost event: its row (or none), the row's state in a word or two, the violation. */
-  private record Lost(long rowId, String state, Violation violation) {}
-
-  /** {@code 12 committed event(s) not delivered: 12 still unpublished; rows 40 to 97}. */
-  private static String summarize(List<Lost> lost) {
-    if (lost.isEmpty()) {
-      return "";
-    }
-    Map<String, Long> states =
-        lost.stream()
-            .collect(Collectors.groupingBy(Lost::state, TreeMap::new, Collectors.counting()));
-    List<Long> rowIds = lost.stream().map(Lost::rowId).filter(r -> r != Long.MAX_VALUE).toList();
-    return lost.size()
-        + " committed event(s) not delivered: "
-        + states.entrySet().stream()
-            .map(e -> e.getValue() + " " + e.getKey())
-            .collect(Collectors.joining(", "))
-        + (rowIds.isEmpty()
-            ? ""
-            : "; rows " + rowIds.get(0) + " to " + rowIds.get(rowIds.size() - 1));
   }
 
   /**
@@ -349,75 +247,6 @@ final class InvariantChecker {
       }
     }
     return refused;
-  }
-
-  /**
-   * Duplicates per fault: a repeated event is charged to the fault in progress when its last copy
-   * was sent (the re-send), and those before the first fault to no fault (bound 0).
-   */
-  private static List<FaultDuplicates> checkDuplicates(
-      Map<UUID, List<Delivery>> copies,
-      List<FaultRecord> faults,
-      int bound,
-      List<Violation> violations,
-      boolean overBoundIsViolation) {
-    Map<String, Integer> counts = new LinkedHashMap<>();
-    counts.put(BEFORE_FAULTS, 0);
-    faults.forEach(f -> counts.put(f.label(), 0));
-    for (Map.Entry<UUID, List<Delivery>> e : copies.entrySet()) {
-      List<Delivery> all = e.getValue();
-      if (all.size() < 2) {
-        continue;
-      }
-      Instant resent = all.stream().map(Delivery::at).max(Instant::compareTo).orElseThrow();
-      String window = BEFORE_FAULTS;
-      for (FaultRecord f : faults) {
-        if (!f.start().isAfter(resent)) {
-          window = f.label();
-        }
-      }
-      counts.merge(window, all.size() - 1, Integer::sum);
-      checkCopiesAlike(e.getKey(), all, violations);
-    }
-    List<FaultDuplicates> out = new ArrayList<>();
-    counts.forEach(
-        (window, n) -> {
-          int limit = BEFORE_FAULTS.equals(window) ? 0 : bound;
-          out.add(new FaultDuplicates(window, n, limit));
-          if (n > limit && overBoundIsViolation) {
-            violations.add(
-                new Violation(
-                    DUPLICATES_OVER_BOUND,
-                    n + " duplicate(s) charged to " + window + ", bound " + limit));
-          }
-        });
-    return out;
-  }
-
-  private static void checkCopiesAlike(UUID id, List<Delivery> all, List<Violation> violations) {
-    int first = all.get(0).fingerprint();
-    if (all.stream().anyMatch(c -> c.fingerprint() != first)) {
-      violations.add(
-          new Violation(
-              DUPLICATE_DIFFERS,
-              id + " has " + all.size() + " copies, not all with the same key and body"));
-    }
-  }
-
-  private static String shortState(RowState row) {
-    if (row.deadLettered()) {
-      return "dead-lettered";
-    }
-    return row.publishedAt() != null ? "marked published, not on the broker" : "still unpublished";
-  }
-
-  private static String rowState(RowState row) {
-    if (row.deadLettered()) {
-      return "dead-lettered (" + row.deadLetterReason() + ")";
-    }
-    return row.publishedAt() != null
-        ? "marked published at " + row.publishedAt() + " but not on the broker"
-        : "still unpublished";
   }
 
   private static String millis(Duration d) {

@@ -1,38 +1,39 @@
 package io.outbox.testkit;
 
+import static io.outbox.testkit.NumberedEvents.batch;
+import static io.outbox.testkit.NumberedEvents.bytes;
+import static io.outbox.testkit.NumberedEvents.json;
+import static io.outbox.testkit.NumberedEvents.routed;
+import static io.outbox.testkit.SinkAssertions.assertAllPublished;
+import static io.outbox.testkit.SinkAssertions.assertArrivedAsSent;
+import static io.outbox.testkit.SinkAssertions.assertArrivedOnceInPerKeyOrder;
+import static io.outbox.testkit.SinkAssertions.outcomes;
+import static io.outbox.testkit.SinkAssertions.publish;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatCode;
 
-import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * What docs/design.md's failure classes and per-key order require of every sink, as one suite each
  * sink's integration tests extend with a small subclass that says how to reach its real broker (the
- * tests are {@code final}: a sink passes them as they are, or the difference is a finding).
+ * tests are {@code final}: a sink passes them as they are, or the difference is a finding). The
+ * events it sends are {@link NumberedEvents}, its checks {@link SinkAssertions} and {@link
+ * RefusalOrder}.
  */
 public abstract class SinkContract {
 
@@ -41,9 +42,6 @@ public abstract class SinkContract {
 
   /** How long a test waits for published messages to reach its consumer. */
   protected static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
-
-  private static final Instant CREATED_AT = Instant.parse("2024-05-01T10:15:30.123456Z");
-  private static final AtomicLong IDS = new AtomicLong();
 
   private final List<Sink> sinks = new ArrayList<>();
   private final Teardown opened = new Teardown();
@@ -197,7 +195,7 @@ public abstract class SinkContract {
     List<RoutedEvent> batch =
         List.of(
             new RoutedEvent(
-                event(
+                TestEvents.event(
                     "order",
                     "o-ü-1",
                     "OrderPlaced",
@@ -207,10 +205,12 @@ public abstract class SinkContract {
                 destination,
                 Map.of("x-outbox-extra", "e-1")),
             new RoutedEvent(
-                event("invoice", "i-2", "InvoiceSent", bytes("plain ü"), PayloadFormat.TEXT, null),
+                TestEvents.event(
+                    "invoice", "i-2", "InvoiceSent", bytes("plain ü"), PayloadFormat.TEXT, null),
                 destination),
             new RoutedEvent(
-                event("blob", "b-3", "BlobStored", binary, PayloadFormat.BINARY, Map.of("n", "3")),
+                TestEvents.event(
+                    "blob", "b-3", "BlobStored", binary, PayloadFormat.BINARY, Map.of("n", "3")),
                 destination,
                 Map.of("x-outbox-extra", "e-3")));
 
@@ -218,32 +218,7 @@ public abstract class SinkContract {
 
     List<Delivered> delivered = read(destination, 3, READ_TIMEOUT);
     assertThat(delivered).hasSize(3);
-    Map<String, Delivered> byEventId = new HashMap<>();
-    delivered.forEach(d -> byEventId.put(d.eventId(), d));
-    for (RoutedEvent routed : batch) {
-      OutboxEvent sent = routed.event();
-      Delivered got = byEventId.get(sent.eventId().toString());
-      assertThat(got).as("message of %s", sent).isNotNull();
-      assertThat(got.eventType()).isEqualTo(sent.eventType());
-      assertThat(got.key()).as("broker key").isIn(null, sent.aggregateId());
-      assertThat(got.contentType()).isIn(null, sent.payloadFormat().contentType());
-      assertThat(got.body()).as("body of %s", sent).isEqualTo(sent.payload());
-      Map<String, String> expected = new LinkedHashMap<>();
-      expected.put("event-id", sent.eventId().toString());
-      expected.put("event-type", sent.eventType());
-      expected.put("aggregate-type", sent.aggregateType());
-      expected.put("aggregate-id", sent.aggregateId());
-      expected.putAll(routed.extraHeaders());
-      expected.putAll(sent.headers());
-      Map<String, String> headers = new LinkedHashMap<>(got.headers());
-      String createdAt = headers.remove("created-at");
-      assertThat(createdAt).as("created-at of %s", sent).isNotNull();
-      assertThatCode(() -> OffsetDateTime.parse(createdAt))
-          .as("created-at '%s' is ISO-8601", createdAt)
-          .doesNotThrowAnyException();
-      assertThat(OffsetDateTime.parse(createdAt).toInstant()).isEqualTo(sent.createdAt());
-      assertThat(headers).as("headers of %s", sent).containsExactlyInAnyOrderEntriesOf(expected);
-    }
+    assertArrivedAsSent(batch, delivered);
   }
 
   @Test
@@ -252,10 +227,7 @@ public abstract class SinkContract {
     Sink sink = sink("");
     List<RoutedEvent> all = new ArrayList<>();
     for (int b = 0; b < 3; b++) {
-      List<RoutedEvent> batch = new ArrayList<>();
-      for (int i = 0; i < 60; i++) {
-        batch.add(routed(destination, "key-" + i % 6, json(b * 60 + i)));
-      }
+      List<RoutedEvent> batch = batch(destination, "key-", 6, b * 60, 60);
       assertAllPublished(publish(sink, batch), batch.size());
       all.addAll(batch);
     }
@@ -273,9 +245,7 @@ public abstract class SinkContract {
       List<Future<List<Outcome>>> runs = new ArrayList<>();
       for (int lane = 0; lane < 2; lane++) {
         List<RoutedEvent> mine = lanes.get(lane);
-        for (int i = 0; i < 500; i++) {
-          mine.add(routed(destination, "lane-" + lane + "-key-" + i % 7, json(i)));
-        }
+        mine.addAll(batch(destination, "lane-" + lane + "-key-", 7, 0, 500));
         runs.add(
             pool.submit(
                 () -> {
@@ -311,73 +281,18 @@ public abstract class SinkContract {
   final void aRefusedEventHoldsBackTheLaterEventsOfItsKeyAlreadyInFlight() throws Exception {
     Refusing refusing = refusingDestination();
     Sink sink = sink(refusing.sinkSettings());
-    int refused = 0;
-    int published = 0;
-    List<String> violations = new ArrayList<>();
-    Map<Integer, String> behindARefusal = new HashMap<>(); // event number -> why
+    RefusalOrder order = new RefusalOrder();
     for (int b = 0; b < 4; b++) { // one batch in flight at a time, as a lane does
-      List<RoutedEvent> batch = new ArrayList<>();
-      for (int i = 0; i < 500; i++) {
-        batch.add(routed(refusing.destination(), "key-" + i % 20, json(b * 500 + i)));
-      }
-      List<Verdict> verdicts = publish(sink, batch);
-      Map<String, Integer> firstRefusal = new HashMap<>();
-      for (int i = 0; i < batch.size(); i++) {
-        String key = batch.get(i).event().aggregateId();
-        Outcome outcome = verdicts.get(i).outcome();
-        Integer earlier = firstRefusal.get(key);
-        String behind =
-            earlier == null
-                ? null
-                : "batch "
-                    + b
-                    + ", "
-                    + key
-                    + ": event #"
-                    + i
-                    + " {what} although #"
-                    + earlier
-                    + " was refused ("
-                    + verdicts.get(earlier).error()
-                    + ")";
-        if (behind != null) {
-          behindARefusal.put(b * 500 + i, behind.replace("{what}", "reached the broker"));
-        }
-        if (outcome == Outcome.RETRYABLE || outcome == Outcome.SINK_UNAVAILABLE) {
-          refused++;
-          firstRefusal.putIfAbsent(key, i);
-        } else if (outcome == Outcome.PUBLISHED) {
-          published++;
-          if (behind != null) {
-            violations.add(behind.replace("{what}", "published"));
-          }
-        }
-      }
+      List<RoutedEvent> batch = batch(refusing.destination(), "key-", 20, b * 500, 500);
+      order.judge("batch " + b, batch, publish(sink, batch));
     }
-    int delivered = -1;
     if (refusing.keepsWhatItTook()) {
       // What the broker took, not only what the sink said: a later event the broker took while an
       // earlier one of its key was refused reaches consumers first, whatever its verdict.
       sink.close(Duration.ofSeconds(10)); // whatever the sink still had in flight is in, or failed
-      List<Delivered> all = readToEnd(refusing.destination());
-      delivered = all.size();
-      for (Delivered d : all) {
-        String why = behindARefusal.get(number(d.body()));
-        if (why != null) {
-          violations.add(why);
-        }
-      }
+      order.taken(readToEnd(refusing.destination()));
     }
-    System.out.printf(
-        "%s: %d published, %d refused or held back, %d read back, %d out of key order%n",
-        getClass().getSimpleName(), published, refused, delivered, violations.size());
-    assertThat(refused).as("events refused: the broker must have been full").isPositive();
-    assertThat(published)
-        .as("events published: more than the destination holds, so it took some after refusing")
-        .isGreaterThan(refusing.capacity());
-    assertThat(violations)
-        .as("events published, or taken by the broker, behind a refused event of their key")
-        .isEmpty();
+    order.assertHeldBack(getClass().getSimpleName(), refusing.capacity());
   }
 
   @Test
@@ -437,10 +352,7 @@ public abstract class SinkContract {
     Sink sink = sink(slowFlushSettings());
     assertThat(outcomes(publish(sink, List.of(routed(destination, "warm-up", json(0))))))
         .containsExactly(Outcome.PUBLISHED);
-    List<RoutedEvent> batch = new ArrayList<>();
-    for (int i = 0; i < 50; i++) {
-      batch.add(routed(destination, "k-" + i % 5, json(i)));
-    }
+    List<RoutedEvent> batch = batch(destination, "k-", 5, 0, 50);
     CompletableFuture<List<Verdict>> stage = sink.publish(batch).toCompletableFuture();
 
     sink.close(Duration.ofSeconds(10));
@@ -456,10 +368,7 @@ public abstract class SinkContract {
   final void aLargeBatchIsPublishedWhole() throws Exception {
     String destination = newDestination();
     Sink sink = sink("");
-    List<RoutedEvent> batch = new ArrayList<>();
-    for (int i = 0; i < 2_000; i++) {
-      batch.add(routed(destination, "key-" + i % 37, json(i)));
-    }
+    List<RoutedEvent> batch = batch(destination, "key-", 37, 0, 2_000);
 
     List<Verdict> verdicts = publish(sink, batch);
 
@@ -476,94 +385,5 @@ public abstract class SinkContract {
   private Sink register(Sink sink) {
     sinks.add(sink);
     return sink;
-  }
-
-  private static List<Verdict> publish(Sink sink, List<RoutedEvent> batch) throws Exception {
-    CompletableFuture<List<Verdict>> stage = sink.publish(batch).toCompletableFuture();
-    List<Verdict> verdicts = stage.get(ANSWER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    assertThat(verdicts).as("one verdict per event").hasSize(batch.size()).doesNotContainNull();
-    return verdicts;
-  }
-
-  /** All {@code size} verdicts are published; a failure names the distinct errors given. */
-  private static void assertAllPublished(List<Verdict> verdicts, int size) {
-    List<String> errors =
-        verdicts.stream().map(Verdict::error).filter(Objects::nonNull).distinct().limit(5).toList();
-    assertThat(outcomes(verdicts))
-        .as("outcomes (distinct errors: %s)", errors)
-        .hasSize(size)
-        .containsOnly(Outcome.PUBLISHED);
-  }
-
-  private static List<Outcome> outcomes(List<Verdict> verdicts) {
-    return verdicts.stream().map(Verdict::outcome).toList();
-  }
-
-  /**
-   * Every event of {@code sent} arrived exactly once, nothing else did, and each key's events
-   * arrived in the order they were sent ({@code sent} lists each key's events in that order).
-   */
-  private static void assertArrivedOnceInPerKeyOrder(
-      List<RoutedEvent> sent, List<Delivered> delivered) {
-    Map<String, Integer> position = new HashMap<>();
-    for (int i = 0; i < sent.size(); i++) {
-      position.put(sent.get(i).event().eventId().toString(), i);
-    }
-    assertThat(delivered.stream().map(Delivered::eventId).toList())
-        .as("event ids that arrived")
-        .doesNotHaveDuplicates()
-        .containsExactlyInAnyOrderElementsOf(position.keySet());
-    Map<String, Integer> lastByKey = new HashMap<>();
-    List<String> violations = new ArrayList<>();
-    for (Delivered d : delivered) {
-      int at = position.get(d.eventId());
-      String key = sent.get(at).event().key().toString();
-      Integer previous = lastByKey.put(key, at);
-      if (previous != null && previous > at) {
-        violations.add(key + ": event #" + at + " arrived after #" + previous);
-      }
-    }
-    assertThat(violations).as("per-key order").isEmpty();
-  }
-
-  private static RoutedEvent routed(String destination, String aggregateId, byte[] payload) {
-    return new RoutedEvent(
-        event("order", aggregateId, "OrderCreated", payload, PayloadFormat.JSON, null),
-        destination);
-  }
-
-  private static OutboxEvent event(
-      String aggregateType,
-      String aggregateId,
-      String eventType,
-      byte[] payload,
-      PayloadFormat format,
-      Map<String, String> headers) {
-    return new OutboxEvent(
-        IDS.incrementAndGet(),
-        UUID.randomUUID(),
-        aggregateType,
-        aggregateId,
-        eventType,
-        null,
-        payload,
-        format,
-        headers,
-        CREATED_AT,
-        0);
-  }
-
-  private static byte[] json(int n) {
-    return bytes("{\"n\":" + n + "}");
-  }
-
-  /** The number {@link #json} wrote into {@code body}. */
-  private static int number(byte[] body) {
-    String s = new String(body, StandardCharsets.UTF_8);
-    return Integer.parseInt(s.substring(s.indexOf(':') + 1, s.indexOf('}')));
-  }
-
-  private static byte[] bytes(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
   }
 }

@@ -1,5 +1,8 @@
 package io.outbox.testkit;
 
+import static io.outbox.testkit.ContractClaims.ids;
+import static io.outbox.testkit.ContractClaims.publishAll;
+import static io.outbox.testkit.ContractClaims.settle;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -23,7 +26,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -37,11 +39,12 @@ import org.junit.jupiter.api.Test;
  * <p>Where sources differ, and how the suite allows for it: a source that streams rows (the CDC
  * source) may hand a lane's rows over in several claims as they arrive, and refuses a second claim
  * on a lane whose claim is still open; the suite therefore collects rows over as many claims as
- * they take, and where it needs them all at once ({@code claimRound}) it releases incomplete rounds
- * and claims again. The time a row takes to become claimable, how long "nothing comes" is watched,
- * and how soon a standby takes over are the hooks {@link #appearWithin()}, {@link #quietFor()} and
- * {@link #takeOverWithin()}; activation itself (a CDC source waits for its replication slot) is not
- * bounded by the suite. The polling and the CDC source both pass every test with the default hooks.
+ * they take, and where it needs them all at once ({@link ContractClaims#round}) it releases
+ * incomplete rounds and claims again. The time a row takes to become claimable, how long "nothing
+ * comes" is watched, and how soon a standby takes over are the hooks {@link #appearWithin()},
+ * {@link #quietFor()} and {@link #takeOverWithin()}; activation itself (a CDC source waits for its
+ * replication slot) is not bounded by the suite. The polling and the CDC source both pass every
+ * test with the default hooks.
  *
  * <p>The suite writes rows with plain SQL on {@link #connect()} ({@link #insert}) and settles
  * claims as the pipeline would.
@@ -121,11 +124,11 @@ public abstract class SourceContract {
       rolledBack.rollback();
       List<Long> now = commit("now", 1);
 
-      assertThat(ids(collect(source, 1))).isEqualTo(now);
+      assertThat(ids(claims(source).collect(1))).isEqualTo(now);
       assertThat(quiet(source)).as("an uncommitted row is not claimed").isEmpty();
 
       open.commit();
-      List<OutboxEvent> after = collect(source, 1);
+      List<OutboxEvent> after = claims(source).collect(1);
       assertThat(ids(after)).as("no id high-water mark skips it").containsExactly(late);
     }
     assertThat(quiet(source)).as("a rolled-back row is never claimed").isEmpty();
@@ -176,10 +179,10 @@ public abstract class SourceContract {
     Source source = activeSource();
     List<Long> ids = commit("a", 1, 2, 3);
     ids.addAll(commit("b", 1));
-    List<Claim> first = claimRound(source, ids);
+    List<Claim> first = claims(source).round(ids);
     first.forEach(Claim::release);
 
-    List<OutboxEvent> again = collect(source, 4);
+    List<OutboxEvent> again = claims(source).collect(4);
     assertThat(ids(again)).containsExactlyInAnyOrderElementsOf(ids);
     assertThat(ids(again.stream().filter(e -> e.aggregateId().equals("a")).toList()))
         .isEqualTo(ids.subList(0, 3));
@@ -191,7 +194,7 @@ public abstract class SourceContract {
     Source source = activeSource();
     commit("a", 1, 2);
     commit("b", 1);
-    assertThat(collect(source, 3)).hasSize(3);
+    assertThat(claims(source).collect(3)).hasSize(3);
     assertThat(quiet(source)).isEmpty();
     assertThat(pending()).isZero();
 
@@ -206,7 +209,7 @@ public abstract class SourceContract {
     List<Long> k = commit("k", 1, 2);
     List<Long> other = commit("other", 1);
     Duration delay = Duration.ofSeconds(1);
-    List<Claim> round = claimRound(source, List.of(k.get(0), k.get(1), other.get(0)));
+    List<Claim> round = claims(source).round(List.of(k.get(0), k.get(1), other.get(0)));
     long settledAt = System.nanoTime();
     for (Claim claim : round) {
       claim.settle(
@@ -221,9 +224,9 @@ public abstract class SourceContract {
     }
     assertThat(attempts(k.get(0))).isEqualTo(1);
 
-    List<OutboxEvent> early = quiet(source, Duration.ofMillis(300));
+    List<OutboxEvent> early = claims(source).quiet(Duration.ofMillis(300));
     assertThat(early).as("k's later event waits behind its retry").isEmpty();
-    List<OutboxEvent> back = collect(source, 2);
+    List<OutboxEvent> back = claims(source).collect(2);
     long waited = System.nanoTime() - settledAt;
     assertThat(ids(back)).as("the retry first, then k's next").isEqualTo(k);
     assertThat(back.get(0).attempts()).isEqualTo(1);
@@ -236,7 +239,7 @@ public abstract class SourceContract {
     Source source = activeSource();
     List<Long> d = commit("d", 1, 2);
     Object eventId = value("SELECT event_id FROM " + outboxTable() + " WHERE id = ?", d.get(0));
-    for (Claim claim : claimRound(source, d)) {
+    for (Claim claim : claims(source).round(d)) {
       claim.settle(
           settle(
               claim,
@@ -256,7 +259,7 @@ public abstract class SourceContract {
         .as("moved to the dead-letter table")
         .isEqualTo(1);
 
-    assertThat(ids(collect(source, 1))).containsExactly(d.get(1));
+    assertThat(ids(claims(source).collect(1))).containsExactly(d.get(1));
     assertThat(quiet(source)).isEmpty();
   }
 
@@ -265,7 +268,7 @@ public abstract class SourceContract {
     Source active = activeSource();
     List<Long> ids = commit("a", 1, 2);
     ids.addAll(commit("b", 1, 2));
-    claimRound(active, ids); // held open
+    claims(active).round(ids); // held open
 
     Source standby = newSource(LANES);
     sources.add(standby);
@@ -281,7 +284,7 @@ public abstract class SourceContract {
 
     active.close(Duration.ofSeconds(10)); // its claims are still open: close releases them
     activation.get(takeOverWithin().toMillis(), TimeUnit.MILLISECONDS);
-    List<OutboxEvent> taken = collect(standby, 4);
+    List<OutboxEvent> taken = claims(standby).collect(4);
     assertThat(ids(taken)).containsExactlyInAnyOrderElementsOf(ids);
     assertThat(ids(taken.stream().filter(e -> e.aggregateId().equals("a")).toList()))
         .isEqualTo(ids.subList(0, 2));
@@ -337,83 +340,14 @@ public abstract class SourceContract {
     return ids;
   }
 
-  /**
-   * One claim per lane that together hold exactly {@code expected}: rounds whose claims hold fewer
-   * (a source that streams rows may not have them all yet) are released and claimed again until
-   * {@link #appearWithin()} passed. The claims returned are open; the caller ends them.
-   */
-  private List<Claim> claimRound(Source source, List<Long> expected) throws Exception {
-    long deadline = System.nanoTime() + appearWithin().toNanos();
-    List<Long> last = List.of();
-    while (System.nanoTime() < deadline) {
-      List<Claim> claims = new ArrayList<>();
-      List<OutboxEvent> events = new ArrayList<>();
-      for (int lane = 0; lane < LANES; lane++) {
-        Claim claim = source.claim(lane, 100, Duration.ofMillis(100));
-        claims.add(claim);
-        events.addAll(claim.events());
-      }
-      last = ids(events);
-      if (last.size() >= expected.size()) {
-        assertThat(last).as("one round of claims").containsExactlyInAnyOrderElementsOf(expected);
-        return claims;
-      }
-      claims.forEach(Claim::release);
-    }
-    throw new AssertionError(
-        "no round of claims held " + expected + " within " + appearWithin() + "; last: " + last);
+  /** Claims from {@code source} as the suite does, within {@link #appearWithin()}. */
+  private ContractClaims claims(Source source) {
+    return new ContractClaims(source, LANES, appearWithin());
   }
 
-  /**
-   * Claims every lane in turn until {@code expected} events came or {@link #appearWithin()} passed,
-   * settling each claim as published; the events in the order claimed.
-   */
-  private List<OutboxEvent> collect(Source source, int expected) throws InterruptedException {
-    List<OutboxEvent> seen = new ArrayList<>();
-    long deadline = System.nanoTime() + appearWithin().toNanos();
-    while (seen.size() < expected && System.nanoTime() < deadline) {
-      for (int lane = 0; lane < LANES; lane++) {
-        Claim claim = source.claim(lane, 100, Duration.ofMillis(100));
-        seen.addAll(claim.events());
-        if (claim.events().isEmpty()) {
-          claim.release();
-        } else {
-          publishAll(claim);
-        }
-      }
-    }
-    assertThat(seen).as("events claimed within %s", appearWithin()).hasSize(expected);
-    return seen;
-  }
-
+  /** What {@code source}'s lanes hand over for {@link #quietFor()}: what must not come. */
   private List<OutboxEvent> quiet(Source source) throws InterruptedException {
-    return quiet(source, quietFor());
-  }
-
-  /** What every lane's claims return for {@code period}; each claim is released. */
-  private List<OutboxEvent> quiet(Source source, Duration period) throws InterruptedException {
-    List<OutboxEvent> seen = new ArrayList<>();
-    long deadline = System.nanoTime() + period.toNanos();
-    do {
-      for (int lane = 0; lane < LANES; lane++) {
-        Claim claim = source.claim(lane, 100, Duration.ofMillis(50));
-        seen.addAll(claim.events());
-        claim.release();
-      }
-    } while (System.nanoTime() < deadline);
-    return seen;
-  }
-
-  private void publishAll(Claim claim) {
-    claim.settle(settle(claim, Settlement.Published::new));
-  }
-
-  private static List<Settlement> settle(Claim claim, Function<OutboxEvent, Settlement> how) {
-    return claim.events().stream().map(how).toList();
-  }
-
-  private static List<Long> ids(List<OutboxEvent> events) {
-    return events.stream().map(OutboxEvent::id).toList();
+    return claims(source).quiet(quietFor());
   }
 
   private int attempts(long id) throws SQLException {

@@ -36,6 +36,28 @@ public final class TestEvents {
     return event(id, aggregateId, "{}".getBytes(StandardCharsets.UTF_8), Map.of(), CREATED_AT);
   }
 
+  /**
+   * A new event of the given type, key and body, created at {@link #CREATED_AT}: what a row of any
+   * shape is, for a sink.
+   */
+  public static OutboxEvent event(
+      String aggregateType,
+      String aggregateId,
+      String eventType,
+      byte[] payload,
+      PayloadFormat format,
+      Map<String, String> headers) {
+    return event(
+        IDS.incrementAndGet(),
+        aggregateType,
+        aggregateId,
+        eventType,
+        payload,
+        format,
+        headers,
+        CREATED_AT);
+  }
+
   private static OutboxEvent event(
       String aggregateId, byte[] payload, Map<String, String> headers, Instant createdAt) {
     return event(IDS.incrementAndGet(), aggregateId, payload, headers, createdAt);
@@ -43,15 +65,28 @@ public final class TestEvents {
 
   private static OutboxEvent event(
       long id, String aggregateId, byte[] payload, Map<String, String> headers, Instant createdAt) {
+    return event(
+        id, "order", aggregateId, "OrderCreated", payload, PayloadFormat.JSON, headers, createdAt);
+  }
+
+  private static OutboxEvent event(
+      long id,
+      String aggregateType,
+      String aggregateId,
+      String eventType,
+      byte[] payload,
+      PayloadFormat format,
+      Map<String, String> headers,
+      Instant createdAt) {
     return new OutboxEvent(
         id,
         UUID.randomUUID(),
-        "order",
+        aggregateType,
         aggregateId,
-        "OrderCreated",
+        eventType,
         null,
         payload,
-        PayloadFormat.JSON,
+        format,
         headers,
         createdAt,
         0);

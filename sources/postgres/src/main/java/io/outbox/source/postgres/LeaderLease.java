@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  *       not when the holder is frozen (SIGSTOP, a GC or VM pause) or cut off behind a network that
  *       drops packets: its session stays open. The lease closes that gap: the holder renews it
  *       every {@code renew-interval}; a standby that finds it expired ends the holder's session
- *       ({@code pg_terminate_backend}) and takes the lock.
+ *       ({@code pg_terminate_backend}, {@link ExpiredHolderEviction}) and takes the lock.
  *   <li>The holder counts its own lease as lost a margin before the database does ({@link #held()}
  *       compares a monotonic clock with the last renewal), so an instance that wakes from a freeze
  *       stops before a standby can have taken over.
@@ -57,9 +57,7 @@ public final class LeaderLease {
   private volatile long epoch; // written under this
   private volatile boolean held;
   private volatile long validUntilNanos;
-  private long holderMismatchSince = Long.MIN_VALUE; // guarded by this
-  private int mismatchPid; // the holder timed by holderMismatchSince; guarded by this
-  private int warnedPid; // guarded by this
+  private final ExpiredHolderEviction eviction; // guarded by this
 
   /**
    * @param tables the pipeline's tables
@@ -67,8 +65,8 @@ public final class LeaderLease {
    * @param holder who this instance is (host, pid), stored in the lease for operators
    * @param lease how long a renewal is valid on the database clock; this instance counts it lost
    *     after 80 % of it
-   * @param fenceWait how long taking over waits for the claims of the instance before before ending
-   *     their sessions
+   * @param fenceWait how long taking over waits for the claims of the instance before ending their
+   *     sessions
    * @param nanoTime the monotonic clock ({@code System::nanoTime} outside tests)
    */
   public LeaderLease(
@@ -87,6 +85,7 @@ public final class LeaderLease {
     this.fenceKey = tables.fenceLockKey(pipeline);
     this.leaderTable = tables.qualifiedLeaderTable();
     this.displayLeaderTable = tables.schema() + "." + tables.leaderTable();
+    this.eviction = new ExpiredHolderEviction(pipeline, lease, nanoTime, leaderKey, leaderTable);
   }
 
   /** Who this process is, as written in the lease for operators: {@code host/pid}. */
@@ -121,10 +120,10 @@ public final class LeaderLease {
   public synchronized boolean tryAcquire(Connection session) throws SQLException {
     held = false;
     if (!tryLock(session)) {
-      endExpiredHolder(session);
+      eviction.endIfExpired(session);
       return false;
     }
-    forgetMismatch();
+    eviction.forget();
     boolean done = false;
     long started;
     session.setAutoCommit(false);
@@ -346,109 +345,6 @@ public final class LeaderLease {
         return rs.getLong(1);
       }
     }
-  }
-
-  /**
-   * Another instance holds the lock: if its lease expired (it is frozen or cut off, its session
-   * still open), ends its session. A holder whose lease row is not its own (it took the lock an
-   * instant ago, or it is an instance from before leases) is given three leases to write one.
-   */
-  private void endExpiredHolder(Connection session) throws SQLException {
-    String sql =
-        "SELECT l.pid, t.holder, t.holder_pid, t.expires_at < now(),"
-            + " EXTRACT(EPOCH FROM now() - t.expires_at),"
-            // Whether this role may end the holder's session: the same role, pg_signal_backend,
-            // or a superuser.
-            + " NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.pid"
-            + " AND a.usename IS DISTINCT FROM current_user)"
-            + " OR pg_has_role(current_user, 'pg_signal_backend', 'MEMBER')"
-            + " OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
-            + " FROM pg_locks l LEFT JOIN "
-            + leaderTable
-            + " t ON t.pipeline = ?"
-            + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
-            + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-            + " AND l.classid = ?::bigint::oid AND l.objid = ?::bigint::oid";
-    int pid;
-    String expiredHolder;
-    double overdueSeconds;
-    try (PreparedStatement ps = session.prepareStatement(sql)) {
-      ps.setString(1, pipeline);
-      ps.setLong(2, leaderKey >>> 32);
-      ps.setLong(3, leaderKey & 0xffff_ffffL);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return; // released meanwhile: the next attempt takes it
-        }
-        pid = rs.getInt(1);
-        warnOnceIfCannotEnd(pid, rs.getBoolean(6));
-        int leasePid = rs.getInt(3);
-        boolean ownLease = !rs.wasNull() && leasePid == pid;
-        if (ownLease) {
-          forgetMismatch();
-          if (!rs.getBoolean(4)) {
-            return; // renewed in time
-          }
-          expiredHolder = rs.getString(2);
-          overdueSeconds = rs.getDouble(5);
-        } else {
-          long now = nanoTime.getAsLong();
-          if (mismatchPid != pid) { // another holder than the one timed so far: time it anew
-            mismatchPid = pid;
-            holderMismatchSince = now;
-          }
-          if (now - holderMismatchSince < 3 * lease.toNanos()) {
-            return;
-          }
-          expiredHolder = "an instance that wrote no lease (session " + pid + ")";
-          overdueSeconds = (now - holderMismatchSince) / 1e9;
-        }
-      }
-    }
-    log.warn(
-        "pipeline {}: the active instance {} has not renewed its lease for {} s past its expiry"
-            + " (frozen or cut off); ending its session {} to take over",
-        pipeline,
-        expiredHolder,
-        String.format(java.util.Locale.ROOT, "%.1f", overdueSeconds),
-        pid);
-    try (PreparedStatement ps = session.prepareStatement("SELECT pg_terminate_backend(?)")) {
-      ps.setInt(1, pid);
-      ps.execute();
-    } catch (SQLException e) {
-      // Not a database outage: this standby stays connected and tries again at its next check.
-      log.error(
-          "pipeline {}: cannot end the session {} of the expired active instance ({}); the"
-              + " relay's role needs to be the other instance's role, or a member of"
-              + " pg_signal_backend",
-          pipeline,
-          pid,
-          e.getMessage());
-      return;
-    }
-    forgetMismatch();
-  }
-
-  /**
-   * Says at once, not only when a take-over is due, that this instance could not replace the holder
-   * {@code pid} should it freeze: it runs as another role and this one may not end it.
-   */
-  private void warnOnceIfCannotEnd(int pid, boolean canEnd) {
-    if (canEnd || warnedPid == pid) {
-      return;
-    }
-    warnedPid = pid;
-    log.warn(
-        "pipeline {}: the active instance (session {}) runs as another database role and this"
-            + " role is not a member of pg_signal_backend: should that instance freeze, this"
-            + " standby cannot take over (docs/security.md)",
-        pipeline,
-        pid);
-  }
-
-  private void forgetMismatch() {
-    mismatchPid = 0;
-    holderMismatchSince = Long.MIN_VALUE;
   }
 
   private void rollbackQuietly(Connection session) {
