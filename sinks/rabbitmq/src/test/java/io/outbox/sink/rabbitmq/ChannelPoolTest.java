@@ -2,11 +2,16 @@ package io.outbox.sink.rabbitmq;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
+import java.lang.Thread.State;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /** How the sink lends its confirm-mode channels, on channels without a broker. */
@@ -103,6 +108,38 @@ class ChannelPoolTest {
           .hasMessageContaining("channel closed")
           .hasMessageContaining("CONNECTION_FORCED");
     }
+  }
+
+  /**
+   * A closed channel given back while another sender waits: the pool opens a channel in its place
+   * for the waiter; when that fails (the connection is gone), the sender giving back must not fail
+   * for it.
+   */
+  @Test
+  void givingBackAClosedChannelWhileOpeningFailsAndASenderWaitsDoesNotThrow() throws Exception {
+    AtomicBoolean refuse = new AtomicBoolean();
+    ChannelPool one =
+        new ChannelPool(
+            1,
+            () -> {
+              if (refuse.get()) {
+                throw new IOException("refused");
+              }
+              return open();
+            });
+    PublishChannel lent = one.borrow(soon());
+    FutureTask<PublishChannel> waiter =
+        new FutureTask<>(() -> one.borrow(System.nanoTime() + TimeUnit.SECONDS.toNanos(1)));
+    Thread waiting = new Thread(waiter, "waiting-sender");
+    waiting.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> waiting.getState() == State.TIMED_WAITING);
+    opened.get(0).loseConnection();
+    refuse.set(true);
+
+    one.giveBack(lent);
+
+    assertThat(lent.isUsable()).isFalse();
+    assertThat(waiter.get(10, TimeUnit.SECONDS)).isNull(); // none came free in time
   }
 
   @Test

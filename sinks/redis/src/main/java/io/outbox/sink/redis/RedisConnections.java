@@ -99,10 +99,15 @@ final class RedisConnections implements AutoCloseable {
    */
   void giveBack(Jedis jedis, boolean broken) {
     Connection connection = jedis.getConnection();
-    if (broken || connection.isBroken()) {
-      pool.returnBrokenResource(connection);
-    } else {
+    if (!broken && !connection.isBroken()) {
       pool.returnResource(connection);
+      return;
+    }
+    try {
+      pool.returnBrokenResource(connection);
+    } catch (JedisException e) {
+      // The pool opens a connection in its place for a batch waiting for one, and that failed
+      // (the server is down, say): the waiter's batch ends when its time is up; this one has.
     }
   }
 

@@ -4,10 +4,16 @@ import static io.outbox.sink.redis.RedisConnectionsTest.settings;
 import static io.outbox.sink.redis.RedisConnectionsTest.soon;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import io.outbox.testkit.PrivateRedis;
 import io.outbox.testkit.RedisTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.Teardown;
+import java.lang.Thread.State;
+import java.time.Duration;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Connection;
@@ -69,6 +75,34 @@ class RedisConnectionsIT {
     assertThat(c).isNotIn(a, b);
     assertThat(new Jedis(c).ping()).isEqualTo("PONG");
     giveBack(c, false);
+  }
+
+  /**
+   * A broken connection given back while another batch waits: the pool opens a connection in its
+   * place for the waiter; with the server down that fails, and the batch giving back must not fail
+   * for it (the waiter's batch ends when its time is up).
+   */
+  @Test
+  void givingBackABrokenConnectionWhileTheServerIsDownAndABatchWaitsDoesNotThrow()
+      throws Exception {
+    PrivateRedis server = teardown.add(PrivateRedis.start());
+    RedisConnections small =
+        teardown.add(
+            new RedisConnections(
+                "p", settings("uri = \"" + server.uri() + "\"\nconnections = 1\ntimeout = 2s")));
+    Jedis lent = small.borrow(soon());
+    FutureTask<Jedis> waiter =
+        new FutureTask<>(() -> small.borrow(System.nanoTime() + TimeUnit.SECONDS.toNanos(3)));
+    Thread waiting = new Thread(waiter, "waiting-batch");
+    waiting.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> waiting.getState() == State.TIMED_WAITING);
+    server.stop();
+
+    small.giveBack(lent, true);
+
+    assertThat(lent.isConnected()).isFalse();
+    // None came free in time: the connection opened for it failed on the giving-back thread.
+    assertThat(waiter.get(10, TimeUnit.SECONDS)).isNull();
   }
 
   @Test
