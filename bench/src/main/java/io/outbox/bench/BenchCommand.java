@@ -6,12 +6,12 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.ServiceLoader;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -201,42 +201,7 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Partitions of the run's Kafka topic (default: ${DEFAULT-VALUE}).")
   int partitions;
 
-  @Option(
-      names = "--curve",
-      paramLabel = "rate|backlog",
-      description =
-          "Measure a curve, one run per point, each with its own database, topic and relay."
-              + " rate: the latency run at each of --rates (after a drain of --events), beside"
-              + " the bare producer's latency at the same rate (Kafka, unless --baselines none),"
-              + " stopping at the first rate the writers or the relay could not keep up with."
-              + " backlog: the drain of each of --backlogs, no latency run. Prints a table,"
-              + " writes an SVG plot (--svg) and, with --json, every point. The insert and"
-              + " debezium baselines are not run per point.")
-  String curve;
-
-  @Option(
-      names = "--rates",
-      paramLabel = "LIST",
-      split = ",",
-      defaultValue = "100,1000,5000,10000,20000",
-      description = "Events/s of a rate curve's points (default: ${DEFAULT-VALUE}).")
-  List<Integer> rates;
-
-  @Option(
-      names = "--backlogs",
-      paramLabel = "LIST",
-      split = ",",
-      defaultValue = "10000,100000,1000000",
-      description = "Backlogs of a backlog curve's points (default: ${DEFAULT-VALUE}).")
-  List<Integer> backlogs;
-
-  @Option(
-      names = "--svg",
-      paramLabel = "FILE",
-      description =
-          "Where a curve's plot goes (default: the --json file with .svg, else curve-<kind>.svg"
-              + " in the work directory).")
-  Path svg;
+  @Mixin CurveOptions curve = new CurveOptions();
 
   @Option(
       names = "--latency-dump",
@@ -262,43 +227,7 @@ public final class BenchCommand implements Callable<Integer> {
               + " (default: a new directory under java.io.tmpdir).")
   Path workDir;
 
-  @Option(
-      names = "--relay-jvm-options",
-      paramLabel = "OPTIONS",
-      defaultValue = "",
-      description =
-          "JVM options of the relay and Debezium processes, space-separated, e.g."
-              + " \"-Xmx256m -XX:StartFlightRecording=filename=relay.jfr\" (default: none).")
-  String jvmOptions;
-
-  @Option(
-      names = "--kafka-linger-ms",
-      paramLabel = "MS",
-      defaultValue = "5",
-      description =
-          "linger.ms of every Kafka producer of the run: the relay's (written into its"
-              + " relay.conf) and the baselines' alike, so that they stay comparable (default: 5,"
-              + " the relay's default).")
-  int lingerMs;
-
-  @Option(
-      names = "--relay-config",
-      paramLabel = "HOCON",
-      defaultValue = "",
-      description =
-          "More settings of the relay's pipeline, in HOCON, added to the generated relay.conf,"
-              + " e.g. \"database.properties.options = \\\"-c synchronous_commit=off\\\"\""
-              + " (default: none).")
-  String relayConfig;
-
-  @Option(
-      names = "--relay-classpath",
-      paramLabel = "PATH",
-      defaultValue = "${sys:outbox.bench.relay-classpath:-}",
-      description =
-          "Class path of the relay process (default: the daemon's, set by the launcher; else"
-              + " this JVM's).")
-  String relayClasspath;
+  @Mixin RelayOptions relay = new RelayOptions();
 
   @Option(
       names = "--timeout",
@@ -307,96 +236,24 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Longest a drain may take before the run fails (default: ${DEFAULT-VALUE}).")
   int timeout;
 
-  @Option(
-      names = "--pg-url",
-      paramLabel = "JDBC_URL",
-      defaultValue =
-          "jdbc:postgresql://${env:OUTBOX_PG_HOST:-127.0.0.1}:${env:OUTBOX_PG_PORT:-5432}/postgres",
-      description =
-          "A database of the PostgreSQL server; the run creates its own beside it"
-              + " (default: ${DEFAULT-VALUE}). Password: OUTBOX_PG_PASSWORD.")
-  String pgUrl;
-
-  @Option(
-      names = "--pg-user",
-      paramLabel = "USER",
-      defaultValue = "${env:OUTBOX_PG_USER:-postgres}",
-      description = "PostgreSQL user (default: ${DEFAULT-VALUE}).")
-  String pgUser;
-
-  @Option(
-      names = "--kafka-bootstrap",
-      paramLabel = "HOST:PORT",
-      defaultValue = "${env:OUTBOX_KAFKA_BOOTSTRAP:-127.0.0.1:9092}",
-      description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
-  String kafkaBootstrap;
-
-  @Option(
-      names = "--rabbitmq-uri",
-      paramLabel = "URI",
-      defaultValue = "${env:OUTBOX_RABBITMQ_URI:-amqp://guest:guest@127.0.0.1:5672/%2f}",
-      description = "RabbitMQ URI (default: amqp://guest:guest@127.0.0.1:5672/%%2f).")
-  String rabbitUri;
-
-  @Option(
-      names = "--nats-url",
-      paramLabel = "URL",
-      defaultValue = "${env:OUTBOX_NATS_URL:-nats://127.0.0.1:4222}",
-      description = "NATS server with JetStream (default: ${DEFAULT-VALUE}).")
-  String natsUrl;
-
-  @Option(
-      names = "--redis-uri",
-      paramLabel = "URI",
-      defaultValue = "${env:OUTBOX_REDIS_URI:-redis://127.0.0.1:6379}",
-      description = "Redis server (default: ${DEFAULT-VALUE}).")
-  String redisUri;
-
-  @Option(
-      names = "--skip-services",
-      description = "Do not run scripts/services.sh up: the services already run.")
-  boolean skipServices;
+  @Mixin ServiceOptions services = new ServiceOptions();
 
   @Override
   public Integer call() throws Exception {
     validate();
     PrintWriter out = spec.commandLine().getOut();
-    if (!skipServices) {
-      LocalServices.up(LocalServices.home(), out, "bench");
-    }
+    services.up(out);
     String run = UUID.randomUUID().toString().substring(0, 8);
     Path dir = workDir != null ? workDir : Files.createTempDirectory("outbox-bench-" + run + "-");
     Files.createDirectories(dir);
-    String classpath =
-        relayClasspath == null || relayClasspath.isBlank()
-            ? System.getProperty("java.class.path")
-            : relayClasspath;
     BenchRun.Plan plan =
         new BenchRun.Plan(
             run,
             dir,
             new Workload(events, keys, payloadBytes),
-            new RelayUnderTest.Setup(
-                source,
-                sink,
-                onPublish,
-                lanes,
-                batchSize,
-                classpath,
-                jvmOptions.isBlank() ? List.of() : Arrays.asList(jvmOptions.trim().split("\\s+")),
-                lingerMs == Brokers.DEFAULT_LINGER_MS || !sink.equals("kafka")
-                    ? relayConfig
-                    : (relayConfig + "\nsink.kafka.producer.linger.ms = " + lingerMs).strip(),
-                null),
-            new Brokers(
-                kafkaBootstrap,
-                rabbitUri,
-                natsUrl,
-                redisUri,
-                "bench-" + run + ".",
-                partitions,
-                lingerMs),
-            curve == null ? baselines : curveBaselines(),
+            relay.setup(source, sink, onPublish, lanes, batchSize),
+            services.brokers(run, partitions, relay.lingerMs),
+            curve.kind == null ? baselines : curve.baselines(baselines, sink),
             rate,
             Duration.ofSeconds(duration),
             Duration.ofSeconds(warmUp),
@@ -406,15 +263,15 @@ public final class BenchCommand implements Callable<Integer> {
             engine,
             LocalServices.home(),
             cdcBacklog,
-            pgUrl,
-            pgUser,
-            System.getenv().getOrDefault("OUTBOX_PG_PASSWORD", ""),
+            services.pgUrl,
+            services.pgUser,
+            services.pgPassword(),
             arguments(),
             latencyDump);
     out.printf("bench: run %s, logs and config in %s%n", run, dir);
     out.flush();
-    if (curve != null) {
-      return curve(plan, dir, out);
+    if (curve.kind != null) {
+      return curve.run(plan, dir, json, out);
     }
     Report report;
     try {
@@ -430,36 +287,6 @@ public final class BenchCommand implements Callable<Integer> {
       out.println("bench: wrote " + json);
     }
     return 0;
-  }
-
-  /** Runs the curve of {@code --curve} and writes its plot and JSON. */
-  private int curve(BenchRun.Plan plan, Path dir, PrintWriter out) throws Exception {
-    List<Integer> xs = (curve.equals("rate") ? rates : backlogs).stream().sorted().toList();
-    CurveRun.Outcome outcome = new CurveRun(plan, curve, xs, out).run();
-    Path plot = svg;
-    if (plot == null) {
-      plot =
-          json != null
-              ? json.resolveSibling(
-                  json.getFileName().toString().replaceFirst("(\\.json)?$", ".svg"))
-              : dir.resolve("curve-" + curve + ".svg");
-    }
-    Files.writeString(plot, outcome.svg());
-    out.println("bench: wrote " + plot);
-    if (json != null) {
-      Report.write(json, outcome.json());
-      out.println("bench: wrote " + json);
-    }
-    out.flush();
-    return outcome.points().isEmpty() ? 1 : 0;
-  }
-
-  /** The baselines of a curve's points: what fits a point, unless --baselines named them. */
-  private List<String> curveBaselines() {
-    if (spec.commandLine().getParseResult().hasMatchedOption("--baselines")) {
-      return baselines;
-    }
-    return curve.equals("rate") && sink.equals("kafka") ? List.of("raw") : List.of("none");
   }
 
   /** This command's own arguments, for the report (the parse result also holds the parents'). */
@@ -514,27 +341,11 @@ public final class BenchCommand implements Callable<Integer> {
               + plugin
               + "; build it: mvn -B -q package -DskipTests -pl connect -am");
     }
-    if (curve != null) {
-      check(
-          List.of("rate", "backlog").contains(curve),
-          "--curve must be rate or backlog, not '" + curve + "'");
-      List<Integer> xs = curve.equals("rate") ? rates : backlogs;
-      check(
-          !xs.isEmpty() && xs.stream().allMatch(x -> x >= 1),
-          "--" + (curve.equals("rate") ? "rates" : "backlogs") + " must be >= 1: " + xs);
-      check(
-          engine.equals("daemon") && !"both".equals(delivery),
-          "--curve measures one relay per point: not with --engine connect or --delivery both");
-      check(
-          !spec.commandLine().getParseResult().hasMatchedOption("--baselines")
-              || baselines.stream().allMatch(b -> b.equals("raw") || b.equals("none")),
-          "--curve runs the raw baseline at most (per point), not " + baselines);
-    } else {
-      check(svg == null, "--svg needs --curve");
-    }
+    curve.check(engine, delivery, baselines);
     if (latencyDump != null) {
       check(
-          curve == null && rate > 0, "--latency-dump needs a latency run (--rate > 0, no --curve)");
+          curve.kind == null && rate > 0,
+          "--latency-dump needs a latency run (--rate > 0, no --curve)");
     }
     for (String b : baselines) {
       check(
@@ -552,8 +363,13 @@ public final class BenchCommand implements Callable<Integer> {
   }
 
   private void check(boolean ok, String message) {
+    check(spec, ok, message);
+  }
+
+  /** Refuses the command line of {@code command} with {@code message} unless {@code ok}. */
+  static void check(CommandSpec command, boolean ok, String message) {
     if (!ok) {
-      throw new ParameterException(spec.commandLine(), message);
+      throw new ParameterException(command.commandLine(), message);
     }
   }
 }

@@ -49,17 +49,18 @@ final class BenchRun {
   private final Plan plan;
   private final PrintWriter out;
   private final Report report = new Report();
+  private final Baselines baselines;
 
   BenchRun(Plan plan, PrintWriter out) {
     this.plan = plan;
     this.out = out;
+    this.baselines = new Baselines(plan, report, out);
   }
 
   Report run() throws Exception {
     long started = System.nanoTime();
     settings();
     String sink = plan.relay().sink();
-    boolean kafka = sink.equals("kafka");
     plan.brokers().declare(sink);
     try (BenchDatabase db =
         BenchDatabase.create(
@@ -69,10 +70,7 @@ final class BenchRun {
         report.settings.put("postgresql", meta.getDatabaseProductVersion());
       }
       if (plan.baselines().contains("insert")) {
-        db.notifyTrigger(false);
-        insert(db, "insert (no trigger)", "the migration's insert trigger disabled");
-        db.notifyTrigger(true);
-        insert(db, "insert (no relay)", "the trigger notifying on every commit (nobody is busy)");
+        baselines.insert(db);
       }
       if (plan.deliveries().isEmpty()) {
         relay(db, plan.relay(), plan.dir(), null, true);
@@ -89,180 +87,21 @@ final class BenchRun {
         }
       }
       if (plan.engine().equals("connect")) {
-        connect(db);
+        baselines.connect(db);
       }
       if (plan.baselines().contains("raw")) {
-        step("raw %s baseline: %d records", sink, plan.workload().events());
-        report.throughput.add(raw(sink));
-        if (kafka && plan.rate() > 0) {
-          step("raw kafka latency: %d records/s for %ds", plan.rate(), plan.duration().toSeconds());
-          report.latency.add(
-              RawKafka.latency(
-                  plan.brokers(), plan.workload(), plan.rate(), plan.duration(), report.settings));
-        }
+        baselines.raw();
       }
       if (plan.baselines().contains("debezium")) {
-        if (kafka) {
-          for (boolean tuned : new boolean[] {false, true}) {
-            step(
-                "debezium baseline (%s): %d events",
-                tuned ? "tuned" : "defaults", plan.workload().events());
-            try {
-              report.throughput.add(
-                  DebeziumDrain.run(
-                      tuned,
-                      plan.dir(),
-                      // This JVM's class path: the bench module's, with Debezium.
-                      System.getProperty("java.class.path"),
-                      plan.relay().jvmOptions(),
-                      db,
-                      plan.brokers(),
-                      plan.workload(),
-                      plan.timeout()));
-            } catch (IllegalStateException e) {
-              // The relay's figures stand without the baseline: report them, and why it is missing.
-              report.notes.add(
-                  "debezium " + (tuned ? "tuned" : "default") + " failed: " + e.getMessage());
-              out.println("bench: " + report.notes.get(report.notes.size() - 1));
-            }
-          }
-        } else {
-          report.notes.add("debezium baseline skipped: it publishes to Kafka (--sink kafka)");
-        }
+        baselines.debezium(db);
       }
     } finally {
       plan.brokers().remove(sink);
     }
     Targets.evaluate(report, plan.relay(), streamedCdc());
-    report.settings.put("load average at end", loadAverage());
+    report.settings.put("load average at end", MachineCpu.loadAverage());
     report.settings.put("run seconds", Math.round((System.nanoTime() - started) / 1e9));
     return report;
-  }
-
-  /** The bare client of {@code sink} publishing the workload, with the relay's window sizes. */
-  private Results.Throughput raw(String sink) throws Exception {
-    return switch (sink) {
-      case "kafka" -> RawKafka.run(plan.brokers(), plan.workload());
-      // One confirm channel per lane of the relay (its default is 2 lanes, not 4: a run without
-      // --lanes gave the raw client twice the relay's channels).
-      case "rabbitmq" ->
-          RawRabbit.run(plan.brokers(), plan.workload(), plan.relay().lanesInEffect(), 1000);
-      // sink.nats.max-pending's default: the window of all lanes together.
-      case "nats" -> RawNats.run(plan.brokers(), plan.workload(), 1000);
-      // One connection per lane, one pipeline per batch, as the relay's sink sends them.
-      case "redis" ->
-          RawRedis.run(
-              plan.brokers(),
-              plan.workload(),
-              plan.relay().lanesInEffect(),
-              plan.relay().batchSize() != null ? plan.relay().batchSize() : 500);
-      default -> throw new IllegalArgumentException("unknown sink " + sink);
-    };
-  }
-
-  /**
-   * The connector's drains, on one worker then on two, each of the same backlog as the daemon's.
-   * The workers are the checkout's {@code services.sh connect} ones, started fresh and stopped
-   * after.
-   */
-  private void connect(BenchDatabase db) throws Exception {
-    // The daemon's figure to compare with: its exactly-once drain when the run has one (the
-    // connector runs a Kafka transaction per batch too), else its only one.
-    Results.Throughput daemon =
-        report.throughput.stream()
-            .filter(t -> t.name().startsWith("relay "))
-            .reduce(null, (a, t) -> a == null || t.name().endsWith(" exactly-once") ? t : a);
-    Results.Throughput one = null;
-    for (int workers = 1; workers <= ConnectCluster.PORTS.size(); workers++) {
-      String name = ConnectDrain.name(plan.relay(), workers);
-      step("%s: starting the workers, loading %d events, draining", name, plan.workload().events());
-      ConnectDrain.Outcome o =
-          ConnectDrain.run(
-              plan.home(),
-              workers,
-              plan.dir(),
-              plan.relay(),
-              db,
-              plan.brokers(),
-              plan.workload(),
-              plan.timeout());
-      report.throughput.add(o.throughput());
-      report.settings.put(name + " tasks", o.placement());
-      if (!o.others().isEmpty()) {
-        report.notes.add(
-            name
-                + ": the workers also ran the connector(s) "
-                + o.others()
-                + " (left by earlier runs or tests; delete them through the REST API)");
-      }
-      if (daemon != null) {
-        report.ratio(name + " / " + daemon.name(), o.throughput(), daemon);
-      }
-      if (one == null) {
-        one = o.throughput();
-      } else {
-        report.ratio(name + " / 1 worker", o.throughput(), one);
-      }
-    }
-    report.settings.put(
-        "connector",
-        "transaction.boundary=connector (a Kafka transaction per claimed batch), workers with"
-            + " exactly.once.source.support=enabled, tasks = lanes");
-    if (!plan.relay().extraConfig().isBlank()) {
-      report.notes.add("--relay-config applies to the daemon only, not to the connector");
-    }
-  }
-
-  /** One insert baseline: {@code --writers} committing one event per transaction, flat out. */
-  private Results.Throughput insert(BenchDatabase db, String name, String how) throws Exception {
-    step("%s: %d writers for %ds", name, plan.writers(), plan.duration().toSeconds());
-    Writers.Outcome o = Writers.run(db, plan.workload(), plan.writers(), 0, plan.duration());
-    Results.Throughput t =
-        Results.Throughput.of(
-            name,
-            plan.writers()
-                + " writers, one event per transaction (OutboxWriter.write + commit), as fast as"
-                + " they can, "
-                + how,
-            o.commits().size(),
-            o.nanos());
-    report.throughput.add(t);
-    if (!name.equals("insert (relay running)")) {
-      db.truncate();
-    }
-    return t;
-  }
-
-  /**
-   * The insert baseline again, with the relay running and draining what the writers commit: what
-   * the relay costs the application (issue #15: the insert trigger's NOTIFY used to serialize its
-   * commits). Waits until the relay has settled it all, so that the latency run starts empty.
-   */
-  private void insertWithRelay(BenchDatabase db, ChildJvm relay) throws Exception {
-    Results.Throughput with =
-        insert(db, "insert (relay running)", "while the relay drains what they commit");
-    report.throughput.stream()
-        .filter(t -> t.name().equals("insert (no trigger)"))
-        .findFirst()
-        .ifPresent(
-            without ->
-                report.notes.add(
-                    String.format(
-                        java.util.Locale.ROOT,
-                        "insert with the relay running / without the trigger: %.2f (issue #15:"
-                            + " >= 0.9)",
-                        with.eventsPerSecond() / without.eventsPerSecond())));
-    long deadline = System.nanoTime() + plan.timeout().toNanos();
-    try (Connection c = db.connect()) {
-      while (db.pending(c) > 0) {
-        relay.checkAlive();
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException(
-              "the relay did not settle the insert run's events within " + plan.timeout());
-        }
-        Thread.sleep(100);
-      }
-    }
   }
 
   /**
@@ -307,96 +146,13 @@ final class BenchRun {
         streamCatchUp(db, relay, name);
       }
       if (withInsert && plan.baselines().contains("insert")) {
-        insertWithRelay(db, relay);
+        baselines.insertWithRelay(db, relay);
       }
       if (plan.rate() > 0) {
         step(
             "latency: %d events/s for %ds after %ds unmeasured",
             plan.rate(), plan.duration().toSeconds(), plan.warmUp().toSeconds());
-        StageMetrics stages = StageMetrics.fromLog(dir.resolve("relay.log"));
-        // Taken once the warm-up ended: the stages, CPU and idle share of the measured part.
-        Measuring m = new Measuring(stages, relay);
-        LatencyRun.Outcome latency =
-            LatencyRun.run(
-                db,
-                plan.workload(),
-                plan.brokers(),
-                setup.sink(),
-                setup.onPublish().equals("mark"),
-                plan.writers(),
-                plan.rate(),
-                plan.warmUp(),
-                m::start,
-                plan.duration(),
-                relay,
-                report.notes,
-                latencyDump(delivery));
-        for (Results.Latency l : latency.latencies()) {
-          report.latency.add(
-              new Results.Latency(
-                  l.name() + suffix,
-                  l.measures(),
-                  l.count(),
-                  l.p50(),
-                  l.p90(),
-                  l.p99(),
-                  l.max(),
-                  l.missing()));
-        }
-        if (!setup.onPublish().equals("mark")) {
-          report.notes.add("commit-to-ack needs published_at: run with --on-publish mark");
-        }
-        ProcSample after = relay.sample();
-        double seconds = (System.nanoTime() - m.started) / 1e9;
-        // The relay's CPU while it kept up with the rate (the run's warm-up included), beside the
-        // harness's own (writers, consumer) and the machine's idle share: a run whose machine had
-        // no idle CPU measured the machine, not the relay.
-        cores(report, "relay CPU during the latency run" + suffix, m.before, after, seconds);
-        cores(
-            report,
-            "harness CPU during the latency run" + suffix,
-            m.harnessBefore,
-            ProcSample.of(ProcessHandle.current().pid()),
-            seconds);
-        MachineCpu machineAfter = MachineCpu.now();
-        Double idleShare =
-            m.machineBefore != null && machineAfter != null
-                ? machineAfter.idleShareSince(m.machineBefore)
-                : null;
-        report.loads.add(
-            new Results.Load(
-                "latency" + suffix,
-                plan.rate(),
-                Results.round(latency.achieved(), 0),
-                latency.pendingAtEnd(),
-                idleShare == null ? null : Results.round(idleShare, 3)));
-        if (idleShare != null) {
-          double idle = idleShare;
-          report.settings.put(
-              "machine idle during the latency run" + suffix,
-              String.format(
-                  java.util.Locale.ROOT,
-                  "%.0f %% of %d cores",
-                  idle * 100,
-                  Runtime.getRuntime().availableProcessors()));
-          if (idle < MachineCpu.SATURATED_IDLE_SHARE) {
-            report.notes.add(
-                String.format(
-                    java.util.Locale.ROOT,
-                    "SATURATED: the machine was %.0f %% idle during the latency run%s (below %.0f"
-                        + " %%): its latency figures measure the machine, not the relay",
-                    idle * 100,
-                    suffix,
-                    MachineCpu.SATURATED_IDLE_SHARE * 100));
-          }
-        }
-        if (m.stagesBefore != null) {
-          for (StageMetrics.Stage st : StageMetrics.between(m.stagesBefore, stages.scrape())) {
-            report.stages.put(name + " " + st.stage(), st);
-          }
-        } else {
-          report.notes.add("no stage figures: the relay's log named no HTTP endpoint");
-        }
+        new LatencyStep(plan, report).run(db, setup, dir, relay, name, delivery);
       }
       ProcSample end = relay.sample();
       if (end != null) {
@@ -478,7 +234,7 @@ final class BenchRun {
     s.put("command", "outbox-relay bench " + plan.arguments());
     s.put("started", Instant.now().toString());
     s.put("cores", Runtime.getRuntime().availableProcessors());
-    s.put("load average at start", loadAverage());
+    s.put("load average at start", MachineCpu.loadAverage());
     s.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
     s.put("events", plan.workload().events());
     s.put("keys", plan.workload().keys());
@@ -530,21 +286,18 @@ final class BenchRun {
     return location.substring(location.lastIndexOf('/') + 1);
   }
 
-  static String loadAverage() {
-    try {
-      return Files.readString(Path.of("/proc/loadavg")).trim();
-    } catch (Exception e) {
-      return "unknown";
-    }
-  }
-
   /** Adds a note to the report, formatted in the root locale. */
   private void note(String format, Object... args) {
     report.notes.add(String.format(java.util.Locale.ROOT, format, args));
   }
 
   private void step(String format, Object... args) {
-    out.printf("bench: " + format + " (load %s)%n", append(args, loadAverage()));
+    step(out, format, args);
+  }
+
+  /** Prints a step of a run, with the machine's load average. */
+  static void step(PrintWriter out, String format, Object... args) {
+    out.printf("bench: " + format + " (load %s)%n", append(args, MachineCpu.loadAverage()));
     out.flush();
   }
 
@@ -552,61 +305,5 @@ final class BenchRun {
     Object[] all = java.util.Arrays.copyOf(args, args.length + 1);
     all[args.length] = last;
     return all;
-  }
-
-  /** Puts the cores a process used between two samples into the report's settings. */
-  private static void cores(
-      Report report, String key, ProcSample before, ProcSample after, double seconds) {
-    if (before == null || after == null || seconds <= 0) {
-      return;
-    }
-    double cpu = after.cpuSeconds() - before.cpuSeconds();
-    report.settings.put(
-        key,
-        String.format(
-            java.util.Locale.ROOT,
-            "%.2f cores (%.1f CPU s over %.1f s)",
-            cpu / seconds,
-            cpu,
-            seconds));
-  }
-
-  /** Where the latency run of {@code delivery} (null: the only one) writes its events, or null. */
-  private Path latencyDump(String delivery) {
-    Path file = plan.latencyDump();
-    if (file == null || delivery == null || plan.deliveries().size() < 2) {
-      return file;
-    }
-    String name = file.getFileName().toString();
-    int dot = name.lastIndexOf('.');
-    String named =
-        dot > 0
-            ? name.substring(0, dot) + "-" + delivery + name.substring(dot)
-            : name + "-" + delivery;
-    return file.resolveSibling(named);
-  }
-
-  /** What the latency run's figures are measured from: taken when the warm-up ended. */
-  private static final class Measuring {
-    private final StageMetrics stages;
-    private final ChildJvm relay;
-    StageMetrics.Snapshot stagesBefore;
-    ProcSample before;
-    ProcSample harnessBefore;
-    MachineCpu machineBefore;
-    long started;
-
-    Measuring(StageMetrics stages, ChildJvm relay) {
-      this.stages = stages;
-      this.relay = relay;
-    }
-
-    void start() throws Exception {
-      stagesBefore = stages == null ? null : stages.scrape();
-      before = relay.sample();
-      harnessBefore = ProcSample.of(ProcessHandle.current().pid());
-      machineBefore = MachineCpu.now();
-      started = System.nanoTime();
-    }
   }
 }

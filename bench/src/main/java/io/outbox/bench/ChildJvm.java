@@ -19,7 +19,7 @@ import java.util.function.Consumer;
 /**
  * A JVM process under measurement (the relay, the Debezium baseline): started with a class path and
  * a main class, its output copied to a log file and handed line by line to a listener, its CPU time
- * and peak RSS readable from /proc while it runs.
+ * and peak RSS readable while it runs ({@link ProcSample}).
  */
 final class ChildJvm implements Drainer, AutoCloseable {
   private static final int TAIL_LINES = 30;

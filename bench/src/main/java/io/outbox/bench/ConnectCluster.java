@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The Kafka Connect workers of {@code scripts/services.sh connect} for the {@code --engine connect}
  * drains: started fresh with the first {@code workers} ports (so that they load the plug-in of the
- * checkout), driven through the REST API, their CPU and memory read from /proc, stopped again by
- * {@link #close()}.
+ * checkout), driven through the REST API, their CPU and memory sampled ({@link ProcSample}),
+ * stopped again by {@link #close()}.
  */
 final class ConnectCluster implements Drainer, AutoCloseable {
 

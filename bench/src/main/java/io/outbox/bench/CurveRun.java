@@ -52,7 +52,7 @@ final class CurveRun {
     settings.put(kind.equals("rate") ? "rates" : "backlogs", xs);
     settings.put("started", Instant.now().toString());
     settings.put("cores", Runtime.getRuntime().availableProcessors());
-    settings.put("load average at start", BenchRun.loadAverage());
+    settings.put("load average at start", MachineCpu.loadAverage());
     settings.put("source", base.relay().source());
     settings.put("sink", base.relay().sink());
     settings.put("on-publish", base.relay().onPublish());
@@ -85,7 +85,7 @@ final class CurveRun {
       BenchRun.Plan plan = point(i, x);
       out.printf(
           "bench: %s curve, point %d of %d: %s, run %s (load %s)%n",
-          kind, i + 1, xs.size(), describe(x), plan.run(), BenchRun.loadAverage());
+          kind, i + 1, xs.size(), describe(x), plan.run(), MachineCpu.loadAverage());
       out.flush();
       MachineCpu before = MachineCpu.now();
       Report report;
@@ -117,7 +117,7 @@ final class CurveRun {
     if (next < xs.size()) {
       stopped += "; not run: " + xs.subList(next, xs.size());
     }
-    settings.put("load average at end", BenchRun.loadAverage());
+    settings.put("load average at end", MachineCpu.loadAverage());
     settings.put("run seconds", Math.round((System.nanoTime() - started) / 1e9));
     String path =
         base.relay().source() + "->" + base.relay().sink() + " " + base.relay().onPublish();

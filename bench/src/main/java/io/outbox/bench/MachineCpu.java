@@ -1,46 +1,59 @@
 package io.outbox.bench;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.util.Locale;
+import oshi.SystemInfo;
+import oshi.hardware.CentralProcessor;
+import oshi.hardware.CentralProcessor.TickType;
 
 /**
- * The whole machine's CPU time at one moment, from the first line of {@code /proc/stat}: what was
- * busy and what was idle (idle and iowait), in ticks summed over every core.
+ * The whole machine's CPU time at one moment, summed over every core (OSHI's system CPU ticks):
+ * what was busy and what was idle (idle and iowait); and the machine's load average.
  *
- * @param busyTicks user, nice, system, irq, softirq and steal time
- * @param idleTicks idle and iowait time
+ * @param busyMillis user, nice, system, irq, softirq and steal time
+ * @param idleMillis idle and iowait time
  */
-record MachineCpu(long busyTicks, long idleTicks) {
+record MachineCpu(long busyMillis, long idleMillis) {
 
   /** Below this share of idle CPU a run measured a saturated machine, not the relay. */
   static final double SATURATED_IDLE_SHARE = 0.15;
 
-  /** Reads the sample; null when /proc/stat cannot be read (not Linux). */
+  /** Reads the sample; null when the platform gives no CPU ticks. */
   static MachineCpu now() {
     try {
-      String first = Files.readAllLines(Path.of("/proc/stat")).get(0);
-      String[] f = first.trim().split("\\s+");
-      long busy = 0;
-      long idle = 0;
-      for (int i = 1; i < f.length && i <= 8; i++) {
-        long v = Long.parseLong(f[i]);
-        if (i == 4 || i == 5) {
-          idle += v;
-        } else {
-          busy += v;
-        }
+      long[] t = Processor.CPU.getSystemCpuLoadTicks();
+      long idle = t[TickType.IDLE.getIndex()] + t[TickType.IOWAIT.getIndex()];
+      long busy = -idle;
+      for (long v : t) {
+        busy += v;
       }
-      return new MachineCpu(busy, idle);
-    } catch (IOException | RuntimeException e) {
+      return busy + idle == 0 ? null : new MachineCpu(busy, idle);
+    } catch (RuntimeException | LinkageError e) {
       return null;
     }
   }
 
   /** The share of the machine's CPU time that was idle since {@code before}. */
   double idleShareSince(MachineCpu before) {
-    long busy = busyTicks - before.busyTicks;
-    long idle = idleTicks - before.idleTicks;
+    long busy = busyMillis - before.busyMillis;
+    long idle = idleMillis - before.idleMillis;
     return busy + idle == 0 ? 1 : (double) idle / (busy + idle);
+  }
+
+  /** The load averages over 1, 5 and 15 minutes, e.g. {@code 0.93 2.02 1.39}; else "unknown". */
+  static String loadAverage() {
+    try {
+      double[] load = Processor.CPU.getSystemLoadAverage(3);
+      if (load[0] < 0) {
+        return "unknown";
+      }
+      return String.format(Locale.ROOT, "%.2f %.2f %.2f", load[0], load[1], load[2]);
+    } catch (RuntimeException | LinkageError e) {
+      return "unknown";
+    }
+  }
+
+  /** OSHI's processor, made once (it reads the CPU's description when made). */
+  private static final class Processor {
+    static final CentralProcessor CPU = new SystemInfo().getHardware().getProcessor();
   }
 }

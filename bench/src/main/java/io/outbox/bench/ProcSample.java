@@ -3,37 +3,45 @@ package io.outbox.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
+import oshi.SystemInfo;
+import oshi.software.os.OSProcess;
+import oshi.software.os.OperatingSystem;
 
+// Peak RSS still read by hand (VmHWM): OSHI gives the current resident set size, not the peak.
 /**
- * CPU time and memory of a process at one moment, read from {@code /proc/<pid>/stat} (user + system
- * time) and {@code /proc/<pid>/status} ({@code VmHWM}: the peak resident set size).
+ * CPU time and memory of a process at one moment: its user + system time (OSHI) and its peak
+ * resident set size ({@code VmHWM} of {@code /proc/<pid>/status}).
  *
  * @param cpuSeconds user + system CPU time so far, in seconds
  * @param peakRssBytes the highest resident set size so far, in bytes
  */
 record ProcSample(double cpuSeconds, long peakRssBytes) {
 
-  /** Linux's USER_HZ: /proc reports CPU times in these ticks; 100 on every usual kernel. */
-  private static final double TICKS_PER_SECOND = 100.0;
-
-  /** Reads the sample of a live process; null when /proc has no entry for it (not Linux, gone). */
+  /** Reads the sample of a live process; null when there is none (gone, or not Linux). */
   static ProcSample of(long pid) {
     try {
-      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-      // The command name (field 2) may contain spaces; the fields after its ')' are fixed.
-      String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
-      long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
-      long hwm = 0;
-      List<String> status = Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"));
-      for (String line : status) {
-        if (line.startsWith("VmHWM:")) {
-          hwm = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-        }
+      OSProcess process = Os.OS.getProcess((int) pid);
+      if (process == null) {
+        return null;
       }
-      return new ProcSample(ticks / TICKS_PER_SECOND, hwm);
-    } catch (IOException | RuntimeException e) {
+      double cpu = (process.getUserTime() + process.getKernelTime()) / 1000.0;
+      return new ProcSample(cpu, peakRss(pid));
+    } catch (IOException | RuntimeException | LinkageError e) {
       return null;
     }
+  }
+
+  private static long peakRss(long pid) throws IOException {
+    for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+      if (line.startsWith("VmHWM:")) {
+        return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+      }
+    }
+    return 0;
+  }
+
+  /** OSHI's operating system, made once. */
+  private static final class Os {
+    static final OperatingSystem OS = new SystemInfo().getOperatingSystem();
   }
 }

@@ -164,8 +164,8 @@ final class Results {
    * @param requested events/s asked of the writers
    * @param achieved events/s they committed
    * @param pendingAtEnd events pending when the writers stopped
-   * @param machineIdleShare the machine's idle share of CPU over the run (0..1), or null where
-   *     {@code /proc/stat} cannot be read
+   * @param machineIdleShare the machine's idle share of CPU over the run (0..1), or null where the
+   *     platform gives no CPU ticks ({@link MachineCpu})
    */
   record Load(
       String name, int requested, double achieved, long pendingAtEnd, Double machineIdleShare) {}

@@ -1,24 +1,78 @@
 package io.outbox.bench;
 
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.awt.Graphics2D;
+import java.awt.Rectangle;
+import java.awt.Stroke;
+import java.awt.geom.Ellipse2D;
+import java.awt.geom.Rectangle2D;
+import java.text.FieldPosition;
+import java.text.NumberFormat;
+import java.text.ParsePosition;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.AxisState;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.axis.NumberTick;
+import org.jfree.chart.axis.NumberTickUnit;
+import org.jfree.chart.axis.TickType;
+import org.jfree.chart.axis.ValueAxis;
+import org.jfree.chart.axis.ValueTick;
+import org.jfree.chart.plot.CombinedDomainXYPlot;
+import org.jfree.chart.plot.ValueMarker;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.text.TextUtils;
+import org.jfree.chart.title.LegendTitle;
+import org.jfree.chart.title.TextTitle;
+import org.jfree.chart.ui.RectangleAnchor;
+import org.jfree.chart.ui.RectangleEdge;
+import org.jfree.chart.ui.RectangleInsets;
+import org.jfree.chart.ui.TextAnchor;
+import org.jfree.data.Range;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+import org.jfree.svg.SVGGraphics2D;
+import org.jfree.svg.ViewBox;
 
 /**
- * A line chart written as plain SVG text, for the bench's curves: one or more panels stacked over a
- * shared x axis (linear or log), each with its own y axis and a line per series. No plotting
- * library: the figures of docs/performance.md are made by the bench itself.
+ * The bench's curves as an SVG line chart (JFreeChart, written by JFreeSVG): one or more panels
+ * stacked over a shared x axis (linear or log), each with its own y axis and a line per series.
  */
 final class SvgPlot {
-  static final int WIDTH = 760;
-  static final int PANEL_HEIGHT = 280;
-  static final int LEFT = 80;
-  static final int RIGHT = 30;
-  static final int TOP = 64;
-  static final int LEGEND = 28;
-  static final int BOTTOM = 56;
-  static final int GAP = 24;
-  private static final String[] COLORS = {"#1f77b4", "#d62728", "#555555", "#2ca02c", "#9467bd"};
+  private static final int WIDTH = 760;
+  private static final int PANEL_HEIGHT = 280;
+
+  /** Title, subtitle and legend above the panels; the x axis below them. */
+  private static final int HEADER = 100;
+
+  private static final int FOOTER = 56;
+  private static final int GAP = 24;
+  private static final Color[] COLORS = {
+    new Color(0x1f77b4),
+    new Color(0xd62728),
+    new Color(0x555555),
+    new Color(0x2ca02c),
+    new Color(0x9467bd)
+  };
+  private static final Color MARKER = new Color(0xe67e22);
+  private static final Color GRID = new Color(0xcccccc);
+  private static final Color MINOR_GRID = new Color(0xeeeeee);
+  private static final Stroke THIN = new BasicStroke(1);
+  private static final String FONT = "SansSerif";
+  private static final Stroke LINE = new BasicStroke(2);
+  private static final Stroke DASHED = dashes(2, 6, 4);
+
+  static {
+    // JFreeChart's workaround for an old AWT bug draws rotated text (the y labels) as a TextLayout,
+    // which JFreeSVG can only write as glyph outlines; plain drawString gives SVG text.
+    TextUtils.setUseDrawRotatedStringWorkaround(false);
+  }
 
   private SvgPlot() {}
 
@@ -36,101 +90,140 @@ final class SvgPlot {
   /** A vertical line across every panel at {@code x}, labelled (e.g. where a curve saturated). */
   record Marker(double x, String label) {}
 
+  /** The whole figure: a title and subtitle, the panels top to bottom, the x axis at the bottom. */
+  static String render(
+      String title,
+      String subtitle,
+      String xLabel,
+      boolean logX,
+      List<Panel> panels,
+      Marker marker) {
+    List<Double> xs = new ArrayList<>();
+    panels.forEach(p -> p.series().forEach(s -> s.points().forEach(pt -> xs.add(pt[0]))));
+    CombinedDomainXYPlot plot = new CombinedDomainXYPlot(axis(xLabel, logX, xs));
+    plot.setGap(GAP);
+    int color = 0;
+    for (Panel panel : panels) {
+      plot.add(panel(panel, logX, color, marker));
+      color += panel.series().size();
+    }
+    JFreeChart chart = new JFreeChart(title, new Font(FONT, Font.BOLD, 16), plot, false);
+    chart.setBackgroundPaint(Color.WHITE);
+    chart.setPadding(new RectangleInsets(8, 8, 8, 24)); // room for the last x label
+    TextTitle second = new TextTitle(subtitle, new Font(FONT, Font.PLAIN, 11));
+    second.setPaint(Color.DARK_GRAY);
+    chart.addSubtitle(second);
+    LegendTitle legend = new LegendTitle(plot);
+    legend.setPosition(RectangleEdge.TOP);
+    legend.setItemFont(new Font(FONT, Font.PLAIN, 12));
+    chart.addSubtitle(legend);
+    int height = HEADER + panels.size() * (PANEL_HEIGHT + GAP) - GAP + FOOTER;
+    SVGGraphics2D svg = new SVGGraphics2D(WIDTH, height);
+    svg.setDefsKeyPrefix("plot"); // the same ids on every run: regenerated figures diff cleanly
+    chart.draw(svg, new Rectangle(0, 0, WIDTH, height));
+    return svg.getSVGElement(null, true, new ViewBox(0, 0, WIDTH, height), null, null) + "\n";
+  }
+
+  /** One panel: its series, coloured on from {@code firstColor}, over its own y axis. */
+  private static XYPlot panel(Panel panel, boolean logX, int firstColor, Marker marker) {
+    XYSeriesCollection data = new XYSeriesCollection();
+    XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
+    List<Double> ys = new ArrayList<>();
+    for (Series s : panel.series()) {
+      XYSeries xy = new XYSeries(s.name(), false, true);
+      for (double[] p : s.points()) {
+        boolean drawable = drawable(p[0], logX) && drawable(p[1], panel.logY());
+        xy.add(drawable ? p[0] : Double.NaN, drawable ? p[1] : Double.NaN); // NaN: a break
+        ys.add(p[1]);
+      }
+      int i = data.getSeriesCount();
+      data.addSeries(xy);
+      renderer.setSeriesPaint(i, COLORS[(firstColor + i) % COLORS.length]);
+      renderer.setSeriesStroke(i, s.dashed() ? DASHED : LINE);
+      renderer.setSeriesShape(i, new Ellipse2D.Double(-3, -3, 6, 6));
+    }
+    XYPlot plot = new XYPlot(data, null, axis(panel.yLabel(), panel.logY(), ys), renderer);
+    plot.setBackgroundPaint(Color.WHITE);
+    plot.setOutlinePaint(Color.DARK_GRAY);
+    plot.setOutlineStroke(THIN);
+    plot.setDomainGridlinePaint(GRID);
+    plot.setDomainGridlineStroke(THIN);
+    plot.setRangeGridlinePaint(GRID);
+    plot.setRangeGridlineStroke(THIN);
+    // On a log axis, lines at 2..9 of each decade too.
+    plot.setDomainMinorGridlinesVisible(logX);
+    plot.setDomainMinorGridlinePaint(MINOR_GRID);
+    plot.setDomainMinorGridlineStroke(THIN);
+    plot.setRangeMinorGridlinesVisible(panel.logY());
+    plot.setRangeMinorGridlinePaint(MINOR_GRID);
+    plot.setRangeMinorGridlineStroke(THIN);
+    if (marker != null && drawable(marker.x(), logX)) {
+      plot.addDomainMarker(marker(marker));
+    }
+    return plot;
+  }
+
+  /** A log axis over whole decades, labelled at each, or a linear one from zero. */
+  private static ValueAxis axis(String label, boolean log, List<Double> values) {
+    Font font = new Font(FONT, Font.PLAIN, 12);
+    if (log) {
+      LogAxis axis = new DecadeAxis(label);
+      Range range = decades(values);
+      // A hair wider: log10(1e6) is 5.999…, and the decade's tick would fall outside.
+      axis.setRange(range.getLowerBound() * (1 - 1e-9), range.getUpperBound() * (1 + 1e-9));
+      axis.setTickUnit(new NumberTickUnit(1, LABELS, 9)); // 2..9 of a decade: minor gridlines
+      axis.setTickLabelFont(font);
+      axis.setLabelFont(font);
+      return axis;
+    }
+    NumberAxis axis = new NumberAxis(label);
+    axis.setAutoRangeIncludesZero(true);
+    axis.setNumberFormatOverride(LABELS);
+    axis.setTickLabelFont(font);
+    axis.setLabelFont(font);
+    return axis;
+  }
+
   /**
-   * An axis's range and where its values go.
-   *
-   * @param log base-10 log scale ({@code min > 0}) or linear
+   * The whole decades that hold every positive value (1..10 when none is): a log axis cut inside a
+   * decade could show no labelled tick at all.
    */
-  record Scale(double min, double max, boolean log) {
-
-    /** A log scale over whole decades that holds every positive value; 1..10 when none is. */
-    static Scale logOf(List<Double> values) {
-      double lo = Double.POSITIVE_INFINITY;
-      double hi = 0;
-      for (double v : values) {
-        if (v > 0 && Double.isFinite(v)) {
-          lo = Math.min(lo, v);
-          hi = Math.max(hi, v);
-        }
+  static Range decades(List<Double> values) {
+    double lo = Double.POSITIVE_INFINITY;
+    double hi = 0;
+    for (double v : values) {
+      if (drawable(v, true)) {
+        lo = Math.min(lo, v);
+        hi = Math.max(hi, v);
       }
-      if (hi == 0) {
-        return new Scale(1, 10, true);
-      }
-      double min = Math.pow(10, Math.floor(Math.log10(lo) + 1e-9));
-      double max = Math.pow(10, Math.ceil(Math.log10(hi) - 1e-9));
-      return new Scale(min, max > min ? max : min * 10, true);
     }
-
-    /** A linear scale from 0 to a round value at or above every value; 0..1 when none is. */
-    static Scale linearFromZero(List<Double> values) {
-      double hi = 0;
-      for (double v : values) {
-        if (Double.isFinite(v)) {
-          hi = Math.max(hi, v);
-        }
-      }
-      if (hi == 0) {
-        return new Scale(0, 1, false);
-      }
-      double step = niceStep(hi / 5);
-      return new Scale(0, onStep(Math.ceil(hi / step - 1e-9), step), false);
+    if (hi == 0) {
+      return new Range(1, 10);
     }
-
-    /** Where {@code v} lies, 0 at {@code min} and 1 at {@code max}. */
-    double fraction(double v) {
-      return log
-          ? (Math.log10(v) - Math.log10(min)) / (Math.log10(max) - Math.log10(min))
-          : (v - min) / (max - min);
-    }
-
-    /** Whether {@code v} can be drawn on this scale. */
-    boolean accepts(double v) {
-      return Double.isFinite(v) && (!log || v > 0);
-    }
-
-    /**
-     * Tick values: each decade on a log scale (with 2 and 5 between them when it spans at most two
-     * decades), about five round steps on a linear one.
-     */
-    List<Double> ticks() {
-      List<Double> ticks = new ArrayList<>();
-      if (log) {
-        int decades = (int) Math.round(Math.log10(max / min));
-        double[] within = decades <= 2 ? new double[] {1, 2, 5} : new double[] {1};
-        for (int d = 0; d <= decades; d++) {
-          double decade = min * Math.pow(10, d);
-          for (double m : within) {
-            double v = Math.round(decade * m * 1e9) / 1e9;
-            if (v <= max * (1 + 1e-9)) {
-              ticks.add(v);
-            }
-          }
-        }
-      } else {
-        double step = niceStep((max - min) / 5);
-        for (long k = Math.round(min / step); k * step <= max + step * 1e-9; k++) {
-          ticks.add(onStep(k, step));
-        }
-      }
-      return ticks;
-    }
+    double min = Math.pow(10, Math.floor(Math.log10(lo) + 1e-9));
+    double max = Math.pow(10, Math.ceil(Math.log10(hi) - 1e-9));
+    return new Range(min, max > min ? max : min * 10);
   }
 
-  /** {@code k * step} without the binary noise of a decimal step (3 x 0.1 is 0.3, not 0.300…04). */
-  static double onStep(double k, double step) {
-    int decimals = Math.max(0, (int) -Math.floor(Math.log10(step)));
-    return Results.round(k * step, decimals);
+  private static boolean drawable(double v, boolean log) {
+    return Double.isFinite(v) && (!log || v > 0);
   }
 
-  /** The round step (1, 2 or 5 times a power of ten) at or above {@code raw}. */
-  static double niceStep(double raw) {
-    double power = Math.pow(10, Math.floor(Math.log10(raw)));
-    for (double m : new double[] {1, 2, 5, 10}) {
-      if (m * power >= raw * (1 - 1e-9)) {
-        return m * power;
-      }
-    }
-    return 10 * power;
+  private static ValueMarker marker(Marker m) {
+    ValueMarker marker = new ValueMarker(m.x(), MARKER, dashes(1, 2, 3));
+    marker.setLabel(m.label());
+    marker.setLabelFont(new Font(FONT, Font.PLAIN, 12));
+    marker.setLabelPaint(MARKER);
+    marker.setLabelBackgroundColor(new Color(255, 255, 255, 0));
+    // At the bottom, left of the line, where rising latency lines are not.
+    marker.setLabelAnchor(RectangleAnchor.BOTTOM_LEFT);
+    marker.setLabelTextAnchor(TextAnchor.BOTTOM_RIGHT);
+    return marker;
+  }
+
+  private static Stroke dashes(float width, float on, float off) {
+    return new BasicStroke(
+        width, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10, new float[] {on, off}, 0);
   }
 
   /** A tick label: {@code 0.5}, {@code 20}, {@code 1k}, {@code 2.5k}, {@code 1M}. */
@@ -147,183 +240,60 @@ final class SvgPlot {
   private static String trim(double v) {
     String s = String.format(Locale.ROOT, "%.3f", v);
     s = s.replaceAll("0+$", "");
-    return s.endsWith(".") ? s.substring(0, s.length() - 1) : s;
-  }
-
-  /** {@code text} safe inside an SVG element or a double-quoted attribute. */
-  static String escape(String text) {
-    StringBuilder b = new StringBuilder(text.length());
-    for (char c : text.toCharArray()) {
-      switch (c) {
-        case '&' -> b.append("&amp;");
-        case '<' -> b.append("&lt;");
-        case '>' -> b.append("&gt;");
-        case '"' -> b.append("&quot;");
-        case '\'' -> b.append("&apos;");
-        default -> b.append(c);
-      }
-    }
-    return b.toString();
+    s = s.endsWith(".") ? s.substring(0, s.length() - 1) : s;
+    return s.equals("-0") ? "0" : s;
   }
 
   /**
-   * The SVG path of {@code points} in a plot area at {@code (left, top)} of {@code width x height}:
-   * {@code M} starts a line, {@code L} continues it; a point the scales cannot draw breaks it.
-   * Empty when no point can be drawn.
+   * A log axis whose tick labels are plain {@link #label}s: LogAxis's own are attributed strings,
+   * which reach JFreeSVG as glyph outlines, not as text.
    */
-  static String path(
-      List<double[]> points,
-      Scale x,
-      Scale y,
-      double left,
-      double top,
-      double width,
-      double height) {
-    StringBuilder d = new StringBuilder();
-    boolean drawing = false;
-    for (double[] p : points) {
-      if (!x.accepts(p[0]) || !y.accepts(p[1])) {
-        drawing = false;
-        continue;
-      }
-      d.append(d.length() == 0 ? "" : " ").append(drawing ? "L" : "M");
-      d.append(num(left + x.fraction(p[0]) * width))
-          .append(' ')
-          .append(num(top + (1 - y.fraction(p[1])) * height));
-      drawing = true;
+  private static final class DecadeAxis extends LogAxis {
+    private static final long serialVersionUID = 1L;
+
+    DecadeAxis(String label) {
+      super(label);
     }
-    return d.toString();
-  }
 
-  private static String num(double v) {
-    return String.format(Locale.ROOT, "%.1f", v);
-  }
-
-  /** The whole figure: a title and subtitle, the panels top to bottom, the x axis at the bottom. */
-  static String render(
-      String title,
-      String subtitle,
-      String xLabel,
-      boolean logX,
-      List<Panel> panels,
-      Marker marker) {
-    List<Double> xs = new ArrayList<>();
-    panels.forEach(p -> p.series().forEach(s -> s.points().forEach(pt -> xs.add(pt[0]))));
-    Scale x = logX ? Scale.logOf(xs) : Scale.linearFromZero(xs);
-    double plotWidth = WIDTH - LEFT - RIGHT;
-    int height = TOP + panels.size() * (LEGEND + PANEL_HEIGHT + GAP) - GAP + BOTTOM;
-    StringBuilder svg = new StringBuilder();
-    svg.append(
-        String.format(
-            Locale.ROOT,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d"
-                + " %d\" font-family=\"sans-serif\" font-size=\"12\">%n",
-            WIDTH,
-            height,
-            WIDTH,
-            height));
-    svg.append(String.format("<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n"));
-    text(svg, LEFT, 24, "start", "font-size=\"16\" font-weight=\"bold\"", title);
-    text(svg, LEFT, 44, "start", "fill=\"#555\" font-size=\"11\"", subtitle);
-    int color = 0;
-    double top = TOP;
-    for (Panel panel : panels) {
-      top += LEGEND;
-      List<Double> ys = new ArrayList<>();
-      panel.series().forEach(s -> s.points().forEach(pt -> ys.add(pt[1])));
-      Scale y = panel.logY() ? Scale.logOf(ys) : Scale.linearFromZero(ys);
-      axes(svg, x, y, top, plotWidth, panel.yLabel(), panel == panels.get(panels.size() - 1));
-      double legendX = LEFT;
-      for (Series s : panel.series()) {
-        String stroke = COLORS[color++ % COLORS.length];
-        String dash = s.dashed() ? " stroke-dasharray=\"6 4\"" : "";
-        String d = path(s.points(), x, y, LEFT, top, plotWidth, PANEL_HEIGHT);
-        if (!d.isEmpty()) {
-          svg.append(
-              String.format(
-                  "<path d=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>%n",
-                  d, stroke, dash));
-        }
-        for (double[] p : s.points()) {
-          if (x.accepts(p[0]) && y.accepts(p[1])) {
-            svg.append(
-                String.format(
-                    "<circle cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\"/>%n",
-                    num(LEFT + x.fraction(p[0]) * plotWidth),
-                    num(top + (1 - y.fraction(p[1])) * PANEL_HEIGHT),
-                    stroke));
-          }
-        }
-        double ly = top - LEGEND / 2.0;
-        svg.append(
-            String.format(
-                "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s/>%n",
-                num(legendX), num(ly), num(legendX + 24), num(ly), stroke, dash));
-        text(svg, legendX + 30, ly + 4, "start", "", s.name());
-        legendX += 30 + 7 * s.name().length() + 24;
+    @Override
+    public List<ValueTick> refreshTicks(
+        Graphics2D g2, AxisState state, Rectangle2D area, RectangleEdge edge) {
+      List<ValueTick> ticks = new ArrayList<>();
+      for (Object o : super.refreshTicks(g2, state, area, edge)) {
+        ValueTick t = (ValueTick) o;
+        String text = t.getTickType() == TickType.MAJOR ? label(t.getValue()) : null;
+        ticks.add(
+            new NumberTick(
+                t.getTickType(),
+                t.getValue(),
+                text,
+                t.getTextAnchor(),
+                t.getRotationAnchor(),
+                t.getAngle()));
       }
-      if (marker != null && x.accepts(marker.x())) {
-        double mx = LEFT + x.fraction(marker.x()) * plotWidth;
-        svg.append(
-            String.format(
-                "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#e67e22\""
-                    + " stroke-dasharray=\"2 3\"/>%n",
-                num(mx), num(top), num(mx), num(top + PANEL_HEIGHT)));
-        // At the bottom, where rising latency lines are not.
-        text(svg, mx - 4, top + PANEL_HEIGHT - 8, "end", "fill=\"#e67e22\"", marker.label());
-      }
-      top += PANEL_HEIGHT + GAP;
+      return ticks;
     }
-    text(svg, LEFT + plotWidth / 2, top - GAP + 40, "middle", "", xLabel);
-    svg.append("</svg>\n");
-    return svg.toString();
   }
 
-  /** A panel's frame, grid, tick labels and y label; the x labels only under the last panel. */
-  private static void axes(
-      StringBuilder svg,
-      Scale x,
-      Scale y,
-      double top,
-      double plotWidth,
-      String yLabel,
-      boolean last) {
-    double bottom = top + PANEL_HEIGHT;
-    for (double t : y.ticks()) {
-      double ty = top + (1 - y.fraction(t)) * PANEL_HEIGHT;
-      grid(svg, LEFT, ty, LEFT + plotWidth, ty);
-      text(svg, LEFT - 6, ty + 4, "end", "", label(t));
-    }
-    for (double t : x.ticks()) {
-      double tx = LEFT + x.fraction(t) * plotWidth;
-      grid(svg, tx, top, tx, bottom);
-      if (last) {
-        text(svg, tx, bottom + 16, "middle", "", label(t));
-      }
-    }
-    svg.append(
-        String.format(
-            "<rect x=\"%d\" y=\"%s\" width=\"%s\" height=\"%d\" fill=\"none\" stroke=\"#333\"/>%n",
-            LEFT, num(top), num(plotWidth), PANEL_HEIGHT));
-    double cy = top + PANEL_HEIGHT / 2.0;
-    svg.append(
-        String.format(
-            "<text x=\"18\" y=\"%s\" text-anchor=\"middle\" transform=\"rotate(-90 18 %s)\">%s</text>%n",
-            num(cy), num(cy), escape(yLabel)));
-  }
+  /** {@link #label} as the axes' number format (formatting only). */
+  private static final NumberFormat LABELS = new Labels();
 
-  private static void grid(StringBuilder svg, double x1, double y1, double x2, double y2) {
-    svg.append(
-        String.format(
-            "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#ddd\"/>%n",
-            num(x1), num(y1), num(x2), num(y2)));
-  }
+  private static final class Labels extends NumberFormat {
+    private static final long serialVersionUID = 1L;
 
-  private static void text(
-      StringBuilder svg, double x, double y, String anchor, String attributes, String content) {
-    svg.append(
-        String.format(
-            "<text x=\"%s\" y=\"%s\" text-anchor=\"%s\"%s>%s</text>%n",
-            num(x), num(y), anchor, attributes.isEmpty() ? "" : " " + attributes, escape(content)));
+    @Override
+    public StringBuffer format(double v, StringBuffer to, FieldPosition pos) {
+      return to.append(label(v));
+    }
+
+    @Override
+    public StringBuffer format(long v, StringBuffer to, FieldPosition pos) {
+      return to.append(label(v));
+    }
+
+    @Override
+    public Number parse(String source, ParsePosition pos) {
+      throw new UnsupportedOperationException("tick labels are not parsed");
+    }
   }
 }

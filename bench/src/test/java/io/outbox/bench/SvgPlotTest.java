@@ -1,73 +1,37 @@
 package io.outbox.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.within;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import javax.xml.parsers.DocumentBuilderFactory;
+import org.jfree.data.Range;
 import org.junit.jupiter.api.Test;
 import org.w3c.dom.Document;
+import org.w3c.dom.Element;
 import org.w3c.dom.NodeList;
 
 class SvgPlotTest {
 
+  /** The first two colours of the plot's series, as JFreeSVG writes them. */
+  private static final String FIRST = "stroke:rgb(31,119,180)";
+
+  private static final String SECOND = "stroke:rgb(214,39,40)";
+
   @Test
-  void logScaleSpansWholeDecadesAndPlacesThemEvenly() {
-    SvgPlot.Scale s = SvgPlot.Scale.logOf(List.of(100.0, 1000.0, 5000.0));
-    assertThat(s.min()).isEqualTo(100);
-    assertThat(s.max()).isEqualTo(10_000);
-    assertThat(s.fraction(100)).isCloseTo(0, within(1e-9));
-    assertThat(s.fraction(1000)).isCloseTo(0.5, within(1e-9));
-    assertThat(s.fraction(10_000)).isCloseTo(1, within(1e-9));
+  void logAxesSpanWholeDecadesThatHoldEveryDrawableValue() {
+    assertThat(SvgPlot.decades(List.of(100.0, 1000.0, 5000.0))).isEqualTo(new Range(100, 10_000));
     // Exact powers of ten stay the bounds; a single value gets a decade.
-    assertThat(SvgPlot.Scale.logOf(List.of(10_000.0, 1_000_000.0)).min()).isEqualTo(10_000);
-    assertThat(SvgPlot.Scale.logOf(List.of(10_000.0, 1_000_000.0)).max()).isEqualTo(1_000_000);
-    SvgPlot.Scale one = SvgPlot.Scale.logOf(List.of(1000.0));
-    assertThat(one.max()).isEqualTo(10 * one.min());
-  }
-
-  @Test
-  void logScaleIgnoresWhatItCannotDraw() {
-    SvgPlot.Scale s = SvgPlot.Scale.logOf(List.of(0.0, -3.0, Double.NaN, 3.2, 870.0));
-    assertThat(s.min()).isEqualTo(1);
-    assertThat(s.max()).isEqualTo(1000);
-    assertThat(s.accepts(0)).isFalse();
-    assertThat(s.accepts(Double.NaN)).isFalse();
-    assertThat(s.accepts(0.5)).isTrue();
-    assertThat(SvgPlot.Scale.logOf(List.of(Double.NaN))).isEqualTo(new SvgPlot.Scale(1, 10, true));
-  }
-
-  @Test
-  void logTicksAreDecadesWithTwosAndFivesWhenTheRangeIsShort() {
-    assertThat(SvgPlot.Scale.logOf(List.of(100.0, 5000.0)).ticks())
-        .containsExactly(100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10_000.0);
-    assertThat(SvgPlot.Scale.logOf(List.of(2.0, 30_000.0)).ticks())
-        .containsExactly(1.0, 10.0, 100.0, 1000.0, 10_000.0, 100_000.0);
-    assertThat(SvgPlot.Scale.logOf(List.of(0.2, 0.9)).ticks()).containsExactly(0.1, 0.2, 0.5, 1.0);
-  }
-
-  @Test
-  void linearScaleStartsAtZeroAndEndsOnARoundStep() {
-    SvgPlot.Scale s = SvgPlot.Scale.linearFromZero(List.of(1200.0, 7300.0));
-    assertThat(s.min()).isZero();
-    assertThat(s.max()).isEqualTo(8000);
-    assertThat(s.ticks()).containsExactly(0.0, 2000.0, 4000.0, 6000.0, 8000.0);
-    assertThat(s.fraction(2000)).isCloseTo(0.25, within(1e-9));
-    assertThat(SvgPlot.Scale.linearFromZero(List.of(0.46, 0.389)).ticks())
-        .containsExactly(0.0, 0.1, 0.2, 0.3, 0.4, 0.5);
-    assertThat(SvgPlot.Scale.linearFromZero(List.of(Double.NaN)).max()).isEqualTo(1);
-  }
-
-  @Test
-  void niceStepsAreOneTwoOrFiveTimesAPowerOfTen() {
-    assertThat(SvgPlot.niceStep(1460)).isEqualTo(2000);
-    assertThat(SvgPlot.niceStep(0.092)).isCloseTo(0.1, within(1e-12));
-    assertThat(SvgPlot.niceStep(3)).isEqualTo(5);
-    assertThat(SvgPlot.niceStep(5)).isEqualTo(5);
-    assertThat(SvgPlot.niceStep(7)).isEqualTo(10);
+    assertThat(SvgPlot.decades(List.of(10_000.0, 1_000_000.0)))
+        .isEqualTo(new Range(10_000, 1_000_000));
+    assertThat(SvgPlot.decades(List.of(1000.0))).isEqualTo(new Range(1000, 10_000));
+    // What a log axis cannot draw is left out; nothing drawable: 1..10.
+    assertThat(SvgPlot.decades(List.of(0.0, -3.0, Double.NaN, 3.2, 870.0)))
+        .isEqualTo(new Range(1, 1000));
+    assertThat(SvgPlot.decades(List.of(0.2, 0.9))).isEqualTo(new Range(0.1, 1));
+    assertThat(SvgPlot.decades(List.of(Double.NaN))).isEqualTo(new Range(1, 10));
   }
 
   @Test
@@ -81,49 +45,11 @@ class SvgPlotTest {
   }
 
   @Test
-  void escapesMarkupInText() {
-    assertThat(SvgPlot.escape("p99 < 25 ms & \"x\" > 'y'"))
-        .isEqualTo("p99 &lt; 25 ms &amp; &quot;x&quot; &gt; &apos;y&apos;");
-  }
+  void rendersWellFormedSvgNamingEverySeriesWithTextForEveryLabel() throws Exception {
+    String svg = latencyPlot(new SvgPlot.Marker(1000, "saturated"));
 
-  @Test
-  void pathMovesThenLinesAndBreaksAtPointsItCannotDraw() {
-    SvgPlot.Scale x = new SvgPlot.Scale(10, 1000, true);
-    SvgPlot.Scale y = new SvgPlot.Scale(0, 100, false);
-    List<double[]> points = new ArrayList<>();
-    points.add(new double[] {10, 0});
-    points.add(new double[] {100, 50});
-    points.add(new double[] {300, Double.NaN});
-    points.add(new double[] {1000, 100});
-    // Plot area at (50, 20), 200 x 100: y grows downwards.
-    assertThat(SvgPlot.path(points, x, y, 50, 20, 200, 100))
-        .isEqualTo("M50.0 120.0 L150.0 70.0 M250.0 20.0");
-    assertThat(SvgPlot.path(List.of(new double[] {0, 1}), x, y, 0, 0, 10, 10)).isEmpty();
-  }
-
-  @Test
-  void rendersWellFormedSvgNamingEverySeries() throws Exception {
-    List<double[]> p50 = List.of(new double[] {100, 12}, new double[] {1000, 30});
-    List<double[]> p99 = List.of(new double[] {100, 80}, new double[] {1000, 400});
-    String svg =
-        SvgPlot.render(
-            "polling->kafka <mark>",
-            "load 20 → 25 & shared",
-            "events/s",
-            true,
-            List.of(
-                new SvgPlot.Panel(
-                    "ms",
-                    true,
-                    List.of(
-                        new SvgPlot.Series("p50", p50, false),
-                        new SvgPlot.Series("bare p99", p99, true)))),
-            new SvgPlot.Marker(1000, "saturated"));
-
-    Document doc =
-        DocumentBuilderFactory.newInstance()
-            .newDocumentBuilder()
-            .parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
+    assertThat(svg).startsWith("<svg").endsWith("</svg>\n");
+    Document doc = parse(svg);
     assertThat(doc.getDocumentElement().getTagName()).isEqualTo("svg");
     List<String> texts = new ArrayList<>();
     NodeList nodes = doc.getElementsByTagName("text");
@@ -141,10 +67,76 @@ class SvgPlotTest {
             "ms",
             "100",
             "1k");
-    NodeList paths = doc.getElementsByTagName("path");
-    assertThat(paths.getLength()).isEqualTo(2);
-    assertThat(paths.item(1).getAttributes().getNamedItem("stroke-dasharray")).isNotNull();
-    assertThat(paths.item(0).getAttributes().getNamedItem("stroke-dasharray")).isNull();
-    assertThat(doc.getElementsByTagName("circle").getLength()).isEqualTo(4);
+  }
+
+  @Test
+  void drawsAReferenceSeriesDashedAndTheRelaysSolid() throws Exception {
+    Document doc = parse(latencyPlot(null));
+
+    List<String> p50 = lineStyles(doc, FIRST);
+    List<String> bare = lineStyles(doc, SECOND);
+    assertThat(p50).hasSize(1).noneMatch(s -> s.contains("stroke-dasharray"));
+    assertThat(bare).hasSize(1).allMatch(s -> s.contains("stroke-dasharray"));
+  }
+
+  @Test
+  void aPointTheAxesCannotDrawBreaksTheLine() throws Exception {
+    List<double[]> points = new ArrayList<>();
+    points.add(new double[] {10, 1});
+    points.add(new double[] {100, 5});
+    points.add(new double[] {300, Double.NaN}); // no figure
+    points.add(new double[] {1000, 10});
+    points.add(new double[] {2000, 0}); // not on a log axis
+    points.add(new double[] {5000, 20});
+    String svg =
+        SvgPlot.render(
+            "t",
+            "s",
+            "x",
+            true,
+            List.of(
+                new SvgPlot.Panel("y", true, List.of(new SvgPlot.Series("broken", points, false)))),
+            null);
+
+    // Of the five segments, only 10 -> 100 joins two points the axes can draw.
+    assertThat(lineStyles(parse(svg), FIRST)).hasSize(1);
+  }
+
+  /** Two series on log axes: p50, and a dashed reference; a marker if given. */
+  private static String latencyPlot(SvgPlot.Marker marker) {
+    List<double[]> p50 = List.of(new double[] {100, 12}, new double[] {1000, 30});
+    List<double[]> p99 = List.of(new double[] {100, 80}, new double[] {1000, 400});
+    return SvgPlot.render(
+        "polling->kafka <mark>",
+        "load 20 → 25 & shared",
+        "events/s",
+        true,
+        List.of(
+            new SvgPlot.Panel(
+                "ms",
+                true,
+                List.of(
+                    new SvgPlot.Series("p50", p50, false),
+                    new SvgPlot.Series("bare p99", p99, true)))),
+        marker);
+  }
+
+  private static Document parse(String svg) throws Exception {
+    return DocumentBuilderFactory.newInstance()
+        .newDocumentBuilder()
+        .parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  /** The styles of the straight lines drawn in {@code stroke}: a series' segments. */
+  private static List<String> lineStyles(Document doc, String stroke) {
+    List<String> styles = new ArrayList<>();
+    NodeList lines = doc.getElementsByTagName("line");
+    for (int i = 0; i < lines.getLength(); i++) {
+      String style = ((Element) lines.item(i)).getAttribute("style");
+      if (style.contains(stroke + ";")) {
+        styles.add(style);
+      }
+    }
+    return styles;
   }
 }

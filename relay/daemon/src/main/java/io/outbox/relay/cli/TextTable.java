@@ -3,6 +3,7 @@ package io.outbox.relay.cli;
 import java.util.ArrayList;
 import java.util.List;
 
+// Kept over picocli's Help.TextTable: that one reads @|style ...|@ markup in cells (broker errors).
 /**
  * A plain-text table for people: a heading row, then rows, columns padded to the widest cell and
  * separated by two spaces, no trailing blanks. Cells are one line, control characters shown as

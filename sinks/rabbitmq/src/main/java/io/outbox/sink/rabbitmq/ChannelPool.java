@@ -1,74 +1,107 @@
 package io.outbox.sink.rabbitmq;
 
 import java.io.IOException;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
+import java.util.NoSuchElementException;
 import java.util.concurrent.TimeoutException;
+import org.apache.commons.pool2.BasePooledObjectFactory;
+import org.apache.commons.pool2.PooledObject;
+import org.apache.commons.pool2.impl.DefaultPooledObject;
+import org.apache.commons.pool2.impl.GenericObjectPool;
+import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 
 /**
  * At most {@code channels} confirm-mode channels on the sink's connection, each lent to one sender
- * at a time. Channels are opened lazily; a closed one is dropped when it comes back or is next
- * taken, and a new one opened in its place (on a new connection if the old one is gone).
+ * at a time (a commons-pool2 {@link GenericObjectPool}). Channels are opened lazily and lent in the
+ * order they were given back; a closed one is dropped when it comes back or is next taken, and a
+ * new one opened in its place (on a new connection if the old one is gone).
  */
 final class ChannelPool {
 
-  private final RabbitConnection connection;
-  private final int maxUnconfirmed;
-  private final PublishChannel.Listener listener;
-  private final BlockingQueue<PublishChannel> idle = new LinkedBlockingQueue<>();
-  private final Semaphore lent;
-  private volatile boolean closed;
-
-  ChannelPool(
-      RabbitConnection connection,
-      int channels,
-      int maxUnconfirmed,
-      PublishChannel.Listener listener) {
-    this.connection = connection;
-    this.maxUnconfirmed = maxUnconfirmed;
-    this.listener = listener;
-    this.lent = new Semaphore(channels);
+  /** Opens a channel (and the connection under it if there is none). */
+  @FunctionalInterface
+  interface Opener {
+    PublishChannel open() throws IOException, TimeoutException;
   }
 
-  /** A usable channel, or {@code null} when none became free before {@code deadlineNanos}. */
+  private final GenericObjectPool<PublishChannel> pool;
+
+  ChannelPool(int channels, Opener opener) {
+    GenericObjectPoolConfig<PublishChannel> config = new GenericObjectPoolConfig<>();
+    config.setMaxTotal(channels);
+    config.setMaxIdle(channels);
+    config.setLifo(false);
+    config.setBlockWhenExhausted(true);
+    config.setTestOnReturn(true); // a channel that closed while lent is dropped
+    config.setJmxEnabled(false);
+    this.pool = new GenericObjectPool<>(new Channels(opener), config);
+  }
+
+  /**
+   * A usable channel, or {@code null} when none became free before {@code deadlineNanos}.
+   *
+   * @throws IllegalStateException once closed
+   */
   PublishChannel borrow(long deadlineNanos)
       throws IOException, TimeoutException, InterruptedException {
-    if (!lent.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-      return null;
-    }
     try {
-      PublishChannel pc;
-      while ((pc = idle.poll()) != null) {
-        if (pc.isUsable()) {
-          return pc;
-        }
-        pc.close();
+      return pool.borrowObject(Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime())));
+    } catch (NoSuchElementException e) {
+      if (e.getCause() instanceof IOException closed) {
+        throw closed; // a new channel closed before it was lent (Channels#activateObject)
       }
-      return PublishChannel.open(connection.open(), maxUnconfirmed, listener);
-    } catch (IOException | TimeoutException | RuntimeException e) {
-      lent.release();
+      return null; // none came free in time
+    } catch (IOException | TimeoutException | InterruptedException | RuntimeException e) {
       throw e;
+    } catch (Exception e) { // the opener throws only the above
+      throw new IllegalStateException(e);
     }
   }
 
   /** Takes back a channel from {@link #borrow}. */
   void giveBack(PublishChannel pc) {
-    if (pc.isUsable() && !closed) {
-      idle.add(pc);
-    } else {
-      pc.close();
-    }
-    lent.release();
+    pool.returnObject(pc);
   }
 
   /** Closes the idle channels; channels still lent are closed when they come back. */
   void close() {
-    closed = true;
-    PublishChannel pc;
-    while ((pc = idle.poll()) != null) {
-      pc.close();
+    pool.close();
+  }
+
+  /** How the pool opens, checks and closes channels. */
+  private static final class Channels extends BasePooledObjectFactory<PublishChannel> {
+    private final Opener opener;
+
+    Channels(Opener opener) {
+      this.opener = opener;
+    }
+
+    @Override
+    public PublishChannel create() throws IOException, TimeoutException {
+      return opener.open();
+    }
+
+    @Override
+    public PooledObject<PublishChannel> wrap(PublishChannel pc) {
+      return new DefaultPooledObject<>(pc);
+    }
+
+    /** Drops a channel that closed while idle (the pool then takes the next or opens one). */
+    @Override
+    public void activateObject(PooledObject<PublishChannel> p) throws IOException {
+      if (!p.getObject().isUsable()) {
+        throw new IOException("channel closed: " + p.getObject().closeReason());
+      }
+    }
+
+    @Override
+    public boolean validateObject(PooledObject<PublishChannel> p) {
+      return p.getObject().isUsable();
+    }
+
+    @Override
+    public void destroyObject(PooledObject<PublishChannel> p) {
+      p.getObject().close();
     }
   }
 }

@@ -53,12 +53,11 @@ final class RabbitSink extends PublishingSink {
     this.settings = settings;
     this.routingKey = EventTemplate.parse(settings.routingKey());
     this.connection = new RabbitConnection(pipeline, settings);
+    PublishChannel.Listener signals = new BrokerSignals(pipeline, connection, backPressure);
     this.channels =
         new ChannelPool(
-            connection,
             settings.channels(),
-            settings.maxUnconfirmed(),
-            new BrokerSignals(pipeline, connection, backPressure));
+            () -> PublishChannel.open(connection.open(), settings.maxUnconfirmed(), signals));
   }
 
   // Sent on a sender thread, never the caller's: a broker that blocks publishing (a resource
