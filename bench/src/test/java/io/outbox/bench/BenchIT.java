@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.outbox.relay.cli.Main;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -273,12 +272,11 @@ class BenchIT {
 
   /** {@code bench args --skip-services}, refused before anything runs: its stderr. */
   private static String refusal(String... args) {
-    List<String> all = new ArrayList<>(List.of("bench"));
-    all.addAll(List.of(args));
+    List<String> all = new ArrayList<>(List.of(args));
     all.add("--skip-services");
     StringWriter err = new StringWriter();
     int exit =
-        Main.execute(
+        BenchMain.execute(
             new PrintWriter(new StringWriter()), new PrintWriter(err), all.toArray(String[]::new));
     assertThat(exit).as("exit code; stderr: %s", err).isEqualTo(2);
     return err.toString();
@@ -305,10 +303,9 @@ class BenchIT {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     int exit =
-        Main.execute(
+        BenchMain.execute(
             new PrintWriter(out),
             new PrintWriter(err),
-            "bench",
             "--engine",
             "connect",
             "--sink",
@@ -326,7 +323,6 @@ class BenchIT {
     List<String> args =
         new ArrayList<>(
             List.of(
-                "bench",
                 "--events",
                 Integer.toString(events),
                 "--keys",
@@ -344,7 +340,7 @@ class BenchIT {
     StringWriter err = new StringWriter();
     long started = System.nanoTime();
     int exit =
-        Main.execute(new PrintWriter(out), new PrintWriter(err), args.toArray(String[]::new));
+        BenchMain.execute(new PrintWriter(out), new PrintWriter(err), args.toArray(String[]::new));
     System.out.printf(
         "BenchIT: bench %s took %d ms:%n%s%n",
         String.join(" ", extra), (System.nanoTime() - started) / 1_000_000, out);

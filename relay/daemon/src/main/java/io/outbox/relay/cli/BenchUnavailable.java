@@ -8,8 +8,9 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Unmatched;
 
 /**
- * {@code bench} when the bench module is not on the class path (a daemon built or shipped without
- * it): says where the benchmark harness is instead of "unknown command".
+ * {@code bench} in the daemon: the benchmark harness is a tool of its own (module bench/, which
+ * imports the daemon, never the other way round), run by {@code ./outbox-relay bench}; this says so
+ * instead of "unknown command".
  */
 @Command(
     name = "bench",
@@ -18,8 +19,6 @@ import picocli.CommandLine.Unmatched;
       "./outbox-relay bench --help: the launcher builds it and puts it on the class path."
     })
 final class BenchUnavailable implements Callable<Integer> {
-  static final String BENCH_COMMAND = "io.outbox.bench.BenchCommand";
-
   @Spec CommandSpec spec;
 
   @Mixin HelpOption help;
@@ -29,9 +28,7 @@ final class BenchUnavailable implements Callable<Integer> {
   @Override
   public Integer call() {
     throw new CommandFailedException(
-        "the benchmark harness is not on this class path ("
-            + BENCH_COMMAND
-            + " not found); run ./outbox-relay bench from the source checkout, which builds the"
-            + " bench module and runs it");
+        "the benchmark harness is a tool of its own: run ./outbox-relay bench from the source"
+            + " checkout, which builds the bench module and runs it");
   }
 }

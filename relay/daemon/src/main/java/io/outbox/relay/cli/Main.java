@@ -71,6 +71,14 @@ public final class Main implements Callable<Integer> {
 
   /** Runs the command line writing to {@code out} and {@code err}; returns the exit code. */
   public static int execute(PrintWriter out, PrintWriter err, String... args) {
+    return execute(new Main(), out, err, args);
+  }
+
+  /**
+   * Runs {@code command}, a picocli command, with the relay's command-line conventions (log format,
+   * exit codes, how errors are reported): the bench module's own main runs its command so.
+   */
+  public static int execute(Object command, PrintWriter out, PrintWriter err, String... args) {
     try {
       try {
         LogFormat.fromEnvironment(System.getenv(LogFormat.ENV)).apply();
@@ -78,7 +86,7 @@ public final class Main implements Callable<Integer> {
         err.println(e.getMessage());
         return USAGE;
       }
-      return commandLine(out, err).execute(args);
+      return commandLine(command, out, err).execute(args);
     } finally {
       out.flush();
       err.flush();
@@ -87,29 +95,21 @@ public final class Main implements Callable<Integer> {
 
   /** The configured command line, for {@link #execute} and for tests that add commands. */
   static CommandLine commandLine(PrintWriter out, PrintWriter err) {
-    CommandLine commandLine = new CommandLine(new Main());
-    commandLine.addSubcommand(bench());
+    return commandLine(new Main(), out, err);
+  }
+
+  private static CommandLine commandLine(Object command, PrintWriter out, PrintWriter err) {
+    CommandLine commandLine = new CommandLine(command);
+    if (command instanceof Main) {
+      // The benchmark harness is a tool of its own (module bench/, which imports the daemon).
+      commandLine.addSubcommand(new BenchUnavailable());
+    }
     return commandLine
         .setOut(out)
         .setErr(err)
         .setCaseInsensitiveEnumValuesAllowed(true)
         .setParameterExceptionHandler(new UsageErrorReporter())
         .setExecutionExceptionHandler(new ErrorReporter());
-  }
-
-  /**
-   * {@code bench} lives in the bench module, which brings the Debezium engine and the benchmark
-   * clients the daemon does not need; the daemon offers it when that module is on the class path
-   * (as {@code ./outbox-relay bench} puts it), and otherwise says how to get it.
-   */
-  private static Object bench() {
-    try {
-      return Class.forName(BenchUnavailable.BENCH_COMMAND).getDeclaredConstructor().newInstance();
-    } catch (ClassNotFoundException e) {
-      return new BenchUnavailable();
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException("cannot create " + BenchUnavailable.BENCH_COMMAND, e);
-    }
   }
 
   /** Without a subcommand there is nothing to do: a usage error. */

@@ -111,7 +111,7 @@ class ModuleLayersTest {
         .mayOnlyAccessLayers("core", "spi", "sources' PostgreSQL runtime", "polling source")
         .whereLayer("tools")
         .mayNotBeAccessedByAnyLayer()
-        .because("docs/architecture.md draws the modules so; the daemon loads the bench by name")
+        .because("docs/architecture.md draws the modules so; the bench has a main of its own")
         .check(MAIN);
   }
 
