@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.outbox.soak.InvariantChecker.FaultDuplicates;
 import io.outbox.soak.InvariantChecker.Findings;
 import io.outbox.soak.InvariantChecker.Violation;
 import java.nio.file.Path;
@@ -167,14 +166,13 @@ record SoakReport(
       line(
           sb, "  duplicate bound per fault: %d (2 x lanes x batch-size in flight)", duplicateBound);
     }
-    Map<String, FaultDuplicates> dups = duplicatesByFault();
-    FaultDuplicates before = dups.get(InvariantChecker.BEFORE_FAULTS);
-    if (before != null && before.duplicates() > 0) {
-      line(sb, "  %d duplicates before the first fault (bound 0)", before.duplicates());
+    Map<String, Integer> dups = duplicatesByFault();
+    int before = dups.getOrDefault(InvariantChecker.BEFORE_FAULTS, 0);
+    if (before > 0) {
+      line(sb, "  %d duplicates before the first fault (bound 0)", before);
     }
     sb.append("  faults in order:\n");
     for (FaultRecord fault : faults) {
-      FaultDuplicates d = dups.get(fault.label());
       line(
           sb,
           "    %-4s %s  %-34s %-40s %-22s dup %d",
@@ -185,7 +183,7 @@ record SoakReport(
           fault.activeAgain() == null
               ? "no hand-over"
               : String.format("active again %.1f s", seconds(fault.activeAgain())),
-          d == null ? 0 : d.duplicates());
+          dups.getOrDefault(fault.label(), 0));
     }
     if (violations.isEmpty()) {
       sb.append("  violations: none\n");
@@ -216,9 +214,13 @@ record SoakReport(
     return sb.toString();
   }
 
-  private Map<String, FaultDuplicates> duplicatesByFault() {
-    Map<String, FaultDuplicates> out = new LinkedHashMap<>();
-    findings.duplicates().forEach(d -> out.put(d.fault(), d));
+  /**
+   * Per fault label (and {@link InvariantChecker#BEFORE_FAULTS}), the duplicates charged to it; a
+   * fault missing here had none.
+   */
+  private Map<String, Integer> duplicatesByFault() {
+    Map<String, Integer> out = new LinkedHashMap<>();
+    findings.duplicates().forEach(d -> out.put(d.fault(), d.duplicates()));
     return out;
   }
 
@@ -258,7 +260,7 @@ record SoakReport(
     }
     ObjectNode kinds = root.putObject("faults_by_kind");
     faultsByKind().forEach((k, n) -> kinds.put(k.label(), n));
-    Map<String, FaultDuplicates> dups = duplicatesByFault();
+    Map<String, Integer> dups = duplicatesByFault();
     ArrayNode list = root.putArray("faults");
     for (FaultRecord fault : faults) {
       ObjectNode n = list.addObject();
@@ -273,11 +275,9 @@ record SoakReport(
       } else {
         n.putNull("active_again_ms");
       }
-      FaultDuplicates d = dups.get(fault.label());
-      n.put("duplicates", d == null ? 0 : d.duplicates());
+      n.put("duplicates", dups.getOrDefault(fault.label(), 0));
     }
-    FaultDuplicates before = dups.get(InvariantChecker.BEFORE_FAULTS);
-    root.put("duplicates_before_faults", before == null ? 0 : before.duplicates());
+    root.put("duplicates_before_faults", dups.getOrDefault(InvariantChecker.BEFORE_FAULTS, 0));
     root.put("lost_summary", findings.lostSummary());
     ArrayNode v = root.putArray("violations");
     for (Violation violation : violations) {

@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.kafka.common.Uuid;
 
@@ -66,7 +65,7 @@ final class BrokerJvm {
                 List.of(
                     "--add-scram", "SCRAM-SHA-512=[name=" + name + ",password=" + password + "]")));
     Process formatter = start(args);
-    if (!waitFor(formatter, FORMAT_TIMEOUT)) {
+    if (!ProcessWait.exited(formatter, FORMAT_TIMEOUT)) {
       formatter.destroyForcibly();
       throw failure("formatting its storage did not finish within " + FORMAT_TIMEOUT.toSeconds());
     }
@@ -153,15 +152,6 @@ final class BrokerJvm {
           "\n", lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size()));
     } catch (IOException e) {
       return "(cannot read it: " + e.getMessage() + ")";
-    }
-  }
-
-  static boolean waitFor(Process p, Duration timeout) {
-    try {
-      return p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return !p.isAlive();
     }
   }
 

@@ -2,7 +2,6 @@ package io.outbox.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -48,6 +47,7 @@ public final class PrivateKafka implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofSeconds(180);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
 
+  private final ServerHome home;
   private final Path dir;
   private final int port;
   private final TestCertificates tls; // null: PLAINTEXT only
@@ -55,12 +55,11 @@ public final class PrivateKafka implements AutoCloseable {
   private final int saslSslPort;
   private final BrokerJvm jvm;
   private FaultProxy proxy; // null: no proxied listener
-  private final Thread reaper = new Thread(this::destroyNow, "private-kafka-reaper");
   private volatile Process process;
-  private boolean closed;
 
-  private PrivateKafka(Path lib, Path dir, int[] ports, TestCertificates tls) {
-    this.dir = dir;
+  private PrivateKafka(Path lib, ServerHome home, int[] ports, TestCertificates tls) {
+    this.home = home;
+    this.dir = home.dir();
     this.port = ports[0];
     this.tls = tls;
     this.sslPort = tls == null ? 0 : ports[2];
@@ -119,15 +118,11 @@ public final class PrivateKafka implements AutoCloseable {
       Map<String, String> brokerSettings,
       boolean proxied) {
     Path lib = BrokerJvm.jars();
-    Path dir;
-    try {
-      dir = Files.createTempDirectory("outbox-private-kafka-");
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot create a data directory for a private Kafka", e);
-    }
+    ServerHome home = ServerHome.create("kafka");
+    Path dir = home.dir();
     int[] ports = LocalPorts.free(HOST, (tls == null ? 2 : 4) + (proxied ? 1 : 0));
-    PrivateKafka kafka = new PrivateKafka(lib, dir, ports, tls);
-    Runtime.getRuntime().addShutdownHook(kafka.reaper);
+    PrivateKafka kafka = new PrivateKafka(lib, home, ports, tls);
+    home.reapWith(kafka::destroyNow);
     try {
       int proxiedPort = proxied ? ports[ports.length - 1] : 0;
       if (proxied) {
@@ -212,9 +207,9 @@ public final class PrivateKafka implements AutoCloseable {
       return;
     }
     process.destroy();
-    if (!BrokerJvm.waitFor(process, STOP_TIMEOUT)) {
+    if (!ProcessWait.exited(process, STOP_TIMEOUT)) {
       process.destroyForcibly();
-      BrokerJvm.waitFor(process, STOP_TIMEOUT);
+      ProcessWait.exited(process, STOP_TIMEOUT);
     }
     process = null;
   }
@@ -258,7 +253,7 @@ public final class PrivateKafka implements AutoCloseable {
       return;
     }
     process.destroyForcibly();
-    BrokerJvm.waitFor(process, STOP_TIMEOUT);
+    ProcessWait.exited(process, STOP_TIMEOUT);
     process = null;
   }
 
@@ -267,7 +262,7 @@ public final class PrivateKafka implements AutoCloseable {
    * until it answers.
    */
   public synchronized void restart() {
-    if (closed) {
+    if (home.closed()) {
       throw new IllegalStateException("private Kafka at " + bootstrap() + " is closed");
     }
     if (isRunning()) {
@@ -279,21 +274,14 @@ public final class PrivateKafka implements AutoCloseable {
   /** Stops the broker and deletes its data directory. Idempotent. */
   @Override
   public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    stop();
-    if (proxy != null) {
-      proxy.close();
-    }
-    try {
-      Runtime.getRuntime().removeShutdownHook(reaper);
-    } catch (IllegalStateException e) {
-      // The JVM is shutting down: the hook runs anyway.
-    }
-    jvm.keepLog();
-    Directories.deleteRecursively(dir);
+    home.close(
+        () -> {
+          stop();
+          if (proxy != null) {
+            proxy.close();
+          }
+          jvm.keepLog();
+        });
   }
 
   @Override
@@ -302,12 +290,20 @@ public final class PrivateKafka implements AutoCloseable {
   }
 
   private synchronized void launch() {
-    process = jvm.startBroker();
-    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    while (!LocalPorts.accepts(HOST, port)) {
-      checkStarting(deadline);
-      pause();
-    }
+    Process starting = jvm.startBroker();
+    process = starting;
+    ProcessWait start =
+        new ProcessWait(
+            starting,
+            START_TIMEOUT,
+            Duration.ofMillis(100),
+            this,
+            what -> {
+              starting.destroyForcibly();
+              ProcessWait.exited(starting, STOP_TIMEOUT);
+              return jvm.failure("the broker " + what);
+            });
+    start.until(() -> LocalPorts.accepts(HOST, port));
     try (Admin admin =
         Admin.create(
             Map.of(
@@ -315,40 +311,23 @@ public final class PrivateKafka implements AutoCloseable {
                 bootstrap(),
                 AdminClientConfig.CLIENT_ID_CONFIG,
                 "private-kafka-ready-check"))) {
-      while (true) {
-        checkStarting(deadline);
-        try {
-          if (!admin
-              .describeCluster(new DescribeClusterOptions().timeoutMs(2_000))
-              .nodes()
-              .get(3, TimeUnit.SECONDS)
-              .isEmpty()) {
-            return;
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException("interrupted while waiting for " + this, e);
-        } catch (Exception e) {
-          // Not ready yet (the controller may still be electing itself): ask again.
-        }
-        pause();
-      }
+      start.until(() -> answers(admin));
     }
   }
 
-  private void checkStarting(long deadline) {
-    if (!process.isAlive()) {
-      throw jvm.failure("the broker exited with code " + process.exitValue() + " while starting");
-    }
-    if (System.nanoTime() - deadline > 0) {
-      process.destroyForcibly();
-      BrokerJvm.waitFor(process, STOP_TIMEOUT);
-      throw jvm.failure(
-          "the broker did not answer on "
-              + bootstrap()
-              + " within "
-              + START_TIMEOUT.toSeconds()
-              + " s");
+  /** Whether the broker names its node in a describe-cluster answer. */
+  private boolean answers(Admin admin) {
+    try {
+      return !admin
+          .describeCluster(new DescribeClusterOptions().timeoutMs(2_000))
+          .nodes()
+          .get(3, TimeUnit.SECONDS)
+          .isEmpty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for " + this, e);
+    } catch (Exception e) {
+      return false; // not ready yet (the controller may still be electing itself): ask again
     }
   }
 
@@ -356,15 +335,6 @@ public final class PrivateKafka implements AutoCloseable {
     Process p = process;
     if (p != null) {
       p.destroyForcibly();
-    }
-  }
-
-  private static void pause() {
-    try {
-      Thread.sleep(100);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while waiting for a private Kafka", e);
     }
   }
 }

@@ -33,17 +33,17 @@ public final class PrivatePostgres implements AutoCloseable {
   private static final String HOST = "127.0.0.1";
   private static final long TIMEOUT_S = 60;
 
+  private final ServerHome home;
   private final Path dir;
   private final Path bin;
   private final int port;
   private final TestCertificates certificates;
   private final String adminPassword;
-  private final Thread reaper = new Thread(this::stopNow, "private-postgres-reaper");
-  private boolean closed;
 
   private PrivatePostgres(
-      Path dir, Path bin, int port, TestCertificates certificates, String adminPassword) {
-    this.dir = dir;
+      ServerHome home, Path bin, int port, TestCertificates certificates, String adminPassword) {
+    this.home = home;
+    this.dir = home.dir();
     this.bin = bin;
     this.port = port;
     this.certificates = certificates;
@@ -67,9 +67,9 @@ public final class PrivatePostgres implements AutoCloseable {
   public static PrivatePostgres start(
       TestCertificates certificates, String adminPassword, String... settings) {
     Path bin = binDirectory();
-    Path dir;
+    ServerHome home = ServerHome.create("postgres");
+    Path dir = home.dir();
     try {
-      dir = Files.createTempDirectory("outbox-private-pg-");
       Files.copy(certificates.serverCertificate(), dir.resolve("server.pem"));
       Files.copy(certificates.serverKey(), dir.resolve("server.key"));
       Files.setPosixFilePermissions(
@@ -84,8 +84,8 @@ public final class PrivatePostgres implements AutoCloseable {
       throw new UncheckedIOException("cannot prepare a directory for a private PostgreSQL", e);
     }
     int port = LocalPorts.free(HOST, 1)[0];
-    PrivatePostgres pg = new PrivatePostgres(dir, bin, port, certificates, adminPassword);
-    Runtime.getRuntime().addShutdownHook(pg.reaper);
+    PrivatePostgres pg = new PrivatePostgres(home, bin, port, certificates, adminPassword);
+    home.reapWith(pg::stopNow);
     try {
       pg.run(
           "initdb",
@@ -100,15 +100,8 @@ public final class PrivatePostgres implements AutoCloseable {
           "UTF8",
           "--no-sync");
       Files.delete(dir.resolve("pwfile"));
-      pg.run(
-          "pg_ctl",
-          "-D",
-          dir.resolve("data").toString(),
-          "-l",
-          dir.resolve("postgres.log").toString(),
-          "-w",
-          "-t",
-          Long.toString(TIMEOUT_S),
+      pg.pgCtl(
+          "start",
           "-o",
           String.join(
               " ",
@@ -123,8 +116,7 @@ public final class PrivatePostgres implements AutoCloseable {
               "-c max_connections=40",
               java.util.Arrays.stream(settings)
                   .map(setting -> "-c " + setting)
-                  .collect(java.util.stream.Collectors.joining(" "))),
-          "start");
+                  .collect(java.util.stream.Collectors.joining(" "))));
     } catch (IOException | RuntimeException e) {
       pg.close();
       throw e instanceof RuntimeException r ? r : new UncheckedIOException((IOException) e);
@@ -178,18 +170,7 @@ public final class PrivatePostgres implements AutoCloseable {
    */
   public synchronized void restart(String mode) {
     try {
-      run(
-          "pg_ctl",
-          "-D",
-          dir.resolve("data").toString(),
-          "-l",
-          dir.resolve("postgres.log").toString(),
-          "-m",
-          mode,
-          "-w",
-          "-t",
-          Long.toString(TIMEOUT_S),
-          "restart");
+      pgCtl("restart", "-m", mode);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot restart " + this, e);
     }
@@ -207,17 +188,7 @@ public final class PrivatePostgres implements AutoCloseable {
   /** Stops the cluster (fast shutdown) and deletes its directory. Idempotent. */
   @Override
   public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    stop("fast");
-    try {
-      Runtime.getRuntime().removeShutdownHook(reaper);
-    } catch (IllegalStateException e) {
-      // The JVM is shutting down: the hook runs anyway.
-    }
-    Directories.deleteRecursively(dir);
+    home.close(() -> stop("fast"));
   }
 
   /** When the test JVM ends without {@link #close()}: no cluster outlives it. */
@@ -238,6 +209,26 @@ public final class PrivatePostgres implements AutoCloseable {
   @Override
   public String toString() {
     return "PrivatePostgres[" + HOST + ":" + port + ", " + dir + "]";
+  }
+
+  /**
+   * Runs {@code pg_ctl <action>} on this cluster's data directory and log, with {@code options},
+   * waiting up to {@link #TIMEOUT_S} for the server to start or stop.
+   */
+  private void pgCtl(String action, String... options) throws IOException {
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "-D",
+                dir.resolve("data").toString(),
+                "-l",
+                dir.resolve("postgres.log").toString(),
+                "-w",
+                "-t",
+                Long.toString(TIMEOUT_S)));
+    args.addAll(List.of(options));
+    args.add(action);
+    run("pg_ctl", args.toArray(String[]::new));
   }
 
   /** Runs a PostgreSQL program, as the postgres OS user when we are root. */

@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
 /**
@@ -30,18 +29,18 @@ public final class PrivateRabbit implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(60);
 
+  private final ServerHome home;
   private final Path dir;
   private final String node;
   private final int port;
   private final boolean tls;
   private final Map<String, String> environment;
-  private final Thread reaper = new Thread(this::destroyNow, "private-rabbit-reaper");
   private Process process;
-  private boolean closed;
 
   private PrivateRabbit(
-      Path dir, String node, int port, boolean tls, Map<String, String> environment) {
-    this.dir = dir;
+      ServerHome home, String node, int port, boolean tls, Map<String, String> environment) {
+    this.home = home;
+    this.dir = home.dir();
     this.node = node;
     this.port = port;
     this.tls = tls;
@@ -92,12 +91,8 @@ public final class PrivateRabbit implements AutoCloseable {
       throw new IllegalStateException(
           "no " + BIN.resolve("rabbitmq-server") + "; scripts/services.sh up installs RabbitMQ");
     }
-    Path dir;
-    try {
-      dir = Files.createTempDirectory("outbox-private-rabbit-");
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot create a directory for a private RabbitMQ", e);
-    }
+    ServerHome home = ServerHome.create("rabbitmq");
+    Path dir = home.dir();
     int[] ports = LocalPorts.free(HOST, 2);
     String node = "outbox-" + UUID.randomUUID().toString().substring(0, 8) + "@localhost";
     String config = String.join("\n", listenerConfig.apply(ports[0])) + "\n";
@@ -119,8 +114,8 @@ public final class PrivateRabbit implements AutoCloseable {
             Map.entry("RABBITMQ_LOG_BASE", dir.resolve("log").toString()),
             Map.entry("RABBITMQ_ENABLED_PLUGINS_FILE", dir.resolve("enabled_plugins").toString()),
             Map.entry("RABBITMQ_PID_FILE", dir.resolve("rabbit.pid").toString()));
-    PrivateRabbit rabbit = new PrivateRabbit(dir, node, ports[0], tls, env);
-    Runtime.getRuntime().addShutdownHook(rabbit.reaper);
+    PrivateRabbit rabbit = new PrivateRabbit(home, node, ports[0], tls, env);
+    home.reapWith(rabbit::destroyNow);
     try {
       rabbit.launch();
     } catch (RuntimeException e) {
@@ -171,12 +166,10 @@ public final class PrivateRabbit implements AutoCloseable {
             builder(List.of(BIN.resolve("rabbitmqctl").toString(), "-n", node, "stop"))
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(outputFile().toFile()))
                 .start();
-        ctl.waitFor(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        process.waitFor(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        ProcessWait.exited(ctl, STOP_TIMEOUT);
+        ProcessWait.exited(process, STOP_TIMEOUT);
       } catch (IOException e) {
         // Stopped forcibly below.
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
       }
       destroyNow();
     }
@@ -190,7 +183,7 @@ public final class PrivateRabbit implements AutoCloseable {
    * @throws IllegalStateException when the node is closed or still running, or does not come up
    */
   public synchronized void restart() {
-    if (closed) {
+    if (home.closed()) {
       throw new IllegalStateException(this + " is closed");
     }
     if (isRunning()) {
@@ -202,17 +195,7 @@ public final class PrivateRabbit implements AutoCloseable {
   /** Stops the node ({@code rabbitmqctl stop}, forcibly if that fails) and deletes its files. */
   @Override
   public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    stop();
-    try {
-      Runtime.getRuntime().removeShutdownHook(reaper);
-    } catch (IllegalStateException e) {
-      // The JVM is shutting down: the hook runs anyway.
-    }
-    Directories.deleteRecursively(dir);
+    home.close(this::stop);
   }
 
   @Override
@@ -237,22 +220,13 @@ public final class PrivateRabbit implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start rabbitmq-server for " + this, e);
     }
-    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    while (!LocalPorts.accepts(HOST, port)) {
-      if (!process.isAlive()) {
-        throw failure(
-            "rabbitmq-server exited with code " + process.exitValue() + " while starting");
-      }
-      if (System.nanoTime() - deadline > 0) {
-        throw failure("no listener within " + START_TIMEOUT.toSeconds() + " s");
-      }
-      try {
-        Thread.sleep(200);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while waiting for " + this, e);
-      }
-    }
+    new ProcessWait(
+            process,
+            START_TIMEOUT,
+            Duration.ofMillis(200),
+            this,
+            what -> failure("rabbitmq-server " + what))
+        .until(() -> LocalPorts.accepts(HOST, port));
   }
 
   private ProcessBuilder builder(List<String> command) {

@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A broker binary of the machine (nats-server, redis-server) run as a child process of a test on a
@@ -25,12 +24,11 @@ public abstract class PrivateServer implements AutoCloseable {
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
 
   private final String name;
+  private final ServerHome home;
   private final Path dir;
   private final int port;
   private final List<String> command;
-  private final Thread reaper;
   private Process process;
-  private boolean closed;
 
   /**
    * Starts {@code binary} with the arguments {@code arguments} makes of a free port and a fresh
@@ -42,18 +40,14 @@ public abstract class PrivateServer implements AutoCloseable {
    */
   PrivateServer(String binary, Arguments arguments) {
     String program = locate(binary);
-    try {
-      this.dir = Files.createTempDirectory("outbox-private-" + binary + "-");
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot create a directory for a private " + binary, e);
-    }
+    this.home = ServerHome.create(binary);
+    this.dir = home.dir();
     this.name = binary;
     this.port = LocalPorts.free(HOST, 1)[0];
     List<String> line = new ArrayList<>(List.of(program));
     line.addAll(arguments.of(port, dir));
     this.command = List.copyOf(line);
-    this.reaper = new Thread(this::destroyNow, "private-" + binary + "-reaper");
-    Runtime.getRuntime().addShutdownHook(reaper);
+    home.reapWith(this::destroyNow);
     try {
       launch();
     } catch (RuntimeException e) {
@@ -82,7 +76,7 @@ public abstract class PrivateServer implements AutoCloseable {
   public final synchronized void stop() {
     if (isRunning()) {
       process.destroy();
-      if (!waitFor(process, STOP_TIMEOUT)) {
+      if (!ProcessWait.exited(process, STOP_TIMEOUT)) {
         destroyNow();
       }
     }
@@ -95,7 +89,7 @@ public abstract class PrivateServer implements AutoCloseable {
 
   /** Starts the stopped (or killed) server again, on the same port and with the same data. */
   public final synchronized void restart() {
-    if (closed) {
+    if (home.closed()) {
       throw new IllegalStateException(this + " is closed");
     }
     stop();
@@ -105,17 +99,7 @@ public abstract class PrivateServer implements AutoCloseable {
   /** Stops the server and deletes its directory. */
   @Override
   public final synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    stop();
-    try {
-      Runtime.getRuntime().removeShutdownHook(reaper);
-    } catch (IllegalStateException e) {
-      // The JVM is shutting down: the hook runs anyway.
-    }
-    Directories.deleteRecursively(dir);
+    home.close(this::stop);
   }
 
   /** What the server printed so far. */
@@ -144,41 +128,26 @@ public abstract class PrivateServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start " + this, e);
     }
-    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    while (!LocalPorts.accepts(HOST, port)) {
-      if (!process.isAlive() || System.nanoTime() - deadline > 0) {
-        String output = output();
-        destroyNow();
-        throw new IllegalStateException(
-            this
-                + " did not come up within "
-                + START_TIMEOUT.toSeconds()
-                + " s; its output ends with:\n"
-                + output.substring(Math.max(0, output.length() - 3000)));
-      }
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while starting " + this, e);
-      }
-    }
+    new ProcessWait(process, START_TIMEOUT, Duration.ofMillis(50), this, this::startFailure)
+        .until(() -> LocalPorts.accepts(HOST, port));
+  }
+
+  private IllegalStateException startFailure(String what) {
+    String output = output();
+    destroyNow();
+    return new IllegalStateException(
+        this
+            + " "
+            + what
+            + "; its output ends with:\n"
+            + output.substring(Math.max(0, output.length() - 3000)));
   }
 
   private void destroyNow() {
     Process p = process;
     if (p != null && p.isAlive()) {
       p.destroyForcibly();
-      waitFor(p, STOP_TIMEOUT);
-    }
-  }
-
-  private static boolean waitFor(Process p, Duration timeout) {
-    try {
-      return p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
+      ProcessWait.exited(p, STOP_TIMEOUT);
     }
   }
 

@@ -20,4 +20,21 @@ abstract class DeadLetterChangeCommand extends DeadLetterCommand {
   final void checkSelection() {
     requireDeliberateSelection(all);
   }
+
+  /**
+   * The line that reports the action: {@code orders: purged 3 dead letters from t}, or with {@code
+   * --dry-run} {@code orders: would purge 3 dead letters from t (dry run, nothing changed)}.
+   *
+   * @param verb the action, {@code purge}
+   * @param done what it did, {@code purged}
+   * @param what the rows and the table, {@code 3 dead letters from t}
+   */
+  final String outcome(String pipeline, String verb, String done, String what) {
+    return pipeline
+        + ": "
+        + (dryRun ? "would " + verb : done)
+        + " "
+        + what
+        + (dryRun ? " (dry run, nothing changed)" : "");
+  }
 }

@@ -1,11 +1,6 @@
 package io.outbox.relay.cli;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import io.outbox.admin.DeadLetter;
-import java.io.IOException;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
@@ -21,7 +16,6 @@ import java.util.List;
  */
 record DeadLetterListing(String pipeline, String table, List<DeadLetter> rows, int total) {
 
-  private static final JsonFactory JSON = new JsonFactory();
   private static final int MAX_CELL = 40;
   private static final int MAX_ERROR = 100;
   private static final String[] HEADINGS = {
@@ -65,36 +59,30 @@ record DeadLetterListing(String pipeline, String table, List<DeadLetter> rows, i
    * column names as keys; timestamps are ISO-8601 instants.
    */
   String json() {
-    StringWriter text = new StringWriter();
-    try (JsonGenerator g = JSON.createGenerator(text)) {
-      g.useDefaultPrettyPrinter();
-      g.writeStartObject();
-      g.writeStringField("pipeline", pipeline);
-      g.writeStringField("table", table);
-      g.writeNumberField("total", total);
-      g.writeArrayFieldStart("dead_letters");
-      for (DeadLetter d : rows) {
-        g.writeStartObject();
-        g.writeNumberField("id", d.id());
-        g.writeStringField("event_id", d.eventId().toString());
-        g.writeStringField("aggregate_type", d.aggregateType());
-        g.writeStringField("aggregate_id", d.aggregateId());
-        g.writeStringField("event_type", d.eventType());
-        g.writeStringField("destination", d.destination());
-        g.writeStringField("reason", d.reason());
-        g.writeNumberField("attempts", d.attempts());
-        g.writeStringField("created_at", String.valueOf(d.createdAt()));
-        g.writeStringField("dead_lettered_at", String.valueOf(d.deadLetteredAt()));
-        g.writeStringField("last_error", d.lastError());
-        g.writeStringField("pipeline", d.pipeline());
-        g.writeEndObject();
-      }
-      g.writeEndArray();
-      g.writeEndObject();
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot write JSON to a string", e);
-    }
-    return text + "\n";
+    return JsonDocument.of(
+        g -> {
+          g.writeStringField("pipeline", pipeline);
+          g.writeStringField("table", table);
+          g.writeNumberField("total", total);
+          g.writeArrayFieldStart("dead_letters");
+          for (DeadLetter d : rows) {
+            g.writeStartObject();
+            g.writeNumberField("id", d.id());
+            g.writeStringField("event_id", d.eventId().toString());
+            g.writeStringField("aggregate_type", d.aggregateType());
+            g.writeStringField("aggregate_id", d.aggregateId());
+            g.writeStringField("event_type", d.eventType());
+            g.writeStringField("destination", d.destination());
+            g.writeStringField("reason", d.reason());
+            g.writeNumberField("attempts", d.attempts());
+            g.writeStringField("created_at", String.valueOf(d.createdAt()));
+            g.writeStringField("dead_lettered_at", String.valueOf(d.deadLetteredAt()));
+            g.writeStringField("last_error", d.lastError());
+            g.writeStringField("pipeline", d.pipeline());
+            g.writeEndObject();
+          }
+          g.writeEndArray();
+        });
   }
 
   private static String seconds(Instant t) {

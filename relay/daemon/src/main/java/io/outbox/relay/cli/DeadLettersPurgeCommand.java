@@ -26,12 +26,10 @@ final class DeadLettersPurgeCommand extends DeadLetterChangeCommand {
       throws SQLException {
     int purged = table.purge(c, filter, dryRun);
     out.println(
-        pipeline
-            + ": "
-            + (dryRun ? "would purge " : "purged ")
-            + deadLetters(purged)
-            + " from "
-            + table.tables().displayDeadLetterTable()
-            + (dryRun ? " (dry run, nothing changed)" : ""));
+        outcome(
+            pipeline,
+            "purge",
+            "purged",
+            deadLetters(purged) + " from " + table.tables().displayDeadLetterTable()));
   }
 }

@@ -37,13 +37,10 @@ final class DeadLettersReplayCommand extends DeadLetterChangeCommand {
                 + " whose event id is already in the outbox"
                 + (dryRun ? "" : " (they stay dead-lettered)");
     out.println(
-        pipeline
-            + ": "
-            + (dryRun ? "would replay " : "replayed ")
-            + deadLetters(count.replayed())
-            + " into "
-            + table.tables().displayTable()
-            + skipped
-            + (dryRun ? " (dry run, nothing changed)" : ""));
+        outcome(
+            pipeline,
+            "replay",
+            "replayed",
+            deadLetters(count.replayed()) + " into " + table.tables().displayTable() + skipped));
   }
 }

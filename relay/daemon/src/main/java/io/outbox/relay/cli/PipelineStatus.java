@@ -1,12 +1,9 @@
 package io.outbox.relay.cli;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.outbox.admin.OutboxStatus;
 import io.outbox.source.cdc.SlotCreationWait;
 import java.io.IOException;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 
@@ -35,7 +32,6 @@ record PipelineStatus(
     String delivery,
     java.util.Map<Integer, Long> ledgerSettled) {
 
-  private static final JsonFactory JSON = new JsonFactory();
   private static final int MAX_ERROR = 100;
 
   static PipelineStatus read(
@@ -183,56 +179,50 @@ record PipelineStatus(
    * pipeline, table, error}.
    */
   static String json(List<PipelineStatus> all) {
-    StringWriter text = new StringWriter();
-    try (JsonGenerator g = JSON.createGenerator(text)) {
-      g.useDefaultPrettyPrinter();
-      g.writeStartObject();
-      g.writeArrayFieldStart("pipelines");
-      for (PipelineStatus s : all) {
-        g.writeStartObject();
-        g.writeStringField("pipeline", s.pipeline);
-        g.writeStringField("table", s.table);
-        g.writeStringField("delivery", s.delivery);
-        if (s.ledgerSettled != null) {
-          g.writeObjectFieldStart("ledger_settled_offsets");
-          for (var e : new java.util.TreeMap<>(s.ledgerSettled).entrySet()) {
-            g.writeNumberField(Integer.toString(e.getKey()), e.getValue());
-          }
-          g.writeEndObject();
-        }
-        if (s.error != null) {
-          g.writeStringField("error", s.error);
-        } else {
-          OutboxStatus.Backlog b = s.backlog;
-          g.writeStringField("role", s.instances.role());
-          g.writeNumberField("standbys", s.instances.standbys());
-          OutboxStatus.Lease lease = s.instances.lease();
-          if (lease != null) {
-            g.writeObjectFieldStart("lease");
-            g.writeNumberField("epoch", lease.epoch());
-            g.writeStringField("holder", lease.holder());
-            g.writeNumberField("expires_in_seconds", lease.expiresIn().toMillis() / 1000.0);
+    return JsonDocument.of(
+        g -> {
+          g.writeArrayFieldStart("pipelines");
+          for (PipelineStatus s : all) {
+            g.writeStartObject();
+            g.writeStringField("pipeline", s.pipeline);
+            g.writeStringField("table", s.table);
+            g.writeStringField("delivery", s.delivery);
+            if (s.ledgerSettled != null) {
+              g.writeObjectFieldStart("ledger_settled_offsets");
+              for (var e : new java.util.TreeMap<>(s.ledgerSettled).entrySet()) {
+                g.writeNumberField(Integer.toString(e.getKey()), e.getValue());
+              }
+              g.writeEndObject();
+            }
+            if (s.error != null) {
+              g.writeStringField("error", s.error);
+            } else {
+              OutboxStatus.Backlog b = s.backlog;
+              g.writeStringField("role", s.instances.role());
+              g.writeNumberField("standbys", s.instances.standbys());
+              OutboxStatus.Lease lease = s.instances.lease();
+              if (lease != null) {
+                g.writeObjectFieldStart("lease");
+                g.writeNumberField("epoch", lease.epoch());
+                g.writeStringField("holder", lease.holder());
+                g.writeNumberField("expires_in_seconds", lease.expiresIn().toMillis() / 1000.0);
+                g.writeEndObject();
+              }
+              g.writeNumberField("pending", b.pending());
+              g.writeNumberField(
+                  "oldest_pending_age_seconds", b.oldestPendingAge().toMillis() / 1000.0);
+              g.writeNumberField("retrying", b.retrying());
+              g.writeNumberField("dead_letters", b.deadLetters());
+              g.writeNumberField("dead_letter_move_failed", b.deadLetterMoveFailed());
+              g.writeStringField("last_error", b.lastError());
+              if (s.slotCreation != null) {
+                slotCreation(g, s.slotCreation);
+              }
+            }
             g.writeEndObject();
           }
-          g.writeNumberField("pending", b.pending());
-          g.writeNumberField(
-              "oldest_pending_age_seconds", b.oldestPendingAge().toMillis() / 1000.0);
-          g.writeNumberField("retrying", b.retrying());
-          g.writeNumberField("dead_letters", b.deadLetters());
-          g.writeNumberField("dead_letter_move_failed", b.deadLetterMoveFailed());
-          g.writeStringField("last_error", b.lastError());
-          if (s.slotCreation != null) {
-            slotCreation(g, s.slotCreation);
-          }
-        }
-        g.writeEndObject();
-      }
-      g.writeEndArray();
-      g.writeEndObject();
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot write JSON to a string", e);
-    }
-    return text + "\n";
+          g.writeEndArray();
+        });
   }
 
   private static void slotCreation(JsonGenerator g, SlotCreationWait wait) throws IOException {

@@ -2,6 +2,7 @@ package io.outbox.sink.redis;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.testkit.SinkContexts;
 import java.net.ServerSocket;
 import java.util.concurrent.TimeUnit;
@@ -27,7 +28,8 @@ class RedisConnectionsTest {
   }
 
   static RedisSinkSettings settings(String hocon) {
-    return RedisSinkSettings.from(SinkContexts.context("redis", hocon));
+    return SettingsReader.settings(
+        SinkContexts.context("redis", hocon), RedisSinkSettings::read, "redis sink");
   }
 
   static long soon() {
