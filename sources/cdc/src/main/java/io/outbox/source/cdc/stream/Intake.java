@@ -188,7 +188,12 @@ final class Intake {
       if (s.closed) {
         return false;
       }
-      if (s.inMemory.containsKey(event.id())) {
+      ChangeStream.Item known = s.inMemory.get(event.id());
+      if (known != null) {
+        // Streamed before the catch-up read reached it: it would wait in the queue, behind the
+        // catch-up, while the later rows of its key went out; it joins them, in id order.
+        lane.moveAheadInIdOrder(known);
+        s.changed.signalAll();
         return true;
       }
       ParkedKey parked = lane.parked.get(key);

@@ -147,12 +147,9 @@ final class Parking {
     for (ParkedRows.Row row : rows) {
       long id = row.event().id();
       ChangeStream.Item known = s.inMemory.get(id);
-      if (known != null && !known.fromTable && !known.inIdOrder && l.queue.remove(known)) {
+      if (known != null && l.moveAheadInIdOrder(known)) {
         // Streamed before an earlier event of its key was parked (a commit out of id order): it
-        // waits in the queue, which is taken after the rows read back; it joins them, in id order.
-        l.streamed--;
-        known.inIdOrder = true;
-        l.ahead.put(id, known);
+        // waited in the queue, which is taken after the rows read back; it joins them, in id order.
       } else if (known == null) {
         // A row that may have been caught up counts as one until it is final.
         boolean caughtUp = p.caughtUp(id);

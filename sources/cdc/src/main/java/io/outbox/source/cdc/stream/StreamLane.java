@@ -42,6 +42,21 @@ final class StreamLane {
     held.computeIfPresent(item.event.key(), (k, n) -> n == 1 ? null : n - 1);
   }
 
+  /**
+   * Moves {@code known}, a streamed event waiting in the queue, ahead among the rows read from the
+   * table, in id order: a row of its key read from the table (caught up, read back) must not go out
+   * before it. Returns whether it was in the queue (and is moved).
+   */
+  boolean moveAheadInIdOrder(ChangeStream.Item known) {
+    if (known.fromTable || known.inIdOrder || !queue.remove(known)) {
+      return false;
+    }
+    streamed--;
+    known.inIdOrder = true;
+    ahead.put(known.event.id(), known);
+    return true;
+  }
+
   /** Whether an item of a parked key is still to wait for the parked rows before it. */
   boolean parkedBefore(ChangeStream.Item item) {
     ParkedKey p = parked.get(item.event.key());

@@ -160,6 +160,29 @@ class ChangeStreamTest {
         .containsExactly(2L, 9L, 10L);
   }
 
+  /**
+   * A take-over under load (CdcHandOverIT, full suite of 2026-12-06): the new active's stream
+   * delivered the INSERTs of the oldest unpublished rows before its catch-up read reached them; the
+   * catch-up found them in memory and left them in the stream's queue, which waits behind the
+   * catch-up, while the later rows of their keys went out from the catch-up first.
+   */
+  @Test
+  void aStreamedEventTheCatchUpMeetsGoesOutInIdOrderWithTheCaughtUpRows() throws Exception {
+    stream.beginCatchUp();
+    stream.offer("r9", event(9, "k"), null); // streamed before the catch-up read reached row 9
+    stream.offer("r10", event(10, "other"), null);
+    assertThat(stream.offerCaughtUp(event(9, "k"), null, null)).as("streamed already").isTrue();
+    assertThat(stream.offerCaughtUp(event(11, "k"), null, null)).isTrue();
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .as("row 9 before row 11 of its key; row 10 waits behind the catch-up")
+        .containsExactly(9L, 11L);
+    stream.caughtUpRead();
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(10L);
+  }
+
   @Test
   void theInsertsOfCaughtUpRowsThatAreFinalOnlyMoveThePosition() throws Exception {
     stream.beginCatchUp();
