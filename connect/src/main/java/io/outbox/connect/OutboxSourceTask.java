@@ -12,6 +12,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.source.polling.PollingSourceProvider;
 import java.time.Clock;
@@ -116,6 +117,7 @@ public final class OutboxSourceTask extends SourceTask {
             p.lanes(),
             p.batchSize(),
             Clock.systemUTC(),
+            Ticker.SYSTEM,
             null);
     this.source = new PollingSourceProvider().create(plugin, database);
     this.activation = new Activation(source, lease);

@@ -17,6 +17,7 @@ import io.outbox.relay.pipeline.Pipeline;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.Ticker;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -210,6 +211,7 @@ public final class Relay implements AutoCloseable {
         p.lanes(),
         p.batchSize(),
         Clock.systemUTC(),
+        Ticker.SYSTEM,
         roles);
   }
 

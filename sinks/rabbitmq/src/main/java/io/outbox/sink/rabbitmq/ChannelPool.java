@@ -1,5 +1,6 @@
 package io.outbox.sink.rabbitmq;
 
+import io.outbox.relay.spi.Deadline;
 import java.io.IOException;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -32,10 +33,10 @@ final class ChannelPool {
     this.lent = new Semaphore(channels);
   }
 
-  /** A usable channel, or {@code null} when none became free before {@code deadlineNanos}. */
-  PublishChannel borrow(long deadlineNanos)
+  /** A usable channel, or {@code null} when none became free before {@code deadline}. */
+  PublishChannel borrow(Deadline deadline)
       throws IOException, TimeoutException, InterruptedException {
-    if (!lent.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+    if (!lent.tryAcquire(deadline.nanosLeft(), TimeUnit.NANOSECONDS)) {
       return null;
     }
     try {

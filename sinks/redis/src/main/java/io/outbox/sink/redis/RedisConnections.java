@@ -1,5 +1,6 @@
 package io.outbox.sink.redis;
 
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.support.LendingPool;
 import java.time.Duration;
 import redis.clients.jedis.DefaultJedisClientConfig;
@@ -44,11 +45,11 @@ final class RedisConnections implements AutoCloseable {
   }
 
   /**
-   * A connection for one batch, waiting at most until {@code deadlineNanos} for a free one; {@code
-   * null} when none came free in time.
+   * A connection for one batch, waiting at most until {@code deadline} for a free one; {@code null}
+   * when none came free in time.
    */
-  Jedis borrow(long deadlineNanos) throws InterruptedException {
-    return pool.borrow(deadlineNanos, () -> new Jedis(address, config)); // connects on first use
+  Jedis borrow(Deadline deadline) throws InterruptedException {
+    return pool.borrow(deadline, () -> new Jedis(address, config)); // connects on first use
   }
 
   /** A connection outside the pool whose connect and replies must come within {@code timeout}. */

@@ -1,5 +1,6 @@
 package io.outbox.relay.spi.support;
 
+import io.outbox.relay.spi.Deadline;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Objects;
@@ -48,15 +49,15 @@ public final class LendingPool<C> implements AutoCloseable {
 
   /**
    * A usable connection for one batch, the most recently given back or else a new one from {@code
-   * opener}, waiting at most until {@code deadlineNanos} ({@link System#nanoTime}) for a free one;
-   * {@code null} when none came free in time. Give it back with {@link #giveBack}.
+   * opener}, waiting at most until {@code deadline} for a free one; {@code null} when none came
+   * free in time. Give it back with {@link #giveBack}.
    *
    * @throws IllegalStateException once the pool is closed
    * @throws E when {@code opener} fails (the connection's place is free again)
    */
-  public <E extends Exception> C borrow(long deadlineNanos, Opener<C, E> opener)
+  public <E extends Exception> C borrow(Deadline deadline, Opener<C, E> opener)
       throws E, InterruptedException {
-    if (!permits.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+    if (!permits.tryAcquire(deadline.nanosLeft(), TimeUnit.NANOSECONDS)) {
       return null;
     }
     try {

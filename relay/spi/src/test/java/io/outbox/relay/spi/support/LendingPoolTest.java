@@ -3,10 +3,12 @@ package io.outbox.relay.spi.support;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.relay.spi.Deadline;
+import io.outbox.relay.spi.Ticker;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -39,8 +41,8 @@ class LendingPoolTest {
     return pool.borrow(soon(), () -> new Conn(opened.incrementAndGet()));
   }
 
-  private static long soon() {
-    return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
+  private static Deadline soon() {
+    return Ticker.SYSTEM.deadline(Duration.ofMillis(50));
   }
 
   @Test
