@@ -75,12 +75,13 @@ final class CdcSource implements Source {
     this.settings = settings;
     this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
     this.connections = new CdcConnections(database, settings, pipeline);
-    this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log);
+    this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log, context.ticker());
     this.sessions = new StreamSessions(lifecycle.lock(), pipeline, settings.slotName());
     this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
     this.pool = new SourcePool<>(pipeline, settings.fenceWait(), () -> connections.pool(lanes));
     this.leader =
-        new CdcLeaderLock(connections, tables, settings, pipeline, clock, pool::leaseLost);
+        new CdcLeaderLock(
+            connections, tables, settings, pipeline, clock, pool::leaseLost, context.ticker());
     this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
     this.status = new SlotStatus(settings, tables, pipeline, connections, slot.creation());
     this.reads = new LaneReads(pipeline, tables, pool::get, leader, clock, this::checkActive);

@@ -55,7 +55,7 @@ final class PollingSource implements Source {
     this.settings = settings;
     this.tables = TableNames.of(database.table(), database.deadLetterTable());
     this.connections = new Connections(database, settings, pipeline);
-    this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log);
+    this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log, context.ticker());
     this.pool = new SourcePool<>(pipeline, settings.fenceWait(), () -> connections.pool(lanes));
     this.leader =
         new LeaderLock(
@@ -66,7 +66,8 @@ final class PollingSource implements Source {
             lifecycle::report,
             pool::leaseLost,
             pipeline,
-            tables.displayTable());
+            tables.displayTable(),
+            context.ticker());
     this.polls =
         new LanePolls(
             settings,

@@ -2,6 +2,7 @@ package io.outbox.source.cdc.lease;
 
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.CdcConnections;
 import io.outbox.source.cdc.CdcSettings;
 import io.outbox.source.postgres.LeaderLease;
@@ -45,7 +46,8 @@ public final class CdcLeaderLock {
       CdcSettings settings,
       String pipeline,
       DatabaseClock clock,
-      Runnable abortConnections) {
+      Runnable abortConnections,
+      Ticker ticker) {
     this.connections = connections;
     this.settings = settings;
     this.pipeline = pipeline;
@@ -88,7 +90,8 @@ public final class CdcLeaderLock {
                       e.getMessage());
                 }
               }
-            });
+            },
+            ticker);
     this.lease = keeper.lease();
   }
 
