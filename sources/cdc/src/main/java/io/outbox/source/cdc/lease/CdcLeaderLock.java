@@ -1,6 +1,7 @@
 package io.outbox.source.cdc.lease;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.CdcConnections;
@@ -39,6 +40,7 @@ public final class CdcLeaderLock {
   private final LeaseKeeper keeper;
   private final LeaderLease lease;
   private final QuietInserts wakeGate;
+  private final Ticker ticker;
 
   public CdcLeaderLock(
       CdcConnections connections,
@@ -49,6 +51,7 @@ public final class CdcLeaderLock {
       Runnable abortConnections,
       Ticker ticker) {
     this.connections = connections;
+    this.ticker = ticker;
     this.settings = settings;
     this.pipeline = pipeline;
     String leaderSessionName = tables.leaderSessionName(pipeline);
@@ -136,7 +139,7 @@ public final class CdcLeaderLock {
    * log: also the one an engine of this instance left when its start was given up.
    */
   public void freeSlot(String slot, String whose) throws InterruptedException {
-    long deadline = System.nanoTime() + settings.leaseTimeout().toNanos();
+    Deadline deadline = ticker.deadline(settings.leaseTimeout());
     try (Connection c = connections.dedicated("take-over")) {
       c.setNetworkTimeout(Runnable::run, keeper.networkTimeoutMillis());
       boolean ended = false;
@@ -145,7 +148,7 @@ public final class CdcLeaderLock {
         if (pid == null) {
           return;
         }
-        if (System.nanoTime() - deadline >= 0) {
+        if (deadline.passed()) {
           throw new SourceException(
               "pipeline "
                   + pipeline
