@@ -69,7 +69,7 @@ public final class Pipeline {
     this.sink = sink;
     this.stats = new PipelineStats(settings.name(), registry);
     this.ticker = ticker;
-    this.state = new PipelineState(settings.name(), ticker);
+    this.state = new PipelineState(settings.name());
     this.backlog = new BacklogMonitor(settings.name(), source, registry, clock, state::stopping);
     this.router = Router.compile(settings.destinationTemplate());
     this.deadLetterRouter =

@@ -2,7 +2,6 @@ package io.outbox.relay.pipeline;
 
 import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.PluginContext.Role;
-import io.outbox.relay.spi.Ticker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,7 +16,6 @@ final class PipelineState implements LaneHost {
   private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
 
   private final String pipeline;
-  private final Ticker ticker;
   private final Object monitor = new Object();
   private volatile boolean stopping;
   private volatile Deadline abandonAt; // null until stop()
@@ -27,9 +25,8 @@ final class PipelineState implements LaneHost {
   private volatile String failure;
   private volatile Pipeline.FatalListener fatalListener = (pipeline, error) -> {};
 
-  PipelineState(String pipeline, Ticker ticker) {
+  PipelineState(String pipeline) {
     this.pipeline = pipeline;
-    this.ticker = ticker;
   }
 
   Role role() {

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class PipelineStateTest {
 
   private final FakeTime time = new FakeTime();
-  private final PipelineState state = new PipelineState("p", time);
+  private final PipelineState state = new PipelineState("p");
 
   @Test
   void batchesInFlightAreGivenUpOnceTheStopDeadlinePassed() {

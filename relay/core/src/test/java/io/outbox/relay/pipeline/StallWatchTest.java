@@ -26,7 +26,7 @@ class StallWatchTest {
               new Backoff(Duration.ofMillis(100), Duration.ofSeconds(1), 2.0, 0.0), () -> 0.5),
           Duration.ofSeconds(1),
           time);
-  private final PipelineState state = new PipelineState("p", time);
+  private final PipelineState state = new PipelineState("p");
   private final StallWatch watch = new StallWatch("p", TIMEOUT, source, gate, state, time);
   private final LaneProgress lane = new LaneProgress(time);
 
