@@ -6,12 +6,14 @@ import io.outbox.relay.pipeline.Router;
 import io.outbox.relay.pipeline.SettlementPlanner;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.source.polling.PollingSourceProvider;
 import java.time.Clock;
@@ -63,6 +65,10 @@ public final class OutboxSourceTask extends SourceTask {
   private TaskMetrics metrics;
   private int next; // the lane whose turn it is to wait for rows
   private UnrecordedDeliveries unrecorded;
+  // Kafka Connect makes the task: the connector's time comes in here, and reaches the source
+  // through its context.
+  private final Clock clock = Clock.systemUTC();
+  private final Ticker ticker = Ticker.SYSTEM;
 
   @Override
   public String version() {
@@ -115,7 +121,8 @@ public final class OutboxSourceTask extends SourceTask {
             ConnectorSettings.SOURCE_PATH,
             p.lanes(),
             p.batchSize(),
-            Clock.systemUTC(),
+            clock,
+            ticker,
             null);
     this.source = new PollingSourceProvider().create(plugin, database);
     this.activation = new Activation(source, lease);
@@ -351,10 +358,10 @@ public final class OutboxSourceTask extends SourceTask {
     if (source == null) {
       return;
     }
-    long deadline = System.nanoTime() + STOP_TIMEOUT.toNanos();
+    Deadline deadline = ticker.deadline(STOP_TIMEOUT);
     inFlight.values().forEach(LaneBatch::giveUpTheRemainingWaves);
     try {
-      while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
+      while (!inFlight.isEmpty() && !deadline.passed()) {
         settleCompleted(null);
         if (inFlight.values().stream().allMatch(LaneBatch::answered)) {
           break; // only batches whose dead letters' copies cannot be sent any more: roll back

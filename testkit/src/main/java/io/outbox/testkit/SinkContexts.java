@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.SinkProvider;
+import io.outbox.relay.spi.Ticker;
 import java.time.Clock;
 import java.util.ServiceLoader;
 
@@ -32,6 +33,15 @@ public final class SinkContexts {
 
   /** As {@link #context(String, String)}, for a pipeline of {@code lanes} lanes. */
   public static PluginContext context(String type, String hocon, int lanes) {
+    return context(type, hocon, lanes, Clock.systemUTC(), Ticker.SYSTEM);
+  }
+
+  /**
+   * As {@link #context(String, String, int)}, on the time a test drives ({@link FakeTime}, as both
+   * {@code clock} and {@code ticker}).
+   */
+  public static PluginContext context(
+      String type, String hocon, int lanes, Clock clock, Ticker ticker) {
     return new PluginContext(
         PIPELINE,
         ConfigFactory.parseString(hocon)
@@ -41,7 +51,8 @@ public final class SinkContexts {
         path(type),
         lanes,
         500,
-        Clock.systemUTC(),
+        clock,
+        ticker,
         role -> {});
   }
 

@@ -17,6 +17,7 @@ import io.outbox.relay.pipeline.Pipeline;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.Ticker;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -114,12 +115,16 @@ public final class Relay implements AutoCloseable {
    * pipeline dies of an {@link Error} (the daemon exits non-zero on it).
    */
   public static Relay start(RelaySettings settings, Pipeline.FatalListener fatal) {
+    // The daemon's one clock and one ticker: every pipeline and plug-in reads time from these (no
+    // class of the relay asks the system itself), so that a test can hand in time it drives.
+    Clock clock = Clock.systemUTC();
+    Ticker ticker = Ticker.SYSTEM;
     Plugins plugins = Plugins.load(Thread.currentThread().getContextClassLoader());
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     List<Pipeline> pipelines = new ArrayList<>();
     try {
       for (PipelineSettings p : settings.pipelines().values()) {
-        pipelines.add(create(p, plugins, registry));
+        pipelines.add(create(p, plugins, registry, clock, ticker));
       }
     } catch (RuntimeException e) {
       for (Pipeline p : pipelines) {
@@ -150,7 +155,11 @@ public final class Relay implements AutoCloseable {
   }
 
   private static Pipeline create(
-      PipelineSettings p, Plugins plugins, PrometheusMeterRegistry registry) {
+      PipelineSettings p,
+      Plugins plugins,
+      PrometheusMeterRegistry registry,
+      Clock clock,
+      Ticker ticker) {
     // The source reports its role before the pipeline exists: forward once it does.
     AtomicReference<Pipeline> created = new AtomicReference<>();
     PluginContext.RoleListener roles =
@@ -166,21 +175,23 @@ public final class Relay implements AutoCloseable {
         plugins
             .source(p.sourceType())
             .orElseThrow(() -> unknown("source", p.sourceType()))
-            .create(context(p, "source", p.sourceType(), p.sourceSettings(), roles), p.database());
+            .create(
+                context(p, "source", p.sourceType(), p.sourceSettings(), roles, clock, ticker),
+                p.database());
     Sink sink;
     try {
       sink =
           plugins
               .sink(p.sinkType())
               .orElseThrow(() -> unknown("sink", p.sinkType()))
-              .create(context(p, "sink", p.sinkType(), p.sinkSettings(), roles));
+              .create(context(p, "sink", p.sinkType(), p.sinkSettings(), roles, clock, ticker));
     } catch (RuntimeException e) {
       source.close(Duration.ofSeconds(5));
       throw e;
     }
     Pipeline pipeline;
     try {
-      pipeline = new Pipeline(p, source, sink, registry, Clock.systemUTC());
+      pipeline = new Pipeline(p, source, sink, registry, clock, ticker);
     } catch (IllegalArgumentException e) { // a source and sink that cannot work together
       sink.close(Duration.ofSeconds(5));
       source.close(Duration.ofSeconds(5));
@@ -202,14 +213,17 @@ public final class Relay implements AutoCloseable {
       String kind,
       String type,
       Config settings,
-      PluginContext.RoleListener roles) {
+      PluginContext.RoleListener roles,
+      Clock clock,
+      Ticker ticker) {
     return new PluginContext(
         p.name(),
         settings,
         p.path() + "." + kind + "." + type,
         p.lanes(),
         p.batchSize(),
-        Clock.systemUTC(),
+        clock,
+        ticker,
         roles);
   }
 

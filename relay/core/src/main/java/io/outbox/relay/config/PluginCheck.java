@@ -8,6 +8,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import io.outbox.relay.spi.SinkProvider;
 import io.outbox.relay.spi.SourceProvider;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.support.SettingsReader;
 import java.time.Clock;
 import java.util.List;
@@ -62,7 +63,7 @@ final class PluginCheck {
       int batchSize) {
     String path = r.path(kind + "." + ConfigUtil.joinPath(type));
     return new PluginContext(
-        pipeline, settings, path, lanes, batchSize, Clock.systemUTC(), role -> {});
+        pipeline, settings, path, lanes, batchSize, Clock.systemUTC(), Ticker.SYSTEM, role -> {});
   }
 
   private void check(

@@ -36,11 +36,12 @@ final class Lane implements Runnable {
   private final String pipeline;
   private final Clock clock;
   private final SinkGate gate;
-  private final RetryPolicy errorBackoff;
+  private final Ticker ticker;
+  private final Reconnect reconnect;
   private final SettlementPlanner planner;
   private final PipelineStats stats;
   private final int batchSize;
-  private final LaneProgress progress = new LaneProgress(Ticker.SYSTEM);
+  private final LaneProgress progress;
   private final LaneClaimer claimer;
   private final LanePublisher publisher;
   private final LaneSettlement settlement;
@@ -51,7 +52,9 @@ final class Lane implements Runnable {
     this.pipeline = c.pipeline();
     this.clock = c.clock();
     this.gate = c.gate();
-    this.errorBackoff = c.errorBackoff();
+    this.ticker = c.ticker();
+    this.reconnect = new Reconnect(c.errorBackoff(), ticker);
+    this.progress = new LaneProgress(ticker);
     this.planner = c.planner();
     this.stats = c.stats();
     this.batchSize = c.batchSize();
@@ -88,7 +91,6 @@ final class Lane implements Runnable {
   }
 
   private void loop() {
-    int failures = 0;
     while (host.keepClaiming()) {
       try {
         Claim claim = claimer.takeAhead();
@@ -107,13 +109,13 @@ final class Lane implements Runnable {
           progress.progressed();
           if (claim.events().isEmpty()) {
             claim.release();
-            failures = 0;
+            reconnect.succeeded();
             continue;
           }
         }
         stats.batchSize.record(claim.events().size());
         process(claim);
-        failures = 0;
+        reconnect.succeeded();
       } catch (LeadershipLostException e) {
         host.leadershipLost(e.getMessage());
         return;
@@ -122,24 +124,23 @@ final class Lane implements Runnable {
         return;
       } catch (SourceException e) {
         host.sourceAnswered(false);
-        failures++;
-        Duration pause = errorBackoff.delayAfter(failures);
+        Duration pause = reconnect.failed();
         log.warn(
             "pipeline {} lane {}: database error, retrying in {} ms: {}",
             pipeline,
             index,
             pause.toMillis(),
             oneLine(e));
-        if (!host.sleepUnlessStopping(pause)) {
+        if (!host.sleepUnlessStopping(reconnect.due())) {
           return;
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
       } catch (RuntimeException e) {
-        failures++;
+        reconnect.failed();
         log.error("pipeline {} lane {}: unexpected failure", pipeline, index, e);
-        if (!host.sleepUnlessStopping(errorBackoff.delayAfter(failures))) {
+        if (!host.sleepUnlessStopping(reconnect.due())) {
           return;
         }
       }
@@ -154,7 +155,7 @@ final class Lane implements Runnable {
   private void process(Claim claim) throws InterruptedException {
     boolean handedOver = false;
     try {
-      long started = System.nanoTime();
+      long started = ticker.nanoTime();
       LanePublisher.Outcome outcome = publisher.publish(claim, () -> overlap(claim));
       if (outcome.inDoubt()) {
         settlement.markInDoubt();
@@ -163,7 +164,7 @@ final class Lane implements Runnable {
         return; // released unsettled, with the batch claimed ahead (finally)
       }
       settlement.settleHeld(); // when no wave was published
-      long published = System.nanoTime();
+      long published = ticker.nanoTime();
       stats.publishStage.record(published - started, NANOSECONDS);
       LaneSettlement.Batch done =
           new LaneSettlement.Batch(

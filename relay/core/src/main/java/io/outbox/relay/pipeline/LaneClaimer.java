@@ -7,6 +7,7 @@ import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -28,6 +29,7 @@ final class LaneClaimer {
   private final int batchSize;
   private final PipelineStats stats;
   private final Clock clock;
+  private final Ticker ticker;
   private Claim ahead; // claimed ahead of the batch being published; publishable next
 
   LaneClaimer(int index, LaneContext c) {
@@ -37,11 +39,12 @@ final class LaneClaimer {
     this.batchSize = c.batchSize();
     this.stats = c.stats();
     this.clock = c.clock();
+    this.ticker = c.ticker();
   }
 
   /** The lane's next batch, waiting at most {@code maxWait} for one; possibly empty. */
   Claim claim(Duration maxWait) throws InterruptedException {
-    long claimStarted = System.nanoTime();
+    long claimStarted = ticker.nanoTime();
     Claim claim = source.claim(index, batchSize, maxWait);
     logClaimed(claim, "", claimStarted);
     recordClaimed(claim);
@@ -54,7 +57,7 @@ final class LaneClaimer {
    */
   void claimAhead(Claim inFlight) {
     try {
-      long claimStarted = System.nanoTime();
+      long claimStarted = ticker.nanoTime();
       Claim next = source.claimAhead(index, batchSize, inFlight);
       if (next.events().isEmpty()) {
         next.release();
@@ -125,7 +128,7 @@ final class LaneClaimer {
           index,
           claim.events().size(),
           how,
-          (System.nanoTime() - startedNanos) / 1_000_000);
+          (ticker.nanoTime() - startedNanos) / 1_000_000);
     }
   }
 }

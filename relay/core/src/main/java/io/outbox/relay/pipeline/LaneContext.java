@@ -2,6 +2,7 @@ package io.outbox.relay.pipeline;
 
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.TransactionalSink;
 import java.time.Clock;
 
@@ -10,6 +11,7 @@ import java.time.Clock;
  *
  * @param pipeline the pipeline's name, for the log
  * @param clock the clock of the commit-to-ack latency and the wake stage
+ * @param ticker what the lanes measure stages, pauses and stalls on
  * @param deadLetterRouter where dead letters are copied to, or {@code null}
  * @param transactional the sink as a transactional one (exactly-once), or {@code null}
  * @param recovery the ledger recovery (exactly-once), or {@code null}
@@ -17,6 +19,7 @@ import java.time.Clock;
 record LaneContext(
     String pipeline,
     Clock clock,
+    Ticker ticker,
     Source source,
     Sink sink,
     Router router,

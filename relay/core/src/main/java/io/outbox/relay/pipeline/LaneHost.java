@@ -1,6 +1,6 @@
 package io.outbox.relay.pipeline;
 
-import java.time.Duration;
+import io.outbox.relay.spi.Deadline;
 
 /**
  * What a {@link Lane} asks of its pipeline: whether to go on, and where to report how the source
@@ -15,11 +15,11 @@ interface LaneHost {
   boolean abandonInFlight();
 
   /**
-   * Sleeps {@code pause} unless the pipeline stops or is demoted meanwhile.
+   * Sleeps until {@code until} unless the pipeline stops or is demoted meanwhile.
    *
    * @return {@code false} when it did
    */
-  boolean sleepUnlessStopping(Duration pause);
+  boolean sleepUnlessStopping(Deadline until);
 
   /** The source answered a claim ({@code true}) or failed with a database error. */
   void sourceAnswered(boolean answered);

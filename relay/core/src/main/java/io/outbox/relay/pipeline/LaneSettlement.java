@@ -7,6 +7,7 @@ import io.outbox.relay.spi.LedgerException;
 import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +39,7 @@ final class LaneSettlement {
   private final PipelineStats stats;
   private final SinkGate gate;
   private final SettlementRecorder recorder;
+  private final Ticker ticker;
   private final boolean
       transactional; // exactly-once: the dead-letter copies were in the transaction
   private final LedgerRecovery recovery; // exactly-once; null when at least once
@@ -54,6 +56,7 @@ final class LaneSettlement {
     this.stats = c.stats();
     this.gate = c.gate();
     this.recorder = recorder;
+    this.ticker = c.ticker();
     this.transactional = c.transactional() != null;
     this.recovery = c.recovery();
   }
@@ -75,7 +78,7 @@ final class LaneSettlement {
   /** Writes the batch's settlement; the claim ends whatever happens. */
   void settle(Batch b) throws InterruptedException {
     progress.at("settling");
-    long started = System.nanoTime();
+    long started = ticker.nanoTime();
     InterruptedException interrupted = null;
     try {
       if (!transactional) {
@@ -84,7 +87,7 @@ final class LaneSettlement {
     } catch (InterruptedException e) {
       interrupted = e; // the copies are best effort; the table's record is not
     }
-    long writing = System.nanoTime();
+    long writing = ticker.nanoTime();
     Settled settled;
     try {
       settled =
@@ -100,7 +103,7 @@ final class LaneSettlement {
       }
       throw e;
     }
-    stats.settleStage.record(System.nanoTime() - writing, NANOSECONDS);
+    stats.settleStage.record(ticker.nanoTime() - writing, NANOSECONDS);
     progress.progressed();
     recorder.record(b.plan(), settled, b.ackedAtMillis());
     if (interrupted != null) {
@@ -113,7 +116,7 @@ final class LaneSettlement {
           index,
           b.claim().events().size(),
           b.publishNanos() / 1_000_000,
-          (System.nanoTime() - started) / 1_000_000);
+          (ticker.nanoTime() - started) / 1_000_000);
     }
   }
 

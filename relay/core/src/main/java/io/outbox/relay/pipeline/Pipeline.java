@@ -3,13 +3,14 @@ package io.outbox.relay.pipeline;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.Backlog;
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.LedgerWatermark;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.TransactionalSink;
 import java.time.Clock;
 import java.time.Duration;
@@ -41,6 +42,7 @@ public final class Pipeline {
   private final TransactionalSink transactional; // exactly-once; null when at least once
   private final PipelineState state;
   private final Supervisor supervisor;
+  private final Ticker ticker;
 
   private Thread supervisorThread;
 
@@ -50,21 +52,23 @@ public final class Pipeline {
     void failed(String pipeline, Throwable error);
   }
 
-  /** A pipeline whose meters go nowhere (tests, tools). */
-  public Pipeline(PipelineSettings settings, Source source, Sink sink) {
-    this(settings, source, sink, new SimpleMeterRegistry(), Clock.systemUTC());
-  }
-
   /**
    * @param registry where the pipeline's meters are registered, tagged {@code pipeline=<name>}
    * @param clock the clock of the commit-to-ack latency and the backlog read time
+   * @param ticker what the pipeline measures its pauses, stalls, stages and stop deadline on
    */
   public Pipeline(
-      PipelineSettings settings, Source source, Sink sink, MeterRegistry registry, Clock clock) {
+      PipelineSettings settings,
+      Source source,
+      Sink sink,
+      MeterRegistry registry,
+      Clock clock,
+      Ticker ticker) {
     this.settings = settings;
     this.source = source;
     this.sink = sink;
     this.stats = new PipelineStats(settings.name(), registry);
+    this.ticker = ticker;
     this.state = new PipelineState(settings.name());
     this.backlog = new BacklogMonitor(settings.name(), source, registry, clock, state::stopping);
     this.router = Router.compile(settings.destinationTemplate());
@@ -79,7 +83,7 @@ public final class Pipeline {
             settings.retry().maxAttempts(),
             new RetryPolicy(
                 settings.retry().backoff(), () -> ThreadLocalRandom.current().nextDouble()));
-    this.gate = new SinkGate(settings.name(), sink, errorBackoff, PROBE_TIMEOUT);
+    this.gate = new SinkGate(settings.name(), sink, errorBackoff, PROBE_TIMEOUT, ticker);
     LedgerRecovery recovery = null; // exactly-once only
     if (sink instanceof TransactionalSink t) {
       LedgerWatermark watermark =
@@ -102,6 +106,7 @@ public final class Pipeline {
         new LaneContext(
             settings.name(),
             clock,
+            ticker,
             source,
             sink,
             router,
@@ -236,9 +241,9 @@ public final class Pipeline {
    * is left (released, claimed again later), then closes the sink and the source.
    */
   public void stop(Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = ticker.deadline(timeout);
     // Keep a fifth of the time for closing the sink and the source.
-    state.stop(deadline - timeout.toNanos() / 5);
+    state.stop(new Deadline(ticker, deadline.nanos() - timeout.toNanos() / 5));
     Thread s;
     synchronized (this) {
       s = supervisorThread;
@@ -248,7 +253,7 @@ public final class Pipeline {
         s.interrupt(); // blocked in activate(): nothing in flight
       }
       try {
-        s.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+        s.join(Math.max(1, deadline.nanosLeft() / 1_000_000));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
@@ -258,9 +263,8 @@ public final class Pipeline {
       }
     }
     gate.close();
-    Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-    sink.close(left);
-    source.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    sink.close(deadline.left());
+    source.close(deadline.left());
     log.info("pipeline {}: stopped ({})", name(), stats);
   }
 }

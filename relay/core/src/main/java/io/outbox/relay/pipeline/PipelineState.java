@@ -1,7 +1,7 @@
 package io.outbox.relay.pipeline;
 
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.PluginContext.Role;
-import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,8 +18,7 @@ final class PipelineState implements LaneHost {
   private final String pipeline;
   private final Object monitor = new Object();
   private volatile boolean stopping;
-  private volatile long abandonAtNanos;
-  private volatile boolean abandonDeadlineSet; // abandonAtNanos is meaningful
+  private volatile Deadline abandonAt; // null until stop()
   private volatile boolean demoted;
   private volatile Role role = Role.STANDBY;
   private volatile boolean sourceConnected;
@@ -70,11 +69,10 @@ final class PipelineState implements LaneHost {
 
   /**
    * Stops claiming, wakes whoever sleeps or watches, and gives batches in flight until {@code
-   * abandonAtNanos} ({@link System#nanoTime}).
+   * abandonAt}.
    */
-  void stop(long abandonAtNanos) {
-    this.abandonAtNanos = abandonAtNanos;
-    abandonDeadlineSet = true;
+  void stop(Deadline abandonAt) {
+    this.abandonAt = abandonAt;
     stopping = true;
     synchronized (monitor) {
       monitor.notifyAll();
@@ -88,9 +86,8 @@ final class PipelineState implements LaneHost {
 
   @Override
   public boolean abandonInFlight() {
-    // A flag, not Long.MAX_VALUE as "never": System.nanoTime() may be negative, and the
-    // difference would wrap.
-    return abandonDeadlineSet && System.nanoTime() - abandonAtNanos >= 0;
+    Deadline at = abandonAt;
+    return at != null && at.passed();
   }
 
   @Override
@@ -132,11 +129,10 @@ final class PipelineState implements LaneHost {
   }
 
   @Override
-  public boolean sleepUnlessStopping(Duration d) {
-    long until = System.nanoTime() + d.toNanos();
+  public boolean sleepUnlessStopping(Deadline until) {
     synchronized (monitor) {
       while (!stopping && !demoted) {
-        long left = until - System.nanoTime();
+        long left = until.nanosLeft();
         if (left <= 0) {
           return true;
         }

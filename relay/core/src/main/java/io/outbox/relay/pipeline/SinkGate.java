@@ -1,6 +1,8 @@
 package io.outbox.relay.pipeline;
 
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -19,6 +21,7 @@ final class SinkGate {
   private final String pipeline;
   private final Sink sink;
   private final RetryPolicy backoff;
+  private final Ticker ticker;
   private final Duration probeTimeout;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition opened = lock.newCondition();
@@ -27,10 +30,11 @@ final class SinkGate {
   private volatile boolean closed;
   private Thread prober;
 
-  SinkGate(String pipeline, Sink sink, RetryPolicy backoff, Duration probeTimeout) {
+  SinkGate(String pipeline, Sink sink, RetryPolicy backoff, Duration probeTimeout, Ticker ticker) {
     this.pipeline = pipeline;
     this.sink = sink;
     this.backoff = backoff;
+    this.ticker = ticker;
     this.probeTimeout = probeTimeout;
   }
 
@@ -92,11 +96,11 @@ final class SinkGate {
   }
 
   private void probeUntilAvailable() {
-    int attempt = 0;
+    Reconnect reconnect = new Reconnect(backoff, ticker);
     try {
       while (!closed) {
-        attempt++;
-        Thread.sleep(backoff.delayAfter(attempt).toMillis());
+        reconnect.failed();
+        sleepUntil(reconnect.due());
         boolean up;
         try {
           up = sink.probe(probeTimeout);
@@ -113,13 +117,21 @@ final class SinkGate {
             lock.unlock();
           }
           log.info(
-              "pipeline {}: sink available again after {} probe(s), resuming", pipeline, attempt);
+              "pipeline {}: sink available again after {} probe(s), resuming",
+              pipeline,
+              reconnect.failures());
           return;
         }
-        log.debug("pipeline {}: sink still unavailable (probe {})", pipeline, attempt);
+        log.debug("pipeline {}: sink still unavailable (probe {})", pipeline, reconnect.failures());
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void sleepUntil(Deadline due) throws InterruptedException {
+    for (long left = due.nanosLeft(); left > 0; left = due.nanosLeft()) {
+      TimeUnit.NANOSECONDS.sleep(left);
     }
   }
 

@@ -3,7 +3,6 @@ package io.outbox.relay.pipeline;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.LedgerException;
 import io.outbox.relay.spi.SourceException;
-import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +33,7 @@ final class Supervisor implements Runnable {
     this.lanes = lanes;
     this.state = state;
     this.stallWatch =
-        new StallWatch(pipeline, stallTimeout, lanes.source(), lanes.gate(), state, Ticker.SYSTEM);
+        new StallWatch(pipeline, stallTimeout, lanes.source(), lanes.gate(), state, lanes.ticker());
   }
 
   @Override
@@ -47,13 +46,13 @@ final class Supervisor implements Runnable {
   }
 
   private void superviseUntilStopped() {
-    int failures = 0;
+    Reconnect reconnect = new Reconnect(lanes.errorBackoff(), lanes.ticker());
     while (!state.stopping() && state.failure() == null) {
       try {
         log.info("pipeline {}: waiting to become the active instance", pipeline);
         lanes.source().activate();
         state.sourceAnswered(true);
-        failures = 0;
+        reconnect.succeeded();
       } catch (InterruptedException e) {
         return;
       } catch (SourceException e) {
@@ -61,15 +60,14 @@ final class Supervisor implements Runnable {
           // stop() interrupts a standby's activate(); a JDBC call it cut short fails this way.
           return;
         }
-        failures++;
         state.sourceAnswered(false);
-        Duration pause = lanes.errorBackoff().delayAfter(failures);
+        Duration pause = reconnect.failed();
         log.warn(
             "pipeline {}: cannot start reading, retrying in {} ms: {}",
             pipeline,
             pause.toMillis(),
             Lane.oneLine(e));
-        if (!state.sleepUnlessStopping(pause)) {
+        if (!state.sleepUnlessStopping(reconnect.due())) {
           return;
         }
         continue;
@@ -97,7 +95,7 @@ final class Supervisor implements Runnable {
     for (int i = 0; i < laneCount; i++) {
       all.add(i);
     }
-    int failures = 0;
+    Reconnect reconnect = new Reconnect(lanes.errorBackoff(), lanes.ticker());
     while (!state.stopping()) {
       try {
         lanes.recovery().recover(all, true);
@@ -112,15 +110,14 @@ final class Supervisor implements Runnable {
         state.fatal("the ledger", e);
         return false;
       } catch (RuntimeException e) {
-        failures++;
-        Duration pause = lanes.errorBackoff().delayAfter(failures);
+        Duration pause = reconnect.failed();
         log.warn(
             "pipeline {}: cannot fence the earlier instance or read the ledger, retrying in {} ms:"
                 + " {}",
             pipeline,
             pause.toMillis(),
             Lane.oneLine(e));
-        if (!state.sleepUnlessStopping(pause)) {
+        if (!state.sleepUnlessStopping(reconnect.due())) {
           return false;
         }
       }

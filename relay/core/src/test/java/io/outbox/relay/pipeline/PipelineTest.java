@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.ConfigFactory;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.PipelineSettings.Backoff;
 import io.outbox.relay.config.PipelineSettings.RetrySettings;
@@ -15,9 +16,12 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,6 +41,12 @@ class PipelineTest {
     if (pipeline != null) {
       pipeline.stop(Duration.ofSeconds(5));
     }
+  }
+
+  /** A pipeline on the system's time, whose meters go nowhere. */
+  private static Pipeline newPipeline(PipelineSettings settings, Source source, Sink sink) {
+    return new Pipeline(
+        settings, source, sink, new SimpleMeterRegistry(), Clock.systemUTC(), Ticker.SYSTEM);
   }
 
   private static PipelineSettings settings(int maxAttempts, String deadLetterDestination) {
@@ -104,7 +114,7 @@ class PipelineTest {
   void exactlyOnceNeedsASourceThatKeepsTheLedgerWatermark() {
     FakeSource source = new FakeSource(3, events(1, 1));
     ScriptedTransactionalSink sink = new ScriptedTransactionalSink(batch -> null);
-    assertThatThrownBy(() -> new Pipeline(settings(3, null), source, sink))
+    assertThatThrownBy(() -> newPipeline(settings(3, null), source, sink))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(
             "exactly-once delivery needs a source that keeps the ledger watermark");
@@ -114,7 +124,7 @@ class PipelineTest {
   void publishesEveryEventInKeyOrder() {
     FakeSource source = new FakeSource(3, events(500, 17));
     FakeSink sink = new FakeSink();
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
@@ -151,7 +161,7 @@ class PipelineTest {
           @Override
           public void close(Duration timeout) {}
         };
-    pipeline = new Pipeline(settings(3, null), source, new FakeSink());
+    pipeline = newPipeline(settings(3, null), source, new FakeSink());
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(5)).until(() -> activations.get() >= 3);
@@ -163,7 +173,7 @@ class PipelineTest {
     FakeSource source = new FakeSource(3, events(200, 7));
     source.claimsAhead = false;
     FakeSink sink = new FakeSink();
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
@@ -177,7 +187,7 @@ class PipelineTest {
     FakeSource source = new FakeSource(3, events(200, 10));
     FakeSink sink = new FakeSink();
     sink.up = false;
-    pipeline = new Pipeline(settings(2, null), source, sink);
+    pipeline = newPipeline(settings(2, null), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(5)).until(() -> !pipeline.sinkAvailable());
@@ -197,7 +207,7 @@ class PipelineTest {
     FakeSink sink = new FakeSink();
     sink.verdicts =
         e -> e.event().id() == 42 ? Verdict.permanent("record too large") : Verdict.published();
-    pipeline = new Pipeline(settings(3, "dead.letters"), source, sink);
+    pipeline = newPipeline(settings(3, "dead.letters"), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
@@ -214,7 +224,7 @@ class PipelineTest {
     events.set(9, Events.defective(10, "aggregate_id is NULL"));
     FakeSource source = new FakeSource(3, events);
     FakeSink sink = new FakeSink();
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
@@ -238,7 +248,7 @@ class PipelineTest {
     FakeSink sink = new FakeSink();
     sink.verdicts =
         e -> e.event().id() == 42 ? Verdict.permanent("record too large") : Verdict.published();
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
 
     // Event 42 stays in the outbox as a retry, tried again when due; every other event is
@@ -266,7 +276,7 @@ class PipelineTest {
     // Event 4 (key k1) always fails in a retryable way: k1's later events wait for it.
     sink.verdicts =
         e -> e.event().id() == 4 ? Verdict.retryable("not enough replicas") : Verdict.published();
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
@@ -304,7 +314,7 @@ class PipelineTest {
             e.event().id() == 4 && refusals.incrementAndGet() <= 1
                 ? Verdict.retryable("INVALID_RECORD")
                 : Verdict.published();
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
@@ -330,7 +340,7 @@ class PipelineTest {
               }
               return null;
             });
-    pipeline = new Pipeline(settings(3, null), source, sink[0]);
+    pipeline = newPipeline(settings(3, null), source, sink[0]);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
@@ -354,7 +364,7 @@ class PipelineTest {
     java.util.concurrent.CompletableFuture<Void> stall =
         new java.util.concurrent.CompletableFuture<>();
     sink.stalled = stall;
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.claimsMade() >= 2); // A, B ahead
@@ -389,7 +399,7 @@ class PipelineTest {
     java.util.concurrent.CompletableFuture<io.outbox.relay.spi.SinkTransaction> stall =
         new java.util.concurrent.CompletableFuture<>();
     sink.stalled = stall;
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.claimsMade() >= 2); // A, B ahead
@@ -418,7 +428,7 @@ class PipelineTest {
     FakeSource source = new FakeSource(3, events(30, 30));
     FakeSink sink = new FakeSink();
     sink.delayMillis = 300;
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
     await()
         .atMost(Duration.ofSeconds(5))
@@ -446,7 +456,7 @@ class PipelineTest {
     FakeSource source = new FakeSource(3, events(50, 5));
     source.owned = false; // this instance's lease ran out: another may publish these keys
     FakeSink sink = new FakeSink();
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(5)).until(() -> source.activations.get() >= 3);
@@ -469,7 +479,7 @@ class PipelineTest {
     FakeSink sink = new FakeSink();
     CompletableFuture<Void> stall = new CompletableFuture<>();
     sink.stalled = stall; // the broker holds the first batch
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(5)).until(() -> pipeline.stats().attempts() > 0);
@@ -489,7 +499,7 @@ class PipelineTest {
     source.yields = true;
     FakeSink sink = new FakeSink();
     sink.delayMillis = 60_000; // a broker this instance cannot reach: the publish never answers
-    pipeline = new Pipeline(settings(3, null, Duration.ofMillis(500)), source, sink);
+    pipeline = newPipeline(settings(3, null, Duration.ofMillis(500)), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> !source.yieldedBecause.isEmpty());
@@ -505,7 +515,7 @@ class PipelineTest {
     FakeSource source = new FakeSource(3, events(20, 5));
     FakeSink sink = new FakeSink();
     sink.delayMillis = 1_500;
-    pipeline = new Pipeline(settings(3, null, Duration.ofMillis(500)), source, sink);
+    pipeline = newPipeline(settings(3, null, Duration.ofMillis(500)), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
@@ -518,7 +528,7 @@ class PipelineTest {
     FakeSource source = new FakeSource(3, events(20, 5));
     FakeSink sink = new FakeSink();
     sink.delayMillis = 60_000;
-    pipeline = new Pipeline(settings(3, null, Duration.ofMillis(300)), source, sink);
+    pipeline = newPipeline(settings(3, null, Duration.ofMillis(300)), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> !source.yieldedBecause.isEmpty());
@@ -534,7 +544,7 @@ class PipelineTest {
     source.handedBack = true; // the standby cannot reach the broker either and hands it back
     FakeSink sink = new FakeSink();
     sink.up = false;
-    pipeline = new Pipeline(settings(3, null, Duration.ofMillis(300)), source, sink);
+    pipeline = newPipeline(settings(3, null, Duration.ofMillis(300)), source, sink);
     pipeline.start();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> source.activations.get() >= 2);
@@ -553,7 +563,7 @@ class PipelineTest {
     source.claimError = new OutOfMemoryError("test: heap exhausted");
     FakeSink sink = new FakeSink();
     List<String> fatal = new java.util.concurrent.CopyOnWriteArrayList<>();
-    pipeline = new Pipeline(settings(3, null), source, sink);
+    pipeline = newPipeline(settings(3, null), source, sink);
     pipeline.onFatal((name, error) -> fatal.add(name + ": " + error.getMessage()));
     pipeline.start();
 

@@ -3,9 +3,9 @@ package io.outbox.relay.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.relay.config.PipelineSettings.Backoff;
+import io.outbox.testkit.FakeTime;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class StallWatchTest {
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
-  private final AtomicLong now = new AtomicLong(1_000_000_000L);
+  private final FakeTime time = new FakeTime();
   private final FakeSource source = new FakeSource(1, List.of());
   private final SinkGate gate =
       new SinkGate(
@@ -24,13 +24,14 @@ class StallWatchTest {
           null,
           new RetryPolicy(
               new Backoff(Duration.ofMillis(100), Duration.ofSeconds(1), 2.0, 0.0), () -> 0.5),
-          Duration.ofSeconds(1));
+          Duration.ofSeconds(1),
+          time);
   private final PipelineState state = new PipelineState("p");
-  private final StallWatch watch = new StallWatch("p", TIMEOUT, source, gate, state, now::get);
-  private final LaneProgress lane = new LaneProgress(now::get);
+  private final StallWatch watch = new StallWatch("p", TIMEOUT, source, gate, state, time);
+  private final LaneProgress lane = new LaneProgress(time);
 
   private void advance(Duration d) {
-    now.addAndGet(d.toNanos());
+    time.advance(d);
   }
 
   @Test
@@ -76,7 +77,7 @@ class StallWatchTest {
     advance(TIMEOUT);
     assertThat(watch.check(List.of(lane))).isTrue(); // handed over; the standby hands it back
 
-    LaneProgress again = new LaneProgress(now::get); // the next activation's lane
+    LaneProgress again = new LaneProgress(time); // the next activation's lane
     again.at(LaneProgress.PUBLISHING);
     advance(TIMEOUT);
     assertThat(watch.check(List.of(again))).as("the same outage: carrying on").isFalse();

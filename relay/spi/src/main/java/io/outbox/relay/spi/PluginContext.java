@@ -4,7 +4,8 @@ import com.typesafe.config.Config;
 import java.time.Clock;
 
 /**
- * What a plug-in gets from the relay: its own settings subtree and where it sits.
+ * What a plug-in gets from the relay: its own settings subtree, where it sits, and the relay's time
+ * (a plug-in reads no clock of its own).
  *
  * @param pipeline the pipeline name
  * @param settings the plug-in's subtree ({@code source.<type>} or {@code sink.<type>}), defaults
@@ -13,7 +14,9 @@ import java.time.Clock;
  * @param lanes how many lanes the pipeline runs (a source serves claims for lanes {@code
  *     0..lanes-1})
  * @param batchSize the most events one claim or publish should hold
- * @param clock the clock for anything time-based
+ * @param clock wall time: what a plug-in compares with timestamps (due times, an event's age)
+ * @param ticker monotonic time: what a plug-in measures timeouts, deadlines and intervals on; the
+ *     relay's one ticker, so that a test drives a plug-in's timing rules instead of sleeping
  * @param roles where a source reports its role (active or standby)
  */
 public record PluginContext(
@@ -23,6 +26,7 @@ public record PluginContext(
     int lanes,
     int batchSize,
     Clock clock,
+    Ticker ticker,
     RoleListener roles) {
 
   /** Receives a source's changes of role. */

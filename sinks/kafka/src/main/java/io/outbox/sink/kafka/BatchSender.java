@@ -1,7 +1,9 @@
 package io.outbox.sink.kafka;
 
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.sink.kafka.FailureClassifier.Failure;
 import java.time.Duration;
@@ -31,13 +33,15 @@ final class BatchSender {
   private final Duration sendTimeout;
   private final TopicCheck topics;
   private final Set<String> writtenTopics; // the lane's: every topic it sent to since the start
+  private final Ticker ticker;
 
   /**
    * @param writtenTopics where each topic sent to is added, the lane's record of where a
    *     transaction of it may hang
    */
-  BatchSender(Duration sendTimeout, TopicCheck topics, Set<String> writtenTopics) {
+  BatchSender(Duration sendTimeout, TopicCheck topics, Set<String> writtenTopics, Ticker ticker) {
     this.sendTimeout = sendTimeout;
+    this.ticker = ticker;
     this.topics = topics;
     this.writtenTopics = writtenTopics;
   }
@@ -57,7 +61,7 @@ final class BatchSender {
       Map<TopicPartition, Long> written,
       BatchFate batch)
       throws InterruptedException {
-    long deadline = System.nanoTime() + sendTimeout.toNanos();
+    Deadline deadline = ticker.deadline(sendTimeout);
     List<Future<RecordMetadata>> sent = new ArrayList<>(events.size());
     int refusedInSend = -1; // the record the producer refused inside send, if any
     for (int i = 0; i < events.size(); i++) {
@@ -96,8 +100,7 @@ final class BatchSender {
     Map<Throwable, Integer> shared = new IdentityHashMap<>();
     for (int i = 0; i < sent.size(); i++) {
       try {
-        RecordMetadata m =
-            sent.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        RecordMetadata m = sent.get(i).get(Math.max(1, deadline.nanosLeft()), TimeUnit.NANOSECONDS);
         TopicPartition tp = new TopicPartition(m.topic(), m.partition());
         written.merge(tp, m.offset(), Math::max);
         batch.acknowledged(i, tp);
@@ -152,7 +155,7 @@ final class BatchSender {
     }
   }
 
-  private Failure classify(Throwable e, ProducerRecord<String, byte[]> record, long deadline) {
+  private Failure classify(Throwable e, ProducerRecord<String, byte[]> record, Deadline deadline) {
     Failure f = FailureClassifier.classify(e, record.topic(), KafkaRecords.size(record));
     if (f.checkTopic()) {
       f = FailureClassifier.confirmed(e, record.topic(), topics.await(record.topic(), deadline));

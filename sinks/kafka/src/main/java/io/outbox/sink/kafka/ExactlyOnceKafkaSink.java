@@ -4,6 +4,7 @@ import io.outbox.relay.spi.LedgerRead;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.SinkTransaction;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.TransactionalSink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.SinkHealthLog;
@@ -40,6 +41,7 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
   private final KafkaClients.Factory factory;
   private final TopicCheck topics;
   private final HangingTransactions hanging;
+  private final Ticker ticker;
 
   ExactlyOnceKafkaSink(
       String pipeline,
@@ -49,14 +51,21 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
       Map<String, Object> producerConfig,
       KafkaClients.Factory factory,
       int lanes,
-      HangingTransactions hanging) {
+      HangingTransactions hanging,
+      Ticker ticker) {
     this.pipeline = pipeline;
+    this.ticker = ticker;
     this.settings = settings;
     this.clients = clients;
     this.health = new SinkHealthLog(log, "Kafka", pipeline);
     this.ledger =
         new LedgerTopic(
-            settings.ledgerTopic(), pipeline, settings.ledgerRetention(), producerConfig, clients);
+            settings.ledgerTopic(),
+            pipeline,
+            settings.ledgerRetention(),
+            producerConfig,
+            clients,
+            ticker);
     this.lanes = new TransactionalLane[lanes];
     this.producerConfig = producerConfig;
     this.factory = factory;
@@ -78,7 +87,8 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
         settings.ledgerTopic(),
         topics,
         settings.sendTimeout(),
-        hanging);
+        hanging,
+        ticker);
   }
 
   @Override

@@ -1,5 +1,9 @@
 package io.outbox.sink.kafka;
 
+import static io.outbox.sink.kafka.KafkaTimeouts.ms;
+
+import io.outbox.relay.spi.Deadline;
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -48,14 +52,16 @@ class HangingTransactions { // not final: a test scripts the broker's answers
   private final String pipeline;
   private final KafkaClients clients;
   private final ProducerStates producerStates;
+  private final Ticker ticker;
   // Whether commits are confirmed per producer (describeProducers); cleared, once, when the
   // principal may not describe the producers of a topic it writes.
   private volatile boolean perProducer = true;
 
-  HangingTransactions(String pipeline, KafkaClients clients, String ledgerTopic) {
+  HangingTransactions(String pipeline, KafkaClients clients, String ledgerTopic, Ticker ticker) {
     this.pipeline = pipeline;
     this.clients = clients;
-    this.producerStates = new ProducerStates(pipeline, ledgerTopic);
+    this.ticker = ticker;
+    this.producerStates = new ProducerStates(pipeline, ledgerTopic, ticker);
   }
 
   /**
@@ -98,7 +104,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
    * @throws IllegalStateException when the broker does not answer within {@code timeout}
    */
   Identity current(String transactionalId, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = ticker.deadline(timeout);
     try {
       TransactionDescription d = describe(clients.admin(), transactionalId, deadline);
       return new Identity(d.producerId(), d.producerEpoch());
@@ -147,7 +153,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
       Set<String> written,
       boolean everywhere,
       Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = ticker.deadline(timeout);
     Admin admin = clients.admin();
     TransactionDescription current;
     try {
@@ -214,7 +220,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
    *     commit would commit the hanging records too)
    */
   List<TopicPartition> abortAll(Found found, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = ticker.deadline(timeout);
     List<TopicPartition> aborted = new ArrayList<>();
     for (BatchFate.Hanging h : found.hanging()) {
       ProducerState p = found.states().get(h);
@@ -242,7 +248,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
    */
   boolean markersWritten(long producerId, Map<TopicPartition, Long> written, Duration timeout)
       throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = ticker.deadline(timeout);
     Set<TopicPartition> open = new HashSet<>(written.keySet());
     long pause = 1;
     while (true) {
@@ -294,7 +300,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
             pipeline,
             FailureClassifier.describe(e));
       }
-      if (System.nanoTime() - deadline > 0) {
+      if (deadline.passed()) {
         return false;
       }
       TimeUnit.MILLISECONDS.sleep(pause);
@@ -302,7 +308,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
     }
   }
 
-  private static TransactionDescription describe(Admin admin, String id, long deadline)
+  private static TransactionDescription describe(Admin admin, String id, Deadline deadline)
       throws ExecutionException, TimeoutException, InterruptedException {
     return admin
         .describeTransactions(
@@ -311,7 +317,7 @@ class HangingTransactions { // not final: a test scripts the broker's answers
         .get(ms(deadline), TimeUnit.MILLISECONDS);
   }
 
-  private void abort(Admin admin, TopicPartition tp, ProducerState p, long deadline) {
+  private void abort(Admin admin, TopicPartition tp, ProducerState p, Deadline deadline) {
     AbortTransactionSpec spec =
         new AbortTransactionSpec(
             tp, p.producerId(), (short) p.producerEpoch(), p.coordinatorEpoch().orElse(0));
@@ -369,10 +375,5 @@ class HangingTransactions { // not final: a test scripts the broker's answers
             + ": "
             + FailureClassifier.describe(cause),
         cause);
-  }
-
-  static int ms(long deadline) {
-    long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, left));
   }
 }

@@ -1,5 +1,7 @@
 package io.outbox.sink.kafka;
 
+import io.outbox.relay.spi.Deadline;
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -58,6 +60,7 @@ final class KafkaClients implements TopicCheck.Broker {
   private final Map<String, Object> producerConfig;
   private final Map<String, Object> adminConfig;
   private final Factory factory;
+  private final Ticker ticker;
   private final Object lock = new Object();
   private Producer<String, byte[]> producer; // guarded by lock
 
@@ -71,8 +74,10 @@ final class KafkaClients implements TopicCheck.Broker {
       String pipeline,
       Map<String, Object> producerConfig,
       Map<String, Object> adminConfig,
-      Factory factory) {
+      Factory factory,
+      Ticker ticker) {
     this.pipeline = pipeline;
+    this.ticker = ticker;
     this.producerConfig = Map.copyOf(producerConfig);
     this.adminConfig = Map.copyOf(adminConfig);
     this.factory = factory;
@@ -228,7 +233,8 @@ final class KafkaClients implements TopicCheck.Broker {
   public CompletableFuture<Boolean> topicExists(String topic, Duration timeout) {
     // A metadata request that never creates the topic, whatever the broker's auto-creation.
     return admin()
-        .describeTopics(List.of(topic), new DescribeTopicsOptions().timeoutMs(millis(timeout)))
+        .describeTopics(
+            List.of(topic), new DescribeTopicsOptions().timeoutMs(KafkaTimeouts.ms(timeout)))
         .allTopicNames()
         .toCompletionStage()
         .toCompletableFuture()
@@ -248,9 +254,9 @@ final class KafkaClients implements TopicCheck.Broker {
 
   @Override
   public CompletableFuture<Boolean> autoCreatesTopics(Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = ticker.deadline(timeout);
     Admin a = admin();
-    return a.describeCluster(new DescribeClusterOptions().timeoutMs(millis(timeout)))
+    return a.describeCluster(new DescribeClusterOptions().timeoutMs(KafkaTimeouts.ms(timeout)))
         .nodes()
         .toCompletionStage()
         .toCompletableFuture()
@@ -264,9 +270,9 @@ final class KafkaClients implements TopicCheck.Broker {
               ConfigResource broker =
                   new ConfigResource(
                       ConfigResource.Type.BROKER, String.valueOf(nodes.iterator().next().id()));
-              Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
               return a.describeConfigs(
-                      List.of(broker), new DescribeConfigsOptions().timeoutMs(millis(left)))
+                      List.of(broker),
+                      new DescribeConfigsOptions().timeoutMs(KafkaTimeouts.ms(deadline.left())))
                   .all()
                   .toCompletionStage()
                   .thenApply(
@@ -283,10 +289,6 @@ final class KafkaClients implements TopicCheck.Broker {
                         return Boolean.parseBoolean(entry.value().strip());
                       });
             });
-  }
-
-  private static int millis(Duration d) {
-    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, d.toMillis()));
   }
 
   Admin admin() {
@@ -315,13 +317,13 @@ final class KafkaClients implements TopicCheck.Broker {
       producer = null;
       admin = null;
     }
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = ticker.deadline(timeout);
     if (p != null) {
       closeQuietly(p, timeout);
     }
     if (a != null) {
       try {
-        a.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        a.close(deadline.left());
       } catch (RuntimeException e) {
         log.warn(
             "Closing the Kafka admin client of pipeline {} failed: {}",

@@ -2,6 +2,7 @@ package io.outbox.sink.kafka;
 
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.PendingBatch;
 import io.outbox.relay.spi.support.SinkHealthLog;
@@ -49,14 +50,17 @@ final class KafkaSink implements Sink {
   private final ScheduledThreadPoolExecutor executor;
   private final Set<PendingBatch> inFlight = ConcurrentHashMap.newKeySet();
   private final SinkHealthLog health;
+  private final Ticker ticker;
 
   KafkaSink(
       String pipeline,
       KafkaSinkSettings settings,
       KafkaClients clients,
       TopicCheck topics,
-      int lanes) {
+      int lanes,
+      Ticker ticker) {
     this.pipeline = pipeline;
+    this.ticker = ticker;
     this.health = new SinkHealthLog(log, "Kafka", pipeline);
     this.settings = settings;
     this.clients = clients;
@@ -83,7 +87,7 @@ final class KafkaSink implements Sink {
     PendingBatch pending =
         PendingBatch.withoutTurns(
             batch,
-            System.nanoTime() + settings.sendTimeout().toNanos(),
+            ticker.deadline(settings.sendTimeout()),
             e -> "topic '" + e.destination() + "'",
             this::finish);
     Producer<String, byte[]> producer;
@@ -275,9 +279,7 @@ final class KafkaSink implements Sink {
               .thenAccept(a -> settle(FailureClassifier.confirmed(exception, topic, a)));
           return f;
         }
-        f =
-            FailureClassifier.confirmed(
-                exception, topic, topics.await(topic, pending.deadlineNanos()));
+        f = FailureClassifier.confirmed(exception, topic, topics.await(topic, pending.deadline()));
       }
       settle(f);
       return f;

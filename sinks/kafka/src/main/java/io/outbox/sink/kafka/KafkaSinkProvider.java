@@ -5,7 +5,6 @@ import io.outbox.relay.spi.SecretKeys;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.relay.spi.support.SettingsSinkProvider;
-import java.time.Clock;
 import java.util.Map;
 
 /**
@@ -63,7 +62,8 @@ public final class KafkaSinkProvider extends SettingsSinkProvider<KafkaSinkSetti
         context,
         factory,
         (clients, settings) ->
-            new HangingTransactions(context.pipeline(), clients, settings.ledgerTopic()));
+            new HangingTransactions(
+                context.pipeline(), clients, settings.ledgerTopic(), context.ticker()));
   }
 
   /** As above, with {@code hanging} making the check of hanging transactions (tests). */
@@ -80,7 +80,8 @@ public final class KafkaSinkProvider extends SettingsSinkProvider<KafkaSinkSetti
         p.producerConfig,
         factory,
         context.lanes(),
-        hanging.apply(p.clients, p.settings));
+        hanging.apply(p.clients, p.settings),
+        context.ticker());
   }
 
   static KafkaSink create(PluginContext context, KafkaClients.Factory factory) {
@@ -94,7 +95,8 @@ public final class KafkaSinkProvider extends SettingsSinkProvider<KafkaSinkSetti
   static KafkaSink create(
       PluginContext context, KafkaClients.Factory factory, TopicCheck.Broker broker) {
     Parts p = Parts.of(context, factory, broker);
-    return new KafkaSink(context.pipeline(), p.settings, p.clients, p.topics, context.lanes());
+    return new KafkaSink(
+        context.pipeline(), p.settings, p.clients, p.topics, context.lanes(), context.ticker());
   }
 
   /** What both delivery modes are built from. */
@@ -112,10 +114,11 @@ public final class KafkaSinkProvider extends SettingsSinkProvider<KafkaSinkSetti
       Map<String, Object> adminConfig =
           ProducerProperties.adminConfig(producerConfig, settings.probeTimeout());
       KafkaClients clients =
-          new KafkaClients(context.pipeline(), producerConfig, adminConfig, factory);
+          new KafkaClients(
+              context.pipeline(), producerConfig, adminConfig, factory, context.ticker());
       TopicCheck topics =
           new TopicCheck(
-              broker != null ? broker : clients, settings.probeTimeout(), Clock.systemUTC());
+              broker != null ? broker : clients, settings.probeTimeout(), context.clock());
       return new Parts(settings, producerConfig, clients, topics);
     }
   }

@@ -1,10 +1,15 @@
 package io.outbox.sink.kafka;
 
+import static io.outbox.sink.kafka.KafkaTimeouts.left;
+import static io.outbox.sink.kafka.KafkaTimeouts.ms;
+
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.LedgerEntry;
 import io.outbox.relay.spi.LedgerException;
 import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.LedgerRead;
 import io.outbox.relay.spi.LedgerRecord;
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -50,14 +55,17 @@ final class LedgerTopic {
   private final Duration retention;
   private final Map<String, Object> consumerConfig;
   private final KafkaClients clients;
+  private final Ticker ticker;
 
   LedgerTopic(
       String topic,
       String pipeline,
       Duration retention,
       Map<String, Object> producerConfig,
-      KafkaClients clients) {
+      KafkaClients clients,
+      Ticker ticker) {
     this.topic = topic;
+    this.ticker = ticker;
     this.pipeline = pipeline;
     this.retention = retention;
     this.clients = clients;
@@ -210,7 +218,7 @@ final class LedgerTopic {
    * @throws IllegalStateException when the broker does not answer within {@code timeout}
    */
   Read read(Map<Integer, Long> settled, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = ticker.deadline(timeout);
     try (Consumer<String, byte[]> consumer =
         new KafkaConsumer<>(
             consumerConfig, new StringDeserializer(), new ByteArrayDeserializer())) {
@@ -244,7 +252,7 @@ final class LedgerTopic {
       List<LedgerEntry> entries = new ArrayList<>();
       Set<LedgerPosition> distrusted = new HashSet<>();
       while (!pending.isEmpty()) {
-        if (System.nanoTime() - deadline > 0) {
+        if (deadline.passed()) {
           throw new IllegalStateException(
               "reading the ledger topic '"
                   + topic
@@ -388,13 +396,5 @@ final class LedgerTopic {
               + " what was published",
           e);
     }
-  }
-
-  private static Duration left(long deadline) {
-    return Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime()));
-  }
-
-  private static long ms(Duration d) {
-    return Math.max(1, d.toMillis());
   }
 }

@@ -1,5 +1,7 @@
 package io.outbox.sink.kafka;
 
+import io.outbox.relay.spi.Deadline;
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -53,9 +55,11 @@ final class ProducerStates {
 
   private final String pipeline;
   private final String ledgerTopic;
+  private final Ticker ticker;
 
-  ProducerStates(String pipeline, String ledgerTopic) {
+  ProducerStates(String pipeline, String ledgerTopic, Ticker ticker) {
     this.pipeline = pipeline;
+    this.ticker = ticker;
     this.ledgerTopic = ledgerTopic;
   }
 
@@ -65,7 +69,11 @@ final class ProducerStates {
    * does not answer by {@code deadline}, any other is left unchecked after {@link #OTHERS_BOUND}.
    */
   Map<TopicPartition, PartitionProducerState> of(
-      Admin admin, boolean everywhere, Set<String> written, TopicPartition ledger, long deadline) {
+      Admin admin,
+      boolean everywhere,
+      Set<String> written,
+      TopicPartition ledger,
+      Deadline deadline) {
     Set<String> lanesTopics = new HashSet<>(written);
     lanesTopics.add(ledger.topic());
     Collection<TopicPartition> asked =
@@ -74,14 +82,14 @@ final class ProducerStates {
   }
 
   /** Every partition of every topic but the internal ones, and of the ledger. */
-  private Collection<TopicPartition> partitions(Admin admin, long deadline) {
+  private Collection<TopicPartition> partitions(Admin admin, Deadline deadline) {
     try {
       Set<String> topics =
           new HashSet<>(
               admin
-                  .listTopics(new ListTopicsOptions().timeoutMs(HangingTransactions.ms(deadline)))
+                  .listTopics(new ListTopicsOptions().timeoutMs(KafkaTimeouts.ms(deadline)))
                   .names()
-                  .get(HangingTransactions.ms(deadline), TimeUnit.MILLISECONDS));
+                  .get(KafkaTimeouts.ms(deadline), TimeUnit.MILLISECONDS));
       topics.add(ledgerTopic);
       return partitionsOf(admin, topics, deadline);
     } catch (ExecutionException | TimeoutException e) {
@@ -94,7 +102,7 @@ final class ProducerStates {
 
   /** Every partition of the topics {@code written}, and the lane's {@code ledger} partition. */
   private Collection<TopicPartition> partitions(
-      Admin admin, Set<String> written, TopicPartition ledger, long deadline) {
+      Admin admin, Set<String> written, TopicPartition ledger, Deadline deadline) {
     try {
       List<TopicPartition> out = new ArrayList<>(partitionsOf(admin, written, deadline));
       out.add(ledger);
@@ -109,7 +117,8 @@ final class ProducerStates {
   }
 
   /** The partitions of {@code topics}; a topic deleted meanwhile has none. */
-  private static List<TopicPartition> partitionsOf(Admin admin, Set<String> topics, long deadline)
+  private static List<TopicPartition> partitionsOf(
+      Admin admin, Set<String> topics, Deadline deadline)
       throws ExecutionException, TimeoutException, InterruptedException {
     if (topics.isEmpty()) {
       return List.of();
@@ -117,13 +126,13 @@ final class ProducerStates {
     Map<String, KafkaFuture<TopicDescription>> described =
         admin
             .describeTopics(
-                topics, new DescribeTopicsOptions().timeoutMs(HangingTransactions.ms(deadline)))
+                topics, new DescribeTopicsOptions().timeoutMs(KafkaTimeouts.ms(deadline)))
             .topicNameValues();
     List<TopicPartition> all = new ArrayList<>();
     for (Map.Entry<String, KafkaFuture<TopicDescription>> e : described.entrySet()) {
       try {
         e.getValue()
-            .get(HangingTransactions.ms(deadline), TimeUnit.MILLISECONDS)
+            .get(KafkaTimeouts.ms(deadline), TimeUnit.MILLISECONDS)
             .partitions()
             .forEach(p -> all.add(new TopicPartition(e.getKey(), p.partition())));
       } catch (ExecutionException gone) {
@@ -141,14 +150,14 @@ final class ProducerStates {
    * topic) is left out, with a warning naming its topics.
    */
   private Map<TopicPartition, PartitionProducerState> producers(
-      Admin admin, Collection<TopicPartition> partitions, Set<String> ours, long deadline) {
+      Admin admin, Collection<TopicPartition> partitions, Set<String> ours, Deadline deadline) {
     Map<TopicPartition, PartitionProducerState> states = new HashMap<>();
     Set<String> unchecked = new TreeSet<>();
     Set<TopicPartition> unanswered =
         new TreeSet<>(
             Comparator.comparing(TopicPartition::topic)
                 .thenComparingInt(TopicPartition::partition));
-    long now = System.nanoTime();
+    long now = ticker.nanoTime();
     silentUntil.values().removeIf(until -> until - now <= 0);
     List<TopicPartition> own = new ArrayList<>();
     List<TopicPartition> others = new ArrayList<>();
@@ -165,14 +174,14 @@ final class ProducerStates {
     asked.addAll(others);
     DescribeProducersResult result =
         admin.describeProducers(
-            asked, new DescribeProducersOptions().timeoutMs(HangingTransactions.ms(deadline)));
+            asked, new DescribeProducersOptions().timeoutMs(KafkaTimeouts.ms(deadline)));
     // The lane's own partitions first, up to the deadline: a silent one stops the check. Then the
     // others, for OTHERS_BOUND more at most: a silent one is left unchecked.
     for (TopicPartition tp : own) {
       answer(result, tp, deadline, states, unchecked, null);
     }
-    long bound = System.nanoTime() + OTHERS_BOUND.toNanos();
-    long othersDeadline = deadline - bound > 0 ? bound : deadline;
+    Deadline bound = ticker.deadline(OTHERS_BOUND);
+    Deadline othersDeadline = deadline.nanos() - bound.nanos() > 0 ? bound : deadline;
     for (TopicPartition tp : others) {
       answer(result, tp, othersDeadline, states, unchecked, unanswered);
     }
@@ -204,14 +213,13 @@ final class ProducerStates {
   private void answer(
       DescribeProducersResult result,
       TopicPartition tp,
-      long deadline,
+      Deadline deadline,
       Map<TopicPartition, PartitionProducerState> states,
       Set<String> unchecked,
       Set<TopicPartition> unanswered) {
     try {
       states.put(
-          tp,
-          result.partitionResult(tp).get(HangingTransactions.ms(deadline), TimeUnit.MILLISECONDS));
+          tp, result.partitionResult(tp).get(KafkaTimeouts.ms(deadline), TimeUnit.MILLISECONDS));
     } catch (ExecutionException | TimeoutException e) {
       Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
       if (cause instanceof UnknownTopicOrPartitionException) {
@@ -223,7 +231,7 @@ final class ProducerStates {
         throw HangingTransactions.unavailable(pipeline, "describing the producers of " + tp, e);
       } else {
         unanswered.add(tp);
-        silentUntil.put(tp, System.nanoTime() + SILENT_FOR.toNanos());
+        silentUntil.put(tp, ticker.nanoTime() + SILENT_FOR.toNanos());
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -1,5 +1,6 @@
 package io.outbox.sink.kafka;
 
+import io.outbox.relay.spi.Deadline;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -97,11 +98,11 @@ final class TopicCheck {
   }
 
   /**
-   * {@link #answer} waited for until {@code deadlineNanos} ({@link System#nanoTime()}), the batch's
-   * send-timeout; NO_ANSWER when it passed first.
+   * {@link #answer} waited for until {@code deadline}, the batch's send-timeout; NO_ANSWER when it
+   * passed first.
    */
-  Answer await(String topic, long deadlineNanos) {
-    long left = deadlineNanos - System.nanoTime();
+  Answer await(String topic, Deadline deadline) {
+    long left = deadline.nanosLeft();
     if (left <= 0) {
       return new Answer(Kind.NO_ANSWER, "send-timeout expired before the topic check");
     }

@@ -4,6 +4,7 @@ import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.SinkTransaction;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.sink.kafka.FailureClassifier.Failure;
 import java.time.Duration;
@@ -74,7 +75,8 @@ final class TransactionalLane {
       String ledgerTopic,
       TopicCheck topics,
       Duration sendTimeout,
-      HangingTransactions hanging) {
+      HangingTransactions hanging,
+      Ticker ticker) {
     this.lane = lane;
     this.pipeline = pipeline;
     this.transactionalId = transactionalIdPrefix + ".lane-" + lane;
@@ -85,7 +87,7 @@ final class TransactionalLane {
     this.sendTimeout = sendTimeout;
     this.checkBound = sendTimeout.compareTo(HANGING_BOUND) > 0 ? sendTimeout : HANGING_BOUND;
     this.hanging = hanging;
-    this.sender = new BatchSender(sendTimeout, topics, writtenTopics);
+    this.sender = new BatchSender(sendTimeout, topics, writtenTopics, ticker);
     this.identity = new ProducerIdentity(pipeline, lane, transactionalId);
     this.hangingCheck =
         new HangingCheck(

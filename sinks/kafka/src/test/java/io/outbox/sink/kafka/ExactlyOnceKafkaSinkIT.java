@@ -9,6 +9,7 @@ import io.outbox.relay.spi.LedgerRead;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.SinkTransaction;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
@@ -65,7 +66,8 @@ class ExactlyOnceKafkaSinkIT {
         extra,
         lanes,
         factory,
-        (clients, settings) -> new HangingTransactions("p", clients, settings.ledgerTopic()));
+        (clients, settings) ->
+            new HangingTransactions("p", clients, settings.ledgerTopic(), Ticker.SYSTEM));
   }
 
   private ExactlyOnceKafkaSink sink(
@@ -485,7 +487,7 @@ class ExactlyOnceKafkaSinkIT {
     final AtomicBoolean crashAfterAbort = new AtomicBoolean();
 
     HangingTransactions over(KafkaClients clients, KafkaSinkSettings settings) {
-      return new HangingTransactions("p", clients, settings.ledgerTopic()) {
+      return new HangingTransactions("p", clients, settings.ledgerTopic(), Ticker.SYSTEM) {
         @Override
         Found find(
             String transactionalId,

@@ -24,6 +24,9 @@ final class FakeClients implements KafkaClients.Factory {
   final boolean autoComplete;
   volatile RuntimeException failCreate;
 
+  /** Runs as each record is handed to a producer: a test advances its time there. */
+  volatile Runnable onSend = () -> {};
+
   FakeClients(boolean autoComplete) {
     this.autoComplete = autoComplete;
   }
@@ -33,7 +36,7 @@ final class FakeClients implements KafkaClients.Factory {
     if (failCreate != null) {
       throw failCreate;
     }
-    ScriptedProducer p = new ScriptedProducer(autoComplete);
+    ScriptedProducer p = new ScriptedProducer(autoComplete, () -> onSend.run());
     producers.add(p);
     return p;
   }
@@ -55,15 +58,18 @@ final class FakeClients implements KafkaClients.Factory {
     final Map<String, RuntimeException> failInSend = new ConcurrentHashMap<>();
     final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
     volatile java.time.Duration closeTimeout; // what close was given, null before
+    private final Runnable onSend;
 
-    ScriptedProducer(boolean autoComplete) {
+    ScriptedProducer(boolean autoComplete, Runnable onSend) {
       super(autoComplete, null, new StringSerializer(), new ByteArraySerializer());
+      this.onSend = onSend;
     }
 
     @Override
     public synchronized Future<RecordMetadata> send(
         ProducerRecord<String, byte[]> record, Callback callback) {
       attempts.computeIfAbsent(record.topic(), t -> new AtomicInteger()).incrementAndGet();
+      onSend.run();
       RuntimeException e = failInSend.get(record.topic());
       if (e == null) {
         return super.send(record, callback);

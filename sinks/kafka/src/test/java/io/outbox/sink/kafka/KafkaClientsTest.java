@@ -2,6 +2,7 @@ package io.outbox.sink.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -35,7 +36,7 @@ class KafkaClientsTest {
             AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1",
             AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 200,
             AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 200);
-    KafkaClients clients = new KafkaClients("p", Map.of(), admin, factory);
+    KafkaClients clients = new KafkaClients("p", Map.of(), admin, factory, Ticker.SYSTEM);
     try {
       assertThat(clients.clusterAnswers(Duration.ofMillis(200))).isFalse();
       assertThat(clients.clusterAnswers(Duration.ofMillis(200))).isFalse();

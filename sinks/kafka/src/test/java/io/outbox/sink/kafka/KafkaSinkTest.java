@@ -9,6 +9,8 @@ import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
 import io.outbox.sink.kafka.FakeClients.ScriptedProducer;
+import io.outbox.testkit.FakeTime;
+import io.outbox.testkit.SinkContexts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -108,6 +110,31 @@ class KafkaSinkTest {
         .isEqualTo("topic 't': not acknowledged by Kafka within send-timeout (300 ms)");
     clients.last().completeNext(); // a late acknowledgement changes nothing
     assertThat(verdicts(stage)).isEqualTo(verdicts);
+  }
+
+  /**
+   * The send-timeout is measured on the relay's ticker: a producer that blocks in {@code send}
+   * (waiting for metadata) past it leaves the rest of the batch unsent and unavailable. On a driven
+   * clock, without waiting for the timeout.
+   */
+  @Test
+  void theRestOfABatchIsNotSentOnceSendTimeoutPassedWhileSending() throws Exception {
+    FakeTime time = new FakeTime();
+    sink =
+        KafkaSinkProvider.create(
+            SinkContexts.context("kafka", "send-timeout = 30s", 4, time, time), clients, broker);
+    clients.onSend = () -> time.advance(Duration.ofSeconds(30)); // blocked the whole send-timeout
+    CompletableFuture<List<Verdict>> stage =
+        publish(routed("t", "a", "1"), routed("t", "b", "2"), routed("u", "c", "3"));
+    assertThat(clients.last().history()).hasSize(1);
+    clients.last().completeNext();
+    List<Verdict> verdicts = verdicts(stage);
+    assertThat(outcomes(verdicts))
+        .containsExactly(Outcome.PUBLISHED, Outcome.SINK_UNAVAILABLE, Outcome.SINK_UNAVAILABLE);
+    assertThat(verdicts.get(1).error())
+        .isEqualTo(
+            "not sent after an earlier failure: topic 't': send-timeout (30000 ms) expired before"
+                + " the producer took the record");
   }
 
   @Test

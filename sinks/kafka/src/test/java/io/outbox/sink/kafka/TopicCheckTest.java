@@ -2,12 +2,11 @@ package io.outbox.sink.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.relay.spi.Ticker;
 import io.outbox.sink.kafka.TopicCheck.Answer;
 import io.outbox.sink.kafka.TopicCheck.Kind;
-import java.time.Clock;
+import io.outbox.testkit.FakeTime;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -17,25 +16,8 @@ import org.junit.jupiter.api.Test;
 class TopicCheckTest {
 
   private final ScriptedBroker broker = new ScriptedBroker();
-  private Instant now = Instant.parse("2026-12-01T00:00:00Z");
-  private final Clock clock =
-      new Clock() {
-        @Override
-        public java.time.ZoneId getZone() {
-          return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-          return this;
-        }
-
-        @Override
-        public Instant instant() {
-          return now;
-        }
-      };
-  private final TopicCheck check = new TopicCheck(broker, Duration.ofSeconds(2), clock);
+  private final FakeTime time = new FakeTime();
+  private final TopicCheck check = new TopicCheck(broker, Duration.ofSeconds(2), time);
 
   private Answer answer(String topic) throws Exception {
     return check.answer(topic).get(5, TimeUnit.SECONDS);
@@ -71,10 +53,10 @@ class TopicCheckTest {
   void waitingEndsAtTheBatchDeadlineWithNoAnswer() {
     broker.silent = true;
     long start = System.nanoTime();
-    Answer a = check.await("t", start + Duration.ofMillis(200).toNanos());
+    Answer a = check.await("t", Ticker.SYSTEM.deadline(Duration.ofMillis(200)));
     assertThat(a.kind()).isEqualTo(Kind.NO_ANSWER);
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
-    assertThat(check.await("t", System.nanoTime() - 1).kind()).isEqualTo(Kind.NO_ANSWER);
+    assertThat(check.await("t", time.deadline(Duration.ZERO)).kind()).isEqualTo(Kind.NO_ANSWER);
   }
 
   @Test
@@ -109,9 +91,9 @@ class TopicCheckTest {
   void theAnswerForATopicExpiresSoThatACreatedTopicIsSeen() throws Exception {
     assertThat(answer("late").kind()).isEqualTo(Kind.ABSENT);
     broker.existing.add("late");
-    now = now.plus(TopicCheck.TOPIC_TTL).minusMillis(1);
+    time.advance(TopicCheck.TOPIC_TTL.minusMillis(1));
     assertThat(answer("late").kind()).isEqualTo(Kind.ABSENT);
-    now = now.plusMillis(1);
+    time.advance(Duration.ofMillis(1));
     assertThat(answer("late").kind()).isEqualTo(Kind.EXISTS);
     assertThat(broker.topicQuestions).hasValue(2);
   }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.SinkTransaction;
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -31,7 +32,7 @@ class TransactionalLaneTest {
     final List<Long> checkedCommitsOf = new CopyOnWriteArrayList<>();
 
     ScriptedCoordinator() {
-      super("p", null, "ledger");
+      super("p", null, "ledger", Ticker.SYSTEM);
     }
 
     @Override
@@ -202,7 +203,8 @@ class TransactionalLaneTest {
         "ledger",
         null,
         Duration.ofSeconds(5),
-        coordinator);
+        coordinator,
+        Ticker.SYSTEM);
   }
 
   private static RoutedEvent event(int n) {

@@ -1,7 +1,7 @@
 package io.outbox.sink.rabbitmq;
 
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
-import java.util.function.LongSupplier;
 
 /**
  * Remembers that RabbitMQ refused messages with {@code basic.nack} (a queue at its {@code
@@ -17,19 +17,19 @@ final class BackPressure {
   static final Duration FIRST_HOLD = Duration.ofSeconds(1);
   static final Duration MAX_HOLD = Duration.ofSeconds(30);
 
-  private final LongSupplier nanoTime;
+  private final Ticker ticker;
   private volatile int rounds; // rounds of refusals since the last accepted message
   private long holdStartNanos; // guarded by this; meaningful while holding
   private long holdUntilNanos; // guarded by this; meaningful while holding
   private boolean holding; // guarded by this
 
-  BackPressure(LongSupplier nanoTime) {
-    this.nanoTime = nanoTime;
+  BackPressure(Ticker ticker) {
+    this.ticker = ticker;
   }
 
   /** RabbitMQ refused a message: starts a hold unless one is under way. */
   synchronized void refused() {
-    long now = nanoTime.getAsLong();
+    long now = ticker.nanoTime();
     if (holding && now - holdUntilNanos < 0) {
       return; // the same round: the rest of a batch refused together
     }
@@ -57,7 +57,7 @@ final class BackPressure {
 
   /** Whether a hold is under way: the probe says no while it lasts. */
   synchronized boolean holds() {
-    if (holding && nanoTime.getAsLong() - holdUntilNanos < 0) {
+    if (holding && ticker.nanoTime() - holdUntilNanos < 0) {
       return true;
     }
     holding = false;

@@ -1,5 +1,6 @@
 package io.outbox.sink.rabbitmq;
 
+import io.outbox.relay.spi.Deadline;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.NoSuchElementException;
@@ -38,14 +39,14 @@ final class ChannelPool {
   }
 
   /**
-   * A usable channel, or {@code null} when none became free before {@code deadlineNanos}.
+   * A usable channel, or {@code null} when none became free before {@code deadline}.
    *
    * @throws IllegalStateException once closed
    */
-  PublishChannel borrow(long deadlineNanos)
+  PublishChannel borrow(Deadline deadline)
       throws IOException, TimeoutException, InterruptedException {
     try {
-      return pool.borrowObject(Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime())));
+      return pool.borrowObject(Duration.ofNanos(deadline.nanosLeft()));
     } catch (NoSuchElementException e) {
       if (e.getCause() instanceof IOException closed) {
         throw closed; // a new channel closed before it was lent (Channels#activateObject)

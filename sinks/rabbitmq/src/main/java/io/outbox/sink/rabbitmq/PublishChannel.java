@@ -6,6 +6,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.Return;
 import com.rabbitmq.client.ShutdownSignalException;
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.PendingBatch;
 import java.io.IOException;
@@ -91,11 +92,9 @@ final class PublishChannel {
     return pc;
   }
 
-  /**
-   * Waits for room in the window until {@code deadlineNanos}; {@code false} when there was none.
-   */
-  boolean acquire(long deadlineNanos) throws InterruptedException {
-    return window.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+  /** Waits for room in the window until {@code deadline}; {@code false} when there was none. */
+  boolean acquire(Deadline deadline) throws InterruptedException {
+    return window.tryAcquire(deadline.nanosLeft(), TimeUnit.NANOSECONDS);
   }
 
   /** Gives back a permit from {@link #acquire} that was not used for a message. */

@@ -39,7 +39,7 @@ final class RabbitSink extends PublishingSink {
   private final EventTemplate routingKey;
   private final RabbitConnection connection;
   private final ChannelPool channels;
-  private final BackPressure backPressure = new BackPressure(System::nanoTime);
+  private final BackPressure backPressure;
 
   /** Connects lazily, on the first publish or probe. */
   RabbitSink(PluginContext context, RabbitSinkSettings settings) {
@@ -50,6 +50,7 @@ final class RabbitSink extends PublishingSink {
         "confirm-timeout",
         e -> "exchange '" + e.destination() + "'");
     this.pipeline = context.pipeline();
+    this.backPressure = new BackPressure(context.ticker());
     this.settings = settings;
     this.routingKey = EventTemplate.parse(settings.routingKey());
     this.connection = new RabbitConnection(pipeline, settings);
@@ -103,13 +104,13 @@ final class RabbitSink extends PublishingSink {
           return;
         }
         if (channel == null) {
-          channel = channels.borrow(batch.deadlineNanos());
+          channel = channels.borrow(batch.deadline());
           if (channel == null) {
             batch.failFrom(todo, n, batch.unavailable(i, "no free channel within confirm-timeout"));
             return;
           }
         }
-        if (!channel.acquire(batch.deadlineNanos())) {
+        if (!channel.acquire(batch.deadline())) {
           batch.failFrom(
               todo,
               n,

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.relay.spi.Deadline;
+import io.outbox.relay.spi.Ticker;
 import java.io.IOException;
 import java.lang.Thread.State;
 import java.time.Duration;
@@ -41,8 +43,8 @@ class ChannelPoolTest {
     return PublishChannel.open(fake.connection, 10, QUIET);
   }
 
-  private static long soon() {
-    return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
+  private static Deadline soon() {
+    return Ticker.SYSTEM.deadline(Duration.ofMillis(50));
   }
 
   @Test
@@ -129,7 +131,7 @@ class ChannelPoolTest {
             });
     PublishChannel lent = one.borrow(soon());
     FutureTask<PublishChannel> waiter =
-        new FutureTask<>(() -> one.borrow(System.nanoTime() + TimeUnit.SECONDS.toNanos(1)));
+        new FutureTask<>(() -> one.borrow(Ticker.SYSTEM.deadline(Duration.ofSeconds(1))));
     Thread waiting = new Thread(waiter, "waiting-sender");
     waiting.start();
     await().atMost(Duration.ofSeconds(5)).until(() -> waiting.getState() == State.TIMED_WAITING);

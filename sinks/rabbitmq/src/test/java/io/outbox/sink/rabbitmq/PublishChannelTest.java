@@ -3,9 +3,11 @@ package io.outbox.sink.rabbitmq;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
 import io.outbox.relay.spi.support.PendingBatch;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -54,7 +56,7 @@ class PublishChannelTest {
     }
     return new PendingBatch(
         events,
-        System.nanoTime() + 60_000_000_000L,
+        Ticker.SYSTEM.deadline(Duration.ofSeconds(60)),
         e -> "exchange '" + e.destination() + "'",
         finished::add);
   }
@@ -67,7 +69,7 @@ class PublishChannelTest {
     }
     return new PendingBatch(
         events,
-        System.nanoTime() + 60_000_000_000L,
+        Ticker.SYSTEM.deadline(Duration.ofSeconds(60)),
         e -> "exchange '" + e.destination() + "'",
         finished::add);
   }
@@ -80,7 +82,7 @@ class PublishChannelTest {
     assertThat(batch.nextTurn()).hasSize(batch.events().size());
     for (int i = 0; i < batch.events().size(); i++) {
       RoutedEvent r = batch.events().get(i);
-      assertThat(pc.acquire(System.nanoTime())).isTrue();
+      assertThat(pc.acquire(Ticker.SYSTEM.deadline(Duration.ZERO))).isTrue();
       assertThat(
               pc.publish(
                   new PublishChannel.Entry(
@@ -260,9 +262,9 @@ class PublishChannelTest {
     PendingBatch batch = batch("ex", "ex");
     publishAll(pc, batch);
 
-    assertThat(pc.acquire(System.nanoTime() + 20_000_000L)).isFalse();
+    assertThat(pc.acquire(Ticker.SYSTEM.deadline(Duration.ofMillis(20)))).isFalse();
     fake.ack(1, false);
-    assertThat(pc.acquire(System.nanoTime())).isTrue();
+    assertThat(pc.acquire(Ticker.SYSTEM.deadline(Duration.ZERO))).isTrue();
   }
 
   @Test
@@ -272,7 +274,7 @@ class PublishChannelTest {
     fake.closeByBroker(404, "NOT_FOUND - no exchange 'other' in vhost '/'");
     RoutedEvent r = batch.events().get(0);
 
-    assertThat(pc.acquire(System.nanoTime())).isTrue();
+    assertThat(pc.acquire(Ticker.SYSTEM.deadline(Duration.ZERO))).isTrue();
     boolean taken =
         pc.publish(
             new PublishChannel.Entry(
@@ -282,6 +284,6 @@ class PublishChannelTest {
 
     assertThat(taken).isFalse();
     assertThat(batch.verdict(0)).isNull(); // left to the sender, which sends it again elsewhere
-    assertThat(pc.acquire(System.nanoTime())).isTrue(); // the permit came back
+    assertThat(pc.acquire(Ticker.SYSTEM.deadline(Duration.ZERO))).isTrue(); // the permit came back
   }
 }

@@ -1,5 +1,6 @@
 package io.outbox.sink.redis;
 
+import io.outbox.relay.spi.Deadline;
 import java.time.Duration;
 import java.util.NoSuchElementException;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
@@ -60,18 +61,17 @@ final class RedisConnections implements AutoCloseable {
 
   /**
    * A connection for one batch (a {@link Jedis} on a pooled connection), waiting at most until
-   * {@code deadlineNanos} ({@link System#nanoTime}) for a free one; {@code null} when none came
-   * free in time. A new connection connects here; a failed connect throws and frees its place.
+   * {@code deadline} for a free one; {@code null} when none came free in time. A new connection
+   * connects here; a failed connect throws and frees its place.
    *
    * @throws IllegalStateException once closed
    */
-  Jedis borrow(long deadlineNanos) throws InterruptedException {
+  Jedis borrow(Deadline deadline) throws InterruptedException {
     if (pool.isClosed()) {
       throw new IllegalStateException("the Redis sink is closed");
     }
     try {
-      return new Jedis(
-          pool.borrowObject(Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()))));
+      return new Jedis(pool.borrowObject(Duration.ofNanos(deadline.nanosLeft())));
     } catch (NoSuchElementException e) {
       // Without a cause: none came free in time; with one: a new connection failed its set-up.
       if (e.getCause() instanceof JedisException cause) {

@@ -68,7 +68,7 @@ final class RedisSink extends PublishingSink {
     Jedis jedis = null;
     boolean broken = false;
     try {
-      jedis = connections.borrow(batch.deadlineNanos()); // connects when none is idle
+      jedis = connections.borrow(batch.deadline()); // connects when none is idle
       if (jedis == null) {
         batch.expire("no free connection within timeout");
         return;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.relay.spi.Ticker;
 import io.outbox.testkit.PrivateRedis;
 import io.outbox.testkit.RedisTestSupport;
 import io.outbox.testkit.Services;
@@ -92,7 +93,7 @@ class RedisConnectionsIT {
                 "p", settings("uri = \"" + server.uri() + "\"\nconnections = 1\ntimeout = 2s")));
     Jedis lent = small.borrow(soon());
     FutureTask<Jedis> waiter =
-        new FutureTask<>(() -> small.borrow(System.nanoTime() + TimeUnit.SECONDS.toNanos(3)));
+        new FutureTask<>(() -> small.borrow(Ticker.SYSTEM.deadline(Duration.ofSeconds(3))));
     Thread waiting = new Thread(waiter, "waiting-batch");
     waiting.start();
     await().atMost(Duration.ofSeconds(5)).until(() -> waiting.getState() == State.TIMED_WAITING);

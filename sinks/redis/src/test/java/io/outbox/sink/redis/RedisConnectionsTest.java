@@ -2,10 +2,12 @@ package io.outbox.sink.redis;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.relay.spi.Deadline;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.testkit.SinkContexts;
 import java.net.ServerSocket;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 
@@ -32,7 +34,7 @@ class RedisConnectionsTest {
         SinkContexts.context("redis", hocon), RedisSinkSettings::read, "redis sink");
   }
 
-  static long soon() {
-    return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
+  static Deadline soon() {
+    return Ticker.SYSTEM.deadline(Duration.ofMillis(50));
   }
 }

@@ -13,6 +13,7 @@ import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.claim.ClaimWriter;
 import io.outbox.source.cdc.claim.LaneReads;
 import io.outbox.source.cdc.claim.StreamClaims;
@@ -32,9 +33,9 @@ import io.outbox.source.postgres.SourceLifecycle;
 import io.outbox.source.postgres.SourcePool;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +61,7 @@ final class CdcSource implements Source {
   private final CdcLeaderLock leader;
   private final SourceLifecycle lifecycle;
   private final DatabaseClock clock;
+  private final Ticker ticker;
   private final SlotSetup slot;
   private final LaneReads reads;
   private final StreamClaims claims;
@@ -75,15 +77,17 @@ final class CdcSource implements Source {
     this.settings = settings;
     this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
     this.connections = new CdcConnections(database, settings, pipeline);
-    this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log);
+    this.ticker = context.ticker();
+    this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log, ticker);
     this.sessions = new StreamSessions(lifecycle.lock(), pipeline, settings.slotName());
-    this.clock = new DatabaseClock(context.clock() != null ? context.clock() : Clock.systemUTC());
+    this.clock = new DatabaseClock(Objects.requireNonNull(context.clock(), "context.clock"));
     this.pool = new SourcePool<>(pipeline, settings.fenceWait(), () -> connections.pool(lanes));
     this.leader =
-        new CdcLeaderLock(connections, tables, settings, pipeline, clock, pool::leaseLost);
-    this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader);
+        new CdcLeaderLock(connections, tables, settings, pipeline, clock, pool::leaseLost, ticker);
+    this.slot = new SlotSetup(settings, database, tables, pipeline, connections, leader, ticker);
     this.status = new SlotStatus(settings, tables, pipeline, connections, slot.creation());
-    this.reads = new LaneReads(pipeline, tables, pool::get, leader, clock, this::checkActive);
+    this.reads =
+        new LaneReads(pipeline, tables, pool::get, leader, clock, ticker, this::checkActive);
     OutboxLedger ledger =
         new OutboxLedger(
             pool::get,
@@ -101,7 +105,7 @@ final class CdcSource implements Source {
             leader,
             ledger,
             database.onPublish());
-    this.claims = new StreamClaims(lifecycle.claims(), reads, writer, this::checkActive);
+    this.claims = new StreamClaims(lifecycle.claims(), reads, writer, this::checkActive, ticker);
   }
 
   /**
@@ -152,6 +156,7 @@ final class CdcSource implements Source {
               pipeline,
               lanes,
               clock,
+              ticker,
               leader::checkFence,
               leader::held);
       s.catchUp(catchUpTo);

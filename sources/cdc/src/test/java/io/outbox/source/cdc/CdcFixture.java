@@ -14,6 +14,7 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.schema.Migrator;
 import io.outbox.testkit.SourceSettings;
 import io.outbox.testkit.Sql;
@@ -141,7 +142,8 @@ public final class CdcFixture implements AutoCloseable {
             PIPELINE,
             retention);
     PluginContext context =
-        new PluginContext(PIPELINE, settings(overrides), PATH, lanes, 100, clock, roles::add);
+        new PluginContext(
+            PIPELINE, settings(overrides), PATH, lanes, 100, clock, Ticker.SYSTEM, roles::add);
     CdcSource source = (CdcSource) new CdcSourceProvider().create(context, database);
     sources.add(source);
     return source;

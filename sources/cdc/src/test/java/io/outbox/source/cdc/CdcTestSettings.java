@@ -2,6 +2,7 @@ package io.outbox.source.cdc;
 
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.PluginContext;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.testkit.SourceSettings;
 import java.time.Clock;
@@ -25,6 +26,7 @@ public final class CdcTestSettings {
         4,
         500,
         Clock.systemUTC(),
+        Ticker.SYSTEM,
         role -> {});
   }
 

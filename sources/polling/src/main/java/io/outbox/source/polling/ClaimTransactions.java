@@ -4,6 +4,7 @@ import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.postgres.LeaderLease;
 import io.outbox.source.postgres.LedgerWatermarks;
 import io.outbox.source.postgres.OutboxVerdicts;
@@ -28,6 +29,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
   private static final Logger log = LoggerFactory.getLogger(ClaimTransactions.class);
 
   private final DataSource pool;
+  private final Ticker ticker;
   private final OutboxSql sql;
   private final OutboxVerdicts verdicts;
   private final PayloadFormat format;
@@ -51,8 +53,10 @@ final class ClaimTransactions implements PollingClaim.Owner {
       String pipeline,
       String safeUrl,
       IntConsumer ended,
-      LeaderLease lease) {
+      LeaderLease lease,
+      Ticker ticker) {
     this.pool = pool;
+    this.ticker = ticker;
     this.sql = sql;
     this.verdicts = new OutboxVerdicts(tables.outboxTables());
     this.format = format;
@@ -88,7 +92,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
     }
     try {
       List<OutboxEvent> events = List.of();
-      long started = System.nanoTime();
+      long started = ticker.nanoTime();
       if (tryLocks(c, lane, inFlight == null)) {
         try (PreparedStatement ps =
             c.prepareStatement(inFlight == null ? sql.claim : sql.claimAhead)) {
@@ -108,7 +112,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
         }
       }
       if (!events.isEmpty() && stillLeader.getAsBoolean()) {
-        return new PollingClaim(this, lane, c, events, System.nanoTime() - started);
+        return new PollingClaim(this, lane, c, events, ticker.nanoTime() - started);
       }
       c.rollback();
     } catch (SQLException e) {

@@ -1,7 +1,9 @@
 package io.outbox.source.polling;
 
 import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.LeadershipLostException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.postgres.OutstandingClaims;
 import java.time.Duration;
 import java.util.Arrays;
@@ -31,6 +33,7 @@ final class LanePolls {
   private final long[] idleGeneration;
   private final long[] idleSince;
   private final LongAdder claimQueries = new LongAdder();
+  private final Ticker ticker;
 
   /**
    * @param gate the wake gate, {@code null} while there is none
@@ -45,8 +48,10 @@ final class LanePolls {
       Supplier<WakeGate> gate,
       BooleanSupplier closed,
       String pipeline,
-      String displayTable) {
+      String displayTable,
+      Ticker ticker) {
     this.settings = settings;
+    this.ticker = ticker;
     this.outstanding = outstanding;
     this.wakeUps = wakeUps;
     this.leader = leader;
@@ -65,12 +70,12 @@ final class LanePolls {
     outstanding.begin(lane);
     boolean handedOut = false;
     try {
-      long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
+      Deadline deadline = ticker.deadline(maxWait);
       long poll = settings.pollInterval().toNanos();
       while (!closed.getAsBoolean()) {
         checkLeadership();
         long generation = wakeUps.generation();
-        long now = System.nanoTime();
+        long now = ticker.nanoTime();
         // An idle lane queries again only when woken or when the poll interval passed, however
         // short the caller's maxWait: idle load is one query per lane per poll interval.
         if (generation != idleGeneration[lane] || now - idleSince[lane] >= poll) {
@@ -94,11 +99,11 @@ final class LanePolls {
           idleGeneration[lane] = generation;
           idleSince[lane] = now;
         }
-        long left = deadline - System.nanoTime();
+        long left = deadline.nanosLeft();
         if (left <= 0) {
           break;
         }
-        long untilPoll = idleSince[lane] + poll - System.nanoTime();
+        long untilPoll = idleSince[lane] + poll - ticker.nanoTime();
         wakeUps.awaitChange(idleGeneration[lane], Math.max(0, Math.min(untilPoll, left)));
       }
       return Claim.empty();

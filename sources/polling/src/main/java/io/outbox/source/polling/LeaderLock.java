@@ -2,6 +2,7 @@ package io.outbox.source.polling;
 
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.postgres.LeaderLease;
 import io.outbox.source.postgres.LeaseKeeper;
 import io.outbox.source.postgres.LedgerWatermarks;
@@ -37,7 +38,8 @@ final class LeaderLock {
       Consumer<Role> roles,
       Runnable abortConnections,
       String pipeline,
-      String table) {
+      String table,
+      Ticker ticker) {
     this.settings = settings;
     this.roles = roles;
     this.pipeline = pipeline;
@@ -67,7 +69,8 @@ final class LeaderLock {
                 roles.accept(Role.STANDBY);
                 wakeUps.wakeAll(); // lanes waiting for rows notice at once
               }
-            });
+            },
+            ticker);
   }
 
   /**

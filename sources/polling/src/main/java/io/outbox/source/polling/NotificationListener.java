@@ -1,5 +1,6 @@
 package io.outbox.source.polling;
 
+import io.outbox.relay.spi.Ticker;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -33,11 +34,18 @@ final class NotificationListener {
   private final WakeUps wakeUps;
   private final String pipeline;
   private final SessionKeeper keeper;
+  private final Ticker ticker;
   private volatile boolean listening;
 
   NotificationListener(
-      Connections connections, String listenSql, String channel, WakeUps wakeUps, String pipeline) {
+      Connections connections,
+      String listenSql,
+      String channel,
+      WakeUps wakeUps,
+      String pipeline,
+      Ticker ticker) {
     this.connections = connections;
+    this.ticker = ticker;
     this.listenSql = listenSql;
     this.channel = channel;
     this.wakeUps = wakeUps;
@@ -83,15 +91,15 @@ final class NotificationListener {
         log.debug("pipeline {}: listening on channel {}", pipeline, channel);
         established.run();
         PGConnection pg = connection.unwrap(PGConnection.class);
-        long probed = System.nanoTime();
+        long probed = ticker.nanoTime();
         while (!keeper.stopping()) {
           PGNotification[] received = pg.getNotifications(RECEIVE_TIMEOUT_MS);
           if (received != null && received.length > 0) {
             wakeUps.wakeAll();
           }
-          if (System.nanoTime() - probed >= PROBE_INTERVAL_NANOS) {
+          if (ticker.nanoTime() - probed >= PROBE_INTERVAL_NANOS) {
             probe(connection);
-            probed = System.nanoTime();
+            probed = ticker.nanoTime();
           }
         }
       } finally {

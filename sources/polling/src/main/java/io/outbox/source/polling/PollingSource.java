@@ -10,6 +10,7 @@ import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Source;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.postgres.JdbcLedgerWatermark;
 import io.outbox.source.postgres.OutboxLedger;
 import io.outbox.source.postgres.RetentionJob;
@@ -47,15 +48,17 @@ final class PollingSource implements Source {
   private NotificationListener listener; // guarded by lifecycle.lock()
   private volatile WakeGate gate; // set once, guarded by lifecycle.lock()
   private final LedgerWatermark ledger;
+  private final Ticker ticker;
 
   PollingSource(PluginContext context, DatabaseSettings database, PollingSettings settings) {
     this.pipeline = database.pipeline() != null ? database.pipeline() : context.pipeline();
     this.lanes = context.lanes();
+    this.ticker = context.ticker();
     this.database = database;
     this.settings = settings;
     this.tables = TableNames.of(database.table(), database.deadLetterTable());
     this.connections = new Connections(database, settings, pipeline);
-    this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log);
+    this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log, ticker);
     this.pool = new SourcePool<>(pipeline, settings.fenceWait(), () -> connections.pool(lanes));
     this.leader =
         new LeaderLock(
@@ -66,7 +69,8 @@ final class PollingSource implements Source {
             lifecycle::report,
             pool::leaseLost,
             pipeline,
-            tables.displayTable());
+            tables.displayTable(),
+            ticker);
     this.polls =
         new LanePolls(
             settings,
@@ -77,7 +81,8 @@ final class PollingSource implements Source {
             () -> gate,
             lifecycle::closed,
             pipeline,
-            tables.displayTable());
+            tables.displayTable(),
+            ticker);
     this.backlog = new BacklogReader(connections, tables, pipeline);
     this.ledger =
         new JdbcLedgerWatermark(
@@ -128,7 +133,8 @@ final class PollingSource implements Source {
                 pipeline,
                 connections.safeUrl(),
                 lifecycle.claims()::end,
-                leader.lease());
+                leader.lease(),
+                ticker);
         log.info(
             "pipeline {}: polling {} ({} payload) on {}, {} lane(s)",
             pipeline,
@@ -139,7 +145,7 @@ final class PollingSource implements Source {
         if (settings.listen() && listener == null) {
           listener =
               new NotificationListener(
-                  connections, sql.listen, tables.notifyChannel(), wakeUps, pipeline);
+                  connections, sql.listen, tables.notifyChannel(), wakeUps, pipeline, ticker);
           listener.start();
           WakeGate g =
               new WakeGate(

@@ -8,6 +8,7 @@ import io.outbox.relay.spi.DatabaseSettings.Retention;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.testkit.SourceSettings;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -52,7 +53,8 @@ final class PollingFixture implements AutoCloseable {
   }
 
   static PluginContext context(Config settings, int lanes, List<Role> roles) {
-    return new PluginContext(PIPELINE, settings, PATH, lanes, 100, Clock.systemUTC(), roles::add);
+    return new PluginContext(
+        PIPELINE, settings, PATH, lanes, 100, Clock.systemUTC(), Ticker.SYSTEM, roles::add);
   }
 
   PollingSource source(int lanes) {

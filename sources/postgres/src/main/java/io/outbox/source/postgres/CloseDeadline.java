@@ -1,5 +1,7 @@
 package io.outbox.source.postgres;
 
+import io.outbox.relay.spi.Deadline;
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 
 /**
@@ -9,21 +11,21 @@ import java.time.Duration;
  */
 public final class CloseDeadline {
 
-  private final long deadlineNanos;
+  private final Deadline deadline;
 
-  /** {@code timeout} from now (a negative one counts as zero). */
-  public CloseDeadline(Duration timeout) {
-    this.deadlineNanos = System.nanoTime() + Math.max(0, timeout.toNanos());
+  /** {@code timeout} from now on {@code ticker} (a negative one counts as zero). */
+  public CloseDeadline(Duration timeout, Ticker ticker) {
+    this.deadline = ticker.deadline(timeout);
   }
 
-  /** The deadline, on the {@link System#nanoTime()} scale. */
-  public long nanos() {
-    return deadlineNanos;
+  /** The deadline. */
+  public Deadline deadline() {
+    return deadline;
   }
 
   /** What is left until the deadline, at least a millisecond: a part closed late still tries. */
   public Duration left() {
-    return Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime()));
+    return Duration.ofNanos(Math.max(1_000_000, deadline.nanosLeft()));
   }
 
   /** Stops the retention job, if there is one, within what is left. */

@@ -1,12 +1,12 @@
 package io.outbox.source.postgres;
 
+import io.outbox.relay.spi.Ticker;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,7 +25,7 @@ final class ExpiredHolderEviction {
 
   private final String pipeline;
   private final Duration lease;
-  private final LongSupplier nanoTime;
+  private final Ticker ticker;
   private final long leaderKey;
   private final String leaderTable;
   private long holderMismatchSince = Long.MIN_VALUE;
@@ -34,10 +34,10 @@ final class ExpiredHolderEviction {
 
   /** {@code leaderTable}: the quoted lease table. */
   ExpiredHolderEviction(
-      String pipeline, Duration lease, LongSupplier nanoTime, long leaderKey, String leaderTable) {
+      String pipeline, Duration lease, Ticker ticker, long leaderKey, String leaderTable) {
     this.pipeline = pipeline;
     this.lease = lease;
-    this.nanoTime = nanoTime;
+    this.ticker = ticker;
     this.leaderKey = leaderKey;
     this.leaderTable = leaderTable;
   }
@@ -82,7 +82,7 @@ final class ExpiredHolderEviction {
           expiredHolder = rs.getString(2);
           overdueSeconds = rs.getDouble(5);
         } else {
-          long now = nanoTime.getAsLong();
+          long now = ticker.nanoTime();
           if (mismatchPid != pid) { // another holder than the one timed so far: time it anew
             mismatchPid = pid;
             holderMismatchSince = now;

@@ -1,6 +1,7 @@
 package io.outbox.source.postgres;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.Ticker;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -8,7 +9,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,7 +49,7 @@ public final class LeaderLease {
   private final String holder;
   private final Duration lease;
   private final Duration fenceWait;
-  private final LongSupplier nanoTime;
+  private final Ticker ticker;
   private final long leaderKey;
   private final int[] fenceKey;
   private final String leaderTable;
@@ -67,7 +67,7 @@ public final class LeaderLease {
    *     after 80 % of it
    * @param fenceWait how long taking over waits for the claims of the instance before ending their
    *     sessions
-   * @param nanoTime the monotonic clock ({@code System::nanoTime} outside tests)
+   * @param ticker what the lease's validity is measured on, the relay's ticker
    */
   public LeaderLease(
       OutboxTables tables,
@@ -75,17 +75,17 @@ public final class LeaderLease {
       String holder,
       Duration lease,
       Duration fenceWait,
-      LongSupplier nanoTime) {
+      Ticker ticker) {
     this.pipeline = Objects.requireNonNull(pipeline, "pipeline");
     this.holder = Objects.requireNonNull(holder, "holder");
     this.lease = Objects.requireNonNull(lease, "lease");
     this.fenceWait = Objects.requireNonNull(fenceWait, "fenceWait");
-    this.nanoTime = nanoTime;
+    this.ticker = ticker;
     this.leaderKey = tables.leaderLockKey(pipeline);
     this.fenceKey = tables.fenceLockKey(pipeline);
     this.leaderTable = tables.qualifiedLeaderTable();
     this.displayLeaderTable = tables.schema() + "." + tables.leaderTable();
-    this.eviction = new ExpiredHolderEviction(pipeline, lease, nanoTime, leaderKey, leaderTable);
+    this.eviction = new ExpiredHolderEviction(pipeline, lease, ticker, leaderKey, leaderTable);
   }
 
   /** Who this process is, as written in the lease for operators: {@code host/pid}. */
@@ -101,7 +101,7 @@ public final class LeaderLease {
 
   /** Whether this instance is the active one: it took the lease and renewed it in time. */
   public boolean held() {
-    return held && nanoTime.getAsLong() - validUntilNanos < 0;
+    return held && ticker.nanoTime() - validUntilNanos < 0;
   }
 
   /** The epoch this instance holds (meaningful while {@link #held()}). */
@@ -131,7 +131,7 @@ public final class LeaderLease {
       takeFence(session);
       // Taken right before the statement that sets expires_at from the database's clock: the
       // local validity then ends before the database's, whatever the fence wait took.
-      started = nanoTime.getAsLong();
+      started = ticker.nanoTime();
       epoch = upsert(session);
       session.commit(); // releases the fence lock
       done = true;
@@ -156,7 +156,7 @@ public final class LeaderLease {
     if (!held) {
       return false;
     }
-    long started = nanoTime.getAsLong();
+    long started = ticker.nanoTime();
     try (PreparedStatement ps =
         session.prepareStatement(
             "UPDATE "

@@ -1,11 +1,14 @@
 package io.outbox.source.postgres;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.Deadline;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.support.SettingsReader;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
@@ -16,9 +19,11 @@ import org.slf4j.LoggerFactory;
 /**
  * "One active instance per pipeline", the part the polling and CDC sources share: a {@link
  * LeaderLease} held on a dedicated session for as long as this instance is active, renewed by a
- * daemon thread every {@code leadership-check-interval}. When the session is lost, the renewal
- * fails, or the lease ran out (this process was frozen), the lease is lost; what a source does then
- * (and on taking and renewing it) is its {@link Hooks}.
+ * daemon thread one {@code leadership-check-interval} after the last renewal (or the take-over), on
+ * the relay's ticker: at least three times per {@code lease-timeout} ({@link Timing#checkRenewal}),
+ * while a renewal keeps the lease for 80 % of it. When the session is lost, the renewal fails, or
+ * the lease ran out (this process was frozen), the lease is lost; what a source does then (and on
+ * taking and renewing it) is its {@link Hooks}.
  */
 public final class LeaseKeeper {
 
@@ -96,16 +101,19 @@ public final class LeaseKeeper {
   private final BiFunction<String, SQLException, ? extends RuntimeException> failure;
   private final Hooks hooks;
   private final ScheduledExecutorService watchdog;
+  private final Ticker ticker;
   private Connection session; // guarded by this
   private boolean watching; // guarded by this
   private volatile boolean held;
-  private volatile long standbyUntilNanos = System.nanoTime();
+  private volatile Deadline standbyUntil; // after yieldFor: no take-over before it
+  private volatile Deadline nextRenewal; // once watching
 
   /**
    * @param kind the source's kind, in the watchdog thread's name ({@code "cdc"}, {@code "polling"})
    * @param where the database, for messages: its address without credentials
    * @param failure what {@link #acquire} throws, from a message and its cause, when the lease
    *     cannot be taken
+   * @param ticker the relay's ticker: the lease's validity, the renewals, a yield's pause
    */
   public LeaseKeeper(
       OutboxTables tables,
@@ -115,8 +123,11 @@ public final class LeaseKeeper {
       String where,
       Opener opener,
       BiFunction<String, SQLException, ? extends RuntimeException> failure,
-      Hooks hooks) {
+      Hooks hooks,
+      Ticker ticker) {
     this.pipeline = pipeline;
+    this.ticker = ticker;
+    this.standbyUntil = ticker.deadline(Duration.ZERO);
     this.lease =
         new LeaderLease(
             tables,
@@ -124,7 +135,7 @@ public final class LeaseKeeper {
             LeaderLease.thisInstance(),
             timing.leaseTimeout(),
             timing.fenceWait(),
-            System::nanoTime);
+            ticker);
     this.leaseTimeout = timing.leaseTimeout();
     this.leadershipCheckInterval = timing.leadershipCheckInterval();
     this.standbyCheckInterval = timing.standbyCheckInterval();
@@ -164,7 +175,7 @@ public final class LeaseKeeper {
       if (held()) {
         return false; // still active (the source's work ended for another reason)
       }
-      if (System.nanoTime() - standbyUntilNanos >= 0 && tryOnce()) {
+      if (standbyUntil.passed() && tryOnce()) {
         watch();
         return true;
       }
@@ -209,13 +220,39 @@ public final class LeaseKeeper {
   private synchronized void watch() {
     if (!watching) {
       watching = true;
-      long every = leadershipCheckInterval.toMillis();
-      watchdog.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
+      scheduleRenewal();
     }
   }
 
-  /** The watchdog: renews the lease; a lost session, a failed renewal or a raised epoch lose it. */
-  private void renew() {
+  /** The next renewal, due one {@code leadership-check-interval} from now on the ticker. */
+  private void scheduleRenewal() {
+    Deadline due = ticker.deadline(leadershipCheckInterval);
+    nextRenewal = due;
+    try {
+      watchdog.schedule(this::renew, due.nanosLeft(), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // closed, or stopRenewing(): no renewal any more
+    }
+  }
+
+  /** When the watchdog renews next: {@code null} before the lease was first taken. */
+  Deadline nextRenewal() {
+    return nextRenewal;
+  }
+
+  /**
+   * The watchdog (or a test, on its own thread): renews the lease, then schedules the next renewal;
+   * a lost session, a failed renewal or a raised epoch lose the lease.
+   */
+  void renew() {
+    try {
+      renewOnce();
+    } finally {
+      scheduleRenewal();
+    }
+  }
+
+  private void renewOnce() {
     synchronized (this) {
       if (!held) {
         return;
@@ -233,7 +270,7 @@ public final class LeaseKeeper {
       } catch (SQLException | RuntimeException e) {
         log.warn("pipeline {}: renewing the lease failed: {}", pipeline, e.getMessage());
       } catch (Error e) {
-        // Thrown out of a scheduled task, it would end the renewals for good, silently.
+        // Thrown out of the scheduled task, it would vanish into the task's future, silently.
         log.error("pipeline {}: renewing the lease failed; standing down", pipeline, e);
       }
       lost();
@@ -251,7 +288,7 @@ public final class LeaseKeeper {
 
   /** Gives leadership up and tries again only after {@code pause}, so that a standby takes over. */
   public void yieldFor(Duration pause) {
-    standbyUntilNanos = System.nanoTime() + pause.toNanos();
+    standbyUntil = ticker.deadline(pause);
     synchronized (this) {
       lost();
     }

@@ -1,5 +1,6 @@
 package io.outbox.source.postgres;
 
+import io.outbox.relay.spi.Deadline;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
@@ -76,15 +77,15 @@ public final class OutstandingClaims {
   }
 
   /**
-   * Waits until no lane has a claim, at most until {@code deadlineNanos} ({@link System#nanoTime}).
+   * Waits until no lane has a claim, at most until {@code deadline}.
    *
    * @return {@code true} when none is left, {@code false} on time-out or interrupt (the interrupt
    *     flag is kept)
    */
-  public boolean awaitNone(long deadlineNanos) {
+  public boolean awaitNone(Deadline deadline) {
     synchronized (outstanding) {
       while (any()) {
-        long left = deadlineNanos - System.nanoTime();
+        long left = deadline.nanosLeft();
         if (left <= 0) {
           return false;
         }

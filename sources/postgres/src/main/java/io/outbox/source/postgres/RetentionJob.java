@@ -1,6 +1,8 @@
 package io.outbox.source.postgres;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.Deadline;
+import io.outbox.relay.spi.Ticker;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -48,7 +50,8 @@ public final class RetentionJob implements AutoCloseable {
   private boolean failing; // only the job's thread touches it
   private long unreportedPublished; // only the job's thread touches it
   private long unreportedDead; // only the job's thread touches it
-  private long lastReport; // System.nanoTime() of the last info line, 0 before it
+  private long lastReport; // ticker.nanoTime() of the last info line, 0 before it
+  private final Ticker ticker;
 
   /** A job that is not started: {@link #start} starts one; tests call {@link #round()}. */
   RetentionJob(
@@ -56,8 +59,10 @@ public final class RetentionJob implements AutoCloseable {
       String pipeline,
       RetentionPolicy policy,
       ConnectionSource connections,
-      BooleanSupplier active) {
+      BooleanSupplier active,
+      Ticker ticker) {
     this.retention = Retention.of(tables);
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.pipeline = Objects.requireNonNull(pipeline, "pipeline");
     this.policy = Objects.requireNonNull(policy, "policy");
     this.connections = Objects.requireNonNull(connections, "connections");
@@ -74,17 +79,19 @@ public final class RetentionJob implements AutoCloseable {
    * @param policy ages, batch size and interval; must be {@link RetentionPolicy#enabled()}
    * @param connections where the job's connection comes from (opened again after a failure)
    * @param active whether this instance is the pipeline's active one; rounds are skipped while not
+   * @param ticker when the next round is due and the summary lines, on the relay's ticker
    */
   public static RetentionJob start(
       OutboxTables tables,
       String pipeline,
       RetentionPolicy policy,
       ConnectionSource connections,
-      BooleanSupplier active) {
+      BooleanSupplier active,
+      Ticker ticker) {
     if (!policy.enabled()) {
       throw new IllegalArgumentException("retention is off for pipeline " + pipeline);
     }
-    RetentionJob job = new RetentionJob(tables, pipeline, policy, connections, active);
+    RetentionJob job = new RetentionJob(tables, pipeline, policy, connections, active, ticker);
     job.thread.start();
     return job;
   }
@@ -143,7 +150,7 @@ public final class RetentionJob implements AutoCloseable {
         round.deadLetters());
     unreportedPublished += round.published();
     unreportedDead += round.deadLetters();
-    long now = System.nanoTime();
+    long now = ticker.nanoTime();
     boolean first = lastReport == 0;
     if (unreportedPublished + unreportedDead > 0
         && (first || now - lastReport >= REPORT_EVERY.toNanos())) {
@@ -209,9 +216,9 @@ public final class RetentionJob implements AutoCloseable {
   private void awaitNextRound() {
     lock.lock();
     try {
-      long left = policy.interval().toNanos();
-      while (!stopping && left > 0) {
-        left = wake.awaitNanos(left);
+      Deadline next = ticker.deadline(policy.interval());
+      for (long left = next.nanosLeft(); !stopping && left > 0; left = next.nanosLeft()) {
+        wake.awaitNanos(left);
       }
     } catch (InterruptedException e) {
       stopping = true;

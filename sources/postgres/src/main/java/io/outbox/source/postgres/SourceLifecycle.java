@@ -4,6 +4,7 @@ import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.PluginContext.RoleListener;
+import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -21,6 +22,7 @@ public final class SourceLifecycle {
   private final String pipeline;
   private final RoleReporter roles;
   private final OutstandingClaims claims;
+  private final Ticker ticker;
   private final Logger log;
   private volatile boolean closed;
   private RetentionJob retention; // guarded by lock
@@ -28,9 +30,13 @@ public final class SourceLifecycle {
   /**
    * @param roles the pipeline's listener ({@code PluginContext.roles()}), or {@code null}
    * @param log the source's logger
+   * @param ticker the relay's ticker ({@code PluginContext.ticker()}): the close deadline's, the
+   *     retention job's
    */
-  public SourceLifecycle(String pipeline, int lanes, RoleListener roles, Logger log) {
+  public SourceLifecycle(
+      String pipeline, int lanes, RoleListener roles, Logger log, Ticker ticker) {
     this.pipeline = pipeline;
+    this.ticker = ticker;
     this.roles = new RoleReporter(roles, lock);
     this.claims = new OutstandingClaims(lanes, pipeline);
     this.log = log;
@@ -75,7 +81,8 @@ public final class SourceLifecycle {
               pipeline,
               new RetentionPolicy(r.published(), r.deadLetters(), r.batchSize(), r.interval()),
               connections,
-              leading);
+              leading,
+              ticker);
     }
   }
 
@@ -86,7 +93,7 @@ public final class SourceLifecycle {
    * @return how the close goes on, or {@code null} when the source was closed already
    */
   public <T> Closing<T> close(Duration timeout, Supplier<T> take) {
-    CloseDeadline deadline = new CloseDeadline(timeout);
+    CloseDeadline deadline = new CloseDeadline(timeout, ticker);
     T taken;
     RetentionJob stopping;
     synchronized (lock) {
@@ -133,7 +140,7 @@ public final class SourceLifecycle {
      * of them ({@code then}).
      */
     public void awaitClaimsEnded(String then) {
-      if (!claims.awaitNone(deadline.nanos())) {
+      if (!claims.awaitNone(deadline.deadline())) {
         log.warn("pipeline {}: closing with claims still open; {}", pipeline, then);
       }
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.schema.Migrator;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
@@ -64,7 +65,7 @@ class LeaderLeaseIT {
   }
 
   private LeaderLease lease(String holder) {
-    return new LeaderLease(TABLES, "orders", holder, LEASE, FENCE_WAIT, System::nanoTime);
+    return new LeaderLease(TABLES, "orders", holder, LEASE, FENCE_WAIT, Ticker.SYSTEM);
   }
 
   @Test
@@ -209,7 +210,7 @@ class LeaderLeaseIT {
     LeaderLease a = lease("a");
     // Long enough for the test to settle one claim while B waits, on a loaded machine.
     LeaderLease b =
-        new LeaderLease(TABLES, "orders", "b", LEASE, Duration.ofSeconds(3), System::nanoTime);
+        new LeaderLease(TABLES, "orders", "b", LEASE, Duration.ofSeconds(3), Ticker.SYSTEM);
     Connection sa = session();
     assertThat(a.tryAcquire(sa)).isTrue();
     Connection settled = openClaim(a);
@@ -243,7 +244,7 @@ class LeaderLeaseIT {
       throws Exception {
     LeaderLease a = lease("a");
     LeaderLease b =
-        new LeaderLease(TABLES, "orders", "b", LEASE, Duration.ofSeconds(1), System::nanoTime);
+        new LeaderLease(TABLES, "orders", "b", LEASE, Duration.ofSeconds(1), Ticker.SYSTEM);
     Connection sa = session();
     assertThat(a.tryAcquire(sa)).isTrue();
     Connection abandoned = openClaim(a);

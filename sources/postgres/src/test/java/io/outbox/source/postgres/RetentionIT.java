@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.schema.Migrator;
 import io.outbox.source.postgres.RetentionJob.Round;
 import io.outbox.testkit.Sql;
@@ -101,7 +102,8 @@ class RetentionIT {
   @Test
   void aRoundDeletesEverythingOldInBatchesAndNothingElse() throws SQLException {
     Round round;
-    try (RetentionJob job = new RetentionJob(TABLES, "orders", POLICY, db::connect, () -> true)) {
+    try (RetentionJob job =
+        new RetentionJob(TABLES, "orders", POLICY, db::connect, () -> true, Ticker.SYSTEM)) {
       round = job.round();
     }
 
@@ -114,7 +116,8 @@ class RetentionIT {
   void zeroKeepsThatKindForever() throws SQLException {
     RetentionPolicy deadOnly =
         new RetentionPolicy(Duration.ZERO, Duration.ofDays(30), 100, Duration.ofMinutes(1));
-    try (RetentionJob job = new RetentionJob(TABLES, "orders", deadOnly, db::connect, () -> true)) {
+    try (RetentionJob job =
+        new RetentionJob(TABLES, "orders", deadOnly, db::connect, () -> true, Ticker.SYSTEM)) {
       assertThat(job.round()).isEqualTo(new Round(0, 3));
     }
     assertThat(strings("SELECT count(*)::text FROM app.outbox")).containsExactly("9");
@@ -150,7 +153,8 @@ class RetentionIT {
             () -> {
               asked.incrementAndGet();
               return active.get();
-            });
+            },
+            Ticker.SYSTEM);
     try {
       await().atMost(Duration.ofSeconds(10)).until(() -> asked.get() >= 3);
       assertThat(strings("SELECT count(*)::text FROM app.outbox")).containsExactly("9");

@@ -1,6 +1,8 @@
 package io.outbox.relay.spi.support;
 
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import java.time.Duration;
 import java.util.List;
@@ -45,6 +47,7 @@ public final class BatchPublisher {
   private final String pipeline;
   private final Logger log;
   private final Duration timeout;
+  private final Ticker ticker;
   private final String timeoutReason;
   private final Function<RoutedEvent, String> where;
   private final SinkHealthLog health;
@@ -60,6 +63,8 @@ public final class BatchPublisher {
    * @param timeout the bound on one batch, from the sink's settings
    * @param timeoutKey the setting that holds {@code timeout}, for the expiry message
    * @param where names an event's destination in messages, e.g. {@code subject 'orders.created'}
+   * @param ticker what batches' deadlines are measured on ({@link
+   *     io.outbox.relay.spi.PluginContext#ticker})
    */
   public BatchPublisher(
       String broker,
@@ -67,11 +72,13 @@ public final class BatchPublisher {
       Logger log,
       Duration timeout,
       String timeoutKey,
-      Function<RoutedEvent, String> where) {
+      Function<RoutedEvent, String> where,
+      Ticker ticker) {
     this.broker = broker;
     this.pipeline = pipeline;
     this.log = log;
     this.timeout = timeout;
+    this.ticker = ticker;
     this.timeoutReason =
         "no answer from " + broker + " within " + timeoutKey + " (" + timeout.toMillis() + " ms)";
     this.where = where;
@@ -101,8 +108,7 @@ public final class BatchPublisher {
     if (batch.isEmpty()) {
       return CompletableFuture.completedFuture(List.of());
     }
-    PendingBatch pending =
-        new PendingBatch(batch, System.nanoTime() + timeout.toNanos(), where, this::finish);
+    PendingBatch pending = new PendingBatch(batch, ticker.deadline(timeout), where, this::finish);
     if (closed) {
       pending.expire("the " + broker + " sink is closed");
       return pending.result();
@@ -203,12 +209,12 @@ public final class BatchPublisher {
     log.info(
         "Closing the {} sink of pipeline {} (timeout {} ms)", broker, pipeline, timeout.toMillis());
     closed = true;
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = ticker.deadline(timeout);
     CompletableFuture<?> all =
         CompletableFuture.allOf(
             inFlight.stream().map(PendingBatch::result).toArray(CompletableFuture[]::new));
     try {
-      all.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      all.get(deadline.nanosLeft(), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {
@@ -217,7 +223,7 @@ public final class BatchPublisher {
     for (PendingBatch batch : inFlight) {
       batch.expire("the " + broker + " sink was closed before " + broker + " answered");
     }
-    return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    return deadline.left();
   }
 
   /** Stops the sender and timer threads. */

@@ -1,5 +1,6 @@
 package io.outbox.relay.spi.support;
 
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.Verdict;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Semaphore;
@@ -29,12 +30,12 @@ public final class InFlightWindow {
   }
 
   /**
-   * Waits for room until {@code deadlineNanos} ({@link System#nanoTime()}).
+   * Waits for room until {@code deadline}.
    *
    * @return {@code false} when the window stayed full
    */
-  public boolean acquire(long deadlineNanos) throws InterruptedException {
-    return permits.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+  public boolean acquire(Deadline deadline) throws InterruptedException {
+    return permits.tryAcquire(deadline.nanosLeft(), TimeUnit.NANOSECONDS);
   }
 
   /**
@@ -46,7 +47,7 @@ public final class InFlightWindow {
    *     waited (then its room is given back)
    */
   public boolean admit(PendingBatch batch, int index) throws InterruptedException {
-    if (!acquire(batch.deadlineNanos())) {
+    if (!acquire(batch.deadline())) {
       batch.failFrom(index, full(batch, index));
       return false;
     }

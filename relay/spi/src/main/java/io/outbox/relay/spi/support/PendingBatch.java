@@ -1,6 +1,7 @@
 package io.outbox.relay.spi.support;
 
 import io.outbox.relay.spi.AggregateKey;
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Verdict;
 import java.util.ArrayList;
@@ -46,7 +47,7 @@ public final class PendingBatch {
   private final List<RoutedEvent> events;
   private final AtomicReferenceArray<Verdict> verdicts;
   private final AtomicInteger missing;
-  private final long deadlineNanos;
+  private final Deadline deadline;
   private final Function<RoutedEvent, String> where;
   private final Consumer<PendingBatch> onAllVerdicts;
   private final CompletableFuture<List<Verdict>> result = new CompletableFuture<>();
@@ -75,16 +76,16 @@ public final class PendingBatch {
    * A batch whose events a sender takes turn by turn ({@link #nextTurn}).
    *
    * @param events the batch
-   * @param deadlineNanos {@link System#nanoTime()} by which every event must have its verdict
+   * @param deadline by when every event must have its verdict
    * @param where names an event's destination in messages, e.g. {@code subject 'orders.created'}
    * @param onAllVerdicts called once, on the thread that gave the last verdict
    */
   public PendingBatch(
       List<RoutedEvent> events,
-      long deadlineNanos,
+      Deadline deadline,
       Function<RoutedEvent, String> where,
       Consumer<PendingBatch> onAllVerdicts) {
-    this(events, deadlineNanos, where, onAllVerdicts, true);
+    this(events, deadline, where, onAllVerdicts, true);
   }
 
   /**
@@ -94,22 +95,22 @@ public final class PendingBatch {
    */
   public static PendingBatch withoutTurns(
       List<RoutedEvent> events,
-      long deadlineNanos,
+      Deadline deadline,
       Function<RoutedEvent, String> where,
       Consumer<PendingBatch> onAllVerdicts) {
-    return new PendingBatch(events, deadlineNanos, where, onAllVerdicts, false);
+    return new PendingBatch(events, deadline, where, onAllVerdicts, false);
   }
 
   private PendingBatch(
       List<RoutedEvent> events,
-      long deadlineNanos,
+      Deadline deadline,
       Function<RoutedEvent, String> where,
       Consumer<PendingBatch> onAllVerdicts,
       boolean turns) {
     this.events = List.copyOf(events);
     this.verdicts = new AtomicReferenceArray<>(events.size());
     this.missing = new AtomicInteger(events.size());
-    this.deadlineNanos = deadlineNanos;
+    this.deadline = deadline;
     this.where = where;
     this.onAllVerdicts = onAllVerdicts;
     this.turns = turns;
@@ -156,14 +157,14 @@ public final class PendingBatch {
     return events;
   }
 
-  /** {@link System#nanoTime()} by which every event must have its verdict. */
-  public long deadlineNanos() {
-    return deadlineNanos;
+  /** By when every event must have its verdict. */
+  public Deadline deadline() {
+    return deadline;
   }
 
   /** Whether the deadline has passed. */
   public boolean expired() {
-    return System.nanoTime() - deadlineNanos > 0;
+    return deadline.passed();
   }
 
   /** Completed with every verdict, in batch order, never exceptionally. */
@@ -195,7 +196,7 @@ public final class PendingBatch {
         if (!out.isEmpty() || isDone()) {
           return out;
         }
-        long left = deadlineNanos - System.nanoTime();
+        long left = deadline.nanosLeft();
         if (left <= 0) {
           return out;
         }

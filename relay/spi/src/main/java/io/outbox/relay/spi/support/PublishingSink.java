@@ -46,7 +46,8 @@ public abstract class PublishingSink implements Sink {
             LoggerFactory.getLogger(getClass()),
             timeout,
             timeoutKey,
-            where);
+            where,
+            context.ticker());
   }
 
   /** The publisher, e.g. for {@link BatchPublisher#ask}. */

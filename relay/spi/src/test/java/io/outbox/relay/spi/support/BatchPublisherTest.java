@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
 import java.nio.charset.StandardCharsets;
@@ -39,7 +40,8 @@ class BatchPublisherTest {
             LoggerFactory.getLogger(BatchPublisherTest.class),
             timeout,
             "publish-timeout",
-            e -> "topic '" + e.destination() + "'");
+            e -> "topic '" + e.destination() + "'",
+            Ticker.SYSTEM);
     publishers.add(p);
     return p;
   }
@@ -175,7 +177,7 @@ class BatchPublisherTest {
                     List.of(event("a"), event("b"), event("c")),
                     (b, turn) -> {
                       for (int i = 0; i < 3; i++) {
-                        if (!window.acquire(b.deadlineNanos())) {
+                        if (!window.acquire(b.deadline())) {
                           b.failFrom(i, window.full(b, i));
                           return;
                         }

@@ -2,9 +2,10 @@ package io.outbox.relay.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -15,7 +16,7 @@ class InFlightWindowTest {
   private static PendingBatch batch(String... keys) {
     return new PendingBatch(
         Stream.of(keys).map(BatchPublisherTest::event).toList(),
-        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50),
+        Ticker.SYSTEM.deadline(Duration.ofMillis(50)),
         e -> "subject '" + e.destination() + "'",
         b -> {});
   }
@@ -34,8 +35,9 @@ class InFlightWindowTest {
     }
     assertThat(window.admit(batch, 2)).isFalse(); // has its verdict: not sent
     window.release(); // event 0's ack
-    assertThat(window.acquire(System.nanoTime())).isTrue();
-    assertThat(window.acquire(System.nanoTime())).isFalse(); // the window held one permit only
+    assertThat(window.acquire(Ticker.SYSTEM.deadline(Duration.ZERO))).isTrue();
+    assertThat(window.acquire(Ticker.SYSTEM.deadline(Duration.ZERO)))
+        .isFalse(); // the window held one permit only
   }
 
   @Test
@@ -47,7 +49,8 @@ class InFlightWindowTest {
     assertThat(window.admit(batch, 1)).isFalse();
     assertThat(batch.verdict(1).outcome()).isEqualTo(Outcome.RETRYABLE);
     assertThat(batch.verdict(1).error()).startsWith("not sent: an earlier event");
-    assertThat(window.acquire(System.nanoTime())).isTrue(); // the room came back
+    assertThat(window.acquire(Ticker.SYSTEM.deadline(Duration.ZERO)))
+        .isTrue(); // the room came back
   }
 
   @Test
@@ -57,7 +60,8 @@ class InFlightWindowTest {
         new java.util.concurrent.CompletableFuture<>();
     window.send(
         batch, 0, () -> ack0, e -> Verdict.retryable("failed: " + BatchPublisher.describe(e)));
-    assertThat(window.acquire(System.nanoTime())).isFalse(); // event 0 holds the room
+    assertThat(window.acquire(Ticker.SYSTEM.deadline(Duration.ZERO)))
+        .isFalse(); // event 0 holds the room
     ack0.completeExceptionally(new java.io.IOException("nack"));
     assertThat(batch.verdict(0)).isEqualTo(Verdict.retryable("failed: IOException: nack"));
     // Event 1 shares event 0's key: held behind, never sent.
@@ -72,7 +76,8 @@ class InFlightWindowTest {
     window.send(
         batch, 2, () -> java.util.concurrent.CompletableFuture.completedFuture("ok"), e -> null);
     assertThat(batch.verdict(2).isPublished()).isTrue();
-    assertThat(window.acquire(System.nanoTime())).isTrue(); // every room came back
+    assertThat(window.acquire(Ticker.SYSTEM.deadline(Duration.ZERO)))
+        .isTrue(); // every room came back
   }
 
   @Test
@@ -89,6 +94,6 @@ class InFlightWindowTest {
                     e -> null))
         .isInstanceOf(IllegalStateException.class);
     assertThat(batch.verdict(0)).isNull(); // the sink decides
-    assertThat(window.acquire(System.nanoTime())).isTrue();
+    assertThat(window.acquire(Ticker.SYSTEM.deadline(Duration.ZERO))).isTrue();
   }
 }

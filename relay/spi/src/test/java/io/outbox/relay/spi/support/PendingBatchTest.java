@@ -2,8 +2,10 @@ package io.outbox.relay.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +18,7 @@ class PendingBatchTest {
   private static PendingBatch batch(long timeoutMillis, String... keys) {
     return new PendingBatch(
         Stream.of(keys).map(BatchPublisherTest::event).toList(),
-        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis),
+        Ticker.SYSTEM.deadline(Duration.ofMillis(timeoutMillis)),
         e -> "topic '" + e.destination() + "'",
         b -> {});
   }
@@ -63,7 +65,7 @@ class PendingBatchTest {
     PendingBatch batch =
         PendingBatch.withoutTurns(
             Stream.of("a", "a").map(BatchPublisherTest::event).toList(),
-            System.nanoTime() + TimeUnit.SECONDS.toNanos(10),
+            Ticker.SYSTEM.deadline(Duration.ofSeconds(10)),
             e -> "topic '" + e.destination() + "'",
             b -> {});
     batch.complete(0, Verdict.retryable("INVALID_RECORD"));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.typesafe.config.ConfigFactory;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
+import io.outbox.relay.spi.Ticker;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -19,7 +20,14 @@ class SettingsReaderTest {
   private static SettingsReader reader(String hocon) {
     return new SettingsReader(
         new PluginContext(
-            "p", ConfigFactory.parseString(hocon), PATH, 1, 10, Clock.systemUTC(), r -> {}));
+            "p",
+            ConfigFactory.parseString(hocon),
+            PATH,
+            1,
+            10,
+            Clock.systemUTC(),
+            Ticker.SYSTEM,
+            r -> {}));
   }
 
   private static List<String> texts(SettingsReader read) {
@@ -124,6 +132,7 @@ class SettingsReaderTest {
                 1,
                 10,
                 Clock.systemUTC(),
+                Ticker.SYSTEM,
                 r -> {}));
     read.positive("lanes");
     assertThat(read.problems())
@@ -165,10 +174,18 @@ class SettingsReaderTest {
             1,
             10,
             Clock.systemUTC(),
+            Ticker.SYSTEM,
             r -> {});
     PluginContext bad =
         new PluginContext(
-            "p", ConfigFactory.parseString("size = 30"), PATH, 1, 10, Clock.systemUTC(), r -> {});
+            "p",
+            ConfigFactory.parseString("size = 30"),
+            PATH,
+            1,
+            10,
+            Clock.systemUTC(),
+            Ticker.SYSTEM,
+            r -> {});
     assertThat(SettingsReader.settings(good, read, "foo sink")).isEqualTo("x3");
     assertThat(SettingsReader.problems(good, read)).isEmpty();
     assertThat(SettingsReader.problems(bad, read)).hasSize(2);

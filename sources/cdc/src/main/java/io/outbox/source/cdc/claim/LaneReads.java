@@ -3,6 +3,7 @@ package io.outbox.source.cdc.claim;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.engine.StreamSession;
 import io.outbox.source.cdc.lease.CdcLeaderLock;
 import io.outbox.source.cdc.lease.DatabaseClock;
@@ -44,6 +45,7 @@ public final class LaneReads {
       Supplier<HikariDataSource> pool,
       CdcLeaderLock leader,
       DatabaseClock clock,
+      Ticker ticker,
       Consumer<StreamSession> checkActive) {
     this.pipeline = pipeline;
     this.tables = tables;
@@ -52,7 +54,7 @@ public final class LaneReads {
     this.checkActive = checkActive;
     this.rows = new CurrentRows(tables, leader.fenceSql());
     this.parkedRows = new ParkedRows(tables);
-    this.unseen = new UnseenRows(pipeline, clock);
+    this.unseen = new UnseenRows(pipeline, clock, ticker);
   }
 
   /** Forgets what it noted of unseen rows: a new session's events are new. */

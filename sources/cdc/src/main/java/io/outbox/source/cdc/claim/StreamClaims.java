@@ -1,6 +1,8 @@
 package io.outbox.source.cdc.claim;
 
 import io.outbox.relay.spi.Claim;
+import io.outbox.relay.spi.Deadline;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.engine.StreamSession;
 import io.outbox.source.cdc.stream.ChangeStream;
 import io.outbox.source.postgres.OutstandingClaims;
@@ -23,6 +25,7 @@ public final class StreamClaims {
   private final LaneReads reads;
   private final ClaimWriter writer;
   private final Consumer<StreamSession> checkActive;
+  private final Ticker ticker;
 
   /**
    * @param checkActive ends the session, and throws, when its engine failed or the leader lock is
@@ -32,8 +35,10 @@ public final class StreamClaims {
       OutstandingClaims outstanding,
       LaneReads reads,
       ClaimWriter writer,
-      Consumer<StreamSession> checkActive) {
+      Consumer<StreamSession> checkActive,
+      Ticker ticker) {
     this.outstanding = outstanding;
+    this.ticker = ticker;
     this.reads = reads;
     this.writer = writer;
     this.checkActive = checkActive;
@@ -46,29 +51,27 @@ public final class StreamClaims {
     boolean handedOut = false;
     try {
       checkActive.accept(s);
-      long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
+      Deadline deadline = ticker.deadline(maxWait);
       long queryNanos = 0;
       while (true) {
         boolean committing = reads.readBackParked(s, lane);
-        Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+        Duration wait = deadline.left();
         List<ChangeStream.Item> items = s.stream().take(lane, maxEvents, wait);
         if (items.isEmpty()) {
-          if (s.stream().parkedToRead(lane) != null && System.nanoTime() < deadline) {
+          if (s.stream().parkedToRead(lane) != null && !deadline.passed()) {
             if (committing) {
               // A parked event's commit is not visible yet: look again in a moment.
               Thread.sleep(
-                  Math.min(
-                      COMMIT_WAIT.toMillis(),
-                      Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
+                  Math.min(COMMIT_WAIT.toMillis(), Math.max(1, deadline.nanosLeft() / 1_000_000)));
             }
             continue; // a held-back key was released: its parked rows come first
           }
           checkActive.accept(s);
           return Claim.empty();
         }
-        long started = System.nanoTime();
+        long started = ticker.nanoTime();
         items = reads.current(s, lane, items);
-        queryNanos += System.nanoTime() - started;
+        queryNanos += ticker.nanoTime() - started;
         if (!items.isEmpty()) {
           handedOut = true;
           return new CdcClaim(writer, s.stream(), lane, items, queryNanos, outstanding::end);

@@ -1,5 +1,6 @@
 package io.outbox.source.cdc.claim;
 
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.stream.ChangeStream;
 import java.time.Clock;
 import java.time.Duration;
@@ -54,11 +55,13 @@ public final class UnseenRows {
 
   private final String pipeline;
   private final Clock clock;
+  private final Ticker ticker;
   private final Map<Long, Missing> missing = new HashMap<>(); // guarded by this; by row id
 
-  UnseenRows(String pipeline, Clock clock) {
+  UnseenRows(String pipeline, Clock clock, Ticker ticker) {
     this.pipeline = pipeline;
     this.clock = clock;
+    this.ticker = ticker;
   }
 
   /**
@@ -67,7 +70,7 @@ public final class UnseenRows {
    */
   synchronized Map<Long, ChangeStream.Row> pending(
       List<ChangeStream.Item> items, CurrentRows.Read read) {
-    long now = System.nanoTime();
+    long now = ticker.nanoTime();
     Map<Long, ChangeStream.Row> pending = read.pending();
     for (ChangeStream.Item item : items) {
       long id = item.event().id();

@@ -1,5 +1,6 @@
 package io.outbox.source.cdc.engine;
 
+import io.outbox.relay.spi.Deadline;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,8 +64,8 @@ final class EngineRemains {
    * into the connector still in flight (a task restarting its connector or retrying its replication
    * connection) and the engine's run.
    */
-  boolean awaitGone(long deadline) {
-    long half = System.nanoTime() + (deadline - System.nanoTime()) / 2;
+  boolean awaitGone(Deadline deadline) {
+    Deadline half = deadline.ticker().deadline(deadline.left().dividedBy(2));
     try {
       if (!awaitStopped(half)) {
         log.warn(
@@ -85,7 +86,7 @@ final class EngineRemains {
         if (left.isEmpty()) {
           return true;
         }
-        if (System.nanoTime() - deadline >= 0) {
+        if (deadline.passed()) {
           log.error("pipeline {}: the change stream's engine did not stop: {}", pipeline, left);
           return false;
         }
@@ -124,10 +125,10 @@ final class EngineRemains {
   }
 
   /** Waits until the engine's run is over and its connector task quiet, or the deadline. */
-  private boolean awaitStopped(long deadline) throws InterruptedException {
+  private boolean awaitStopped(Deadline deadline) throws InterruptedException {
     if (running != null) {
       try {
-        running.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        running.get(deadline.nanosLeft(), TimeUnit.NANOSECONDS);
       } catch (TimeoutException e) {
         return false;
       } catch (ExecutionException | java.util.concurrent.CancellationException e) {

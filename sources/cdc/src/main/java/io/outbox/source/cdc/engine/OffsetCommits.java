@@ -2,6 +2,7 @@ package io.outbox.source.cdc.engine;
 
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.stream.ChangeStream;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -30,6 +31,7 @@ final class OffsetCommits {
   private final BooleanSupplier owned;
   private final String pipeline;
   private final String slotName;
+  private final Ticker ticker;
   private volatile DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer;
   private RecordChangeEvent<SourceRecord> uncommitted; // under this
   private long notedNanos; // committer thread only
@@ -44,8 +46,10 @@ final class OffsetCommits {
       Walsenders walsenders,
       BooleanSupplier owned,
       String pipeline,
-      String slotName) {
+      String slotName,
+      Ticker ticker) {
     this.stream = stream;
+    this.ticker = ticker;
     this.walsenders = walsenders;
     this.owned = owned;
     this.pipeline = pipeline;
@@ -89,7 +93,7 @@ final class OffsetCommits {
    */
   private void noteWalsender() {
     long received = batches;
-    long now = System.nanoTime();
+    long now = ticker.nanoTime();
     if (received == notedBatches
         || (notedNanos != 0 && now - notedNanos < NOTE_WALSENDER_NANOS)
         || !owned.getAsBoolean()) {

@@ -2,6 +2,7 @@ package io.outbox.source.cdc.engine;
 
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.CdcSettings;
 import io.outbox.source.cdc.stream.ChangeStream;
 import java.time.Clock;
@@ -27,7 +28,8 @@ final class RecordHandoff {
   private final OffsetCommits commits;
   private final Clock clock;
   private final String pipeline;
-  private volatile long lastReceivedNanos = System.nanoTime();
+  private final Ticker ticker;
+  private volatile long lastReceivedNanos;
   private volatile boolean receiving;
 
   RecordHandoff(
@@ -35,8 +37,11 @@ final class RecordHandoff {
       ChangeStream<RecordChangeEvent<SourceRecord>> stream,
       OffsetCommits commits,
       Clock clock,
+      Ticker ticker,
       String pipeline) {
     this.settings = settings;
+    this.ticker = ticker;
+    this.lastReceivedNanos = ticker.nanoTime();
     this.stream = stream;
     this.changes = new ChangeEvents(EngineProperties.heartbeatPrefix(settings.slotName()));
     this.commits = commits;
@@ -46,14 +51,15 @@ final class RecordHandoff {
 
   /** Counts the stream as having received something now (when it has just started). */
   void touch() {
-    lastReceivedNanos = System.nanoTime();
+    lastReceivedNanos = ticker.nanoTime();
   }
 
   /**
-   * When the stream last received a batch, or finished handing one over ({@link System#nanoTime}).
+   * How long the stream has received nothing, on the ticker: since it last received a batch, or
+   * finished handing one over.
    */
-  long lastReceivedNanos() {
-    return lastReceivedNanos;
+  long silentNanos() {
+    return ticker.nanoTime() - lastReceivedNanos;
   }
 
   /** Whether a batch is being handed over right now (it may wait for room in a lane). */
@@ -66,12 +72,12 @@ final class RecordHandoff {
       DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
       throws InterruptedException {
     receiving = true;
-    lastReceivedNanos = System.nanoTime();
+    lastReceivedNanos = ticker.nanoTime();
     commits.received(committer); // the engine's one polling thread
     try {
       hand(records);
     } finally {
-      lastReceivedNanos = System.nanoTime();
+      lastReceivedNanos = ticker.nanoTime();
       receiving = false;
     }
   }

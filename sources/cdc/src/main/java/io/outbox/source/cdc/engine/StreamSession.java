@@ -5,7 +5,9 @@ import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.CdcConnections;
 import io.outbox.source.cdc.CdcSettings;
 import io.outbox.source.cdc.lease.Fence;
@@ -63,6 +65,7 @@ public final class StreamSession {
   private final CountDownLatch ended = new CountDownLatch(1);
   private final AtomicReference<String> failure = new AtomicReference<>();
   private final Clock clock;
+  private final Ticker ticker;
   private volatile boolean stopping;
   private String registration;
   private DebeziumEngine<RecordChangeEvent<SourceRecord>> engine; // guarded by stopLock
@@ -89,9 +92,11 @@ public final class StreamSession {
       String pipeline,
       int lanes,
       Clock clock,
+      Ticker ticker,
       Fence fence,
       BooleanSupplier owned) {
     this.settings = settings;
+    this.ticker = ticker;
     this.fence = fence;
     this.owned = owned;
     this.gate = new TaskGate(pipeline);
@@ -102,12 +107,13 @@ public final class StreamSession {
     this.tables = tables;
     this.pipeline = pipeline;
     this.clock = clock;
-    this.stream = new ChangeStream<>(lanes, settings.laneBuffer(), clock, pipeline);
-    this.commits = new OffsetCommits(stream, walsenders, owned, pipeline, settings.slotName());
+    this.stream = new ChangeStream<>(lanes, settings.laneBuffer(), clock, ticker, pipeline);
+    this.commits =
+        new OffsetCommits(stream, walsenders, owned, pipeline, settings.slotName(), ticker);
     this.remains =
         new EngineRemains(
             gate, walsenders, () -> stopping, sockets::abort, pipeline, settings.slotName());
-    this.handoff = new RecordHandoff(settings, stream, commits, clock, pipeline);
+    this.handoff = new RecordHandoff(settings, stream, commits, clock, ticker, pipeline);
     this.sweep = new ReconcileSweep(connections, settings, tables, pipeline, stream);
   }
 
@@ -120,7 +126,8 @@ public final class StreamSession {
    * the stream, whose events wait until they are read ({@link CatchUp}).
    */
   public void catchUp(CatchUp.Bound bound) {
-    catchUp = new CatchUp(connections, settings, tables, pipeline, stream, fence, clock, bound);
+    catchUp =
+        new CatchUp(connections, settings, tables, pipeline, stream, fence, clock, ticker, bound);
     stream.beginCatchUp();
   }
 
@@ -139,8 +146,8 @@ public final class StreamSession {
     remains.running(runner.submit(this::runEngine));
     runner.shutdown();
     boolean up = false;
-    long deadline = System.nanoTime() + settings.startTimeout().toNanos();
-    while (System.nanoTime() < deadline) {
+    Deadline deadline = ticker.deadline(settings.startTimeout());
+    while (!deadline.passed()) {
       if (started.await(50, TimeUnit.MILLISECONDS)) {
         up = true;
         break;
@@ -257,7 +264,7 @@ public final class StreamSession {
         .named(
             "stop",
             () -> {
-              long began = System.nanoTime();
+              long began = ticker.nanoTime();
               // Its connections may be black-holed: closed first, its calls fail at once.
               int closed = sockets.abort();
               boolean gone = stop(STOP_TIMEOUT);
@@ -266,7 +273,7 @@ public final class StreamSession {
                       + " {} ms after its {} connection(s) were closed",
                   pipeline,
                   gone ? "stopped" : "is not gone",
-                  TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began),
+                  TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - began),
                   closed);
             })
         .start();
@@ -286,7 +293,7 @@ public final class StreamSession {
    * @return whether the engine is gone
    */
   public boolean stop(Duration timeout) {
-    long deadline = System.nanoTime() + Math.max(1, timeout.toNanos());
+    Deadline deadline = ticker.deadline(timeout);
     DebeziumEngine<RecordChangeEvent<SourceRecord>> closing;
     synchronized (stopLock) {
       boolean first = !stopping;

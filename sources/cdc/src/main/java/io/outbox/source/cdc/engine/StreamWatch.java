@@ -71,7 +71,7 @@ final class StreamWatch implements Runnable {
         abandon.accept("this instance no longer holds the lease of slot " + settings.slotName());
         return;
       }
-      long silent = System.nanoTime() - handoff.lastReceivedNanos();
+      long silent = handoff.silentNanos();
       if (!handoff.receiving() && silent > stallNanos) {
         String why =
             "the change stream received nothing, not even a heartbeat, for "

@@ -1,5 +1,6 @@
 package io.outbox.source.cdc.engine;
 
+import io.outbox.relay.spi.Deadline;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -136,10 +137,10 @@ final class TaskGate {
     return closed && callers.isEmpty() && !unstopped && !stoppingNow;
   }
 
-  /** Waits until {@link #quiet} or the deadline ({@link System#nanoTime}). */
-  synchronized boolean awaitQuiet(long deadline) throws InterruptedException {
+  /** Waits until {@link #quiet} or the deadline. */
+  synchronized boolean awaitQuiet(Deadline deadline) throws InterruptedException {
     while (!quiet()) {
-      long left = deadline - System.nanoTime();
+      long left = deadline.nanosLeft();
       if (left <= 0) {
         return false;
       }

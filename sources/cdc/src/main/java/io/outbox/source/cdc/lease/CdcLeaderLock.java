@@ -1,7 +1,9 @@
 package io.outbox.source.cdc.lease;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.CdcConnections;
 import io.outbox.source.cdc.CdcSettings;
 import io.outbox.source.postgres.LeaderLease;
@@ -38,6 +40,7 @@ public final class CdcLeaderLock {
   private final LeaseKeeper keeper;
   private final LeaderLease lease;
   private final QuietInserts wakeGate;
+  private final Ticker ticker;
 
   public CdcLeaderLock(
       CdcConnections connections,
@@ -45,8 +48,10 @@ public final class CdcLeaderLock {
       CdcSettings settings,
       String pipeline,
       DatabaseClock clock,
-      Runnable abortConnections) {
+      Runnable abortConnections,
+      Ticker ticker) {
     this.connections = connections;
+    this.ticker = ticker;
     this.settings = settings;
     this.pipeline = pipeline;
     String leaderSessionName = tables.leaderSessionName(pipeline);
@@ -88,7 +93,8 @@ public final class CdcLeaderLock {
                       e.getMessage());
                 }
               }
-            });
+            },
+            ticker);
     this.lease = keeper.lease();
   }
 
@@ -133,7 +139,7 @@ public final class CdcLeaderLock {
    * log: also the one an engine of this instance left when its start was given up.
    */
   public void freeSlot(String slot, String whose) throws InterruptedException {
-    long deadline = System.nanoTime() + settings.leaseTimeout().toNanos();
+    Deadline deadline = ticker.deadline(settings.leaseTimeout());
     try (Connection c = connections.dedicated("take-over")) {
       c.setNetworkTimeout(Runnable::run, keeper.networkTimeoutMillis());
       boolean ended = false;
@@ -142,7 +148,7 @@ public final class CdcLeaderLock {
         if (pid == null) {
           return;
         }
-        if (System.nanoTime() - deadline >= 0) {
+        if (deadline.passed()) {
           throw new SourceException(
               "pipeline "
                   + pipeline

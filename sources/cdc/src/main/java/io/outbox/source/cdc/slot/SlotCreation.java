@@ -1,6 +1,7 @@
 package io.outbox.source.cdc.slot;
 
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.CdcConnections;
 import io.outbox.source.cdc.SlotCreationWait;
 import java.sql.Connection;
@@ -36,13 +37,15 @@ public final class SlotCreation {
   private static final Logger log = LoggerFactory.getLogger(SlotCreation.class);
 
   private final CdcConnections connections;
+  private final Ticker ticker;
   private final String slot;
   private final String pipeline;
   private volatile int blocked;
   private volatile Statement running; // the creation's statement while it runs
 
-  SlotCreation(CdcConnections connections, String slot, String pipeline) {
+  SlotCreation(CdcConnections connections, String slot, String pipeline, Ticker ticker) {
     this.connections = connections;
+    this.ticker = ticker;
     this.slot = slot;
     this.pipeline = pipeline;
   }
@@ -77,7 +80,7 @@ public final class SlotCreation {
         new Thread(() -> run(statement, made), "outbox-relay-" + pipeline + "-cdc-slot-creation");
     creating.setDaemon(true);
     creating.start();
-    long started = System.nanoTime();
+    long started = ticker.nanoTime();
     boolean ended = false;
     try {
       while (true) {
@@ -89,7 +92,7 @@ public final class SlotCreation {
               pipeline,
               slot,
               lsn,
-              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+              TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - started));
           return lsn;
         } catch (ExecutionException e) {
           ended = true;
@@ -150,7 +153,7 @@ public final class SlotCreation {
       SlotCreationWait wait = SlotCreationWait.read(c, pipeline).orElse(null);
       List<SlotCreationWait.Blocker> blockers = wait == null ? List.of() : wait.blockers();
       blocked = blockers.size();
-      long waited = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+      long waited = TimeUnit.NANOSECONDS.toSeconds(ticker.nanoTime() - started);
       if (blockers.isEmpty()) {
         log.warn(
             "pipeline {}: creating replication slot {} has waited {} s; no transaction it waits"

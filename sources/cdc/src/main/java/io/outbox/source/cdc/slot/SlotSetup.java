@@ -3,6 +3,7 @@ package io.outbox.source.cdc.slot;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.CdcConnections;
 import io.outbox.source.cdc.CdcSettings;
 import io.outbox.source.cdc.lease.CdcLeaderLock;
@@ -42,14 +43,15 @@ public final class SlotSetup {
       OutboxTables tables,
       String pipeline,
       CdcConnections connections,
-      CdcLeaderLock leader) {
+      CdcLeaderLock leader,
+      Ticker ticker) {
     this.settings = settings;
     this.database = database;
     this.tables = tables;
     this.pipeline = pipeline;
     this.connections = connections;
     this.leader = leader;
-    this.creation = new SlotCreation(connections, settings.slotName(), pipeline);
+    this.creation = new SlotCreation(connections, settings.slotName(), pipeline, ticker);
   }
 
   /**

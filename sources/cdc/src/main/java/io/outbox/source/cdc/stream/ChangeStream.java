@@ -2,6 +2,7 @@ package io.outbox.source.cdc.stream;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Ticker;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -101,15 +102,17 @@ public final class ChangeStream<R> {
   private final Intake intake;
   private final LaneClaims claims;
 
-  ChangeStream(int lanes, int laneBuffer, Clock clock) {
-    this(lanes, laneBuffer, clock, "-");
+  ChangeStream(int lanes, int laneBuffer, Clock clock, Ticker ticker) {
+    this(lanes, laneBuffer, clock, ticker, "-");
   }
 
   /**
+   * @param clock the database's clock as seen here: what due times are compared with
+   * @param ticker what a lane's wait for events is measured on
    * @param pipeline named in the log lines
    */
-  public ChangeStream(int lanes, int laneBuffer, Clock clock, String pipeline) {
-    this.s = new StreamState(lanes, laneBuffer, clock, pipeline);
+  public ChangeStream(int lanes, int laneBuffer, Clock clock, Ticker ticker, String pipeline) {
+    this.s = new StreamState(lanes, laneBuffer, clock, ticker, pipeline);
     this.parking = new Parking(s);
     this.intake = new Intake(s, parking);
     this.claims = new LaneClaims(s, parking);

@@ -1,6 +1,7 @@
 package io.outbox.source.cdc.stream;
 
 import io.outbox.relay.spi.AggregateKey;
+import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.Settlement;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,7 +35,7 @@ final class LaneClaims {
   /** See {@link ChangeStream#take}. */
   List<ChangeStream.Item> take(int lane, int maxEvents, Duration maxWait)
       throws InterruptedException {
-    long deadline = System.nanoTime() + Math.max(0, maxWait.toNanos());
+    Deadline deadline = s.ticker.deadline(maxWait);
     StreamLane l = s.lanes[lane];
     while (!s.closed) {
       Instant now = s.clock.instant();
@@ -42,7 +43,7 @@ final class LaneClaims {
       if (!batch.isEmpty() || parking.toRead(l) != null) {
         return batch; // empty: parked rows of a released key are to be read back first
       }
-      long left = deadline - System.nanoTime();
+      long left = deadline.nanosLeft();
       if (left <= 0) {
         break;
       }

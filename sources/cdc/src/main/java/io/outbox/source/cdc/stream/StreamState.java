@@ -1,6 +1,7 @@
 package io.outbox.source.cdc.stream;
 
 import io.outbox.relay.spi.AggregateKey;
+import io.outbox.relay.spi.Ticker;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.HashMap;
@@ -21,6 +22,7 @@ final class StreamState {
   final String pipeline;
   final int laneBuffer;
   final Clock clock;
+  final Ticker ticker;
   final ReentrantLock lock = new ReentrantLock();
   final Condition changed = lock.newCondition();
   final StreamLane[] lanes;
@@ -37,10 +39,11 @@ final class StreamState {
   long staleInLanes; // streamed events a claim found final already (sent before, or by a copy)
   boolean closed;
 
-  StreamState(int lanes, int laneBuffer, Clock clock, String pipeline) {
+  StreamState(int lanes, int laneBuffer, Clock clock, Ticker ticker, String pipeline) {
     this.pipeline = pipeline;
     this.laneBuffer = laneBuffer;
     this.clock = clock;
+    this.ticker = ticker;
     this.lanes = new StreamLane[lanes];
     for (int i = 0; i < lanes; i++) {
       this.lanes[i] = new StreamLane(i);

@@ -2,6 +2,7 @@ package io.outbox.source.cdc.table;
 
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.CdcConnections;
 import io.outbox.source.cdc.CdcSettings;
 import io.outbox.source.cdc.lease.Fence;
@@ -62,6 +63,7 @@ public final class CatchUp {
   private final ChangeStream<?> stream;
   private final Fence fence;
   private final Clock clock;
+  private final Ticker ticker;
   private final long upTo;
   private final boolean marked;
   private final OutboxRows rows;
@@ -80,6 +82,7 @@ public final class CatchUp {
       ChangeStream<?> stream,
       Fence fence,
       Clock clock,
+      Ticker ticker,
       Bound bound) {
     this.connections = connections;
     this.settings = settings;
@@ -88,6 +91,7 @@ public final class CatchUp {
     this.stream = stream;
     this.fence = fence;
     this.clock = clock;
+    this.ticker = ticker;
     this.upTo = bound.upTo();
     this.marked = bound.marked();
     this.rows = new OutboxRows(tables);
@@ -98,7 +102,7 @@ public final class CatchUp {
    * once every one of them is final. Runs on the session's catch-up thread until the stream closes.
    */
   public void run() {
-    long started = System.nanoTime();
+    long started = ticker.nanoTime();
     try {
       long[] counts = read();
       if (counts == null) {
@@ -132,7 +136,7 @@ public final class CatchUp {
             "pipeline {}: caught up {} row(s) in {} ms",
             pipeline,
             counts[0],
-            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+            TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - started));
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

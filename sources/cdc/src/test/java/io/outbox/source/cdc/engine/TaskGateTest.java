@@ -3,6 +3,8 @@ package io.outbox.source.cdc.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.relay.spi.Ticker;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +31,7 @@ class TaskGateTest {
     assertThat(task.stops).hasSize(1);
     assertThat(gate.quiet()).isTrue();
     assertThat(gate.running()).isEmpty();
-    assertThat(gate.awaitQuiet(System.nanoTime())).isTrue();
+    assertThat(gate.awaitQuiet(Ticker.SYSTEM.deadline(Duration.ZERO))).isTrue();
   }
 
   @Test

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Ticker;
+import io.outbox.testkit.FakeTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,8 +20,8 @@ import org.junit.jupiter.api.Test;
 /** Issue #13.8: a held-back key's events leave a full lane and come back when it is released. */
 class ChangeStreamParkingTest {
 
-  private final ChangeStreamTest.MutableClock clock = new ChangeStreamTest.MutableClock();
-  private final ChangeStream<String> stream = new ChangeStream<>(1, 2, clock);
+  private final FakeTime clock = new FakeTime();
+  private final ChangeStream<String> stream = new ChangeStream<>(1, 2, clock, Ticker.SYSTEM);
 
   /** Takes k#1 and lets it wait 3 s for a retry. */
   private void holdKeyK() throws Exception {
@@ -171,7 +173,7 @@ class ChangeStreamParkingTest {
 
   @Test
   void aSweptCopyTakesTheStreamPositionOfItsEvent() throws Exception {
-    ChangeStream<String> s = new ChangeStream<>(1, 10, clock);
+    ChangeStream<String> s = new ChangeStream<>(1, 10, clock, Ticker.SYSTEM);
     OutboxEvent e = event(1, "a");
     assertThat(s.offerSwept(List.of(e))).isEqualTo(1);
     List<ChangeStream.Item> taken = s.take(0, 10, Duration.ZERO);

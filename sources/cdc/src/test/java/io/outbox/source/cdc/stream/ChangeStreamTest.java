@@ -7,12 +7,12 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.engine.ChangeEvents;
+import io.outbox.testkit.FakeTime;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 
 class ChangeStreamTest {
 
-  private final MutableClock clock = new MutableClock();
-  private final ChangeStream<String> stream = new ChangeStream<>(1, 100, clock);
+  private final FakeTime clock = new FakeTime();
+  private final ChangeStream<String> stream = new ChangeStream<>(1, 100, clock, Ticker.SYSTEM);
 
   static OutboxEvent event(long id, String key) {
     return new OutboxEvent(
@@ -97,6 +97,25 @@ class ChangeStreamTest {
     assertThat(stream.take(0, 10, Duration.ZERO))
         .extracting(i -> i.event().id())
         .containsExactly(1L, 2L);
+  }
+
+  /** A retry's due time: its delay after it was settled, on the (database) clock, not before. */
+  @Test
+  void aRetryIsDueItsDelayAfterItsSettlement() throws Exception {
+    stream.offer("r1", event(1, "k"), null);
+    List<ChangeStream.Item> first = stream.take(0, 10, Duration.ZERO);
+    clock.advance(Duration.ofMinutes(1)); // published, then settled a minute later
+    stream.settled(
+        0,
+        first,
+        List.of(new Settlement.Retry(first.get(0).event(), 1, Duration.ofSeconds(5), "x")));
+
+    clock.advance(Duration.ofMillis(4_999));
+    assertThat(stream.take(0, 10, Duration.ZERO)).isEmpty();
+    clock.advance(Duration.ofMillis(1));
+    assertThat(stream.take(0, 10, Duration.ZERO))
+        .singleElement()
+        .satisfies(i -> assertThat(i.event().attempts()).isEqualTo(1));
   }
 
   @Test
@@ -267,7 +286,7 @@ class ChangeStreamTest {
 
   @Test
   void theCatchUpWaitsForRoomInTheLaneAndEndsOnceEveryRowIsFinal() throws Exception {
-    ChangeStream<String> small = new ChangeStream<>(1, 2, clock);
+    ChangeStream<String> small = new ChangeStream<>(1, 2, clock, Ticker.SYSTEM);
     small.beginCatchUp();
     small.offerCaughtUp(event(1, "a"), null, null);
     small.offerCaughtUp(event(2, "a"), null, null);
@@ -393,7 +412,7 @@ class ChangeStreamTest {
 
   @Test
   void aFullLaneMakesTheStreamWait() throws Exception {
-    ChangeStream<String> small = new ChangeStream<>(1, 2, clock);
+    ChangeStream<String> small = new ChangeStream<>(1, 2, clock, Ticker.SYSTEM);
     small.offer("r1", event(1, "a"), null);
     small.offer("r2", event(2, "a"), null);
     Thread producer =
@@ -466,29 +485,5 @@ class ChangeStreamTest {
     lane.join(5_000);
     // One offer at a time, the lane woke at the first one and could take it alone.
     assertThat(taken.get()).hasSize(50);
-  }
-
-  /** A clock the test moves. */
-  static final class MutableClock extends Clock {
-    private Instant now = Instant.parse("2026-01-01T00:00:00Z");
-
-    void advance(Duration d) {
-      now = now.plus(d);
-    }
-
-    @Override
-    public ZoneOffset getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
   }
 }
