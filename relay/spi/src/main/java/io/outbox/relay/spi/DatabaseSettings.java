@@ -53,10 +53,28 @@ public record DatabaseSettings(
     public static final Retention OFF =
         new Retention(Duration.ZERO, Duration.ZERO, 1000, Duration.ofMinutes(1));
 
+    /**
+     * Checks the values (the settings reader reports bad ones to the user first).
+     *
+     * @throws IllegalArgumentException naming the bad value
+     */
     public Retention {
       Objects.requireNonNull(published, "published");
       Objects.requireNonNull(deadLetters, "deadLetters");
       Objects.requireNonNull(interval, "interval");
+      if (published.isNegative() || deadLetters.isNegative()) {
+        throw new IllegalArgumentException(
+            "retention ages must be positive, or zero for off: published "
+                + published
+                + ", dead letters "
+                + deadLetters);
+      }
+      if (batchSize < 1) {
+        throw new IllegalArgumentException("batch size must be at least 1, got " + batchSize);
+      }
+      if (interval.isNegative() || interval.isZero()) {
+        throw new IllegalArgumentException("interval must be positive, got " + interval);
+      }
     }
 
     /** Whether anything is ever deleted. */

@@ -1,6 +1,7 @@
 package io.outbox.source.postgres;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.Ticker;
 import java.sql.Connection;
@@ -15,11 +16,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The background thread that applies a {@link RetentionPolicy} to one pipeline's tables: every
- * {@code interval}, while the pipeline's instance is active, it deletes old published rows and old
- * dead letters in batches of {@code batchSize} ({@link Retention}), each batch its own short
- * transaction on its own connection, until a batch comes back short. It never holds a lock the
- * relay's claims wait for; a database failure is logged and tried again next round.
+ * The background thread that applies a {@link DatabaseSettings.Retention} to one pipeline's tables:
+ * every {@code interval}, while the pipeline's instance is active, it deletes old published rows
+ * and old dead letters in batches of {@code batchSize} ({@link Retention}), each batch its own
+ * short transaction on its own connection, until a batch comes back short. It never holds a lock
+ * the relay's claims wait for; a database failure is logged and tried again next round.
  *
  * <p>Sources start one after they became active ({@link #start}) and close it when they stop.
  */
@@ -39,7 +40,7 @@ public final class RetentionJob implements AutoCloseable {
 
   private final Retention retention;
   private final String pipeline;
-  private final RetentionPolicy policy;
+  private final DatabaseSettings.Retention policy;
   private final ConnectionSource connections;
   private final BooleanSupplier active;
   private final ReentrantLock lock = new ReentrantLock();
@@ -57,7 +58,7 @@ public final class RetentionJob implements AutoCloseable {
   RetentionJob(
       OutboxTables tables,
       String pipeline,
-      RetentionPolicy policy,
+      DatabaseSettings.Retention policy,
       ConnectionSource connections,
       BooleanSupplier active,
       Ticker ticker) {
@@ -76,7 +77,8 @@ public final class RetentionJob implements AutoCloseable {
    *
    * @param tables the pipeline's outbox and dead-letter tables
    * @param pipeline the pipeline name: only its dead letters are deleted
-   * @param policy ages, batch size and interval; must be {@link RetentionPolicy#enabled()}
+   * @param policy ages, batch size and interval; must be {@link
+   *     DatabaseSettings.Retention#enabled()}
    * @param connections where the job's connection comes from (opened again after a failure)
    * @param active whether this instance is the pipeline's active one; rounds are skipped while not
    * @param ticker when the next round is due and the summary lines, on the relay's ticker
@@ -84,7 +86,7 @@ public final class RetentionJob implements AutoCloseable {
   public static RetentionJob start(
       OutboxTables tables,
       String pipeline,
-      RetentionPolicy policy,
+      DatabaseSettings.Retention policy,
       ConnectionSource connections,
       BooleanSupplier active,
       Ticker ticker) {

@@ -75,14 +75,7 @@ public final class SourceLifecycle {
       if (retention != null || closed || !r.enabled()) {
         return;
       }
-      retention =
-          RetentionJob.start(
-              tables,
-              pipeline,
-              new RetentionPolicy(r.published(), r.deadLetters(), r.batchSize(), r.interval()),
-              connections,
-              leading,
-              ticker);
+      retention = RetentionJob.start(tables, pipeline, r, connections, leading, ticker);
     }
   }
 

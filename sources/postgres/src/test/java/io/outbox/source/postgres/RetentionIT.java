@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.Ticker;
 import io.outbox.schema.Migrator;
 import io.outbox.source.postgres.RetentionJob.Round;
@@ -27,8 +28,9 @@ class RetentionIT {
 
   private static final OutboxTables TABLES = OutboxTables.of("app.outbox", "app.dead");
   private static final Retention RETENTION = Retention.of(TABLES);
-  private static final RetentionPolicy POLICY =
-      new RetentionPolicy(Duration.ofDays(7), Duration.ofDays(30), 2, Duration.ofMillis(100));
+  private static final DatabaseSettings.Retention POLICY =
+      new DatabaseSettings.Retention(
+          Duration.ofDays(7), Duration.ofDays(30), 2, Duration.ofMillis(100));
   private static TestDatabase db;
 
   @BeforeAll
@@ -114,8 +116,9 @@ class RetentionIT {
 
   @Test
   void zeroKeepsThatKindForever() throws SQLException {
-    RetentionPolicy deadOnly =
-        new RetentionPolicy(Duration.ZERO, Duration.ofDays(30), 100, Duration.ofMinutes(1));
+    DatabaseSettings.Retention deadOnly =
+        new DatabaseSettings.Retention(
+            Duration.ZERO, Duration.ofDays(30), 100, Duration.ofMinutes(1));
     try (RetentionJob job =
         new RetentionJob(TABLES, "orders", deadOnly, db::connect, () -> true, Ticker.SYSTEM)) {
       assertThat(job.round()).isEqualTo(new Round(0, 3));
