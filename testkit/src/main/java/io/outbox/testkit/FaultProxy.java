@@ -18,9 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Hand-written because no packaged Toxiproxy (or other fault-injecting proxy) is installable here,
  * and the faults the tests need (black hole, stall, per-direction latency) are a few hundred lines.
  *
- * <p>A TCP proxy on {@code 127.0.0.1:<free port>} in front of one target, that injects network faults
- * into the connections through it: per {@link Direction} a {@link Mode} ({@link Mode#PASS}, {@link
- * Mode#RESET}, {@link Mode#BLACKHOLE}, {@link Mode#STALL}, {@link Mode#latency latency}),
+ * <p>A TCP proxy on {@code 127.0.0.1:<free port>} in front of one target, that injects network
+ * faults into the connections through it: per {@link Direction} a {@link Mode} ({@link Mode#PASS},
+ * {@link Mode#RESET}, {@link Mode#BLACKHOLE}, {@link Mode#STALL}, {@link Mode#latency latency}),
  * switchable at any time and applied to the open connections and to new ones alike.
  *
  * <p>A {@link Mode#BLACKHOLE black hole} is what a firewall that drops packets looks like to the
