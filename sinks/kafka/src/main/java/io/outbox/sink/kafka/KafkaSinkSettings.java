@@ -3,6 +3,7 @@ package io.outbox.sink.kafka;
 import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
+import io.outbox.relay.spi.support.BrokerUrls;
 import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.relay.spi.support.SettingsText;
 import java.time.Duration;
@@ -10,7 +11,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -109,14 +109,20 @@ public record KafkaSinkSettings(
   private static List<String> servers(SettingsReader r) {
     String key = "bootstrap-servers";
     ConfigValue v = r.raw(key);
-    List<String> raw =
-        v != null && v.valueType() == ConfigValueType.LIST
-            ? r.stringList(key, "a list of host:port such as [\"127.0.0.1:9092\"]")
-            : Optional.ofNullable(r.string(key)).map(s -> List.of(s.split(","))).orElse(null);
-    if (raw == null) {
+    List<String> servers;
+    if (v != null && v.valueType() == ConfigValueType.LIST) {
+      List<String> listed = r.stringList(key, "a list of host:port such as [\"127.0.0.1:9092\"]");
+      servers =
+          listed == null
+              ? null
+              : listed.stream().filter(s -> !s.isBlank()).map(String::strip).toList();
+    } else {
+      String written = r.string(key);
+      servers = written == null ? null : BrokerUrls.split(written);
+    }
+    if (servers == null) {
       return null;
     }
-    List<String> servers = raw.stream().filter(s -> !s.isBlank()).map(String::strip).toList();
     if (servers.isEmpty()) {
       r.problem(key, "must name at least one host:port, not " + r.describe(key));
     }

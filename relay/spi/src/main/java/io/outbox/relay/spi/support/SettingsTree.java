@@ -84,7 +84,10 @@ abstract class SettingsTree {
 
   /** Records a problem about {@code key}, with the origin of its value when there is one. */
   public void problem(String key, String message) {
-    SettingsProblem p = SettingsProblem.of(path(key), message, origin(raw(key)));
+    record(SettingsProblem.of(path(key), message, origin(raw(key))));
+  }
+
+  private void record(SettingsProblem p) {
     problems.add(p);
     sink.accept(p);
   }
@@ -117,11 +120,9 @@ abstract class SettingsTree {
   /** The pipeline runs at least one lane (a plug-in's reader). */
   public void lanes() {
     if (context != null && context.lanes() < 1) {
-      SettingsProblem p =
+      record(
           new SettingsProblem(
-              context.path() + ".lanes", "must be at least 1, not " + context.lanes());
-      problems.add(p);
-      sink.accept(p);
+              context.path() + ".lanes", "must be at least 1, not " + context.lanes()));
     }
   }
 

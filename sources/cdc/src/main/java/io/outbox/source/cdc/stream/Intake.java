@@ -192,8 +192,9 @@ final class Intake {
       if (known != null) {
         // Streamed before the catch-up read reached it: it would wait in the queue, behind the
         // catch-up, while the later rows of its key went out; it joins them, in id order.
-        lane.moveAheadInIdOrder(known);
-        s.changed.signalAll();
+        if (lane.moveAheadInIdOrder(known)) {
+          s.changed.signalAll(); // a lane waiting behind the catch-up may take it now
+        }
         return true;
       }
       ParkedKey parked = lane.parked.get(key);
