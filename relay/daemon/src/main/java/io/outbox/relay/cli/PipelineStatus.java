@@ -2,7 +2,7 @@ package io.outbox.relay.cli;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.outbox.admin.OutboxStatus;
-import io.outbox.source.cdc.SlotCreationWait;
+import io.outbox.admin.SlotCreationWait;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;

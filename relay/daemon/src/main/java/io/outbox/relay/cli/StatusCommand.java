@@ -1,10 +1,10 @@
 package io.outbox.relay.cli;
 
 import io.outbox.admin.OutboxStatus;
+import io.outbox.admin.SlotCreationWait;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
-import io.outbox.source.cdc.SlotCreationWait;
 import io.outbox.source.postgres.LedgerWatermarks;
 import java.io.PrintWriter;
 import java.sql.Connection;

@@ -3,7 +3,7 @@ package io.outbox.relay.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.admin.OutboxStatus;
-import io.outbox.source.cdc.SlotCreationWait;
+import io.outbox.admin.SlotCreationWait;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -1,9 +1,9 @@
 package io.outbox.source.cdc.slot;
 
+import io.outbox.admin.SlotCreationWait;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.CdcConnections;
-import io.outbox.source.cdc.SlotCreationWait;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;

@@ -1,4 +1,4 @@
-package io.outbox.source.cdc;
+package io.outbox.admin;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
