@@ -71,13 +71,13 @@ public record NatsSinkSettings(
         : null;
   }
 
-  /** {@code stream.*}: {@code null} when {@code stream.name} is empty (no stream declared). */
+  /**
+   * {@code stream.*}: {@code null} when {@code stream.name} is empty (no stream declared). Every
+   * key is checked either way: a bad value is a mistake even where nothing is declared with it.
+   */
   private static Stream stream(SettingsReader r) {
     String name = r.string("stream.name");
-    if (name == null || name.isEmpty()) {
-      return null;
-    }
-    if (!name.matches("[A-Za-z0-9_-]+")) {
+    if (name != null && !name.isEmpty() && !name.matches("[A-Za-z0-9_-]+")) {
       r.problem(
           "stream.name",
           "must use only letters, digits, _ and - (no dots, spaces or wildcards), not "
@@ -88,7 +88,7 @@ public record NatsSinkSettings(
     Duration duplicateWindow = r.positiveDuration("stream.duplicate-window");
     Duration maxAge = r.duration("stream.max-age", Duration.ZERO);
     Integer replicas = r.intIn("stream.replicas", 1, 5);
-    return r.ok()
+    return r.ok() && name != null && !name.isEmpty()
         ? new Stream(name, subjects, "memory".equals(storage), duplicateWindow, maxAge, replicas)
         : null;
   }

@@ -34,6 +34,14 @@ class NatsSinkSettingsTest {
   }
 
   @Test
+  void aBadStreamValueIsReportedEvenWhenNoStreamIsDeclared() {
+    assertThat(problems("stream { replicas = 7, storage = disk }"))
+        .containsExactlyInAnyOrder(
+            PATH + ".stream.storage: must be one of file | memory, not \"disk\"",
+            PATH + ".stream.replicas: must be in [1, 5], not 7");
+  }
+
+  @Test
   void everyBadValueIsReportedAtOnceWithItsKeyPath() {
     assertThat(
             problems(

@@ -5,6 +5,7 @@ import io.outbox.relay.spi.SecretKeys;
 import io.outbox.relay.spi.SettingsProblem;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -45,6 +46,16 @@ abstract class SettingsPlugin<S> {
    */
   protected final S settings(PluginContext context) {
     return SettingsReader.settings(context, read, what);
+  }
+
+  /**
+   * The keys its {@code read} looks up in {@code context}'s settings: with the defaults, every key
+   * it declares (a key below a free-form object such as {@code producer} is the object's).
+   */
+  public final Set<String> keys(PluginContext context) {
+    SettingsReader reader = new SettingsReader(context);
+    read.apply(reader);
+    return reader.keysLooked();
   }
 
   /** Which keys of the plug-in's subtree hold secrets. */

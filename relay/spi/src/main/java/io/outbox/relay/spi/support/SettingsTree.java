@@ -10,7 +10,10 @@ import com.typesafe.config.ConfigValueType;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.SettingsProblem;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.BinaryOperator;
 import java.util.function.Consumer;
 
@@ -27,6 +30,7 @@ abstract class SettingsTree {
   final BinaryOperator<String> shown;
   final PluginContext context;
   final List<SettingsProblem> problems = new ArrayList<>();
+  private final Set<String> looked = new LinkedHashSet<>();
 
   SettingsTree(
       Config config,
@@ -55,6 +59,7 @@ abstract class SettingsTree {
 
   /** The raw value at {@code key}, including explicit nulls; {@code null} when absent. */
   public ConfigValue raw(String key) {
+    looked.add(key);
     List<String> segments;
     try {
       segments = ConfigUtil.splitPath(key);
@@ -90,6 +95,14 @@ abstract class SettingsTree {
   private void record(SettingsProblem p) {
     problems.add(p);
     sink.accept(p);
+  }
+
+  /**
+   * Every key looked up so far, in order: after a plug-in's {@code read}, the keys it declares
+   * (PluginKeysTest keeps them equal to its {@code reference.conf}).
+   */
+  public Set<String> keysLooked() {
+    return Collections.unmodifiableSet(looked);
   }
 
   /** Whether this reader found no problem so far. */
