@@ -59,10 +59,10 @@ final class ConfigFileOption {
         RelayConfigLoader.standard(environment.variables()).load(choice.file(), choice.namedBy());
     List<String> overrides = RelayConfigLoader.overridingVariables(environment.variables());
     log.info(
-        "configuration {} ({}){}",
+        "configuration: {} (from {}){}",
         choice.file(),
         choice.namedBy(),
-        overrides.isEmpty() ? "" : ", overridden by " + String.join(", ", overrides));
+        overrides.isEmpty() ? "" : "; set by the environment: " + String.join(", ", overrides));
     LiteralSecrets.warnings(loaded).forEach(log::warn);
     return loaded;
   }
@@ -79,7 +79,7 @@ final class ConfigFileOption {
     }
     Path fallback = environment.defaultConfig();
     if (Files.exists(fallback)) {
-      return new Choice(fallback, "the default config file");
+      return new Choice(fallback, "the default path");
     }
     throw new ParameterException(
         command.commandLine(),
