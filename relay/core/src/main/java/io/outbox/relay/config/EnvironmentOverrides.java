@@ -6,8 +6,6 @@ import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
 import io.outbox.relay.spi.SettingsProblem;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -31,7 +29,10 @@ final class EnvironmentOverrides {
   /** The prefix of the variables that set keys, the library's. */
   static final String PREFIX = "CONFIG_FORCE_";
 
-  /** What an override's origin description starts with; the variable's name follows. */
+  /**
+   * What the origin description of a value from the environment (an override, a {@code ${?VAR}})
+   * starts with; the variable's name follows.
+   */
   static final String ORIGIN = "environment variable ";
 
   private static final String ROOT = "outbox-relay";
@@ -139,7 +140,7 @@ final class EnvironmentOverrides {
       }
     }
     // Split on '.' only, as the library does: a key written here is never quoted.
-    List<String> segments = new ArrayList<>(Arrays.asList(path.toString().split("\\.", -1)));
+    List<String> segments = List.of(path.toString().split("\\.", -1));
     if (segments.stream().anyMatch(String::isEmpty)) {
       throw new IllegalArgumentException(
           "sets no key path (\""
@@ -150,7 +151,7 @@ final class EnvironmentOverrides {
               + PREFIX
               + "outbox__relay_http_port for outbox-relay.http.port");
     }
-    return List.copyOf(segments);
+    return segments;
   }
 
   /** A variable and the keys of the path it sets. */

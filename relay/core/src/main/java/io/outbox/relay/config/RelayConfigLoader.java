@@ -233,7 +233,7 @@ public final class RelayConfigLoader {
     public ConfigValue lookup(String path) {
       String value = environment.get(path);
       if (value != null) {
-        return ConfigValueFactory.fromAnyRef(value, "environment variable " + path);
+        return ConfigValueFactory.fromAnyRef(value, EnvironmentOverrides.ORIGIN + path);
       }
       return fallback == null ? null : fallback.lookup(path);
     }
