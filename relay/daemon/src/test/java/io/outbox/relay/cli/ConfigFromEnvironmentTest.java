@@ -91,9 +91,8 @@ class ConfigFromEnvironmentTest {
   @Test
   void withoutConfigOptionReadsTheFileTheVariableNames() throws IOException {
     Path named = write("named.conf", 4);
-    write("etc-relay.conf", 6);
     Files.createDirectories(dir.resolve("etc"));
-    Files.move(dir.resolve("etc-relay.conf"), dir.resolve("etc/relay.conf"));
+    write("etc/relay.conf", 6);
 
     CommandLineRun run =
         CommandLineRun.in(
