@@ -96,6 +96,33 @@ class DistributionIT {
     assertThat(bad.err()).contains("batch-size");
   }
 
+  /** The one check of the real process environment: a JVM cannot set its own variables. */
+  @Test
+  void readsTheFileAndOverridesTheEnvironmentNames() {
+    String lanes = "CONFIG_FORCE_outbox__relay_pipelines_orders_lanes";
+    String password = "CONFIG_FORCE_outbox__relay_pipelines_orders_database_password";
+
+    Result check =
+        dist.run(
+            Map.of("OUTBOX_RELAY_CONFIG", "config/relay.conf", lanes, "9", password, "canary-env"),
+            "check-config");
+
+    assertThat(check.exitCode()).as(check.toString()).isZero();
+    assertThat(check.out())
+        .startsWith("# Effective settings of config/relay.conf:")
+        .contains("      lanes = \"9\"  # env " + lanes + "\n")
+        .contains("      password = \"******\"  # env " + password + "\n")
+        .containsPattern("table = \"outbox\"  # config/relay\\.conf:\\d+\n")
+        .containsPattern(
+            "stall-timeout = \"10s\"  # default: reference\\.conf:\\d+ of outbox-relay-core\n")
+        .doesNotContain("canary");
+    assertThat(check.err())
+        .contains(
+            "configuration: config/relay.conf (from OUTBOX_RELAY_CONFIG); set by the environment")
+        .contains(lanes)
+        .doesNotContain("canary");
+  }
+
   @Test
   void reportsUsageErrorsAndAMissingJava() {
     Result unknown = dist.run("no-such-command");

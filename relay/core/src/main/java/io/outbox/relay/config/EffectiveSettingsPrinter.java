@@ -16,8 +16,9 @@ import java.util.TreeSet;
 /**
  * Renders the effective settings as HOCON: every default merged into each pipeline, secrets shown
  * as {@value SecretMasker#MASK}, and only the selected plug-ins' subtrees ({@code source.<type>},
- * {@code sink.<type>}) kept, so that what is shown is what runs. Keys are sorted; pipelines come
- * last, in the order of the file.
+ * {@code sink.<type>}) kept, so that what is shown is what runs. Each value is followed by a
+ * comment saying where it came from ({@link SettingOrigin}): the output stays valid HOCON. Keys are
+ * sorted; pipelines come last, in the order of the file.
  */
 public final class EffectiveSettingsPrinter {
 
@@ -34,6 +35,9 @@ public final class EffectiveSettingsPrinter {
       sb.append(" of ").append(loaded.source());
     }
     sb.append(": defaults merged into every pipeline, secrets masked.\n");
+    sb.append(
+        "# After each value, where it came from: file:line, env VARIABLE, or default:"
+            + " reference.conf:line of the module.\n");
     sb.append("outbox-relay {\n");
     SecretMasker secrets = loaded.secrets();
     ConfigObject masked = secrets.mask(effective.root().withoutKey("pipelines"), "outbox-relay");
@@ -67,7 +71,11 @@ public final class EffectiveSettingsPrinter {
         sb.append(INDENT.repeat(depth)).append("}\n");
       }
     } else {
-      sb.append(" = ").append(scalar(value)).append('\n');
+      sb.append(" = ")
+          .append(scalar(value))
+          .append("  # ")
+          .append(SettingOrigin.describe(value.origin()))
+          .append('\n');
     }
   }
 

@@ -12,15 +12,17 @@ import com.typesafe.config.ConfigValueFactory;
 import io.outbox.relay.spi.SettingsProblem;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
 /**
- * Reads the user's HOCON file: parses it, merges it over every {@code reference.conf} on the class
- * path, resolves substitutions ({@code ${?ENV_VAR}} from the environment) and secret file
- * references ({@code password-file = /run/secrets/db}, see {@link SecretFiles}), then validates and
- * builds the typed {@link RelaySettings} eagerly. Any problem ends in one {@link
+ * Reads the user's HOCON file: parses it, lays the settings of {@code CONFIG_FORCE_...} environment
+ * variables over it (see {@link EnvironmentOverrides}), merges it over every {@code reference.conf}
+ * on the class path, resolves substitutions ({@code ${?ENV_VAR}} from the environment) and secret
+ * file references ({@code password-file = /run/secrets/db}, see {@link SecretFiles}), then
+ * validates and builds the typed {@link RelaySettings} eagerly. Any problem ends in one {@link
  * ConfigProblemsException} listing all of them.
  *
  * <pre>{@code
@@ -36,7 +38,8 @@ public final class RelayConfigLoader {
   private final Plugins plugins;
 
   /**
-   * @param environment the variables {@code ${VAR}} and {@code ${?VAR}} resolve to
+   * @param environment the variables {@code ${VAR}} and {@code ${?VAR}} resolve to, and whose
+   *     {@code CONFIG_FORCE_...} ones override settings of a file
    * @param classLoader where {@code reference.conf} files and plug-ins are looked up
    * @param plugins the installed plug-ins
    */
@@ -49,11 +52,27 @@ public final class RelayConfigLoader {
 
   /** Resolves against the process environment; plug-ins and references from the class path. */
   public static RelayConfigLoader standard() {
+    return standard(System.getenv());
+  }
+
+  /** Resolves against {@code environment}; plug-ins and references from the class path. */
+  public static RelayConfigLoader standard(Map<String, String> environment) {
     ClassLoader cl = Thread.currentThread().getContextClassLoader();
     if (cl == null) {
       cl = RelayConfigLoader.class.getClassLoader();
     }
-    return new RelayConfigLoader(System.getenv(), cl, Plugins.load(cl));
+    return new RelayConfigLoader(environment, cl, Plugins.load(cl));
+  }
+
+  /**
+   * The names of the variables of {@code environment} that override settings ({@code
+   * CONFIG_FORCE_...}), sorted.
+   */
+  public static List<String> overridingVariables(Map<String, String> environment) {
+    return environment.keySet().stream()
+        .filter(name -> name.startsWith(EnvironmentOverrides.PREFIX))
+        .sorted()
+        .toList();
   }
 
   /** The plug-ins this loader validates against. */
@@ -62,13 +81,28 @@ public final class RelayConfigLoader {
   }
 
   /**
-   * Loads and validates a config file.
+   * Loads and validates a config file given with {@code --config}.
    *
    * @throws ConfigProblemsException when the file is missing, unreadable, malformed, or any setting
    *     is wrong; lists every problem
    */
   public LoadedConfig load(Path file) {
-    return load(parse(file), file.toString());
+    return load(file, "--config");
+  }
+
+  /**
+   * Loads and validates a config file, the settings of the environment's {@code CONFIG_FORCE_...}
+   * variables over it.
+   *
+   * @param namedBy what named the file (an option, a variable), for the problem when it is missing
+   * @throws ConfigProblemsException when the file is missing, unreadable, malformed, or any setting
+   *     is wrong; lists every problem
+   */
+  public LoadedConfig load(Path file, String namedBy) {
+    Config parsed = parse(file, namedBy);
+    List<SettingsProblem> found = new ArrayList<>();
+    Config user = EnvironmentOverrides.over(parsed, environment, found);
+    return load(user, file.toString(), found);
   }
 
   /**
@@ -78,8 +112,13 @@ public final class RelayConfigLoader {
    * @throws ConfigProblemsException listing every problem
    */
   public LoadedConfig load(Config user, String source) {
+    return load(user, source, List.of());
+  }
+
+  private LoadedConfig load(Config user, String source, List<SettingsProblem> found) {
     Config reference = ConfigFactory.defaultReference(classLoader);
     Problems problems = new Problems();
+    found.forEach(problems::add);
     Config root;
     try {
       root = user.withFallback(reference).resolve(resolveOptions());
@@ -108,6 +147,10 @@ public final class RelayConfigLoader {
    * @throws ConfigProblemsException when the file is missing, unreadable or malformed
    */
   public Config parse(Path file) {
+    return parse(file, "--config");
+  }
+
+  private Config parse(Path file, String namedBy) {
     String source = file.toString();
     String missing = null;
     if (!Files.exists(file)) {
@@ -119,7 +162,7 @@ public final class RelayConfigLoader {
     }
     if (missing != null) {
       throw new ConfigProblemsException(
-          source, List.of(new SettingsProblem("--config", missing, null)));
+          source, List.of(new SettingsProblem(namedBy, missing, null)));
     }
     try {
       return ConfigFactory.parseFile(
@@ -190,7 +233,7 @@ public final class RelayConfigLoader {
     public ConfigValue lookup(String path) {
       String value = environment.get(path);
       if (value != null) {
-        return ConfigValueFactory.fromAnyRef(value, "environment variable " + path);
+        return ConfigValueFactory.fromAnyRef(value, EnvironmentOverrides.ORIGIN + path);
       }
       return fallback == null ? null : fallback.lookup(path);
     }

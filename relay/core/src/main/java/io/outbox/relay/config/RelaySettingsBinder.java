@@ -100,10 +100,11 @@ final class RelaySettingsBinder {
       return Map.of();
     }
     List<Map.Entry<String, ConfigValue>> entries = new ArrayList<>(all.entrySet());
+    // A pipeline only the environment defines (no file) comes after those of the file.
     entries.sort(
         Comparator.comparing(
-                (Map.Entry<String, ConfigValue> e) ->
-                    String.valueOf(e.getValue().origin().filename()))
+                (Map.Entry<String, ConfigValue> e) -> e.getValue().origin().filename(),
+                Comparator.nullsLast(Comparator.naturalOrder()))
             .thenComparingInt(e -> e.getValue().origin().lineNumber())
             .thenComparing(Map.Entry::getKey));
     Map<String, ConfigObject> out = new LinkedHashMap<>();

@@ -94,4 +94,41 @@ class EffectiveSettingsPrinterTest {
     assertThat(reparsed.hasPath("pipelines.orders.sink.reconnect-backoff.initial")).isTrue();
     assertThat(reparsed.hasPath("pipelines.orders.sink.unused")).isFalse();
   }
+
+  @Test
+  void followsEachValueWithWhereItCameFrom() {
+    ConfigFiles files =
+        new ConfigFiles(
+            dir,
+            Map.of(
+                "APP_DB_PASSWORD",
+                "canary-env",
+                "CONFIG_FORCE_outbox__relay_pipelines_orders_batch__size",
+                "250"));
+    Path file =
+        files.write(
+            ORDERS
+                + """
+                outbox-relay.pipelines.orders {
+                  database.password = ${?APP_DB_PASSWORD}
+                  lanes = 6
+                }
+                """);
+
+    String printed = EffectiveSettingsPrinter.render(files.loader().load(file));
+
+    assertThat(printed)
+        .doesNotContain("canary")
+        .contains("      lanes = 6  # " + file + ":8\n")
+        .contains("      url = \"jdbc:postgresql://127.0.0.1:5432/app\"  # " + file + ":2\n")
+        .contains("      password = \"******\"  # env APP_DB_PASSWORD\n")
+        .contains(
+            "      batch-size = \"250\"  # env"
+                + " CONFIG_FORCE_outbox__relay_pipelines_orders_batch__size\n")
+        .containsPattern(
+            "\n      table = \"outbox\"  # default: reference.conf:\\d+ of .*relay/core/target/classes\n");
+    assertThat(
+            ConfigFactory.parseString(printed).getInt("outbox-relay.pipelines.orders.batch-size"))
+        .isEqualTo(250);
+  }
 }

@@ -7,12 +7,16 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-/** {@code check-config}: validates the configuration and prints the effective settings. */
+/**
+ * {@code check-config}: validates the configuration and prints the effective settings with their
+ * origins.
+ */
 @Command(
     name = "check-config",
     description = {
       "Validates the configuration and prints the effective settings, defaults merged and secrets"
-          + " masked.",
+          + " masked, each followed by where it came from (file:line, env VARIABLE, or default:"
+          + " reference.conf:line of the module).",
       "Exit 0 when valid; 2 with every problem listed (key path, bad value, file:line) otherwise."
     })
 final class CheckConfigCommand implements Callable<Integer> {

@@ -43,6 +43,18 @@ public final class Main implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
+  private final LaunchEnvironment environment;
+
+  /** The command line of this process: its environment, the default config file. */
+  public Main() {
+    this(LaunchEnvironment.system());
+  }
+
+  /** A command line with the given environment (tests). */
+  Main(LaunchEnvironment environment) {
+    this.environment = environment;
+  }
+
   @Option(
       names = "--verbose",
       scope = ScopeType.INHERIT,
@@ -96,6 +108,16 @@ public final class Main implements Callable<Integer> {
   /** The configured command line, for {@link #execute} and for tests that add commands. */
   static CommandLine commandLine(PrintWriter out, PrintWriter err) {
     return commandLine(new Main(), out, err);
+  }
+
+  /** The configured command line with the given environment, for tests. */
+  static CommandLine commandLine(LaunchEnvironment environment, PrintWriter out, PrintWriter err) {
+    return commandLine(new Main(environment), out, err);
+  }
+
+  /** What the commands read from outside their arguments. */
+  LaunchEnvironment environment() {
+    return environment;
   }
 
   private static CommandLine commandLine(Object command, PrintWriter out, PrintWriter err) {
