@@ -46,7 +46,8 @@
 #               `connect fetch` only fetches the worker's jars and prints their directory (tests
 #               that start a worker of their own, ConnectRefusalIT).
 #
-# `up` also installs the tools the deployment-file tests (dist/ DeploymentFilesIT) run, once:
+# `up` also installs the tools the deployment-file tests (dist/: DeploymentFilesIT, SystemdUnitIT,
+# KubernetesManifestsIT) run, once:
 #   docker-compose  Debian's docker-compose (v1, python), without the recommended docker.io engine:
 #                   only `docker-compose config` is used.
 #   promtool        from Debian's prometheus package, unpacked (apt-get download + dpkg-deb -x) into
