@@ -3,6 +3,7 @@ package io.outbox.relay.dist;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -88,11 +89,12 @@ class KubernetesManifestsIT {
   void strictReadingRejectsUnknownFieldsAndWrongTypes() {
     // The validation is not a rubber stamp: a misspelt field, and a string where a number goes.
     JsonNode original = document("Deployment");
-    com.fasterxml.jackson.databind.node.ObjectNode typo = original.deepCopy();
-    ((com.fasterxml.jackson.databind.node.ObjectNode) typo.path("spec")).put("replica", 2);
-    assertThatFails(typo, ".spec.replica");
-    com.fasterxml.jackson.databind.node.ObjectNode wrongType = original.deepCopy();
-    ((com.fasterxml.jackson.databind.node.ObjectNode) wrongType.path("spec")).put("replicas", "2");
+    ObjectNode typo = original.deepCopy();
+    ((ObjectNode) typo.at("/spec/template/spec/containers/0/readinessProbe/httpGet"))
+        .put("paht", "/health/ready");
+    assertThatFails(typo, ".spec.template.spec.containers[0].readinessProbe.httpGet.paht");
+    ObjectNode wrongType = original.deepCopy();
+    ((ObjectNode) wrongType.path("spec")).put("replicas", "2");
     assertThatFails(wrongType, ".spec.replicas");
   }
 
