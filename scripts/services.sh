@@ -46,12 +46,17 @@
 #               `connect fetch` only fetches the worker's jars and prints their directory (tests
 #               that start a worker of their own, ConnectRefusalIT).
 #
-# `up` also installs the tools the deployment-file tests (dist/ DeploymentFilesIT) run, once:
+# `up` also installs the tools the deployment-file tests (dist/: DeploymentFilesIT, SystemdUnitIT,
+# KubernetesManifestsIT) run, once:
 #   docker-compose  Debian's docker-compose (v1, python), without the recommended docker.io engine:
 #                   only `docker-compose config` is used.
 #   promtool        from Debian's prometheus package, unpacked (apt-get download + dpkg-deb -x) into
 #                   /usr/local/lib/outbox-relay-tools and linked as /usr/local/bin/promtool, so that
 #                   no Prometheus server is installed or started.
+#   kubectl         from Debian's kubernetes-client package, unpacked the same way, for
+#                   `kubectl kustomize` (offline rendering of deploy/kubernetes).
+#   systemd-analyze Debian's systemd package, when missing (`verify` of deploy/systemd; no systemd
+#                   needs to run).
 #
 # State lives in .run/ at the repository root (git-ignored). `env` honours variables that are
 # already set, so tests can be pointed elsewhere; `up` always manages the local services above.
@@ -509,23 +514,33 @@ apt_tool_install() {
     -o DPkg::Lock::Timeout=300 "$1" >&2 9>&-
 }
 
+# unpack_tool PROGRAM PACKAGE: /usr/bin/PROGRAM of Debian's PACKAGE, unpacked (apt-get download +
+# dpkg-deb -x) into $TOOLS_DIR and linked into /usr/local/bin, without installing the package (its
+# dependencies, services and configuration) when PROGRAM is missing.
+unpack_tool() {
+  local program=$1 package=$2 tmp
+  command -v "$program" >/dev/null && return
+  command -v apt-get >/dev/null || die "$program is not installed and apt-get is not available"
+  apt_known "$package" || DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  log "unpacking $program from Debian's $package package into $TOOLS_DIR"
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp" # apt-get download runs as _apt where it can
+  (cd "$tmp" && apt-get download -qq "$package" >&2) || die "apt-get download $package failed"
+  mkdir -p "$TOOLS_DIR"
+  dpkg-deb -x "$tmp/${package}"_*.deb "$tmp/root"
+  install -m 0755 "$tmp/root/usr/bin/$program" "$TOOLS_DIR/$program"
+  rm -rf "$tmp"
+  ln -sf "$TOOLS_DIR/$program" "/usr/local/bin/$program"
+}
+
 tools_up() {
   if ! command -v docker-compose >/dev/null; then
     apt_tool_install docker-compose
   fi
-  if ! command -v promtool >/dev/null; then
-    command -v apt-get >/dev/null || die "promtool is not installed and apt-get is not available"
-    apt_known prometheus || DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-    log "unpacking promtool from Debian's prometheus package into $TOOLS_DIR"
-    local tmp
-    tmp=$(mktemp -d)
-    chmod 755 "$tmp" # apt-get download runs as _apt where it can
-    (cd "$tmp" && apt-get download -qq prometheus >&2) || die "apt-get download prometheus failed"
-    mkdir -p "$TOOLS_DIR"
-    dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/root"
-    install -m 0755 "$tmp/root/usr/bin/promtool" "$TOOLS_DIR/promtool"
-    rm -rf "$tmp"
-    ln -sf "$TOOLS_DIR/promtool" /usr/local/bin/promtool
+  unpack_tool promtool prometheus
+  unpack_tool kubectl kubernetes-client
+  if ! command -v systemd-analyze >/dev/null; then
+    apt_tool_install systemd
   fi
 }
 

@@ -46,7 +46,11 @@ class DeploymentFilesIT {
         UnpackedDistribution.exec(
             RepositoryFiles.root(),
             Map.of(),
-            List.of(tool("promtool"), "check", "config", "config/prometheus/prometheus.yml"));
+            List.of(
+                UnpackedDistribution.tool("promtool"),
+                "check",
+                "config",
+                "config/prometheus/prometheus.yml"));
     assertThat(check.exitCode()).as(check.toString()).isZero();
     assertThat(check.out()).contains("SUCCESS: 1 rule files found");
   }
@@ -60,25 +64,17 @@ class DeploymentFilesIT {
     }
     Result test =
         UnpackedDistribution.exec(
-            dir, Map.of(), List.of(tool("promtool"), "test", "rules", "alerts-test.yml"));
+            dir,
+            Map.of(),
+            List.of(UnpackedDistribution.tool("promtool"), "test", "rules", "alerts-test.yml"));
     assertThat(test.exitCode()).as(test.toString()).isZero();
     assertThat(test.out()).contains("SUCCESS");
   }
 
   private static Result compose(Path dir, String file) {
     return UnpackedDistribution.exec(
-        dir, Map.of(), List.of(tool("docker-compose"), "-f", file, "config", "-q"));
-  }
-
-  /** A tool on the PATH; fails with the way to install it when it is missing. */
-  private static String tool(String name) {
-    for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
-      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name))) {
-        return Path.of(dir, name).toString();
-      }
-    }
-    throw new AssertionError(
-        name
-            + " is not on the PATH: `scripts/services.sh up` installs it (scripts/test.sh runs it)");
+        dir,
+        Map.of(),
+        List.of(UnpackedDistribution.tool("docker-compose"), "-f", file, "config", "-q"));
   }
 }

@@ -54,6 +54,11 @@ final class UnpackedDistribution {
     return new UnpackedDistribution(dir.resolve("outbox-relay-" + version()));
   }
 
+  /** A distribution unpacked elsewhere, whose root is {@code home}. */
+  static UnpackedDistribution at(Path home) {
+    return new UnpackedDistribution(home);
+  }
+
   Path home() {
     return home;
   }
@@ -140,6 +145,18 @@ final class UnpackedDistribution {
     builder.environment().put("JAVA_OPTS", "-Xmx256m -XX:+UseSerialGC");
     builder.environment().putAll(env);
     return builder;
+  }
+
+  /** A tool on the PATH; fails with the way to install it when it is missing. */
+  static String tool(String name) {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name))) {
+        return Path.of(dir, name).toString();
+      }
+    }
+    throw new AssertionError(
+        name
+            + " is not on the PATH: `scripts/services.sh up` installs it (scripts/test.sh runs it)");
   }
 
   /** A finished process: exit code and both streams. */
