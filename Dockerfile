@@ -3,6 +3,7 @@
 #
 #   From source (the default target; the build stage needs only Maven Central):
 #     docker build -t outbox-relay .
+#     docker build --target from-source -t outbox-relay .   # Docker's legacy builder (see the end)
 #   From an archive already built (target `from-archive`: no Maven, only the archive is read):
 #     docker build --target from-archive -t outbox-relay .              # dist/target/outbox-relay-*.tar.gz
 #     docker build --target from-archive --build-arg ARCHIVE=path/in/context.tar.gz -t outbox-relay .
@@ -40,14 +41,6 @@ RUN mvn -B -q -Dstyle.color=never -Dmaven.test.skip=true -Dspotless.check.skip=t
  && mkdir -p /opt/outbox-relay \
  && tar -xzf dist/target/outbox-relay-*.tar.gz -C /opt/outbox-relay --strip-components=1
 
-# ---- unpack-archive: an archive built already, taken from the build context as it is -----------
-FROM ${RUNTIME_IMAGE} AS unpack-archive
-# Relative to the build context; one file (scripts/image.sh makes a context holding only it).
-ARG ARCHIVE=dist/target/outbox-relay-*.tar.gz
-COPY ${ARCHIVE} /tmp/outbox-relay.tar.gz
-RUN mkdir -p /opt/outbox-relay \
- && tar -xzf /tmp/outbox-relay.tar.gz -C /opt/outbox-relay --strip-components=1 --no-same-owner
-
 # ---- runtime: what both targets share -----------------------------------------------------------
 FROM ${RUNTIME_IMAGE} AS runtime
 
@@ -79,13 +72,28 @@ STOPSIGNAL SIGTERM
 ENTRYPOINT ["/opt/outbox-relay/bin/outbox-relay"]
 CMD ["run", "--config", "/etc/outbox-relay/relay.conf"]
 
+# ---- from-source: `--target from-source` (and the default, below) -------------------------------
+FROM runtime AS from-source
+COPY --from=build --chown=root:root /opt/outbox-relay /opt/outbox-relay
+COPY --from=build --chown=root:root /opt/outbox-relay/config/relay.conf /etc/outbox-relay/relay.conf
+
+# ---- unpack-archive: an archive built already, taken from the build context as it is -----------
+FROM ${RUNTIME_IMAGE} AS unpack-archive
+# Relative to the build context; one file (scripts/image.sh makes a context holding only it).
+ARG ARCHIVE=dist/target/outbox-relay-*.tar.gz
+COPY ${ARCHIVE} /tmp/outbox-relay.tar.gz
+RUN mkdir -p /opt/outbox-relay \
+ && tar -xzf /tmp/outbox-relay.tar.gz -C /opt/outbox-relay --strip-components=1 --no-same-owner
+
 # ---- from-archive: `--target from-archive` ------------------------------------------------------
 FROM runtime AS from-archive
 COPY --from=unpack-archive --chown=root:root /opt/outbox-relay /opt/outbox-relay
 # The shipped example (the archive's config/relay.conf); a mounted file or directory replaces it.
 COPY --from=unpack-archive --chown=root:root /opt/outbox-relay/config/relay.conf /etc/outbox-relay/relay.conf
 
-# ---- from-source: the default target (last) -----------------------------------------------------
-FROM runtime AS from-source
-COPY --from=build --chown=root:root /opt/outbox-relay /opt/outbox-relay
-COPY --from=build --chown=root:root /opt/outbox-relay/config/relay.conf /etc/outbox-relay/relay.conf
+# ---- the default target: from source ------------------------------------------------------------
+# Last, as the default must be. BuildKit (Docker's builder since 23.0, Compose v2's) and podman
+# build only the stages their target needs; Docker's legacy builder (DOCKER_BUILDKIT=0, Compose
+# v1) builds every stage before it, the archive's too: give it `--target from-source`, which comes
+# before them (docker-compose.yml does).
+FROM from-source AS default

@@ -3,10 +3,11 @@
 # the build already made: the Dockerfile's target `from-archive`, which runs no Maven.
 #
 #   scripts/image.sh base [--force]
-#       the local base image: Debian bookworm with openjdk-17-jre-headless, made by mmdebstrap from
-#       Debian's packages (the machine's apt sources) and imported as $OUTBOX_IMAGE_BASE
-#       (localhost/outbox-relay-base:bookworm); nothing is done when it exists already. For
-#       machines that reach no container registry; elsewhere pass a public base to `build`.
+#       the local base image: Debian bookworm with openjdk-17-jre-headless (and passwd, for the
+#       Dockerfile's useradd), made by mmdebstrap from Debian's packages (the machine's apt
+#       sources) and imported as $OUTBOX_IMAGE_BASE (localhost/outbox-relay-base:bookworm);
+#       nothing is done when it exists already. For machines that reach no container registry;
+#       elsewhere pass a public base to `build`.
 #   scripts/image.sh build [--tag TAG] [--archive PATH] [--base IMAGE]
 #       the relay image TAG (default outbox-relay:<version of the archive>) from PATH (default: the
 #       one dist/target/outbox-relay-*.tar.gz), on IMAGE (default: the local base, made first by
@@ -71,29 +72,32 @@ cmd_base() {
     exec 8>&-
     return
   fi
-  local t0=$SECONDS sources tmp
+  local t0=$SECONDS sources tmp logfile=${TMPDIR:-/tmp}/outbox-relay-image-base.log
   sources=$(apt_sources)
   tmp=$(mktemp -d)
   # shellcheck disable=SC2064
   trap "rm -rf '$tmp'" EXIT
-  log "base: making $BASE_IMAGE with mmdebstrap ($SUITE, openjdk-17-jre-headless; ${sources:-default mirror}), log in $tmp/mmdebstrap.log"
-  # --variant=apt: the Essential packages and apt; docs, man pages and translations left out; dpkg
-  # without fsync (a throwaway tree). update-alternatives of the JRE needs /usr/share/man/man1.
+  log "base: making $BASE_IMAGE with mmdebstrap ($SUITE, openjdk-17-jre-headless; ${sources:-default mirror}), log in $logfile"
+  # --variant=apt: the Essential packages and apt; dpkg without fsync (a throwaway tree). Docs, man
+  # pages and translations are deleted at the end: dpkg's path-exclude would make mmdebstrap
+  # filter every package through a Python script (twice as slow), and the JRE's postinst needs
+  # /usr/share/man/man1.
   # shellcheck disable=SC2016
   if ! mmdebstrap --variant=apt --include=openjdk-17-jre-headless,passwd \
     --dpkgopt=force-unsafe-io \
-    --dpkgopt='path-exclude=/usr/share/doc/*' \
-    --dpkgopt='path-exclude=/usr/share/man/*' \
-    --dpkgopt='path-exclude=/usr/share/locale/*' \
-    --setup-hook='mkdir -p "$1/usr/share/man/man1"' \
-    "$SUITE" "$tmp/rootfs.tar" ${sources:+"$sources"} >"$tmp/mmdebstrap.log" 2>&1; then
-    tail -n 30 "$tmp/mmdebstrap.log" >&2
-    die "base: mmdebstrap failed"
+    --customize-hook='rm -rf "$1"/usr/share/doc/* "$1"/usr/share/man/* "$1"/usr/share/locale/*' \
+    "$SUITE" "$tmp/rootfs.tar" ${sources:+"$sources"} >"$logfile" 2>&1; then
+    tail -n 30 "$logfile" >&2
+    die "base: mmdebstrap failed; see $logfile"
   fi
+  local old=""
+  old=$(podman image inspect --format '{{.Id}}' "$BASE_IMAGE" 2>/dev/null || true)
   podman import --quiet \
     --change 'CMD ["/bin/bash"]' \
     --change 'LABEL org.opencontainers.image.description="Debian '"$SUITE"' with openjdk-17-jre-headless (scripts/image.sh base)"' \
     "$tmp/rootfs.tar" "$BASE_IMAGE" >/dev/null
+  # --force: the replaced base goes unless images or containers still use it.
+  [[ -z "$old" ]] || podman rmi "$old" >/dev/null 2>&1 || true
   rm -rf "$tmp"
   trap - EXIT
   exec 8>&-

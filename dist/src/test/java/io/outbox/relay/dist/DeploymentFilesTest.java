@@ -123,7 +123,9 @@ class DeploymentFilesTest {
         .isEqualTo("broker,controller");
     assertThat(services.path("relay").path("depends_on").path("migrate").path("condition").asText())
         .isEqualTo("service_completed_successfully");
-    assertThat(services.path("relay").path("build").asText()).isEqualTo(".");
+    assertThat(services.path("relay").path("build").path("context").asText()).isEqualTo(".");
+    assertThat(services.path("relay").path("build").path("target").asText())
+        .isEqualTo("from-source");
 
     // Every bind mount's source exists, and the mounts put files where their users look.
     Map<String, String> mounts = new TreeMap<>();
@@ -172,7 +174,8 @@ class DeploymentFilesTest {
         .contains("FROM ${RUNTIME_IMAGE} AS runtime");
     assertThat(lines.stream().filter(l -> l.startsWith("FROM ")))
         .as("every FROM names a build argument or an earlier stage")
-        .allMatch(l -> l.startsWith("FROM ${") || l.startsWith("FROM runtime "));
+        .allMatch(
+            l -> l.startsWith("FROM ${") || l.matches("FROM (runtime|from-source) AS [a-z-]+"));
     assertThat(lines).contains("EXPOSE 9400", "STOPSIGNAL SIGTERM");
     assertThat(lines)
         .contains("ENTRYPOINT [\"/opt/outbox-relay/bin/outbox-relay\"]")
@@ -205,7 +208,10 @@ class DeploymentFilesTest {
         .contains("COPY --from=build --chown=root:root /opt/outbox-relay /opt/outbox-relay");
     assertThat(lines.get(lines.size() - 1))
         .as("the last stage, the default target, builds from source (docker build .)")
-        .startsWith("COPY --from=build");
+        .isEqualTo("FROM from-source AS default");
+    // Docker's legacy builder builds every stage before its target: from-source must come before
+    // the archive's stages, which fail without an archive in the context.
+    assertThat(file.indexOf(" AS from-source")).isLessThan(file.indexOf(" AS unpack-archive"));
     assertThat(RepositoryFiles.read("dist/src/main/assembly/distribution.xml"))
         .contains("<baseDirectory>outbox-relay-${project.version}</baseDirectory>")
         .contains("<outputDirectory>bin</outputDirectory>");
