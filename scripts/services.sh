@@ -563,7 +563,7 @@ podman_up() {
 default_ulimits = []
 
 [engine]
-# crun fails on this kernel's cgroups; runc with cgroupfs (no systemd) works.
+# crun refuses the hybrid cgroup v1/v2 mounts here; runc with cgroupfs (no systemd) works.
 runtime = "runc"
 cgroup_manager = "cgroupfs"
 CONF
