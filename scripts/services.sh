@@ -57,6 +57,12 @@
 #                   `kubectl kustomize` (offline rendering of deploy/kubernetes).
 #   systemd-analyze Debian's systemd package, when missing (`verify` of deploy/systemd; no systemd
 #                   needs to run).
+#   podman          Debian's podman with runc (crun fails on these machines' cgroups) and mmdebstrap,
+#                   for the container image's test (dist/ ImageIT, scripts/image.sh), with the
+#                   settings podman needs here in /etc/containers/containers.conf.d/50-outbox-relay.conf
+#                   (a drop-in: the machine's own containers.conf is left as it is): runc with the
+#                   cgroupfs manager, and no default ulimits (raising nofile is refused). Storage
+#                   stays podman's default (overlay, native on these kernels).
 #
 # State lives in .run/ at the repository root (git-ignored). `env` honours variables that are
 # already set, so tests can be pointed elsewhere; `up` always manages the local services above.
@@ -541,6 +547,50 @@ tools_up() {
   unpack_tool kubectl kubernetes-client
   if ! command -v systemd-analyze >/dev/null; then
     apt_tool_install systemd
+  fi
+  podman_up
+}
+
+PODMAN_CONF=/etc/containers/containers.conf.d/50-outbox-relay.conf
+
+# podman, runc and mmdebstrap (scripts/image.sh), and podman's settings for these machines.
+podman_up() {
+  local pkg missing=()
+  for pkg in podman runc mmdebstrap; do
+    command -v "$pkg" >/dev/null || [[ -x "/usr/sbin/$pkg" ]] || missing+=("$pkg")
+  done
+  if ((${#missing[@]})); then
+    command -v apt-get >/dev/null || die "${missing[*]} not installed and apt-get is not available"
+    apt_known podman || DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    log "installing ${missing[*]} with apt-get"
+    # Without recommends: no crun (runc is the runtime here), no buildah, slirp4netns or
+    # fuse-overlayfs (rootful podman with host networking and native overlay needs none of them).
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      -o DPkg::Lock::Timeout=300 "${missing[@]}" >&2 9>&-
+  fi
+  local conf
+  conf=$(
+    cat <<'CONF'
+# Written by scripts/services.sh (outbox-relay): podman on these machines. Read after
+# /etc/containers/containers.conf, whose other settings stay as they are.
+[containers]
+# The default raises nofile, which the sandbox refuses (runc: "error setting rlimits").
+default_ulimits = []
+
+[engine]
+# crun refuses the hybrid cgroup v1/v2 mounts here; runc with cgroupfs (no systemd) works.
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+CONF
+  )
+  if [[ ! -f "$PODMAN_CONF" || "$(cat "$PODMAN_CONF")" != "$conf" ]]; then
+    if [[ -w /etc/containers || $EUID -eq 0 ]]; then
+      log "podman: writing $PODMAN_CONF (runc, cgroupfs, no default ulimits)"
+      mkdir -p "$(dirname "$PODMAN_CONF")"
+      printf '%s\n' "$conf" >"$PODMAN_CONF"
+    else
+      log "podman: cannot write $PODMAN_CONF (not root): the image's test may skip"
+    fi
   fi
 }
 

@@ -123,7 +123,9 @@ class DeploymentFilesTest {
         .isEqualTo("broker,controller");
     assertThat(services.path("relay").path("depends_on").path("migrate").path("condition").asText())
         .isEqualTo("service_completed_successfully");
-    assertThat(services.path("relay").path("build").asText()).isEqualTo(".");
+    assertThat(services.path("relay").path("build").path("context").asText()).isEqualTo(".");
+    assertThat(services.path("relay").path("build").path("target").asText())
+        .isEqualTo("from-source");
 
     // Every bind mount's source exists, and the mounts put files where their users look.
     Map<String, String> mounts = new TreeMap<>();
@@ -156,38 +158,112 @@ class DeploymentFilesTest {
 
   @Test
   void dockerfileRunsTheArchiveLauncherAsNonRoot() {
-    List<String> lines =
-        RepositoryFiles.read("Dockerfile")
-            .lines()
-            .filter(l -> !l.isBlank() && !l.startsWith("#"))
-            .toList();
+    List<String> lines = dockerfileLines();
     List<String> users =
         lines.stream().filter(l -> l.startsWith("USER ")).map(l -> l.substring(5).strip()).toList();
-    assertThat(users).as("USER lines").isNotEmpty();
-    String user = users.get(users.size() - 1);
-    assertThat(user.split(":")[0]).as("the runtime user").isNotIn("root", "0");
+    assertThat(users).as("USER lines").hasSize(1);
+    String user = users.get(0);
+    assertThat(user).as("the runtime user, numeric (runAsNonRoot)").matches("[0-9]+:[0-9]+");
+    assertThat(user.split(":")[0]).as("the runtime user").isNotEqualTo("0");
 
-    assertThat(lines).anyMatch(l -> l.startsWith("FROM eclipse-temurin:17-jre"));
-    assertThat(lines).contains("EXPOSE 9400");
-    assertThat(lines).anyMatch(l -> l.contains("http://127.0.0.1:9400/health/live"));
+    // The base images are build arguments whose defaults are the public images.
+    assertThat(lines)
+        .contains("ARG BUILD_IMAGE=maven:3.9-eclipse-temurin-17")
+        .contains("ARG RUNTIME_IMAGE=eclipse-temurin:17-jre")
+        .contains("FROM ${BUILD_IMAGE} AS build")
+        .contains("FROM ${RUNTIME_IMAGE} AS runtime");
+    assertThat(lines.stream().filter(l -> l.startsWith("FROM ")))
+        .as("every FROM names a build argument or an earlier stage")
+        .allMatch(
+            l -> l.startsWith("FROM ${") || l.matches("FROM (runtime|from-source) AS [a-z-]+"));
+    assertThat(lines).contains("EXPOSE 9400", "STOPSIGNAL SIGTERM");
     assertThat(lines)
         .contains("ENTRYPOINT [\"/opt/outbox-relay/bin/outbox-relay\"]")
         .contains("CMD [\"run\", \"--config\", \"/etc/outbox-relay/relay.conf\"]");
-    // The build stage unpacks the archive this module builds, whose launcher is bin/outbox-relay.
-    assertThat(String.join("\n", lines))
+
+    // A health check with the shell alone: neither curl nor wget is in every JRE image.
+    String healthcheck =
+        String.join(" ", lines).replaceAll("\\\\ +", "").replaceFirst("(?s).*HEALTHCHECK ", "");
+    assertThat(healthcheck)
+        .startsWith("--interval=")
+        .contains("CMD [\"bash\", \"-c\"", "/dev/tcp/127.0.0.1/", "/health/live")
+        .doesNotContain("curl", "wget");
+
+    // Both targets unpack the archive this module builds, whose launcher is bin/outbox-relay: from
+    // source (the Maven stage) or as built already (from-archive, no Maven).
+    String file = String.join("\n", lines);
+    assertThat(stage(file, "build"))
         .contains("package -pl dist -am")
         .contains(
             "tar -xzf dist/target/outbox-relay-*.tar.gz -C /opt/outbox-relay --strip-components=1");
+    assertThat(stage(file, "unpack-archive"))
+        .doesNotContain("mvn")
+        .contains("ARG ARCHIVE=dist/target/outbox-relay-*.tar.gz")
+        .contains("tar -xzf /tmp/outbox-relay.tar.gz -C /opt/outbox-relay --strip-components=1");
+    assertThat(stage(file, "from-archive"))
+        .contains(
+            "COPY --from=unpack-archive --chown=root:root /opt/outbox-relay /opt/outbox-relay")
+        .doesNotContain("--from=build");
+    assertThat(stage(file, "from-source"))
+        .contains("COPY --from=build --chown=root:root /opt/outbox-relay /opt/outbox-relay");
+    assertThat(lines.get(lines.size() - 1))
+        .as("the last stage, the default target, builds from source (docker build .)")
+        .isEqualTo("FROM from-source AS default");
+    // Docker's legacy builder builds every stage before its target: from-source must come before
+    // the archive's stages, which fail without an archive in the context.
+    assertThat(file.indexOf(" AS from-source")).isLessThan(file.indexOf(" AS unpack-archive"));
     assertThat(RepositoryFiles.read("dist/src/main/assembly/distribution.xml"))
         .contains("<baseDirectory>outbox-relay-${project.version}</baseDirectory>")
         .contains("<outputDirectory>bin</outputDirectory>");
     assertThat(RepositoryFiles.path("dist/src/main/bin/outbox-relay")).isRegularFile();
-    // Files the runtime stage copies from the build context exist.
+    assertThat(RepositoryFiles.path("config/relay.conf")).isRegularFile();
+    // Files copied from the build context (other than the whole checkout and the archive) exist.
     lines.stream()
         .filter(l -> l.startsWith("COPY ") && !l.contains("--from="))
         .map(l -> l.split("\\s+"))
         .map(parts -> parts[parts.length - 2])
-        .filter(source -> !source.equals("."))
+        .filter(source -> !source.equals(".") && !source.equals("${ARCHIVE}"))
         .forEach(source -> assertThat(RepositoryFiles.path(source)).as("COPY " + source).exists());
+  }
+
+  @Test
+  void imageScriptBuildsTheArchiveTarget() {
+    String script = RepositoryFiles.read("scripts/image.sh");
+    assertThat(script)
+        .contains("--target from-archive")
+        .contains("--build-arg RUNTIME_IMAGE=")
+        .contains("--isolation chroot")
+        .contains("--format docker");
+    assertThat(dockerfileLines()).contains("FROM runtime AS from-archive");
+  }
+
+  private static List<String> dockerfileLines() {
+    return RepositoryFiles.read("Dockerfile")
+        .lines()
+        .filter(l -> !l.isBlank() && !l.startsWith("#"))
+        .toList();
+  }
+
+  /** The instructions of one stage: from its FROM line to the next FROM. */
+  private static String stage(String dockerfile, String name) {
+    int start = -1;
+    List<String> lines = dockerfile.lines().toList();
+    StringBuilder stage = new StringBuilder();
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i);
+      if (line.startsWith("FROM ")) {
+        if (start >= 0) {
+          break;
+        }
+        if (line.endsWith(" AS " + name)) {
+          start = i;
+        }
+      }
+      if (start >= 0) {
+        stage.append(line).append('\n');
+      }
+    }
+    assertThat(start).as("stage %s in the Dockerfile", name).isNotNegative();
+    return stage.toString();
   }
 }
