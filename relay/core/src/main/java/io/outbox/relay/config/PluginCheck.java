@@ -12,6 +12,7 @@ import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.support.SettingsReader;
 import java.time.Clock;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 
@@ -20,6 +21,17 @@ import java.util.function.Function;
  * asks each selected plug-in to check its own subtree ({@code validate(PluginContext)}).
  */
 final class PluginCheck {
+
+  /**
+   * The project's own plug-ins that an installation may lack, and where they are: the slim
+   * distribution leaves the CDC source (and Debezium) out.
+   */
+  private static final Map<String, String> ELSEWHERE =
+      Map.of(
+          "source cdc",
+          ". The cdc source is not installed here: the slim distribution"
+              + " (outbox-relay-slim-<version>) leaves it out; the full one (outbox-relay-<version>)"
+              + " has it");
 
   private final Plugins plugins;
   private final Problems problems;
@@ -83,7 +95,8 @@ final class PluginCheck {
               + "\"; "
               + (known.isEmpty()
                   ? "no " + kind + " plug-in is installed"
-                  : "known: " + String.join(", ", known)));
+                  : "known: " + String.join(", ", known))
+              + ELSEWHERE.getOrDefault(kind + " " + type, ""));
       return;
     }
     List<SettingsProblem> found;

@@ -217,6 +217,21 @@ class ConfigValidationTest {
   }
 
   @Test
+  void aCdcSourceMissingFromTheInstallationSaysWhichArchiveHasIt() {
+    List<SettingsProblem> problems =
+        problems(ORDERS + "outbox-relay.pipelines.orders { source.type = cdc }\n");
+
+    assertThat(problems)
+        .extracting(SettingsProblem::path, SettingsProblem::message)
+        .containsExactly(
+            tuple(
+                "outbox-relay.pipelines.orders.source.type",
+                "unknown source type \"cdc\"; known: fake. The cdc source is not installed here:"
+                    + " the slim distribution (outbox-relay-slim-<version>) leaves it out; the"
+                    + " full one (outbox-relay-<version>) has it"));
+  }
+
+  @Test
   void reportsTheSelectedPluginsOwnProblemsWithOrigin() {
     ConfigFiles files = new ConfigFiles(dir);
     Path file =
