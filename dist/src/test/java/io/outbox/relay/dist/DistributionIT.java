@@ -82,6 +82,16 @@ class DistributionIT {
     assertThat(home.resolve("docs/operations.md")).isRegularFile();
     // Only what a production user runs: the demo needs a source checkout.
     assertThat(home.resolve("config/demo.conf")).doesNotExist();
+    // The deployment files, when the repository has them.
+    Path deploy = RepositoryFiles.path("deploy");
+    if (Files.isDirectory(deploy)) {
+      try (Stream<Path> files = Files.walk(deploy)) {
+        for (Path file : files.filter(Files::isRegularFile).toList()) {
+          assertThat(home.resolve("deploy").resolve(deploy.relativize(file).toString()))
+              .isRegularFile();
+        }
+      }
+    }
     List<String> jars;
     try (Stream<Path> lib = Files.list(home.resolve("lib"))) {
       jars = lib.map(p -> p.getFileName().toString()).sorted().toList();
