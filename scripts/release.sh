@@ -22,7 +22,8 @@
 #   6. commits the version ("Release VERSION"), tags it vVERSION (annotated), then sets the next
 #      development version MAJOR.MINOR.(PATCH+1)-SNAPSHOT in a second commit. Nothing is pushed.
 #
-# If a step of 2-5 fails, the poms and CHANGELOG.md are restored and nothing is committed.
+# If a step of 2-5 fails or is interrupted, the poms and CHANGELOG.md are restored and nothing is
+# committed.
 # Environment: MAVEN_ARGS, extra Maven options for every Maven call (e.g.
 # "-Dmaven.repo.local=/path/to/repository"); MVN, the Maven binary (default mvn).
 set -Eeuo pipefail
@@ -77,7 +78,7 @@ fi
 current="$(grep -m1 -o '<version>[^<]*</version>' pom.xml | sed 's/<[^>]*>//g')"
 [[ -n "$current" ]] || die "cannot read the project's version from pom.xml"
 [[ "$current" == *-SNAPSHOT ]] || die "the poms' version is $current, not a -SNAPSHOT: release from a development version"
-grep -q "^## \[$version\]\$" CHANGELOG.md ||
+grep -qxF "## [$version]" CHANGELOG.md ||
   die "CHANGELOG.md has no section '## [$version]' (undated): write the release's entry first"
 if [[ "$image" == true ]]; then
   [[ -x scripts/image.sh ]] ||
@@ -90,12 +91,12 @@ fi
 
 # ---- 2-5: from here a failure restores the tracked files -------------------------------------
 restore() {
-  trap - ERR
-  printf 'release: failed; restoring the poms and CHANGELOG.md (nothing committed)\n' >&2
+  trap - ERR INT TERM
+  printf 'release: failed or interrupted; restoring the poms and CHANGELOG.md (nothing committed)\n' >&2
   git -C "$root" checkout -- . || true
   exit 1
 }
-trap restore ERR
+trap restore ERR INT TERM
 
 set_version() {
   "$mvn_bin" "${maven_args[@]}" -q versions:set -DnewVersion="$1" -DprocessAllModules=true \
@@ -137,7 +138,7 @@ if [[ "$image" == true ]]; then
   echo "release: building the image outbox-relay:$version"
   scripts/image.sh build --tag "outbox-relay:$version" --archive "$root/$out/$name.tar.gz"
 fi
-trap - ERR
+trap - ERR INT TERM
 
 # ---- 6. commits and tag ----------------------------------------------------------------------
 git commit -q -a -m "Release $version"
