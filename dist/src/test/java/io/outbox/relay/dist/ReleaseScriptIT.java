@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code scripts/release.sh} on a clone of this repository at HEAD: it refuses bad input and
  * changes nothing then; and it releases 9.9.9 without tests or image (a build of the reactor at the
- * new version, about 2.5 minutes): archive, checksums, SBOM, NOTICE, tag, next version.
+ * new version, 1 to 3 minutes here): archive, checksums, SBOM, NOTICE, tag, next version.
  */
 class ReleaseScriptIT {
   private static final long RELEASE_TIMEOUT_SECONDS = 20 * 60;
