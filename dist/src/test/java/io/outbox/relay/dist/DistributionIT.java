@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import io.outbox.client.OutboxMessage;
 import io.outbox.client.OutboxWriter;
 import io.outbox.relay.dist.UnpackedDistribution.Result;
@@ -11,6 +13,8 @@ import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.TestDatabase;
 import java.io.IOException;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,6 +30,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.jar.JarFile;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -39,9 +46,20 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The distribution archive as a user gets it: unpacked with {@code tar}, its {@code
  * bin/outbox-relay} answers {@code --version}, {@code --help} and {@code check-config} with the
  * documented exit codes, and, called through a symlink from elsewhere, migrates a database and
- * relays events to Kafka until SIGTERM.
+ * relays events to Kafka until SIGTERM. Its files: NOTICE lists every third-party jar, every
+ * relative link of its docs resolves inside it, config/reference.conf holds every module's
+ * defaults, and no command needs a source checkout.
  */
 class DistributionIT {
+  /** An inline link {@code [text](target)} or a reference definition {@code [id]: target}. */
+  private static final Pattern LINK =
+      Pattern.compile("\\]\\(([^)\\s]+)(?:\\s+\"[^\"]*\")?\\)|(?m)^\\s*\\[[^\\]]+]:\\s*(\\S+)");
+
+  private static final Pattern URL_SCHEME = Pattern.compile("[a-zA-Z][a-zA-Z0-9+.-]*:");
+
+  /** A line of NOTICE's list: {@code group:artifact version: license; license}. */
+  private static final Pattern NOTICE_ENTRY = Pattern.compile("[\\w.-]+:([\\w.-]+) (\\S+): \\S.*");
+
   @TempDir static Path unpackDir;
   private static UnpackedDistribution dist;
 
@@ -56,12 +74,33 @@ class DistributionIT {
     assertThat(Files.getPosixFilePermissions(dist.launcher()))
         .contains(PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.OTHERS_EXECUTE);
     assertThat(home.resolve("config/relay.conf")).isRegularFile();
+    assertThat(home.resolve("config/prometheus/alerts.yml")).isRegularFile();
+    assertThat(home.resolve("config/grafana/dashboards/outbox-relay.json")).isRegularFile();
     assertThat(home.resolve("README.md")).isRegularFile();
+    assertThat(home.resolve("CHANGELOG.md")).isRegularFile();
+    assertThat(home.resolve("LICENSE")).isRegularFile();
     assertThat(home.resolve("docs/operations.md")).isRegularFile();
+    // Only what a production user runs: the demo needs a source checkout.
+    assertThat(home.resolve("config/demo.conf")).doesNotExist();
+    // The deployment files, when the repository has them.
+    Path deploy = RepositoryFiles.path("deploy");
+    if (Files.isDirectory(deploy)) {
+      try (Stream<Path> files = Files.walk(deploy)) {
+        for (Path file : files.filter(Files::isRegularFile).toList()) {
+          assertThat(home.resolve("deploy").resolve(deploy.relativize(file).toString()))
+              .isRegularFile();
+        }
+      }
+    }
     List<String> jars;
     try (Stream<Path> lib = Files.list(home.resolve("lib"))) {
       jars = lib.map(p -> p.getFileName().toString()).sorted().toList();
     }
+    // NOTICE names every third-party jar lib/ bundles, with its license.
+    Set<String> noticed = noticedJars(home.resolve("NOTICE"));
+    assertThat(jars.stream().filter(jar -> !jar.startsWith("outbox-relay-")))
+        .isNotEmpty()
+        .allMatch(noticed::contains, "listed in NOTICE: " + noticed);
     assertThat(jars)
         .contains(
             "outbox-relay-daemon-" + UnpackedDistribution.version() + ".jar",
@@ -80,7 +119,93 @@ class DistributionIT {
 
     Result help = dist.run("--help");
     assertThat(help.exitCode()).as(help.toString()).isZero();
-    assertThat(help.out()).contains("run", "migrate", "check-config");
+    assertThat(help.out())
+        .contains("run", "migrate", "check-config", "status", "dead-letters")
+        .doesNotContainPattern("(?m)^\\s+demo\\b")
+        .doesNotContainPattern("(?m)^\\s+bench\\b");
+    Result demo = dist.run("demo");
+    assertThat(demo.exitCode()).as(demo.toString()).isEqualTo(2);
+    assertThat(demo.err()).contains("unknown command 'demo'");
+  }
+
+  @Test
+  void everyRelativeLinkOfItsDocsResolvesInsideIt() throws IOException {
+    Path home = dist.home();
+    List<Path> pages;
+    try (Stream<Path> files = Files.walk(home)) {
+      pages = files.filter(p -> p.toString().endsWith(".md")).sorted().toList();
+    }
+    assertThat(pages).contains(home.resolve("README.md"), home.resolve("docs/sinks/nats.md"));
+    List<String> broken = new ArrayList<>();
+    int links = 0;
+    for (Path page : pages) {
+      for (String target : relativeLinks(Files.readString(page, StandardCharsets.UTF_8))) {
+        links++;
+        Path resolved = page.getParent().resolve(target).normalize();
+        if (!resolved.startsWith(home) || !Files.exists(resolved)) {
+          broken.add(home.relativize(page) + " -> " + target);
+        }
+      }
+    }
+    assertThat(links).as("relative links found").isGreaterThan(50);
+    assertThat(broken).as("links that do not resolve inside the archive").isEmpty();
+  }
+
+  @Test
+  void mergedDefaultsAreTheReferenceConfOfEveryModule() throws IOException {
+    Path merged = dist.home().resolve("config/reference.conf");
+    String text = Files.readString(merged, StandardCharsets.UTF_8);
+    List<URL> jars = new ArrayList<>();
+    List<String> withDefaults = new ArrayList<>();
+    try (Stream<Path> lib = Files.list(dist.home().resolve("lib"))) {
+      for (Path jar : lib.sorted().toList()) {
+        jars.add(jar.toUri().toURL());
+        try (JarFile file = new JarFile(jar.toFile())) {
+          if (jar.getFileName().toString().startsWith("outbox-relay-")
+              && file.getEntry("reference.conf") != null) {
+            withDefaults.add(jar.getFileName().toString());
+          }
+        }
+      }
+    }
+    // A header names each of our jars with defaults; the comments are kept.
+    assertThat(withDefaults)
+        .contains("outbox-relay-core-" + UnpackedDistribution.version() + ".jar");
+    assertThat(withDefaults).allSatisfy(jar -> assertThat(text).contains("(lib/" + jar + ")"));
+    assertThat(text)
+        .contains("# outbox-relay: every default of the relay core, one comment per key.");
+    // Together, the same settings as the jars' reference.conf files the relay reads.
+    try (URLClassLoader loader = new URLClassLoader(jars.toArray(URL[]::new), null)) {
+      Config fromJars = ConfigFactory.parseResources(loader, "reference.conf").resolve();
+      Config fromFile = ConfigFactory.parseFile(merged.toFile()).resolve();
+      assertThat(fromFile.getConfig("outbox-relay").root())
+          .isEqualTo(fromJars.getConfig("outbox-relay").root());
+    }
+  }
+
+  /** The relative link targets of a Markdown page, without their {@code #anchor}. */
+  private static List<String> relativeLinks(String markdown) {
+    List<String> targets = new ArrayList<>();
+    Matcher m = LINK.matcher(markdown);
+    while (m.find()) {
+      String target = m.group(1) != null ? m.group(1) : m.group(2);
+      if (!target.startsWith("#") && !URL_SCHEME.matcher(target).lookingAt()) {
+        targets.add(target.replaceFirst("#.*", ""));
+      }
+    }
+    return targets;
+  }
+
+  /** The jar file names ({@code artifact-version.jar}) NOTICE lists. */
+  private static Set<String> noticedJars(Path notice) throws IOException {
+    Set<String> jars = new TreeSet<>();
+    for (String line : Files.readAllLines(notice, StandardCharsets.UTF_8)) {
+      Matcher m = NOTICE_ENTRY.matcher(line);
+      if (m.matches()) {
+        jars.add(m.group(1) + "-" + m.group(2) + ".jar");
+      }
+    }
+    return jars;
   }
 
   @Test

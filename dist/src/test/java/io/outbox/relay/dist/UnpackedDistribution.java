@@ -106,6 +106,11 @@ final class UnpackedDistribution {
    * Runs {@code command} in {@code dir}, capturing both streams through files (no pipe deadlock).
    */
   static Result exec(Path dir, Map<String, String> env, List<String> command) {
+    return exec(dir, env, command, COMMAND_TIMEOUT_SECONDS);
+  }
+
+  /** As {@link #exec(Path, Map, List)}, waiting at most {@code timeoutSeconds}. */
+  static Result exec(Path dir, Map<String, String> env, List<String> command, long timeoutSeconds) {
     try {
       Path out = Files.createTempFile("outbox-dist-", ".out");
       Path err = Files.createTempFile("outbox-dist-", ".err");
@@ -115,10 +120,11 @@ final class UnpackedDistribution {
                 .redirectOutput(out.toFile())
                 .redirectError(err.toFile())
                 .start();
-        if (!process.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+        if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+          process.descendants().forEach(ProcessHandle::destroyForcibly);
           process.destroyForcibly();
           throw new IllegalStateException(
-              command + " did not finish within " + COMMAND_TIMEOUT_SECONDS + " s");
+              command + " did not finish within " + timeoutSeconds + " s");
         }
         return new Result(
             process.exitValue(),
