@@ -51,7 +51,9 @@ final class UnpackedDistribution {
     if (tar.exitCode() != 0) {
       throw new IllegalStateException("tar -xzf " + archive() + " failed: " + tar);
     }
-    return new UnpackedDistribution(dir.resolve("outbox-relay-" + version()));
+    // outbox-relay-<version>, or outbox-relay-slim-<version> (dist/slim's tests).
+    String name = archive().getFileName().toString().replaceFirst("\\.tar\\.gz$", "");
+    return new UnpackedDistribution(dir.resolve(name));
   }
 
   /** A distribution unpacked elsewhere, whose root is {@code home}. */
