@@ -24,14 +24,20 @@ final class PluginCheck {
 
   /**
    * The project's own plug-ins that an installation may lack, and where they are: the slim
-   * distribution leaves the CDC source (and Debezium) out.
+   * distribution leaves the CDC source (and Debezium), the NATS and the Redis sinks out.
    */
   private static final Map<String, String> ELSEWHERE =
       Map.of(
-          "source cdc",
-          ". The cdc source is not installed here: the slim distribution"
-              + " (outbox-relay-slim-<version>) leaves it out; the full one (outbox-relay-<version>)"
-              + " has it");
+          "source cdc", elsewhere("cdc source"),
+          "sink nats", elsewhere("nats sink"),
+          "sink redis", elsewhere("redis sink"));
+
+  private static String elsewhere(String plugin) {
+    return ". The "
+        + plugin
+        + " is not installed here: the slim distribution (outbox-relay-slim-<version>) leaves it"
+        + " out; the full one (outbox-relay-<version>) has it";
+  }
 
   private final Plugins plugins;
   private final Problems problems;

@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.RoundRobinPartitioner;
@@ -38,6 +39,17 @@ final class ProducerProperties {
   static final String CLIENT_ID = ProducerConfig.CLIENT_ID_CONFIG;
   static final String PARTITIONER_IGNORE_KEYS = ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG;
   static final String PARTITIONER_CLASS = ProducerConfig.PARTITIONER_CLASS_CONFIG;
+  static final String COMPRESSION = ProducerConfig.COMPRESSION_TYPE_CONFIG;
+
+  /**
+   * The compression types whose codec is a jar of its own (gzip is the JDK's), and a class of it:
+   * the slim archive leaves those jars out.
+   */
+  private static final Map<String, String> CODECS =
+      Map.of(
+          "lz4", "net.jpountz.lz4.LZ4Factory",
+          "snappy", "org.xerial.snappy.Snappy",
+          "zstd", "com.github.luben.zstd.Zstd");
 
   /** The idempotent producer allows at most this many unacknowledged requests per connection. */
   private static final int MAX_IN_FLIGHT_WITH_IDEMPOTENCE = 5;
@@ -142,6 +154,8 @@ final class ProducerProperties {
                 + " and breaks per-key order, got "
                 + value
             : null;
+      case COMPRESSION:
+        return codecProblem(value, ProducerProperties::onClassPath);
       case RETRIES:
         Long retries = number(name, value);
         return retries != null && retries == 0
@@ -149,6 +163,30 @@ final class ProducerProperties {
             : null;
       default:
         return null;
+    }
+  }
+
+  /**
+   * A problem when {@code compression.type} names a codec {@code present} does not find, or {@code
+   * null}.
+   */
+  static String codecProblem(String value, Predicate<String> present) {
+    String codec = CODECS.get(value.toLowerCase(Locale.ROOT));
+    return codec == null || present.test(codec)
+        ? null
+        : "needs the "
+            + value
+            + " codec, which this installation lacks (the slim archive leaves the lz4, snappy and"
+            + " zstd codecs out): use gzip or none, or the full archive, got "
+            + value;
+  }
+
+  private static boolean onClassPath(String className) {
+    try {
+      Class.forName(className, false, ProducerProperties.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
     }
   }
 

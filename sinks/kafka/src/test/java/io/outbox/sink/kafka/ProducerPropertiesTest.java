@@ -17,6 +17,21 @@ class ProducerPropertiesTest {
   }
 
   @Test
+  void aCompressionTypeWhoseCodecIsMissingIsRefusedNamingIt() {
+    assertThat(ProducerProperties.codecProblem("zstd", codec -> false))
+        .isEqualTo(
+            "needs the zstd codec, which this installation lacks (the slim archive leaves the lz4,"
+                + " snappy and zstd codecs out): use gzip or none, or the full archive, got zstd");
+    assertThat(ProducerProperties.codecProblem("gzip", codec -> false)).isNull();
+    assertThat(ProducerProperties.codecProblem("none", codec -> false)).isNull();
+    // Here the codecs are on the class path, as in the full archive.
+    assertThat(
+            SettingsReader.problems(
+                context("producer.compression.type = zstd"), KafkaSinkSettings::read))
+        .isEmpty();
+  }
+
+  @Test
   void relayOwnsIdempotenceAcksAndBootstrapServers() {
     Map<String, Object> config = producerConfig("bootstrap-servers = \"k1:9092, k2:9092\"");
     assertThat(config)
