@@ -13,10 +13,12 @@
 #      section;
 #   3. builds: by default scripts/test.sh, the full suite as CI runs it (it starts the services of
 #      scripts/services.sh; about 25 minutes), whose build also makes the archive; with
-#      --skip-tests, `mvn clean package -pl dist -am -Dmaven.test.skip=true` (a few minutes);
-#   4. writes into target/release/VERSION/: outbox-relay-VERSION.tar.gz and .zip, each with its
-#      .sha256 (sha256sum format: `sha256sum -c outbox-relay-VERSION.tar.gz.sha256`), and the
-#      CycloneDX SBOM outbox-relay-VERSION.cdx.json;
+#      --skip-tests, `mvn clean package -pl dist,dist/slim -am -Dmaven.test.skip=true` (a few
+#      minutes);
+#   4. writes into target/release/VERSION/: outbox-relay-VERSION.tar.gz and .zip and the slim
+#      archive outbox-relay-slim-VERSION.tar.gz (polling with the Kafka and RabbitMQ sinks), each
+#      with its .sha256 (sha256sum format: `sha256sum -c outbox-relay-VERSION.tar.gz.sha256`), and
+#      their CycloneDX SBOMs outbox-relay-VERSION.cdx.json and outbox-relay-slim-VERSION.cdx.json;
 #   5. unless --no-image, builds the image outbox-relay:VERSION from that archive
 #      (scripts/image.sh build);
 #   6. commits the version ("Release VERSION"), tags it vVERSION (annotated), then sets the next
@@ -115,7 +117,7 @@ sed -i "s/^## \[$version\]\$/## [$version] - $(date -u +%Y-%m-%d)/" CHANGELOG.md
 
 if [[ "$skip_tests" == true ]]; then
   echo "release: building the archive (tests skipped)"
-  "$mvn_bin" "${maven_args[@]}" -q clean package -pl dist -am -Dmaven.test.skip=true
+  "$mvn_bin" "${maven_args[@]}" -q clean package -pl dist,dist/slim -am -Dmaven.test.skip=true
 else
   echo "release: running the full suite (scripts/test.sh), which builds the archive"
   "$mvn_bin" "${maven_args[@]}" -q clean
@@ -127,11 +129,12 @@ name="outbox-relay-$version"
 out="target/release/$version"
 rm -rf "$out"
 mkdir -p "$out"
-for format in tar.gz zip; do
-  cp "dist/target/$name.$format" "$out/"
-  (cd "$out" && sha256sum "$name.$format" >"$name.$format.sha256")
+slim="outbox-relay-slim-$version"
+for file in "dist/target/$name.tar.gz" "dist/target/$name.zip" "dist/slim/target/$slim.tar.gz"; do
+  cp "$file" "$out/"
+  (cd "$out" && sha256sum "$(basename "$file")" >"$(basename "$file").sha256")
 done
-cp "dist/target/$name.cdx.json" "$out/"
+cp "dist/target/$name.cdx.json" "dist/slim/target/$slim.cdx.json" "$out/"
 (cd "$out" && sha256sum -c --quiet ./*.sha256)
 
 if [[ "$image" == true ]]; then

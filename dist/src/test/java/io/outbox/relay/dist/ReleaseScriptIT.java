@@ -80,7 +80,11 @@ class ReleaseScriptIT {
     assertThat(release.out()).contains("target/release/9.9.9", "tagged v9.9.9", "9.9.10-SNAPSHOT");
 
     Path out = repo.resolve("target/release/9.9.9");
-    for (String file : List.of("outbox-relay-9.9.9.tar.gz", "outbox-relay-9.9.9.zip")) {
+    for (String file :
+        List.of(
+            "outbox-relay-9.9.9.tar.gz",
+            "outbox-relay-9.9.9.zip",
+            "outbox-relay-slim-9.9.9.tar.gz")) {
       assertThat(out.resolve(file + ".sha256")).content().contains(file);
       Result check =
           UnpackedDistribution.exec(out, Map.of(), List.of("sha256sum", "-c", file + ".sha256"));
@@ -88,6 +92,14 @@ class ReleaseScriptIT {
       assertThat(check.out()).contains(file + ": OK");
     }
 
+    assertThat(
+            new ObjectMapper()
+                .readTree(out.resolve("outbox-relay-slim-9.9.9.cdx.json").toFile())
+                .path("metadata")
+                .path("component")
+                .path("version")
+                .asText())
+        .isEqualTo("9.9.9");
     JsonNode sbom =
         new ObjectMapper().readTree(out.resolve("outbox-relay-9.9.9.cdx.json").toFile());
     assertThat(sbom.path("bomFormat").asText()).isEqualTo("CycloneDX");
