@@ -13,8 +13,8 @@
 #      section;
 #   3. builds: by default scripts/test.sh, the full suite as CI runs it (it starts the services of
 #      scripts/services.sh; about 25 minutes), whose build also makes the archive; with
-#      --skip-tests, `mvn clean package -pl dist,dist/slim -am -Dmaven.test.skip=true` (a few
-#      minutes);
+#      --skip-tests, `mvn clean package -pl dist,dist/slim -am -DskipTests` (a few minutes; the
+#      tests are compiled, not run: the slim archive's module needs dist's test jar);
 #   4. writes into target/release/VERSION/: outbox-relay-VERSION.tar.gz and .zip and the slim
 #      archive outbox-relay-slim-VERSION.tar.gz (polling with the Kafka and RabbitMQ sinks), each
 #      with its .sha256 (sha256sum format: `sha256sum -c outbox-relay-VERSION.tar.gz.sha256`), and
@@ -117,7 +117,7 @@ sed -i "s/^## \[$version\]\$/## [$version] - $(date -u +%Y-%m-%d)/" CHANGELOG.md
 
 if [[ "$skip_tests" == true ]]; then
   echo "release: building the archive (tests skipped)"
-  "$mvn_bin" "${maven_args[@]}" -q clean package -pl dist,dist/slim -am -Dmaven.test.skip=true
+  "$mvn_bin" "${maven_args[@]}" -q clean package -pl dist,dist/slim -am -DskipTests
 else
   echo "release: running the full suite (scripts/test.sh), which builds the archive"
   "$mvn_bin" "${maven_args[@]}" -q clean
