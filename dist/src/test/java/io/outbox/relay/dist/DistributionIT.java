@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.outbox.client.OutboxMessage;
-import io.outbox.client.OutboxWriter;
 import io.outbox.relay.dist.UnpackedDistribution.Result;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
@@ -21,9 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -309,19 +304,7 @@ class DistributionIT {
               work, Map.of(), List.of(link.toString(), "migrate", "--config", "relay.conf"));
       assertThat(migrate.exitCode()).as(migrate.toString()).isZero();
 
-      int events = 20;
-      try (Connection c = db.connect()) {
-        OutboxWriter writer = OutboxWriter.forTable("outbox");
-        for (int i = 0; i < events; i++) {
-          writer.write(
-              c,
-              OutboxMessage.builder()
-                  .aggregate("order", "o-" + (i % 4))
-                  .eventType("OrderCreated")
-                  .payload("{\"n\":" + i + "}")
-                  .build());
-        }
-      }
+      int events = OrderEvents.write(db, 20);
 
       RunningRelay relay = RunningRelay.start(link, work, Map.of(), config, port);
       try {
@@ -330,7 +313,7 @@ class DistributionIT {
         assertThat(records).as(() -> "records; relay log:\n" + relay.log()).hasSize(events);
         await("every row marked published")
             .atMost(Duration.ofSeconds(30))
-            .until(() -> unpublished(db) == 0);
+            .until(() -> OrderEvents.unpublished(db) == 0);
 
         assertThat(relay.get("/health/live").statusCode()).isEqualTo(200);
         // Every metric the alert rules and the dashboard read is exported: not the CDC source's
@@ -388,14 +371,5 @@ class DistributionIT {
         .filter(line -> !line.isBlank() && !line.startsWith("#"))
         .map(line -> line.split("[{ ]", 2)[0])
         .collect(Collectors.toCollection(TreeSet::new));
-  }
-
-  private static long unpublished(TestDatabase db) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM outbox WHERE published_at IS NULL")) {
-      rs.next();
-      return rs.getLong(1);
-    }
   }
 }

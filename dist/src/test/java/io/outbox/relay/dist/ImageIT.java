@@ -7,15 +7,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.outbox.client.OutboxMessage;
-import io.outbox.client.OutboxWriter;
 import io.outbox.relay.dist.UnpackedDistribution.Result;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.TestDatabase;
-import java.io.File;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,14 +20,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -179,19 +172,7 @@ class ImageIT {
                   List.of(TAG, "migrate", "--config", "/etc/outbox-relay/relay.conf")));
       assertThat(migrate.exitCode()).as(migrate.toString()).isZero();
 
-      int events = 20;
-      try (Connection c = db.connect()) {
-        OutboxWriter writer = OutboxWriter.forTable("outbox");
-        for (int i = 0; i < events; i++) {
-          writer.write(
-              c,
-              OutboxMessage.builder()
-                  .aggregate("order", "o-" + (i % 4))
-                  .eventType("OrderCreated")
-                  .payload("{\"n\":" + i + "}")
-                  .build());
-        }
-      }
+      int events = OrderEvents.write(db, 20);
 
       // The image's default command: run --config /etc/outbox-relay/relay.conf. No health-check
       // timer (podman would need systemd for it): `podman healthcheck run` runs it below.
@@ -209,7 +190,7 @@ class ImageIT {
         assertThat(records).as(() -> "records; relay log:\n" + logs(container)).hasSize(events);
         await("every row marked published")
             .atMost(Duration.ofSeconds(30))
-            .until(() -> unpublished(db) == 0);
+            .until(() -> OrderEvents.unpublished(db) == 0);
 
         HttpResponse<String> ready = get(port, "/health/ready");
         assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
@@ -308,15 +289,6 @@ class ImageIT {
         HttpResponse.BodyHandlers.ofString());
   }
 
-  private static long unpublished(TestDatabase db) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM outbox WHERE published_at IS NULL")) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
-
   private static String logs(String container) {
     Result logs = podman(Duration.ofMinutes(1), "logs", container);
     return logs.out() + logs.err();
@@ -395,38 +367,9 @@ class ImageIT {
     return all;
   }
 
-  /** Runs {@code command} with both streams in files (no pipe deadlock), killing it on timeout. */
+  /** Runs {@code command} in the repository's root, killing it on timeout. */
   private static Result exec(Duration timeout, List<String> command) {
-    try {
-      Path out = Files.createTempFile(work, "podman-", ".out");
-      Path err = Files.createTempFile(work, "podman-", ".err");
-      try {
-        Process process =
-            new ProcessBuilder(command)
-                .directory(RepositoryFiles.root().toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectOutput(out.toFile())
-                .redirectError(err.toFile())
-                .start();
-        if (!process.waitFor(timeout.toSeconds(), TimeUnit.SECONDS)) {
-          process.descendants().forEach(ProcessHandle::destroyForcibly);
-          process.destroyForcibly();
-          throw new IllegalStateException(
-              command + " did not finish within " + timeout + ":\n" + Files.readString(err));
-        }
-        return new Result(
-            process.exitValue(),
-            Files.readString(out, StandardCharsets.UTF_8),
-            Files.readString(err, StandardCharsets.UTF_8));
-      } finally {
-        Files.deleteIfExists(out);
-        Files.deleteIfExists(err);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot run " + command, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while running " + command, e);
-    }
+    return UnpackedDistribution.exec(
+        RepositoryFiles.root(), Map.of(), command, timeout.toSeconds());
   }
 }

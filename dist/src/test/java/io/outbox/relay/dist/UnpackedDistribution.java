@@ -126,7 +126,11 @@ final class UnpackedDistribution {
           process.descendants().forEach(ProcessHandle::destroyForcibly);
           process.destroyForcibly();
           throw new IllegalStateException(
-              command + " did not finish within " + timeoutSeconds + " s");
+              command
+                  + " did not finish within "
+                  + timeoutSeconds
+                  + " s; its stderr:\n"
+                  + Files.readString(err, StandardCharsets.UTF_8));
         }
         return new Result(
             process.exitValue(),

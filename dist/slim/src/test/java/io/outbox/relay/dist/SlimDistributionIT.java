@@ -3,8 +3,6 @@ package io.outbox.relay.dist;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outbox.client.OutboxMessage;
-import io.outbox.client.OutboxWriter;
 import io.outbox.relay.dist.UnpackedDistribution.Result;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
@@ -13,9 +11,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -121,19 +116,7 @@ class SlimDistributionIT {
       Result migrate = dist.run("migrate", "--config", config.toString());
       assertThat(migrate.exitCode()).as(migrate.toString()).isZero();
 
-      int events = 20;
-      try (Connection c = db.connect()) {
-        OutboxWriter writer = OutboxWriter.forTable("outbox");
-        for (int i = 0; i < events; i++) {
-          writer.write(
-              c,
-              OutboxMessage.builder()
-                  .aggregate("order", "o-" + (i % 4))
-                  .eventType("OrderCreated")
-                  .payload("{\"n\":" + i + "}")
-                  .build());
-        }
-      }
+      int events = OrderEvents.write(db, 20);
 
       RunningRelay relay = RunningRelay.start(dist.launcher(), work, Map.of(), config, port);
       try {
@@ -142,20 +125,11 @@ class SlimDistributionIT {
         assertThat(records).as(() -> "records; relay log:\n" + relay.log()).hasSize(events);
         await("every row marked published")
             .atMost(Duration.ofSeconds(30))
-            .until(() -> unpublished(db) == 0);
+            .until(() -> OrderEvents.unpublished(db) == 0);
         assertThat(relay.get("/health/ready").statusCode()).isEqualTo(200);
       } finally {
         relay.stop();
       }
-    }
-  }
-
-  private static long unpublished(TestDatabase db) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM outbox WHERE published_at IS NULL")) {
-      rs.next();
-      return rs.getLong(1);
     }
   }
 }
