@@ -14,8 +14,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The modules' map (docs/architecture.md) as rules: each module may import only the modules drawn
  * below it; no plug-in imports another plug-in or the core; the application's client imports
- * nothing but the JDK; nothing the relay ships imports the test kit, the bench or the soak. A new
- * import across the map fails the build.
+ * nothing but the JDK; nothing the relay ships imports the test kit, the bench, the soak or the
+ * Testcontainers module (whose own test keeps it free of the relay). A new import across the map
+ * fails the build.
  */
 class ModuleLayersTest {
 
@@ -77,7 +78,11 @@ class ModuleLayersTest {
         .layer("connect")
         .definedBy("io.outbox.connect..")
         .layer("tools")
-        .definedBy("io.outbox.testkit..", "io.outbox.bench..", "io.outbox.soak..")
+        .definedBy(
+            "io.outbox.testkit..",
+            "io.outbox.bench..",
+            "io.outbox.soak..",
+            "io.outbox.testcontainers..")
         .whereLayer("client")
         .mayNotAccessAnyLayer()
         .whereLayer("schema")
