@@ -214,6 +214,8 @@ class DeploymentFilesTest {
     assertThat(file.indexOf(" AS from-source")).isLessThan(file.indexOf(" AS unpack-archive"));
     assertThat(RepositoryFiles.read("dist/src/main/assembly/distribution.xml"))
         .contains("<baseDirectory>outbox-relay-${project.version}</baseDirectory>")
+        .contains("<componentDescriptor>src/main/assembly/common.xml</componentDescriptor>");
+    assertThat(RepositoryFiles.read("dist/src/main/assembly/common.xml"))
         .contains("<outputDirectory>bin</outputDirectory>");
     assertThat(RepositoryFiles.path("dist/src/main/bin/outbox-relay")).isRegularFile();
     assertThat(RepositoryFiles.path("config/relay.conf")).isRegularFile();
