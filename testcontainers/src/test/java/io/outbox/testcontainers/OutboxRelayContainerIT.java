@@ -11,6 +11,7 @@ import io.outbox.client.OutboxWriter;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.LocalPorts;
 import io.outbox.testkit.Services;
+import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
 import java.io.File;
 import java.io.IOException;
@@ -22,8 +23,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -180,12 +179,7 @@ class OutboxRelayContainerIT {
   }
 
   private static long unpublished(TestDatabase db) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM outbox WHERE published_at IS NULL")) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return Sql.number(db::connect, "SELECT count(*) FROM outbox WHERE published_at IS NULL");
   }
 
   /** Whether podman has {@code image}, made after {@code archive} (else it may be stale). */

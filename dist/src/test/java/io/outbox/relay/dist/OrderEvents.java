@@ -2,11 +2,10 @@ package io.outbox.relay.dist;
 
 import io.outbox.client.OutboxMessage;
 import io.outbox.client.OutboxWriter;
+import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 
 /** The events the archive's and the image's tests relay: orders of four aggregates. */
 final class OrderEvents {
@@ -32,11 +31,6 @@ final class OrderEvents {
 
   /** How many rows of {@code outbox} are not marked published yet. */
   static long unpublished(TestDatabase db) throws SQLException {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM outbox WHERE published_at IS NULL")) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return Sql.number(db::connect, "SELECT count(*) FROM outbox WHERE published_at IS NULL");
   }
 }
