@@ -80,6 +80,9 @@ final class ConnectWorkers {
                 "java",
                 "-Xms128m",
                 "-Xmx512m",
+                // A test's worker: C1 and a serial GC start it sooner on two cores.
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
                 "-Dlogback.configurationFile=" + dir.resolve("logback.xml"),
                 "-cp",
                 lib + "/*:" + classpath,
