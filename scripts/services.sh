@@ -57,6 +57,10 @@
 #                   `kubectl kustomize` (offline rendering of deploy/kubernetes).
 #   systemd-analyze Debian's systemd package, when missing (`verify` of deploy/systemd; no systemd
 #                   needs to run).
+#   pgbouncer       Debian's pgbouncer, for the tests that run a private one in front of the
+#                   PostgreSQL above (testkit PrivatePgBouncer): no shared pgbouncer is run. Where an
+#                   init system lets the package start its own (/etc/pgbouncer, port 6432) on
+#                   installing, that one is stopped and disabled at once.
 #   podman          Debian's podman with runc (crun fails on these machines' cgroups) and mmdebstrap,
 #                   for the container image's test (dist/ ImageIT, scripts/image.sh), with the
 #                   settings podman needs here in /etc/containers/containers.conf.d/50-outbox-relay.conf
@@ -548,7 +552,22 @@ tools_up() {
   if ! command -v systemd-analyze >/dev/null; then
     apt_tool_install systemd
   fi
+  pgbouncer_tool
   podman_up
+}
+
+# Debian's pgbouncer, installed but not run: tests start their own.
+pgbouncer_tool() {
+  if command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]]; then
+    return
+  fi
+  apt_tool_install pgbouncer
+  if [[ -d /run/systemd/system ]]; then
+    systemctl disable --now pgbouncer.service >&2 9>&- || true
+  elif [[ -x /etc/init.d/pgbouncer ]]; then
+    invoke-rc.d pgbouncer stop >&2 9>&- || true
+    update-rc.d pgbouncer disable >&2 || true
+  fi
 }
 
 PODMAN_CONF=/etc/containers/containers.conf.d/50-outbox-relay.conf

@@ -29,6 +29,7 @@ import io.outbox.source.cdc.table.CatchUp;
 import io.outbox.source.postgres.JdbcLedgerWatermark;
 import io.outbox.source.postgres.OutboxLedger;
 import io.outbox.source.postgres.OutboxVerdicts;
+import io.outbox.source.postgres.SessionPoolingCheck;
 import io.outbox.source.postgres.SourceLifecycle;
 import io.outbox.source.postgres.SourcePool;
 import java.sql.Connection;
@@ -119,6 +120,19 @@ final class CdcSource implements Source {
   @Override
   public Optional<LedgerWatermark> ledgerWatermark() {
     return Optional.of(watermark);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>That the database's ordinary sessions (lease, checks, settlements) are not pooled by
+   * transaction ({@link SessionPoolingCheck}). The stream's replication connection cannot go
+   * through such a pooler at all; the slot and the publication are checked at activation.
+   */
+  @Override
+  public List<String> schemaProblems() {
+    return SessionPoolingCheck.startUpProblems(
+        () -> connections.dedicated("start-up check"), settings.connectionTimeout(), pipeline);
   }
 
   @Override

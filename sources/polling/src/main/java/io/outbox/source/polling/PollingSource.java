@@ -14,6 +14,7 @@ import io.outbox.relay.spi.Ticker;
 import io.outbox.source.postgres.JdbcLedgerWatermark;
 import io.outbox.source.postgres.OutboxLedger;
 import io.outbox.source.postgres.RetentionJob;
+import io.outbox.source.postgres.SessionPoolingCheck;
 import io.outbox.source.postgres.SourceLifecycle;
 import io.outbox.source.postgres.SourcePool;
 import java.time.Duration;
@@ -199,12 +200,19 @@ final class PollingSource implements Source {
   /**
    * {@inheritDoc}
    *
-   * <p>The same checks as activation ({@link OutboxSchema}), on a session of its own, for tables
-   * that exist: a table not created yet (the relay started before {@code migrate}) is left to
-   * activation, which says so and retries.
+   * <p>First that the database's sessions are not pooled by transaction ({@link
+   * SessionPoolingCheck}); then the same checks as activation ({@link OutboxSchema}), on a session
+   * of its own, for tables that exist: a table not created yet (the relay started before {@code
+   * migrate}) is left to activation, which says so and retries.
    */
   @Override
   public java.util.List<String> schemaProblems() {
+    java.util.List<String> pooled =
+        SessionPoolingCheck.startUpProblems(
+            () -> connections.dedicated("start-up check"), settings.connectionTimeout(), pipeline);
+    if (!pooled.isEmpty()) {
+      return pooled;
+    }
     return OutboxSchema.startUpProblems(
         connections,
         settings.connectionTimeout(),
