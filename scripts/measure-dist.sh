@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures distribution archives side by side (the README's install section quotes it): per
+# Measures distribution archives side by side (docs/releasing.md quotes it): per
 # archive its size, its jar count, and over --runs alternating runs the start-up time (launch to
 # /health/live answering 200) and the resident memory (VmRSS of the JVM) after --idle seconds idle
 # of `bin/outbox-relay run`, one polling -> Kafka pipeline on a migrated, empty database.

@@ -22,7 +22,9 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = Main.ManifestVersion.class,
     synopsisSubcommandLabel = "COMMAND",
-    description = "Publishes transactional outbox rows from PostgreSQL to Kafka or RabbitMQ.",
+    description =
+        "Publishes transactional outbox rows from PostgreSQL to Kafka, RabbitMQ, NATS JetStream or"
+            + " Redis Streams.",
     // A new subcommand is one more entry here.
     subcommands = {
       RunCommand.class,

@@ -142,6 +142,19 @@ class MainTest {
   }
 
   @Test
+  void helpNamesEveryBrokerTheRelayPublishesTo() {
+    CommandLineRun help = CommandLineRun.of("--help");
+
+    // picocli wraps the description at 80 columns.
+    assertThat(help.out().replaceAll("\\s+", " "))
+        .contains("PostgreSQL")
+        .contains("Kafka")
+        .contains("RabbitMQ")
+        .contains("NATS JetStream")
+        .contains("Redis Streams");
+  }
+
+  @Test
   void unexpectedErrorsAreOneLineWithTheStackTraceOnlyWhenVerbose() {
     CommandLineRun quiet = CommandLineRun.of(new Boom(), "boom");
     CommandLineRun verbose = CommandLineRun.of(new Boom(), "boom", "--verbose");

@@ -13,9 +13,9 @@ import org.apache.kafka.connect.data.SchemaBuilder;
  * The outbox's {@code timestamptz} columns as microseconds since the epoch (a Connect {@code
  * int64}) instead of Debezium's ISO-8601 text: Debezium already holds each value as an {@link
  * OffsetDateTime}, and rendering it as text (a formatter built per value) for {@link ChangeEvents}
- * to parse back cost 6-9 % of the stream's CPU per event (docs/performance.md). PostgreSQL's {@code
- * infinity} and {@code -infinity} become {@link Long#MAX_VALUE} and {@link Long#MIN_VALUE}.
- * Debezium instantiates it by name ({@code converters}), hence public.
+ * to parse back cost 6-9 % of the stream's CPU per event (2026-12-02, in docs/performance.md's
+ * history). PostgreSQL's {@code infinity} and {@code -infinity} become {@link Long#MAX_VALUE} and
+ * {@link Long#MIN_VALUE}. Debezium instantiates it by name ({@code converters}), hence public.
  */
 public final class EpochMicrosConverter
     implements CustomConverter<SchemaBuilder, RelationalColumn> {
