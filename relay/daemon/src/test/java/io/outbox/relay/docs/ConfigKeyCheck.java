@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigValue;
+import io.outbox.testkit.docs.MarkdownPage;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,6 +3,8 @@ package io.outbox.relay.docs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.ConfigFactory;
+import io.outbox.testkit.docs.MarkdownPage;
+import io.outbox.testkit.docs.RepositoryDocs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
 package io.outbox.relay.docs;
 
+import io.outbox.testkit.docs.MarkdownPage;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package io.outbox.relay.docs;
+package io.outbox.testkit.docs;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -15,9 +15,21 @@ public final class RepositoryDocs {
 
   private RepositoryDocs() {}
 
-  /** The repository's root: the module's grandparent (relay/daemon), as Maven runs the tests. */
+  /**
+   * The repository's root: {@code outbox.repo.root} when set, else the nearest directory above the
+   * working directory (a module's, as Maven runs the tests) holding README.md and docs/.
+   */
   public static Path root() {
-    return Path.of(System.getProperty("outbox.repo.root", "../..")).toAbsolutePath().normalize();
+    String set = System.getProperty("outbox.repo.root");
+    if (set != null) {
+      return Path.of(set).toAbsolutePath().normalize();
+    }
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      if (Files.isRegularFile(dir.resolve("README.md")) && Files.isDirectory(dir.resolve("docs"))) {
+        return dir;
+      }
+    }
+    throw new IllegalStateException("no README.md and docs/ above " + Path.of("").toAbsolutePath());
   }
 
   /** README.md, the other top-level .md files and docs/**&#47;*.md, parsed, in path order. */

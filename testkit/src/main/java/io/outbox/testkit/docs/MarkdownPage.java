@@ -1,4 +1,4 @@
-package io.outbox.relay.docs;
+package io.outbox.testkit.docs;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
