@@ -11,6 +11,7 @@ import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.http.HttpEndpoints;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivatePostgres;
+import io.outbox.testkit.Teardown;
 import io.outbox.testkit.TestCertificates;
 import io.outbox.testkit.docs.MarkdownPage;
 import io.outbox.testkit.docs.RepositoryDocs;
@@ -25,8 +26,8 @@ import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * docs/metrics.md and a running relay's {@code /metrics} name the same metrics, both ways. Two
@@ -47,39 +48,28 @@ class DocumentedMetricsIT {
   private static final String FAST_BACKLOG = "\noutbox-relay.http.backlog-interval = 200ms\n";
   private static final Duration WAIT = Duration.ofSeconds(60);
 
+  @RegisterExtension final Teardown teardown = new Teardown();
   private RelayFixture fx;
-  private PrivatePostgres pg;
-
-  @AfterEach
-  void tearDown() {
-    if (fx != null) {
-      fx.close();
-    }
-    if (pg != null) {
-      pg.close();
-    }
-  }
 
   @Test
   void everyDocumentedMetricIsServedAndEveryServedOneIsDocumented() throws Exception {
     Map<String, Integer> documented = documented();
     assertThat(documented).as("metric names in " + METRICS_MD).hasSizeGreaterThan(20);
 
-    fx = new RelayFixture("documented_metrics");
+    fx = teardown.add(new RelayFixture("documented_metrics"));
     Set<String> polling = servedBy(fx.config("") + FAST_BACKLOG, documented.keySet());
-    fx.close();
 
     String password = "pw-" + UUID.randomUUID();
-    pg =
-        PrivatePostgres.start(
-            TestCertificates.create(
-                Files.createTempDirectory("documented-metrics-certs-"),
-                "documented-metrics",
-                TestCertificates.LOOPBACK),
-            password,
-            "wal_level=logical",
-            "max_slot_wal_keep_size=1GB");
-    fx = RelayFixture.onPrivate(pg, password, "documented_metrics");
+    TestCertificates certificates =
+        TestCertificates.create(
+            Files.createTempDirectory("documented-metrics-certs-"),
+            "documented-metrics",
+            TestCertificates.LOOPBACK);
+    PrivatePostgres pg =
+        teardown.add(
+            PrivatePostgres.start(
+                certificates, password, "wal_level=logical", "max_slot_wal_keep_size=1GB"));
+    fx = teardown.add(RelayFixture.onPrivate(pg, password, "documented_metrics"));
     Set<String> cdc =
         servedBy(
             fx.config(fx.cdc("debezium { \"database.sslmode\" = require }") + fx.exactlyOnce())
