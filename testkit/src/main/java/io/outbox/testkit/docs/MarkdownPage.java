@@ -18,6 +18,7 @@ import org.commonmark.node.FencedCodeBlock;
 import org.commonmark.node.Heading;
 import org.commonmark.node.HtmlBlock;
 import org.commonmark.node.HtmlInline;
+import org.commonmark.node.IndentedCodeBlock;
 import org.commonmark.node.Node;
 import org.commonmark.node.Text;
 import org.commonmark.parser.IncludeSourceSpans;
@@ -41,7 +42,10 @@ public final class MarkdownPage {
   /** A link's destination, on a line. */
   public record Link(int line, String destination) {}
 
-  /** A fenced code block: its info string (language) and its lines, the first on {@code line}. */
+  /**
+   * A code block: its info string (language; empty for an indented block) and its lines, the first
+   * on {@code line}.
+   */
   public record CodeBlock(int line, String info, String text) {}
 
   /** An inline code span's text, on a line; {@code linkText} when it is (in) a link's text. */
@@ -130,6 +134,12 @@ public final class MarkdownPage {
     public void visit(FencedCodeBlock block) {
       // The first line of the block's content follows its opening fence.
       codeBlocks.add(new CodeBlock(line(block) + 1, block.getInfo().strip(), block.getLiteral()));
+    }
+
+    @Override
+    public void visit(IndentedCodeBlock block) {
+      // An indented block has no fence and no language.
+      codeBlocks.add(new CodeBlock(line(block), "", block.getLiteral()));
     }
 
     @Override
