@@ -35,9 +35,10 @@ import java.util.regex.Pattern;
  */
 public final class ConfigKeyCheck {
 
-  /** A dotted path, possibly with placeholders, then possibly "= value". */
+  /** A dotted path, possibly with placeholders, then possibly "= value" or "{ ... }". */
   private static final Pattern INLINE_KEY =
-      Pattern.compile("^([a-z][a-z0-9-]*(?:\\.(?:[a-z0-9_-]+|<[a-z-]+>|\\*))+)(?:\\s*=.*)?$");
+      Pattern.compile(
+          "^([a-z][a-z0-9-]*(?:\\.(?:[a-z0-9_-]+|<[a-z-]+>|\\*))+)(?:\\s*=.*|\\s*\\{.*})?$");
 
   private final ReferenceKeys keys;
   private final Set<String> foreign;

@@ -72,7 +72,7 @@ class DocsConfigKeysTest {
             """
             Set `outbox-relay.pipelines.orders.source.polling.batch-size` or `retry.max-attempts = 3`,
             `source.polling.*`, `outbox-relay.pipelines.<name>.database.password-file`, never
-            `source.polling.batch-sise` nor `outbox-relay.http.prot`; `linger.ms` and
+            `source.polling.batch-sise` nor `outbox-relay.http.prot` nor `sink.kafka.produce { }`; `linger.ms` and
             `io.outbox.relay.spi` are not keys of ours, nor [`outbox-relay.service`](x.service).
 
             ```hocon
@@ -88,6 +88,7 @@ class DocsConfigKeysTest {
         .containsExactly(
             "docs/x.md:3: `source.polling.batch-sise` is not a configuration key",
             "docs/x.md:3: `outbox-relay.http.prot` is not a configuration key",
+            "docs/x.md:3: `sink.kafka.produce` is not a configuration key",
             "docs/x.md:9: `polling.lease-timout` is not a configuration key");
   }
 
