@@ -122,7 +122,11 @@ public final class Main implements Callable<Integer> {
     return environment;
   }
 
-  private static CommandLine commandLine(Object command, PrintWriter out, PrintWriter err) {
+  /**
+   * {@code command} (a picocli command: this class's or the bench's) with the relay's command-line
+   * conventions, not run: {@link #execute} runs it, the docs check parses the lines the docs show.
+   */
+  public static CommandLine commandLine(Object command, PrintWriter out, PrintWriter err) {
     CommandLine commandLine = new CommandLine(command);
     if (command instanceof Main) {
       // The benchmark harness is a tool of its own (module bench/, which imports the daemon).
