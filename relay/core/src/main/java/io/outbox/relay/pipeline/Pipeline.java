@@ -222,7 +222,7 @@ public final class Pipeline {
     if (supervisorThread != null) {
       throw new IllegalStateException("pipeline " + name() + " already started");
     }
-    supervisorThread = new Thread(supervisor, "outbox-relay-" + name());
+    supervisorThread = PipelineThreads.supervisor(name(), supervisor);
     supervisorThread.start();
   }
 

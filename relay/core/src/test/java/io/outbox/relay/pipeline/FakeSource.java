@@ -33,6 +33,9 @@ final class FakeSource implements Source {
   /** What {@link Claim#owned()} answers: false makes every claim unpublishable. */
   volatile boolean owned = true;
 
+  /** Run on the calling thread at the start of every activation and claim. */
+  volatile Runnable onCall = () -> {};
+
   /** Thrown by the next claim, when set. */
   volatile Error claimError;
 
@@ -99,6 +102,7 @@ final class FakeSource implements Source {
 
   @Override
   public void activate() throws InterruptedException {
+    onCall.run();
     activations.incrementAndGet();
     if (handedBack) {
       owned = true;
@@ -119,6 +123,7 @@ final class FakeSource implements Source {
 
   @Override
   public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
+    onCall.run();
     Error error = claimError;
     if (error != null) {
       throw error;
