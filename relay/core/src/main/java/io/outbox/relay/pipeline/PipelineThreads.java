@@ -6,7 +6,9 @@ import org.slf4j.MDC;
 /**
  * Makes a pipeline's threads: names them {@code outbox-relay-<pipeline>[-<role>]} and sets their
  * logging context (SLF4J's MDC) to {@value #PIPELINE} (and {@value #LANE} for a lane), so that
- * every line logged on them carries the pipeline as a field, whoever logs it.
+ * every line logged on them carries the pipeline as a field, whoever logs it; and gives a thread
+ * the pipelines share (the backlog reader, the daemon's stop) the context of the pipeline it works
+ * for.
  */
 final class PipelineThreads {
   /** The MDC key of the pipeline's name. */
@@ -33,6 +35,24 @@ final class PipelineThreads {
   /** Another thread of the pipeline, {@code outbox-relay-<pipeline>-<role>}. */
   static Thread helper(String pipeline, String role, Runnable body) {
     return thread("outbox-relay-" + pipeline + "-" + role, Map.of(PIPELINE, pipeline), body);
+  }
+
+  /**
+   * Runs {@code body} on the current thread, one the pipelines share, with {@code pipeline}'s
+   * logging context, then gives the thread its own context back.
+   */
+  static void runAs(String pipeline, Runnable body) {
+    Map<String, String> before = MDC.getCopyOfContextMap();
+    MDC.put(PIPELINE, pipeline);
+    try {
+      body.run();
+    } finally {
+      if (before == null) {
+        MDC.clear();
+      } else {
+        MDC.setContextMap(before);
+      }
+    }
   }
 
   private static Thread thread(String name, Map<String, String> context, Runnable body) {

@@ -172,7 +172,7 @@ class PipelineTest {
   }
 
   @Test
-  void theSupervisorAndEachLaneLogWithThePipelineAndTheLaneInTheirContext() {
+  void thePipelinesThreadsLogWithThePipelineAndTheLaneInTheirContext() {
     Map<String, Map<String, String>> contexts = new ConcurrentHashMap<>();
     FakeSource source = new FakeSource(3, List.of());
     source.onCall =
@@ -191,6 +191,20 @@ class PipelineTest {
                 "outbox-relay-test-lane-0", Map.of("pipeline", "test", "lane", "0"),
                 "outbox-relay-test-lane-1", Map.of("pipeline", "test", "lane", "1"),
                 "outbox-relay-test-lane-2", Map.of("pipeline", "test", "lane", "2")));
+
+    // A thread the pipelines share (the backlog reader, the daemon's stop) has the pipeline's
+    // context while it works for it, and its own again after.
+    String shared = Thread.currentThread().getName();
+    MDC.put("request", "r1");
+    try {
+      pipeline.refreshBacklog();
+      assertThat(contexts.remove(shared)).isEqualTo(Map.of("request", "r1", "pipeline", "test"));
+      pipeline.stop(Duration.ofSeconds(5));
+      assertThat(contexts.get(shared)).isEqualTo(Map.of("request", "r1", "pipeline", "test"));
+      assertThat(MDC.getCopyOfContextMap()).isEqualTo(Map.of("request", "r1"));
+    } finally {
+      MDC.clear();
+    }
   }
 
   @Test
