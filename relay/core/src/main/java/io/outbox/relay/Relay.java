@@ -149,6 +149,7 @@ public final class Relay implements AutoCloseable {
     new ProcessorMetrics().bindTo(registry);
     new UptimeMetrics().bindTo(registry);
     new FileDescriptorMetrics().bindTo(registry);
+    BuildInfo.register(registry);
     JvmGcMetrics gc = new JvmGcMetrics();
     gc.bindTo(registry);
     return gc;

@@ -130,14 +130,16 @@ final class BacklogMonitor {
     }
     if (!walKeepRegistered && last.walKeepShare().isPresent()) {
       walKeepRegistered = true;
-      gauge(
+      gaugeWithOldName(
+          "outbox.relay.cdc.wal.keep.ratio",
           "outbox.relay.cdc.wal.keep.share",
-          "The slot's retained WAL as a share of max_slot_wal_keep_size (1: invalidated).",
+          "The slot's retained WAL as a ratio of max_slot_wal_keep_size (1: invalidated).",
           b -> b.walKeepShare().isPresent() ? b.walKeepShare().getAsDouble() : Double.NaN);
     }
     if (!slotCreationRegistered && last.slotCreationBlocked().isPresent()) {
       slotCreationRegistered = true;
-      gauge(
+      gaugeWithOldName(
+          "outbox.relay.cdc.slot.creation.blocking.transactions",
           "outbox.relay.cdc.slot.creation.blocked",
           "Transactions the creation of the replication slot waits for (0: not waiting).",
           b ->
@@ -145,6 +147,16 @@ final class BacklogMonitor {
                   ? b.slotCreationBlocked().getAsLong()
                   : Double.NaN);
     }
+  }
+
+  /**
+   * A gauge renamed to the Prometheus conventions, also served under its old name for one release
+   * (docs/metrics.md lists the old names as deprecated).
+   */
+  private void gaugeWithOldName(
+      String name, String oldName, String help, ToDoubleFunction<Backlog> value) {
+    gauge(name, help, value);
+    gauge(oldName, "Deprecated: use " + name.replace('.', '_') + " (removed in 0.3.0).", value);
   }
 
   private void gauge(String name, String help, ToDoubleFunction<Backlog> value) {

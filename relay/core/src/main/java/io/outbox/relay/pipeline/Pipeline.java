@@ -191,7 +191,7 @@ public final class Pipeline {
     if (state.stopping()) {
       return;
     }
-    backlog.refresh().ifPresent(state::sourceAnswered);
+    PipelineThreads.runAs(name(), () -> backlog.refresh().ifPresent(state::sourceAnswered));
   }
 
   /** What the source reported about its role; a standby that reports is connected. */
@@ -222,7 +222,7 @@ public final class Pipeline {
     if (supervisorThread != null) {
       throw new IllegalStateException("pipeline " + name() + " already started");
     }
-    supervisorThread = new Thread(supervisor, "outbox-relay-" + name());
+    supervisorThread = PipelineThreads.supervisor(name(), supervisor);
     supervisorThread.start();
   }
 
@@ -241,6 +241,10 @@ public final class Pipeline {
    * is left (released, claimed again later), then closes the sink and the source.
    */
   public void stop(Duration timeout) {
+    PipelineThreads.runAs(name(), () -> stopWithin(timeout));
+  }
+
+  private void stopWithin(Duration timeout) {
     Deadline deadline = ticker.deadline(timeout);
     // Keep a fifth of the time for closing the sink and the source.
     state.stop(new Deadline(ticker, deadline.nanos() - timeout.toNanos() / 5));

@@ -65,7 +65,7 @@ final class SinkGate {
       }
       open = false;
       log.warn("pipeline {}: sink unavailable, pausing publishing: {}", pipeline, error);
-      prober = new Thread(this::probeUntilAvailable, "outbox-relay-" + pipeline + "-sink-probe");
+      prober = PipelineThreads.helper(pipeline, "sink-probe", this::probeUntilAvailable);
       prober.setDaemon(true);
       prober.start();
       return true;

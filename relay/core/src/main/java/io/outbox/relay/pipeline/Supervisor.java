@@ -136,7 +136,7 @@ final class Supervisor implements Runnable {
     List<LaneProgress> running = new ArrayList<>();
     for (int i = 0; i < laneCount; i++) {
       Lane lane = new Lane(i, state, lanes);
-      Thread t = new Thread(lane, "outbox-relay-" + pipeline + "-lane-" + i);
+      Thread t = PipelineThreads.lane(pipeline, i, lane);
       threads.add(t);
       running.add(lane.progress());
       t.start();

@@ -86,6 +86,22 @@ class BacklogMonitorTest {
   }
 
   @Test
+  void cdcGaugesHaveConventionalNamesAndTheirOldNamesAsDeprecatedAliases() {
+    answer = () -> Optional.of(backlog(1).withWalKeepShare(0.25).withSlotCreationBlocked(2));
+    assertThat(monitor.refresh()).contains(true);
+
+    assertThat(gauge("outbox.relay.cdc.wal.keep.ratio")).isEqualTo(0.25);
+    assertThat(gauge("outbox.relay.cdc.slot.creation.blocking.transactions")).isEqualTo(2);
+    assertThat(gauge("outbox.relay.cdc.wal.keep.share")).isEqualTo(0.25);
+    assertThat(gauge("outbox.relay.cdc.slot.creation.blocked")).isEqualTo(2);
+    assertThat(registry.get("outbox.relay.cdc.wal.keep.share").gauge().getId().getDescription())
+        .startsWith("Deprecated: use outbox_relay_cdc_wal_keep_ratio");
+    assertThat(
+            registry.get("outbox.relay.cdc.slot.creation.blocked").gauge().getId().getDescription())
+        .startsWith("Deprecated: use outbox_relay_cdc_slot_creation_blocking_transactions");
+  }
+
+  @Test
   void aReadCutShortByTheStopIsNoFailure() {
     stopping = true;
     answer =

@@ -1,6 +1,7 @@
 package io.outbox.relay.pipeline;
 
 import io.outbox.relay.spi.AggregateKey;
+import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settled;
@@ -12,6 +13,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -32,6 +34,9 @@ final class FakeSource implements Source {
 
   /** What {@link Claim#owned()} answers: false makes every claim unpublishable. */
   volatile boolean owned = true;
+
+  /** Run on the calling thread at the start of every activation, claim, backlog read and close. */
+  volatile Runnable onCall = () -> {};
 
   /** Thrown by the next claim, when set. */
   volatile Error claimError;
@@ -99,6 +104,7 @@ final class FakeSource implements Source {
 
   @Override
   public void activate() throws InterruptedException {
+    onCall.run();
     activations.incrementAndGet();
     if (handedBack) {
       owned = true;
@@ -119,6 +125,7 @@ final class FakeSource implements Source {
 
   @Override
   public Claim claim(int lane, int maxEvents, Duration maxWait) throws InterruptedException {
+    onCall.run();
     Error error = claimError;
     if (error != null) {
       throw error;
@@ -177,7 +184,14 @@ final class FakeSource implements Source {
   }
 
   @Override
+  public Optional<Backlog> backlog() {
+    onCall.run();
+    return Optional.empty();
+  }
+
+  @Override
   public void close(Duration timeout) {
+    onCall.run();
     closed = true;
   }
 

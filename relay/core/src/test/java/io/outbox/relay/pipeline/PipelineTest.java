@@ -27,11 +27,14 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.MDC;
 
 class PipelineTest {
   private Pipeline pipeline;
@@ -166,6 +169,42 @@ class PipelineTest {
 
     await().atMost(Duration.ofSeconds(5)).until(() -> activations.get() >= 3);
     assertThat(lost).isTrue();
+  }
+
+  @Test
+  void thePipelinesThreadsLogWithThePipelineAndTheLaneInTheirContext() {
+    Map<String, Map<String, String>> contexts = new ConcurrentHashMap<>();
+    FakeSource source = new FakeSource(3, List.of());
+    source.onCall =
+        () ->
+            contexts.put(
+                Thread.currentThread().getName(),
+                Optional.ofNullable(MDC.getCopyOfContextMap()).orElse(Map.of()));
+    pipeline = newPipeline(settings(3, null), source, new FakeSink());
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> contexts.size() == 4);
+    assertThat(contexts)
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(
+                "outbox-relay-test", Map.of("pipeline", "test"),
+                "outbox-relay-test-lane-0", Map.of("pipeline", "test", "lane", "0"),
+                "outbox-relay-test-lane-1", Map.of("pipeline", "test", "lane", "1"),
+                "outbox-relay-test-lane-2", Map.of("pipeline", "test", "lane", "2")));
+
+    // A thread the pipelines share (the backlog reader, the daemon's stop) has the pipeline's
+    // context while it works for it, and its own again after.
+    String shared = Thread.currentThread().getName();
+    MDC.put("request", "r1");
+    try {
+      pipeline.refreshBacklog();
+      assertThat(contexts.remove(shared)).isEqualTo(Map.of("request", "r1", "pipeline", "test"));
+      pipeline.stop(Duration.ofSeconds(5));
+      assertThat(contexts.get(shared)).isEqualTo(Map.of("request", "r1", "pipeline", "test"));
+      assertThat(MDC.getCopyOfContextMap()).isEqualTo(Map.of("request", "r1"));
+    } finally {
+      MDC.clear();
+    }
   }
 
   @Test

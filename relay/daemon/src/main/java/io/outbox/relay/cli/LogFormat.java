@@ -8,9 +8,10 @@ import org.slf4j.ILoggerFactory;
 import org.slf4j.LoggerFactory;
 
 /**
- * How log lines look: {@code plain} text or {@code json} (one object per line, logback's {@code
- * JsonEncoder}). Chosen by the global option {@code --log-format} or the environment variable
- * {@value #ENV}; {@code logback.xml} picks the appender named after the value.
+ * How log lines look: {@code plain} text or {@code json} (one object per line with an ISO-8601
+ * timestamp and the pipeline and lane as fields: {@code outbox-relay-log-json.xml}). Chosen by the
+ * global option {@code --log-format} or the environment variable {@value #ENV}; {@code logback.xml}
+ * picks the appender named after the value.
  */
 enum LogFormat {
   PLAIN,

@@ -1,5 +1,6 @@
 package io.outbox.relay.cli;
 
+import io.outbox.relay.BuildInfo;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -154,10 +155,7 @@ public final class Main implements Callable<Integer> {
   static final class ManifestVersion implements IVersionProvider {
     @Override
     public String[] getVersion() {
-      String version = Main.class.getPackage().getImplementationVersion();
-      return new String[] {
-        "outbox-relay " + (version != null ? version : "(development build, not run from the jar)")
-      };
+      return new String[] {"outbox-relay " + BuildInfo.version()};
     }
   }
 }

@@ -71,7 +71,9 @@ class CdcFirstStartIT {
         .until(
             () ->
                 new Scrape(port)
-                        .value("outbox_relay_cdc_slot_creation_blocked", "pipeline=\"it\"")
+                        .value(
+                            "outbox_relay_cdc_slot_creation_blocking_transactions",
+                            "pipeline=\"it\"")
                         .orElse(-1)
                     >= 1); // other databases' transactions on a shared cluster count too
     RelayProcess status = relays.start("status", config, Map.of(), "status");

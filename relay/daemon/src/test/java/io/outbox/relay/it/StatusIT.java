@@ -161,14 +161,29 @@ class StatusIT {
             l -> {
               assertThat(l.isObject()).isTrue();
               assertThat(l.get("level").asText()).isIn("DEBUG", "INFO", "WARN", "ERROR");
-              assertThat(l.get("timestamp").asLong()).isPositive();
+              assertThat(Instant.parse(l.get("timestamp").asText())).isBefore(Instant.now());
+              assertThat(l.get("logger").asText()).isNotBlank();
+              assertThat(l.get("thread").asText()).isNotBlank();
             });
-    List<String> messages = lines.stream().map(l -> l.get("formattedMessage").asText()).toList();
+    List<String> messages = lines.stream().map(l -> l.get("message").asText()).toList();
     assertThat(messages)
         .anyMatch(m -> m.startsWith("outbox-relay running 1 pipeline(s): it"))
-        .anyMatch(m -> m.startsWith("pipeline it: active, "))
-        .anyMatch(m -> m.startsWith("pipeline it: event " + poison + " dead-lettered (permanent"))
         .anyMatch(m -> m.startsWith("pipeline it: stopped"));
+    // Lines of the pipeline's threads carry it as a field: the supervisor's, and a lane's.
+    assertThat(line(lines, "pipeline it: active, ").get("pipeline").asText()).isEqualTo("it");
+    JsonNode deadLettered =
+        line(lines, "pipeline it: event " + poison + " dead-lettered (permanent");
+    assertThat(deadLettered.get("pipeline").asText()).isEqualTo("it");
+    assertThat(deadLettered.get("lane").asText()).matches("\\d+");
+    assertThat(deadLettered.get("thread").asText())
+        .isEqualTo("outbox-relay-it-lane-" + deadLettered.get("lane").asText());
+  }
+
+  private static JsonNode line(List<JsonNode> lines, String messageStart) {
+    return lines.stream()
+        .filter(l -> l.get("message").asText().startsWith(messageStart))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no line starts with " + messageStart));
   }
 
   @Test

@@ -24,10 +24,11 @@ import org.slf4j.LoggerFactory;
  * that exists and a start never leaves an engine waiting for one. PostgreSQL makes a logical slot
  * only once the transactions open when the creation began have ended; meanwhile the blocking
  * backends (pid, transaction age) are logged every {@link #REPORT_INTERVAL} and counted by {@link
- * #blocked()} (the gauge {@code outbox_relay_cdc_slot_creation_blocked}; {@code status} reads the
- * same with {@link SlotCreationWait}). A creation given up (source closed, lease lost, interrupted)
- * cancels its statement; a relay killed meanwhile leaves nothing behind either, since its session
- * checks every 2 s that the relay is still connected ({@code client_connection_check_interval}).
+ * #blocked()} (the gauge {@code outbox_relay_cdc_slot_creation_blocking_transactions}; {@code
+ * status} reads the same with {@link SlotCreationWait}). A creation given up (source closed, lease
+ * lost, interrupted) cancels its statement; a relay killed meanwhile leaves nothing behind either,
+ * since its session checks every 2 s that the relay is still connected ({@code
+ * client_connection_check_interval}).
  */
 public final class SlotCreation {
 
