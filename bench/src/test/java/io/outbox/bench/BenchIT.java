@@ -19,8 +19,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Smoke test of the harness against the local services: a small polling -> Kafka run (and smaller
  * NATS and Redis runs) with the raw baseline and a short latency run completes and writes sane
- * JSON; both delivery modes side by side, with either source. No figure is asserted beyond "counted
- * and positive": benchmarks are not timed tests.
+ * JSON; the refusals of options off their path. No figure is asserted beyond "counted and
+ * positive": benchmarks are not timed tests. {@link BenchDeliveriesIT} runs both delivery modes and
+ * the streamed CDC drain (a class of its own, so that the two test JVMs share the module's runs).
  */
 class BenchIT {
 
@@ -31,8 +32,17 @@ class BenchIT {
     Path json = dir.resolve("bench.json");
     StringWriter out = new StringWriter();
     Path dump = dir.resolve("latency.txt");
-    smallRun(
-        json, out, 500, "--baselines", "raw", "--warm-up", "1", "--latency-dump", dump.toString());
+    BenchRuns.smallRun(
+        dir,
+        json,
+        out,
+        500,
+        "--baselines",
+        "raw",
+        "--warm-up",
+        "1",
+        "--latency-dump",
+        dump.toString());
 
     assertThat(out.toString()).contains("relay polling->kafka mark", "raw kafka", "targets");
     JsonNode report = new ObjectMapper().readTree(json.toFile());
@@ -96,95 +106,6 @@ class BenchIT {
     }
   }
 
-  /**
-   * With {@code --source cdc} each mode's relay streams from a slot of its own: the second one
-   * starts on a new slot, which its predecessor's stored offsets would make it refuse.
-   */
-  @ParameterizedTest
-  @ValueSource(strings = {"polling", "cdc"})
-  void bothDeliveriesRunSideBySideAndReportTheirRatio(String source) throws Exception {
-    Path json = dir.resolve("bench.json");
-    StringWriter out = new StringWriter();
-    smallRun(json, out, 500, "--source", source, "--baselines", "none", "--delivery", "both");
-
-    JsonNode report = new ObjectMapper().readTree(json.toFile());
-    List<String> names = new ArrayList<>();
-    report.get("throughput").forEach(t -> names.add(t.get("name").asText()));
-    assertThat(names)
-        .containsExactly(
-            "relay " + source + "->kafka mark at-least-once",
-            "relay " + source + "->kafka mark exactly-once");
-    for (JsonNode t : report.get("throughput")) {
-      assertThat(t.get("events").asLong()).as(t.toString()).isBetween(1L, 500L);
-    }
-    assertThat(latencies(report))
-        .containsExactly(
-            "commit-to-consumer-receive at-least-once",
-            "commit-to-ack (published_at) at-least-once",
-            "commit-to-consumer-receive exactly-once",
-            "commit-to-ack (published_at) exactly-once");
-    assertThat(report.at("/ratios/exactly-once ~1 at-least-once (drain)").asDouble()).isPositive();
-    // A CDC relay's latency run starts once its stream has passed the backlog; how long that took
-    // after the drain is a figure of its own.
-    JsonNode catchUps = report.get("streamCatchUps");
-    assertThat(catchUps).hasSize(source.equals("cdc") ? 2 : 0);
-    for (JsonNode c : catchUps) {
-      assertThat(c.get("timedOut").asBoolean()).as(c.toString()).isFalse();
-      assertThat(c.get("seconds").asDouble()).as(c.toString()).isBetween(0.0, 120.0);
-    }
-    assertThat(report.at("/settings/relay exit code at-least-once").asInt()).isZero();
-    assertThat(report.at("/settings/relay exit code exactly-once").asInt()).isZero();
-    // Each mode's relay had its own config; only the exactly-once one used transactions.
-    assertThat(Files.readString(dir.resolve("work/exactly-once/relay.conf")))
-        .contains(
-            "source.type = " + source,
-            "sink.kafka.delivery = exactly-once",
-            "sink.kafka.ledger.topic");
-    assertThat(Files.readString(dir.resolve("work/at-least-once/relay.conf")))
-        .contains("sink.kafka.delivery = at-least-once");
-    assertThat(Files.readString(dir.resolve("work/exactly-once/relay.log")))
-        .contains("transactional producer")
-        .doesNotContain("ERROR");
-    assertThat(out.toString()).contains("commit-to-ack p99 at the run's rate (issue #14)");
-  }
-
-  /**
-   * {@code --cdc-backlog streamed}: the relay streams before the backlog exists, so its activation
-   * reads nothing from the table and the change stream carries every row; the report gives the
-   * insertion beside the drain, and the latency run follows as usual.
-   */
-  @Test
-  void streamedCdcDrainIsTheChangeStream() throws Exception {
-    Path json = dir.resolve("bench.json");
-    StringWriter out = new StringWriter();
-    smallRun(json, out, 500, "--source", "cdc", "--cdc-backlog", "streamed", "--baselines", "none");
-
-    JsonNode report = new ObjectMapper().readTree(json.toFile());
-    assertThat(report.get("throughput").size()).isEqualTo(1);
-    JsonNode drain = report.get("throughput").get(0);
-    assertThat(drain.get("name").asText()).isEqualTo("relay cdc->kafka mark");
-    assertThat(drain.get("events").asLong()).as(drain.toString()).isBetween(1L, 500L);
-    assertThat(drain.get("eventsPerSecond").asDouble()).as(drain.toString()).isPositive();
-    assertThat(drain.get("measures").asText()).contains("--cdc-backlog streamed");
-    assertThat(drain.at("/footprint/peakRssMiB").asDouble()).isPositive();
-    JsonNode streamed = report.at("/streamed/relay cdc->kafka mark");
-    assertThat(streamed.isMissingNode()).as(report.toString()).isFalse();
-    assertThat(streamed.get("insertSeconds").asDouble()).isPositive();
-    assertThat(streamed.get("insertEventsPerSecond").asDouble()).isPositive();
-    assertThat(streamed.get("drainEndAfterInsertSeconds").asDouble()).isNotNegative();
-    assertThat(streamed.get("insertBound").isBoolean()).isTrue();
-    assertThat(report.at("/settings/cdc backlog").asText()).startsWith("streamed");
-    assertThat(report.at("/settings/relay exit code").asInt()).isZero();
-    assertThat(latencies(report))
-        .containsExactly("commit-to-consumer-receive", "commit-to-ack (published_at)");
-    // The catch-up found the table empty: no row reached the relay but through the stream.
-    assertThat(Files.readString(dir.resolve("work/relay.log")))
-        .contains("is now the active one for slot")
-        .doesNotContain("unpublished row(s)")
-        .doesNotContain("ERROR");
-    assertThat(out.toString()).contains("streamed CDC backlog", "backlog inserted in");
-  }
-
   @Test
   void refusesAStreamedBacklogWithoutTheCdcSource() {
     assertThat(refusal("--cdc-backlog", "streamed")).contains("--cdc-backlog needs --source cdc");
@@ -195,7 +116,7 @@ class BenchIT {
   void streamSinksRunBesideTheirBareClient(String sink) throws Exception {
     Path json = dir.resolve("bench.json");
     StringWriter out = new StringWriter();
-    smallRun(json, out, 200, "--sink", sink, "--baselines", "raw");
+    BenchRuns.smallRun(dir, json, out, 200, "--sink", sink, "--baselines", "raw");
 
     JsonNode report = new ObjectMapper().readTree(json.toFile());
     List<String> names = new ArrayList<>();
@@ -207,7 +128,7 @@ class BenchIT {
     assertThat(names).containsExactly("relay polling->" + sink + " mark", "raw " + sink);
     assertThat(report.at("/ratios/relay ~1 raw").asDouble()).isPositive();
     // The harness's consumer of the stream received every event the writers committed.
-    assertThat(latencies(report))
+    assertThat(BenchRuns.latencies(report))
         .containsExactly("commit-to-consumer-receive", "commit-to-ack (published_at)");
     assertThat(report.at("/settings/relay exit code").asInt()).isZero();
     assertThat(Files.readString(dir.resolve("work/relay.conf")))
@@ -225,7 +146,7 @@ class BenchIT {
   void rateCurveWritesItsPointsAndAPlot() throws Exception {
     Path json = dir.resolve("curve.json");
     StringWriter out = new StringWriter();
-    smallRun(json, out, 100, "--curve", "rate", "--rates", "80,40");
+    BenchRuns.smallRun(dir, json, out, 100, "--curve", "rate", "--rates", "80,40");
 
     JsonNode curve = new ObjectMapper().readTree(json.toFile());
     JsonNode points = curve.get("points");
@@ -282,17 +203,6 @@ class BenchIT {
     return err.toString();
   }
 
-  /** The latency figures' names; each counted something and missed nothing. */
-  private static List<String> latencies(JsonNode report) {
-    List<String> names = new ArrayList<>();
-    for (JsonNode l : report.get("latency")) {
-      names.add(l.get("name").asText());
-      assertThat(l.get("count").asLong()).as(l.toString()).isPositive();
-      assertThat(l.get("missing").asLong()).as(l.toString()).isZero();
-    }
-    return names;
-  }
-
   /**
    * {@code --engine connect} is refused, before anything runs, where the connector cannot go. A run
    * of it is not part of the suite: starting the Connect workers twice (one, then two) takes 1-3
@@ -313,37 +223,5 @@ class BenchIT {
             "--skip-services");
     assertThat(exit).as("stdout: %s", out).isEqualTo(2);
     assertThat(err.toString()).contains("--engine connect needs --source polling and --sink kafka");
-  }
-
-  /**
-   * A small run ({@code events}, 100 events/s for 2 s: at a load average of 30, 1 s of it committed
-   * no event at all) with {@code extra}; asserts exit code 0.
-   */
-  private void smallRun(Path json, StringWriter out, int events, String... extra) {
-    List<String> args =
-        new ArrayList<>(
-            List.of(
-                "--events",
-                Integer.toString(events),
-                "--keys",
-                "50",
-                "--rate",
-                "100",
-                "--duration",
-                "2",
-                "--skip-services",
-                "--work-dir",
-                dir.resolve("work").toString(),
-                "--json",
-                json.toString()));
-    args.addAll(List.of(extra));
-    StringWriter err = new StringWriter();
-    long started = System.nanoTime();
-    int exit =
-        BenchMain.execute(new PrintWriter(out), new PrintWriter(err), args.toArray(String[]::new));
-    System.out.printf(
-        "BenchIT: bench %s took %d ms:%n%s%n",
-        String.join(" ", extra), (System.nanoTime() - started) / 1_000_000, out);
-    assertThat(exit).as("exit code; stderr: %s%nstdout: %s", err, out).isZero();
   }
 }
