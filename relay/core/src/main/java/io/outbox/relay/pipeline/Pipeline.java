@@ -12,6 +12,7 @@ import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.TransactionalSink;
+import io.outbox.relay.spi.support.PipelineThreads;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashSet;
@@ -222,7 +223,7 @@ public final class Pipeline {
     if (supervisorThread != null) {
       throw new IllegalStateException("pipeline " + name() + " already started");
     }
-    supervisorThread = PipelineThreads.supervisor(name(), supervisor);
+    supervisorThread = PipelineThreads.thread(name(), "outbox-relay-" + name(), supervisor);
     supervisorThread.start();
   }
 

@@ -3,6 +3,7 @@ package io.outbox.relay.pipeline;
 import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Ticker;
+import io.outbox.relay.spi.support.PipelineThreads;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -65,7 +66,9 @@ final class SinkGate {
       }
       open = false;
       log.warn("pipeline {}: sink unavailable, pausing publishing: {}", pipeline, error);
-      prober = PipelineThreads.helper(pipeline, "sink-probe", this::probeUntilAvailable);
+      prober =
+          PipelineThreads.thread(
+              pipeline, "outbox-relay-" + pipeline + "-sink-probe", this::probeUntilAvailable);
       prober.setDaemon(true);
       prober.start();
       return true;

@@ -3,6 +3,7 @@ package io.outbox.relay.pipeline;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.LedgerException;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.relay.spi.support.PipelineThreads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -136,7 +137,7 @@ final class Supervisor implements Runnable {
     List<LaneProgress> running = new ArrayList<>();
     for (int i = 0; i < laneCount; i++) {
       Lane lane = new Lane(i, state, lanes);
-      Thread t = PipelineThreads.lane(pipeline, i, lane);
+      Thread t = PipelineThreads.lane(pipeline, i, "outbox-relay-" + pipeline + "-lane-" + i, lane);
       threads.add(t);
       running.add(lane.progress());
       t.start();

@@ -2,6 +2,7 @@ package io.outbox.sink.kafka;
 
 import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.Ticker;
+import io.outbox.relay.spi.support.PipelineThreads;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -123,10 +124,10 @@ final class KafkaClients implements TopicCheck.Broker {
     }
     log.warn("Kafka producer of pipeline {} is replaced after a fatal error: {}", pipeline, reason);
     Thread closer =
-        new Thread(
-            () -> closeQuietly(broken, Duration.ZERO),
-            "outbox-relay-kafka-" + pipeline + "-discard");
-    closer.setDaemon(true);
+        PipelineThreads.daemon(
+            pipeline,
+            "outbox-relay-kafka-" + pipeline + "-discard",
+            () -> closeQuietly(broken, Duration.ZERO));
     closer.start();
   }
 

@@ -5,6 +5,7 @@ import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.support.PendingBatch;
+import io.outbox.relay.spi.support.PipelineThreads;
 import io.outbox.relay.spi.support.SinkHealthLog;
 import io.outbox.sink.kafka.FailureClassifier.Failure;
 import java.time.Duration;
@@ -18,7 +19,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -65,16 +65,10 @@ final class KafkaSink implements Sink {
     this.settings = settings;
     this.clients = clients;
     this.topics = topics;
-    AtomicInteger threads = new AtomicInteger();
     this.executor =
         new ScheduledThreadPoolExecutor(
             Math.max(1, Math.min(lanes, 8)),
-            r -> {
-              Thread t =
-                  new Thread(r, "outbox-relay-kafka-" + pipeline + "-" + threads.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
+            PipelineThreads.daemons(pipeline, "outbox-relay-kafka-" + pipeline));
     executor.setRemoveOnCancelPolicy(true);
     executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
   }

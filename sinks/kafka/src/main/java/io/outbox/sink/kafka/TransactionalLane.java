@@ -6,6 +6,7 @@ import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.SinkTransaction;
 import io.outbox.relay.spi.Ticker;
 import io.outbox.relay.spi.Verdict;
+import io.outbox.relay.spi.support.PipelineThreads;
 import io.outbox.sink.kafka.FailureClassifier.Failure;
 import java.time.Duration;
 import java.util.Arrays;
@@ -101,11 +102,8 @@ final class TransactionalLane {
             sendTimeout);
     this.thread =
         Executors.newSingleThreadExecutor(
-            r -> {
-              Thread t = new Thread(r, "outbox-relay-kafka-" + pipeline + "-lane-" + lane);
-              t.setDaemon(true);
-              return t;
-            });
+            PipelineThreads.laneDaemons(
+                pipeline, lane, "outbox-relay-kafka-" + pipeline + "-lane-" + lane));
   }
 
   /**

@@ -7,6 +7,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
 import io.outbox.relay.spi.support.BatchPublisher;
+import io.outbox.relay.spi.support.PipelineThreads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -175,16 +176,16 @@ final class RabbitConnection {
       return;
     }
     Thread closer =
-        new Thread(
+        PipelineThreads.daemon(
+            pipeline,
+            "outbox-relay-rabbitmq-" + pipeline + "-close",
             () -> {
               try {
                 c.close(timeoutMillis);
               } catch (IOException | RuntimeException e) {
                 c.abort(timeoutMillis);
               }
-            },
-            "outbox-relay-rabbitmq-" + pipeline + "-close");
-    closer.setDaemon(true);
+            });
     closer.start();
     try {
       closer.join(timeoutMillis + 500L);

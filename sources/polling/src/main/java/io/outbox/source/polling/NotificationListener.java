@@ -54,6 +54,7 @@ final class NotificationListener {
         new SessionKeeper(
             connections,
             "listener",
+            pipeline,
             "outbox-relay-" + pipeline + "-polling-listener",
             new Listening());
   }

@@ -1,5 +1,6 @@
 package io.outbox.source.polling;
 
+import io.outbox.relay.spi.support.PipelineThreads;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -42,14 +43,19 @@ final class SessionKeeper {
 
   /**
    * @param sessionName the dedicated session's name ({@link Connections#dedicated})
+   * @param pipeline the pipeline, for the thread's logging context
    * @param threadName the thread's name
    */
-  SessionKeeper(Connections connections, String sessionName, String threadName, Session session) {
+  SessionKeeper(
+      Connections connections,
+      String sessionName,
+      String pipeline,
+      String threadName,
+      Session session) {
     this.connections = connections;
     this.sessionName = sessionName;
     this.session = session;
-    this.thread = new Thread(this::run, threadName);
-    this.thread.setDaemon(true);
+    this.thread = PipelineThreads.daemon(pipeline, threadName, this::run);
   }
 
   void start() {

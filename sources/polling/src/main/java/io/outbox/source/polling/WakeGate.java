@@ -88,7 +88,11 @@ final class WakeGate {
     this.table = table;
     this.keeper =
         new SessionKeeper(
-            connections, "wake", "outbox-relay-" + pipeline + "-polling-wake-gate", new Gating());
+            connections,
+            "wake",
+            pipeline,
+            "outbox-relay-" + pipeline + "-polling-wake-gate",
+            new Gating());
   }
 
   void start() {

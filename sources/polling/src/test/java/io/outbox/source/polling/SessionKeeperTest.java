@@ -33,6 +33,7 @@ class SessionKeeperTest {
         new SessionKeeper(
             connections(),
             "test",
+            "it",
             THREAD,
             new SessionKeeper.Session() {
               @Override

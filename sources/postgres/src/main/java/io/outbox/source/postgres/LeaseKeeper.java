@@ -3,6 +3,7 @@ package io.outbox.source.postgres;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.Ticker;
+import io.outbox.relay.spi.support.PipelineThreads;
 import io.outbox.relay.spi.support.SettingsReader;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -145,12 +146,8 @@ public final class LeaseKeeper {
     this.hooks = hooks;
     this.watchdog =
         Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t =
-                  new Thread(r, "outbox-relay-" + pipeline + "-" + kind + "-leader-watchdog");
-              t.setDaemon(true);
-              return t;
-            });
+            PipelineThreads.namedDaemons(
+                pipeline, "outbox-relay-" + pipeline + "-" + kind + "-leader-watchdog"));
   }
 
   /** The lease, for the fence and epoch checks of the source's transactions. */

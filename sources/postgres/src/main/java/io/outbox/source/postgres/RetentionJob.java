@@ -4,6 +4,7 @@ import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.Ticker;
+import io.outbox.relay.spi.support.PipelineThreads;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -68,8 +69,8 @@ public final class RetentionJob implements AutoCloseable {
     this.policy = Objects.requireNonNull(policy, "policy");
     this.connections = Objects.requireNonNull(connections, "connections");
     this.active = Objects.requireNonNull(active, "active");
-    this.thread = new Thread(this::loop, "outbox-relay-" + pipeline + "-retention");
-    thread.setDaemon(true);
+    this.thread =
+        PipelineThreads.daemon(pipeline, "outbox-relay-" + pipeline + "-retention", this::loop);
   }
 
   /**

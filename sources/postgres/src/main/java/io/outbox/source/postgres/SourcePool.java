@@ -1,5 +1,6 @@
 package io.outbox.source.postgres;
 
+import io.outbox.relay.spi.support.PipelineThreads;
 import java.time.Duration;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -80,7 +81,9 @@ public final class SourcePool<P extends AutoCloseable> {
         pipeline,
         grace.toMillis());
     Thread closer =
-        new Thread(
+        PipelineThreads.daemon(
+            pipeline,
+            "outbox-relay-" + pipeline + "-old-pool",
             () -> {
               try {
                 Thread.sleep(grace.toMillis());
@@ -88,9 +91,7 @@ public final class SourcePool<P extends AutoCloseable> {
                 Thread.currentThread().interrupt();
               }
               closeQuietly(old);
-            },
-            "outbox-relay-" + pipeline + "-old-pool");
-    closer.setDaemon(true);
+            });
     closer.start();
   }
 

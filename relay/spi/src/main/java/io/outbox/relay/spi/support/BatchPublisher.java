@@ -17,10 +17,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.slf4j.Logger;
 
@@ -84,19 +82,14 @@ public final class BatchPublisher {
     this.where = where;
     this.health = new SinkHealthLog(log, broker, pipeline);
     String name = broker.toLowerCase(java.util.Locale.ROOT) + "-" + pipeline;
-    this.timers = new ScheduledThreadPoolExecutor(1, threads(name + "-timer"));
+    this.timers =
+        new ScheduledThreadPoolExecutor(
+            1, PipelineThreads.daemons(pipeline, "outbox-relay-" + name + "-timer"));
     timers.setRemoveOnCancelPolicy(true);
     timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-    this.senders = Executors.newCachedThreadPool(threads(name + "-send"));
-  }
-
-  private static ThreadFactory threads(String name) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, "outbox-relay-" + name + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
+    this.senders =
+        Executors.newCachedThreadPool(
+            PipelineThreads.daemons(pipeline, "outbox-relay-" + name + "-send"));
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.outbox.source.cdc.engine;
 
+import io.outbox.relay.spi.support.PipelineThreads;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -19,9 +20,7 @@ final class SessionThreads {
 
   /** A daemon thread named {@code outbox-relay-<pipeline>-cdc-<role>}, not started. */
   Thread named(String role, Runnable body) {
-    Thread t = new Thread(body, "outbox-relay-" + pipeline + "-cdc-" + role);
-    t.setDaemon(true);
-    return t;
+    return PipelineThreads.daemon(pipeline, "outbox-relay-" + pipeline + "-cdc-" + role, body);
   }
 
   /** Starts one of the session's own threads. */

@@ -3,6 +3,7 @@ package io.outbox.source.cdc.slot;
 import io.outbox.admin.SlotCreationWait;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.Ticker;
+import io.outbox.relay.spi.support.PipelineThreads;
 import io.outbox.source.cdc.CdcConnections;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -78,8 +79,10 @@ public final class SlotCreation {
     running = statement;
     CompletableFuture<String> made = new CompletableFuture<>();
     Thread creating =
-        new Thread(() -> run(statement, made), "outbox-relay-" + pipeline + "-cdc-slot-creation");
-    creating.setDaemon(true);
+        PipelineThreads.daemon(
+            pipeline,
+            "outbox-relay-" + pipeline + "-cdc-slot-creation",
+            () -> run(statement, made));
     creating.start();
     long started = ticker.nanoTime();
     boolean ended = false;
