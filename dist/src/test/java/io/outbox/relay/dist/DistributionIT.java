@@ -10,6 +10,8 @@ import io.outbox.relay.dist.UnpackedDistribution.Result;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
 import io.outbox.testkit.TestDatabase;
+import io.outbox.testkit.docs.LinkCheck;
+import io.outbox.testkit.docs.MarkdownPage;
 import java.io.IOException;
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -47,10 +49,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class DistributionIT {
   /** An inline link {@code [text](target)} or a reference definition {@code [id]: target}. */
-  private static final Pattern LINK =
-      Pattern.compile("\\]\\(([^)\\s]+)(?:\\s+\"[^\"]*\")?\\)|(?m)^\\s*\\[[^\\]]+]:\\s*(\\S+)");
-
-  private static final Pattern URL_SCHEME = Pattern.compile("[a-zA-Z][a-zA-Z0-9+.-]*:");
 
   /** A line of NOTICE's list: {@code group:artifact version: license; license}. */
   private static final Pattern NOTICE_ENTRY = Pattern.compile("[\\w.-]+:([\\w.-]+) (\\S+): \\S.*");
@@ -131,16 +129,13 @@ class DistributionIT {
       pages = files.filter(p -> p.toString().endsWith(".md")).sorted().toList();
     }
     assertThat(pages).contains(home.resolve("README.md"), home.resolve("docs/sinks/nats.md"));
+    LinkCheck check = new LinkCheck(home);
     List<String> broken = new ArrayList<>();
     int links = 0;
     for (Path page : pages) {
-      for (String target : relativeLinks(Files.readString(page, StandardCharsets.UTF_8))) {
-        links++;
-        Path resolved = page.getParent().resolve(target).normalize();
-        if (!resolved.startsWith(home) || !Files.exists(resolved)) {
-          broken.add(home.relativize(page) + " -> " + target);
-        }
-      }
+      MarkdownPage parsed = MarkdownPage.read(home, page);
+      links += (int) parsed.links().stream().filter(LinkCheck::followed).count();
+      broken.addAll(check.problems(parsed));
     }
     assertThat(links).as("relative links found").isGreaterThan(50);
     assertThat(broken).as("links that do not resolve inside the archive").isEmpty();
@@ -176,19 +171,6 @@ class DistributionIT {
       assertThat(fromFile.getConfig("outbox-relay").root())
           .isEqualTo(fromJars.getConfig("outbox-relay").root());
     }
-  }
-
-  /** The relative link targets of a Markdown page, without their {@code #anchor}. */
-  private static List<String> relativeLinks(String markdown) {
-    List<String> targets = new ArrayList<>();
-    Matcher m = LINK.matcher(markdown);
-    while (m.find()) {
-      String target = m.group(1) != null ? m.group(1) : m.group(2);
-      if (!target.startsWith("#") && !URL_SCHEME.matcher(target).lookingAt()) {
-        targets.add(target.replaceFirst("#.*", ""));
-      }
-    }
-    return targets;
   }
 
   /** The jar file names ({@code artifact-version.jar}) NOTICE lists. */

@@ -67,9 +67,8 @@ final class SinkGate {
       open = false;
       log.warn("pipeline {}: sink unavailable, pausing publishing: {}", pipeline, error);
       prober =
-          PipelineThreads.thread(
+          PipelineThreads.daemon(
               pipeline, "outbox-relay-" + pipeline + "-sink-probe", this::probeUntilAvailable);
-      prober.setDaemon(true);
       prober.start();
       return true;
     } finally {

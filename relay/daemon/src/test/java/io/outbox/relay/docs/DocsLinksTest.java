@@ -2,6 +2,7 @@ package io.outbox.relay.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.testkit.docs.LinkCheck;
 import io.outbox.testkit.docs.MarkdownPage;
 import io.outbox.testkit.docs.RepositoryDocs;
 import java.io.IOException;

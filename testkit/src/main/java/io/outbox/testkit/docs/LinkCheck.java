@@ -1,6 +1,5 @@
-package io.outbox.relay.docs;
+package io.outbox.testkit.docs;
 
-import io.outbox.testkit.docs.MarkdownPage;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -32,10 +31,10 @@ public final class LinkCheck {
     List<String> problems = new ArrayList<>();
     Path self = root.resolve(page.file()).normalize();
     for (MarkdownPage.Link link : page.links()) {
-      String destination = link.destination();
-      if (destination.isEmpty() || SCHEME.matcher(destination).find()) {
+      if (!followed(link)) {
         continue;
       }
+      String destination = link.destination();
       int hash = destination.indexOf('#');
       String file = hash < 0 ? destination : destination.substring(0, hash);
       String anchor = hash < 0 ? null : destination.substring(hash + 1);
@@ -61,6 +60,11 @@ public final class LinkCheck {
       }
     }
     return problems;
+  }
+
+  /** Whether the check follows {@code link}: a relative one, not a URL with a scheme. */
+  public static boolean followed(MarkdownPage.Link link) {
+    return !link.destination().isEmpty() && !SCHEME.matcher(link.destination()).find();
   }
 
   private MarkdownPage parsed(Path file) {
