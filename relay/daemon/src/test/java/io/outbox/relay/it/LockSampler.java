@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -14,25 +15,35 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Watches, from the database's side, which relay instances hold the polling source's advisory locks
- * in a test database: the leader lock (one {@code bigint} key) and the lane locks every claim
- * transaction takes (two {@code int} keys) for as long as its batch is being published. Instances
- * are told apart by their {@code application_name} (set per instance through {@code
- * database.properties.ApplicationName}).
+ * Watches, from the database's side, which relay instances lead and which have claims open in a
+ * test database. The leader holds the leader lock (one {@code bigint} key). A claim is a
+ * transaction that holds the pipeline's fence lock shared (every claim and settlement takes it,
+ * {@code LeaderLease#claimFenceSql}) and has locked or written rows, so has a transaction id: an
+ * attempt that found the fence taken or no rows to claim holds a lane lock for an instant but locks
+ * no row, and an instance taking over holds the fence exclusively while it raises the epoch;
+ * neither is a claim. Instances are told apart by their {@code application_name} (set per instance
+ * through {@code database.properties.ApplicationName}).
  */
 final class LockSampler implements AutoCloseable {
+  private static final int[] FENCE = OutboxTables.of("outbox").fenceLockKey("it");
+
   private static final String HOLDERS =
-      "SELECT a.application_name, l.objsubid FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+      "SELECT a.application_name, l.objsubid, l.pid, l.mode, a.backend_xid IS NOT NULL"
+          + " FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
           + " WHERE l.locktype = 'advisory' AND l.granted"
           + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-          // Not the wake gate's locks (two int keys too): the relay's gate session and the
-          // application's inserts (the trigger) take them, neither is a claim.
-          + " AND NOT (l.objsubid = 2 AND l.classid = ("
-          + (OutboxTables.of("outbox").wakeLockKey() & 0xffff_ffffL)
+          + " AND (l.objsubid = 1 OR l.objsubid = 2"
+          + " AND l.classid = ("
+          + (FENCE[0] & 0xffff_ffffL)
+          + "::bigint)::oid AND l.objid = ("
+          + (FENCE[1] & 0xffff_ffffL)
           + "::bigint)::oid)";
 
-  /** One look at the locks; {@code nanos} is when the query was sent. */
-  record Sample(long nanos, Set<String> leader, Set<String> claiming) {}
+  /**
+   * One look at the locks; {@code nanos} is when the query was sent; {@code locks} names each lock
+   * seen (holder, pid, which lock and mode), so that a failed assertion shows what was held.
+   */
+  record Sample(long nanos, Set<String> leader, Set<String> claiming, List<String> locks) {}
 
   private final RelayFixture fx;
   private final Duration every;
@@ -60,12 +71,24 @@ final class LockSampler implements AutoCloseable {
         long nanos = System.nanoTime();
         Set<String> leader = new TreeSet<>();
         Set<String> claiming = new TreeSet<>();
+        List<String> locks = new ArrayList<>();
         try (ResultSet rs = st.executeQuery(HOLDERS)) {
           while (rs.next()) {
-            (rs.getInt(2) == 1 ? leader : claiming).add(rs.getString(1));
+            boolean leaderLock = rs.getInt(2) == 1;
+            if (leaderLock) {
+              leader.add(rs.getString(1));
+            } else if ("ShareLock".equals(rs.getString(4)) && rs.getBoolean(5)) {
+              claiming.add(rs.getString(1));
+            }
+            locks.add(
+                rs.getString(1)
+                    + " pid "
+                    + rs.getInt(3)
+                    + (leaderLock ? " leader lock" : " fence " + rs.getString(4))
+                    + (rs.getBoolean(5) ? " with a transaction id" : ""));
           }
         }
-        samples.add(new Sample(nanos, leader, claiming));
+        samples.add(new Sample(nanos, leader, claiming, List.copyOf(locks)));
         // Pacing, not waiting for a condition.
         TimeUnit.NANOSECONDS.sleep(every.toNanos());
       }
