@@ -11,13 +11,20 @@ import static io.outbox.testkit.SinkAssertions.outcomes;
 import static io.outbox.testkit.SinkAssertions.publish;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cloudevents.CloudEvent;
+import io.cloudevents.core.builder.CloudEventBuilder;
+import io.cloudevents.jackson.JsonFormat;
+import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
 import io.outbox.relay.spi.Verdict.Outcome;
+import io.outbox.relay.spi.support.CloudEventsAttributes;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -201,7 +208,15 @@ public abstract class SinkContract {
                     "OrderPlaced",
                     bytes("{\"total\":\"12,50 €\"}"),
                     PayloadFormat.JSON,
-                    Map.of("trace-id", "t-1", "tenant", "acmé")),
+                    // W3C trace context as the application wrote it into the row's headers:
+                    // consumers continue the trace from these two headers on every broker.
+                    Map.of(
+                        "traceparent",
+                        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                        "tracestate",
+                        "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
+                        "tenant",
+                        "acmé")),
                 destination,
                 Map.of("x-outbox-extra", "e-1")),
             new RoutedEvent(
@@ -219,6 +234,101 @@ public abstract class SinkContract {
     List<Delivered> delivered = read(destination, 3, READ_TIMEOUT);
     assertThat(delivered).hasSize(3);
     assertArrivedAsSent(batch, delivered);
+  }
+
+  /**
+   * The prefix under which the broker's CloudEvents protocol binding carries the attributes as
+   * headers in binary content mode, as the binding specifies it (Kafka's {@code ce_} unless
+   * overridden); the sink must declare the same.
+   */
+  protected String cloudEventsBindingPrefix() {
+    return "ce_";
+  }
+
+  /**
+   * What {@code cloudevents.mode} makes of an event reaches a consumer whole: in binary mode the
+   * attributes as headers under the broker binding's prefix and the payload as the body; in
+   * structured mode the JSON event format as the body with its content type, read back by the
+   * CloudEvents SDK.
+   */
+  @Test
+  final void aCloudEventArrivesInBinaryAndInStructuredContentMode() throws Exception {
+    String destination = newDestination();
+    Sink sink = sink("");
+    String prefix = sink.cloudEventsHeaderPrefix();
+    assertThat(prefix).as("the binding's header prefix").isEqualTo(cloudEventsBindingPrefix());
+    OutboxEvent binary =
+        TestEvents.event(
+            "order",
+            "o-1",
+            "OrderPlaced",
+            bytes("{\"n\":1}"),
+            PayloadFormat.JSON,
+            Map.of("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"));
+    OutboxEvent plain =
+        TestEvents.event(
+            "order", "o-2", "OrderPlaced", bytes("{\"n\":2}"), PayloadFormat.JSON, null);
+    CloudEvent cloudEvent =
+        CloudEventBuilder.v1()
+            .withId(plain.eventId().toString())
+            .withSource(URI.create("/shop/order"))
+            .withType(plain.eventType())
+            .withSubject(plain.aggregateId())
+            .withDataContentType(plain.payloadFormat().contentType())
+            .withData(plain.payload())
+            .build();
+    OutboxEvent structured =
+        plain.withBody(new JsonFormat().serialize(cloudEvent), PayloadFormat.CLOUDEVENTS_JSON);
+    List<RoutedEvent> batch =
+        List.of(
+            new RoutedEvent(
+                binary,
+                destination,
+                CloudEventsAttributes.binaryHeaders(binary, "/shop/order", prefix)),
+            new RoutedEvent(
+                structured,
+                destination,
+                Map.of("content-type", PayloadFormat.CLOUDEVENTS_JSON.contentType())));
+
+    assertAllPublished(publish(sink, batch), 2);
+
+    Map<String, Delivered> byId = new HashMap<>();
+    read(destination, 2, READ_TIMEOUT).forEach(d -> byId.put(d.eventId(), d));
+    Delivered gotBinary = byId.get(binary.eventId().toString());
+    Map<String, String> attributes = new HashMap<>();
+    gotBinary
+        .headers()
+        .forEach(
+            (name, value) -> {
+              if (name.startsWith(prefix)) {
+                attributes.put(name.substring(prefix.length()), value);
+              }
+            });
+    assertThat(attributes)
+        .containsEntry("specversion", "1.0")
+        .containsEntry("id", binary.eventId().toString())
+        .containsEntry("source", "/shop/order")
+        .containsEntry("type", "OrderPlaced")
+        .containsEntry("subject", "o-1")
+        .containsEntry("time", binary.createdAt().toString());
+    assertThat(contentType(gotBinary)).isEqualTo("application/json");
+    assertThat(gotBinary.body()).isEqualTo(binary.payload());
+    assertThat(gotBinary.headers())
+        .containsEntry("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+
+    Delivered gotStructured = byId.get(plain.eventId().toString());
+    assertThat(contentType(gotStructured)).isEqualTo(PayloadFormat.CLOUDEVENTS_JSON.contentType());
+    CloudEvent read = new JsonFormat().deserialize(gotStructured.body());
+    assertThat(read.getId()).isEqualTo(plain.eventId().toString());
+    assertThat(read.getType()).isEqualTo("OrderPlaced");
+    assertThat(read.getData().toBytes()).isEqualTo(plain.payload());
+  }
+
+  /** The message's content type: the broker's own property, else the content-type header. */
+  private static String contentType(Delivered delivered) {
+    return delivered.contentType() != null
+        ? delivered.contentType()
+        : delivered.headers().get("content-type");
   }
 
   @Test

@@ -7,6 +7,8 @@ import com.typesafe.config.ConfigOrigin;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import io.outbox.relay.config.PipelineSettings.Backoff;
+import io.outbox.relay.config.PipelineSettings.CloudEventsMode;
+import io.outbox.relay.config.PipelineSettings.CloudEventsSettings;
 import io.outbox.relay.config.PipelineSettings.RetrySettings;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
@@ -33,9 +35,14 @@ final class PipelineBinder {
 
   private static final Duration MIN_RETENTION_INTERVAL = Duration.ofSeconds(1);
 
+  private static final Map<String, CloudEventsMode> CLOUD_EVENTS_MODES = new LinkedHashMap<>();
+
   static {
     ON_PUBLISH.put("mark", OnPublish.MARK);
     ON_PUBLISH.put("delete", OnPublish.DELETE);
+    CLOUD_EVENTS_MODES.put("none", CloudEventsMode.NONE);
+    CLOUD_EVENTS_MODES.put("binary", CloudEventsMode.BINARY);
+    CLOUD_EVENTS_MODES.put("structured", CloudEventsMode.STRUCTURED);
   }
 
   private final Problems problems;
@@ -61,6 +68,7 @@ final class PipelineBinder {
     Integer lanes = r.intIn("lanes", 1, 1024);
     Integer batchSize = r.intIn("batch-size", 1, 10_000);
     String destination = template(r, "routing.destination", true);
+    CloudEventsSettings cloudEvents = cloudEvents(r);
     String deadLetterDestination = template(r, "dead-letter.destination", false);
     RetrySettings retry = retry(r);
     Backoff reconnect = backoff(r, "sink.reconnect-backoff", "initial", "max");
@@ -91,6 +99,7 @@ final class PipelineBinder {
         sinkType,
         sinkSettings,
         destination,
+        cloudEvents,
         retry,
         reconnect,
         lanes,
@@ -158,11 +167,24 @@ final class PipelineBinder {
     return table;
   }
 
+  private static CloudEventsSettings cloudEvents(SettingsReader r) {
+    CloudEventsMode mode = r.oneOf("cloudevents.mode", CLOUD_EVENTS_MODES);
+    String source =
+        template(
+            r,
+            "cloudevents.source",
+            true,
+            "a URI reference naming where events happen, may use ${aggregate_type} etc.");
+    return mode == null || source == null ? null : new CloudEventsSettings(mode, source);
+  }
+
   private static String template(SettingsReader r, String key, boolean required) {
-    String template =
-        required
-            ? r.requiredString(key, "a topic or exchange name, may use ${aggregate_type} etc.")
-            : r.optionalString(key);
+    return template(r, key, required, "a topic or exchange name, may use ${aggregate_type} etc.");
+  }
+
+  private static String template(
+      SettingsReader r, String key, boolean required, String description) {
+    String template = required ? r.requiredString(key, description) : r.optionalString(key);
     if (template == null) {
       return null;
     }

@@ -17,6 +17,7 @@ import java.util.Objects;
  * @param sinkType {@code sink.type}
  * @param sinkSettings the subtree {@code sink.<sinkType>}
  * @param destinationTemplate {@code routing.destination}
+ * @param cloudEvents {@code cloudevents.*}: whether and how messages are CloudEvents
  * @param retry {@code retry.*}
  * @param reconnect {@code sink.reconnect-backoff.*}: how the pipeline probes a sink that is down
  * @param lanes {@code lanes}: batches in flight at once, one per lane
@@ -34,6 +35,7 @@ public record PipelineSettings(
     String sinkType,
     Config sinkSettings,
     String destinationTemplate,
+    CloudEventsSettings cloudEvents,
     RetrySettings retry,
     Backoff reconnect,
     int lanes,
@@ -48,8 +50,36 @@ public record PipelineSettings(
     Objects.requireNonNull(sourceType, "sourceType");
     Objects.requireNonNull(sinkType, "sinkType");
     Objects.requireNonNull(destinationTemplate, "destinationTemplate");
+    Objects.requireNonNull(cloudEvents, "cloudEvents");
     Objects.requireNonNull(retry, "retry");
     Objects.requireNonNull(reconnect, "reconnect");
+  }
+
+  /**
+   * The CloudEvents form of the messages.
+   *
+   * @param mode none, binary or structured
+   * @param sourceTemplate {@code cloudevents.source}: the {@code source} attribute, a template
+   */
+  public record CloudEventsSettings(CloudEventsMode mode, String sourceTemplate) {
+    public CloudEventsSettings {
+      Objects.requireNonNull(mode, "mode");
+      Objects.requireNonNull(sourceTemplate, "sourceTemplate");
+    }
+
+    /** Plain messages, as without {@code cloudevents}. */
+    public static final CloudEventsSettings NONE =
+        new CloudEventsSettings(CloudEventsMode.NONE, "/outbox/${aggregate_type}");
+  }
+
+  /** {@code cloudevents.mode}. */
+  public enum CloudEventsMode {
+    /** Plain messages. */
+    NONE,
+    /** The payload as the body, the attributes as headers. */
+    BINARY,
+    /** The JSON event format as the body, the payload inside it. */
+    STRUCTURED
   }
 
   /**

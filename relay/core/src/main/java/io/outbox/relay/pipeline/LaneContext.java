@@ -13,6 +13,7 @@ import java.time.Clock;
  * @param clock the clock of the commit-to-ack latency and the wake stage
  * @param ticker what the lanes measure stages, pauses and stalls on
  * @param deadLetterRouter where dead letters are copied to, or {@code null}
+ * @param form what each message is made of (plain, or a CloudEvent)
  * @param transactional the sink as a transactional one (exactly-once), or {@code null}
  * @param recovery the ledger recovery (exactly-once), or {@code null}
  */
@@ -29,5 +30,6 @@ record LaneContext(
     PipelineStats stats,
     int batchSize,
     Router deadLetterRouter,
+    MessageForm form,
     TransactionalSink transactional,
     LedgerRecovery recovery) {}

@@ -117,6 +117,7 @@ public final class Pipeline {
             stats,
             settings.batchSize(),
             deadLetterRouter,
+            MessageForm.of(settings.cloudEvents(), sink.cloudEventsHeaderPrefix()),
             transactional,
             recovery);
     this.supervisor = new Supervisor(settings.lanes(), settings.stallTimeout(), lanes, state);

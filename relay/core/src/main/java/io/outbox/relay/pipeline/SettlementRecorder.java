@@ -31,6 +31,7 @@ final class SettlementRecorder {
   private final PipelineStats stats;
   private final SinkGate gate;
   private final SinkWait wait;
+  private final MessageForm form;
 
   SettlementRecorder(
       String pipeline,
@@ -38,8 +39,10 @@ final class SettlementRecorder {
       Router deadLetterRouter,
       PipelineStats stats,
       SinkGate gate,
-      SinkWait wait) {
+      SinkWait wait,
+      MessageForm form) {
     this.pipeline = pipeline;
+    this.form = form;
     this.sink = sink;
     this.deadLetterRouter = deadLetterRouter;
     this.stats = stats;
@@ -87,7 +90,7 @@ final class SettlementRecorder {
     if (destination == null) {
       return null;
     }
-    return new RoutedEvent(
+    return form.routed(
         dl.event(),
         destination,
         Map.of(

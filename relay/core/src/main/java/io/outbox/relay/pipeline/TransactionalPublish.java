@@ -73,11 +73,13 @@ final class TransactionalPublish {
   private final TransactionalSink sink;
   private final int lane;
   private final PipelineStats stats;
+  private final MessageForm form;
 
-  TransactionalPublish(TransactionalSink sink, int lane, PipelineStats stats) {
+  TransactionalPublish(TransactionalSink sink, int lane, PipelineStats stats, MessageForm form) {
     this.sink = sink;
     this.lane = lane;
     this.stats = stats;
+    this.form = form;
   }
 
   /**
@@ -130,7 +132,7 @@ final class TransactionalPublish {
       List<RoutedEvent> routed = new ArrayList<>(group.size() + copies.size());
       List<LedgerRecord.Event> published = new ArrayList<>(group.size());
       for (int i : group) {
-        routed.add(new RoutedEvent(events.get(i), destinations[i]));
+        routed.add(form.routed(events.get(i), destinations[i]));
         published.add(LedgerRecord.Event.of(events.get(i)));
       }
       routed.addAll(copies);

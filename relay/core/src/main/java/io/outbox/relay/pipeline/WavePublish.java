@@ -29,11 +29,13 @@ final class WavePublish {
   private final Sink sink;
   private final PipelineStats stats;
   private final SinkWait wait;
+  private final MessageForm form;
 
-  WavePublish(Sink sink, PipelineStats stats, SinkWait wait) {
+  WavePublish(Sink sink, PipelineStats stats, SinkWait wait, MessageForm form) {
     this.sink = sink;
     this.stats = stats;
     this.wait = wait;
+    this.form = form;
   }
 
   /**
@@ -63,7 +65,7 @@ final class WavePublish {
           verdicts[i] = KeyOrder.Held.heldBack();
           continue;
         }
-        routed.add(new RoutedEvent(events.get(i), destinations[i]));
+        routed.add(form.routed(events.get(i), destinations[i]));
         positions.add(i);
       }
       if (routed.isEmpty()) {

@@ -15,6 +15,7 @@ import java.util.function.Function;
 final class FakeSink implements Sink {
   final List<RoutedEvent> published = new CopyOnWriteArrayList<>();
   volatile Function<RoutedEvent, Verdict> verdicts = e -> Verdict.published();
+  volatile String cloudEventsPrefix = "ce_";
   volatile boolean up = true;
   volatile long delayMillis;
   volatile boolean closed;
@@ -78,5 +79,10 @@ final class FakeSink implements Sink {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  @Override
+  public String cloudEventsHeaderPrefix() {
+    return cloudEventsPrefix;
   }
 }

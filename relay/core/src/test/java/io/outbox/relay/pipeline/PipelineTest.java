@@ -8,11 +8,14 @@ import com.typesafe.config.ConfigFactory;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.PipelineSettings.Backoff;
+import io.outbox.relay.config.PipelineSettings.CloudEventsMode;
+import io.outbox.relay.config.PipelineSettings.CloudEventsSettings;
 import io.outbox.relay.config.PipelineSettings.RetrySettings;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.LeadershipLostException;
 import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Settlement;
@@ -58,6 +61,14 @@ class PipelineTest {
 
   private static PipelineSettings settings(
       int maxAttempts, String deadLetterDestination, Duration stallTimeout) {
+    return settings(maxAttempts, deadLetterDestination, stallTimeout, CloudEventsSettings.NONE);
+  }
+
+  private static PipelineSettings settings(
+      int maxAttempts,
+      String deadLetterDestination,
+      Duration stallTimeout,
+      CloudEventsSettings cloudEvents) {
     Backoff fast = new Backoff(Duration.ofMillis(20), Duration.ofMillis(100), 2.0, 0.0);
     return new PipelineSettings(
         "test",
@@ -76,6 +87,7 @@ class PipelineTest {
         "fake",
         ConfigFactory.empty(),
         "outbox.${aggregate_type}",
+        cloudEvents,
         new RetrySettings(maxAttempts, fast),
         fast,
         3,
@@ -136,6 +148,65 @@ class PipelineTest {
     assertKeyOrder(sink.published);
     // Batches were claimed ahead and published while the previous one was being settled.
     assertThat(source.claimedAhead.get()).isPositive();
+  }
+
+  @Test
+  void cloudEventsBinaryModeAddsTheAttributesUnderTheSinksPrefixToEveryMessage() {
+    FakeSource source = new FakeSource(3, events(20, 3));
+    FakeSink sink = new FakeSink();
+    sink.cloudEventsPrefix = "cloudEvents_";
+    pipeline =
+        newPipeline(
+            settings(
+                3,
+                null,
+                Duration.ofSeconds(30),
+                new CloudEventsSettings(CloudEventsMode.BINARY, "/shop/${aggregate_type}")),
+            source,
+            sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(sink.published).hasSize(20);
+    assertThat(sink.published)
+        .allSatisfy(
+            e -> {
+              assertThat(e.extraHeaders())
+                  .containsEntry("cloudEvents_id", e.event().eventId().toString())
+                  .containsEntry("cloudEvents_type", e.event().eventType())
+                  .containsEntry("cloudEvents_source", "/shop/" + e.event().aggregateType())
+                  .containsEntry("cloudEvents_specversion", "1.0")
+                  .containsEntry("cloudEvents_subject", e.event().aggregateId())
+                  .containsKey("cloudEvents_time");
+              assertThat(e.event().payloadFormat()).isEqualTo(PayloadFormat.JSON);
+            });
+  }
+
+  @Test
+  void cloudEventsStructuredModeSendsTheJsonEventFormatWithThePayloadAsData() {
+    FakeSource source = new FakeSource(3, events(5, 2));
+    FakeSink sink = new FakeSink();
+    pipeline =
+        newPipeline(
+            settings(
+                3,
+                null,
+                Duration.ofSeconds(30),
+                new CloudEventsSettings(CloudEventsMode.STRUCTURED, "urn:shop")),
+            source,
+            sink);
+    pipeline.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> source.pendingCount() == 0);
+    assertThat(sink.published).hasSize(5);
+    for (RoutedEvent e : sink.published) {
+      assertThat(e.event().payloadFormat()).isEqualTo(PayloadFormat.CLOUDEVENTS_JSON);
+      io.cloudevents.CloudEvent read =
+          new io.cloudevents.jackson.JsonFormat().deserialize(e.event().payload());
+      assertThat(read.getId()).isEqualTo(e.event().eventId().toString());
+      assertThat(read.getSource()).hasToString("urn:shop");
+      assertThat(read.getData()).isNotNull();
+    }
   }
 
   @Test

@@ -80,6 +80,18 @@ public record OutboxEvent(
 
   /** This event with {@code attempts} instead of its own (a retry's count); all else kept. */
   public OutboxEvent withAttempts(int attempts) {
+    return copy(payload, payloadFormat, attempts);
+  }
+
+  /**
+   * This event with another message body (an envelope around its payload, such as a CloudEvents
+   * structured-mode body); all else kept.
+   */
+  public OutboxEvent withBody(byte[] body, PayloadFormat format) {
+    return copy(body, format, attempts);
+  }
+
+  private OutboxEvent copy(byte[] body, PayloadFormat format, int attempts) {
     return new OutboxEvent(
         id,
         eventId,
@@ -87,8 +99,8 @@ public record OutboxEvent(
         aggregateId,
         eventType,
         destination,
-        payload,
-        payloadFormat,
+        body,
+        format,
         headers,
         createdAt,
         attempts,

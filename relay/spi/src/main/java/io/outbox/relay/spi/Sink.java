@@ -43,6 +43,16 @@ public interface Sink extends AutoCloseable {
     return java.util.List.of();
   }
 
+  /**
+   * The prefix of the header names under which this broker's CloudEvents binding carries the
+   * attributes in binary content mode ({@code ce_} for Kafka, {@code cloudEvents_} for AMQP, {@code
+   * ce-} for NATS); the pipeline adds them to {@link RoutedEvent#extraHeaders} when {@code
+   * cloudevents.mode = binary}. The default is Kafka's.
+   */
+  default String cloudEventsHeaderPrefix() {
+    return "ce_";
+  }
+
   /** Flushes what can be flushed within {@code timeout}, then releases every resource. */
   void close(Duration timeout);
 

@@ -111,4 +111,10 @@ final class NatsSink extends PublishingSink {
   protected void closeClient(Duration left) {
     link.close();
   }
+
+  /** {@inheritDoc} Here the NATS binding's: headers {@code ce-id}, ... */
+  @Override
+  public String cloudEventsHeaderPrefix() {
+    return "ce-";
+  }
 }

@@ -100,4 +100,10 @@ class NatsSinkContractIT extends SinkContract {
   private static Sink create(String hocon) {
     return SinkContexts.sink(NatsSinkProvider.TYPE, hocon);
   }
+
+  /** {@inheritDoc} Here the NATS binding names headers ce-<attribute>. */
+  @Override
+  protected String cloudEventsBindingPrefix() {
+    return "ce-";
+  }
 }

@@ -208,4 +208,10 @@ final class RabbitSink extends PublishingSink {
     channels.close();
     connection.close((int) Math.max(1, Math.min(5000, left.toMillis())));
   }
+
+  /** {@inheritDoc} Here the AMQP binding's: application properties {@code cloudEvents_id}, ... */
+  @Override
+  public String cloudEventsHeaderPrefix() {
+    return "cloudEvents_";
+  }
 }

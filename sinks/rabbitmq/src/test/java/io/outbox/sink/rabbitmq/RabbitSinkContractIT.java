@@ -123,4 +123,13 @@ class RabbitSinkContractIT extends SinkContract {
   private static Sink create(String hocon) {
     return SinkContexts.sink(RabbitSinkProvider.TYPE, hocon);
   }
+
+  /**
+   * {@inheritDoc} Here the AMQP binding (1.0.2) names application properties
+   * cloudEvents_<attribute>.
+   */
+  @Override
+  protected String cloudEventsBindingPrefix() {
+    return "cloudEvents_";
+  }
 }

@@ -160,4 +160,13 @@ final class RedisSink extends PublishingSink {
   protected void closeClient(Duration left) {
     connections.close();
   }
+
+  /**
+   * {@inheritDoc} Here Redis has no CloudEvents binding: the fields take Kafka's names, {@code
+   * ce_id}, ...
+   */
+  @Override
+  public String cloudEventsHeaderPrefix() {
+    return "ce_";
+  }
 }
