@@ -16,7 +16,8 @@ import java.util.UUID;
  * @param aggregateId the ordering and partition key, required
  * @param eventType e.g. {@code OrderCreated}, required
  * @param destination the topic or exchange, overriding routing; {@code null} to route
- * @param payload the message body as JSON text, stored as {@code jsonb}, required
+ * @param payload the message body as text, required: JSON for a {@code jsonb} or {@code json}
+ *     column, any text for {@code text}; a {@code bytea} column stores its UTF-8 bytes
  * @param headers string headers added to the message; {@code null} means none
  * @param availableAt not published before this instant; {@code null} means now (database clock)
  */
@@ -156,7 +157,7 @@ public record OutboxMessage(
       return this;
     }
 
-    /** The body as JSON text. */
+    /** The body as text: JSON for a {@code jsonb} or {@code json} column. */
     public Builder payload(String payload) {
       this.payload = payload;
       return this;
