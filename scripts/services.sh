@@ -70,7 +70,8 @@
 #   writing examples the toolchains of examples/ (relay/daemon WritingExamplesIT): Debian's
 #                   python3-psycopg (for /usr/bin/python3), golang-go and golang-github-jackc-pgx-v4-dev
 #                   (Go builds them in GOPATH mode from /usr/share/gocode, no module download), npm
-#                   when missing, and `npm ci` of examples/node (pg, into examples/node/node_modules).
+#                   when missing, and `npm ci` of examples/node (pg, into examples/node/node_modules);
+#                   a first build of examples/go fills Go's build cache.
 #
 # State lives in .run/ at the repository root (git-ignored). `env` honours variables that are
 # already set, so tests can be pointed elsewhere; `up` always manages the local services above.
@@ -573,6 +574,8 @@ writer_tools() {
     log "installing pg for examples/node with npm"
     (cd "$ROOT/examples/node" && npm ci --no-audit --no-fund --loglevel=error >&2 9>&-)
   fi
+  # Fills Go's build cache with pgx once (~12 s), so that the test's build of examples/go is quick.
+  GOPATH=/usr/share/gocode GO111MODULE=off go build -o /dev/null "$ROOT/examples/go/main.go" >&2 9>&-
 }
 
 # Debian's pgbouncer, installed but not run: tests start their own.
