@@ -226,11 +226,14 @@ class WritingExamplesIT {
 
   /** Runs the steps one after the other, with the database in the PG* variables. */
   private void run(List<List<String>> steps, String what) throws IOException, InterruptedException {
+    int n = 0;
     for (List<String> step : steps) {
+      Path log = dir.resolve(what.replaceAll("[^a-z0-9]+", "-") + "-" + n++ + ".log");
       ProcessBuilder builder =
           new ProcessBuilder(step)
               .directory(dir.toFile())
               .redirectErrorStream(true)
+              .redirectOutput(log.toFile())
               .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
       Map<String, String> env = builder.environment();
       env.put("PGHOST", Services.pgHost());
@@ -242,7 +245,6 @@ class WritingExamplesIT {
       env.put("GO111MODULE", "off");
       env.put("GOCACHE", Path.of(System.getProperty("user.home"), ".cache/go-build").toString());
       Process process = builder.start();
-      byte[] output = process.getInputStream().readAllBytes();
       if (!process.waitFor(EXAMPLE_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
         process.destroyForcibly();
         throw new AssertionError(what + ": " + step + " did not end within " + EXAMPLE_TIMEOUT);
@@ -255,7 +257,7 @@ class WritingExamplesIT {
                 + " exited "
                 + process.exitValue()
                 + ":\n"
-                + new String(output, StandardCharsets.UTF_8));
+                + Files.readString(log, StandardCharsets.UTF_8));
       }
     }
   }
