@@ -18,10 +18,11 @@ import java.util.UUID;
  * the business change does. Thread-safe; keep one per table.
  *
  * <p>The payload goes into the column as its type asks: JSON text into {@code jsonb} or {@code
- * json} (PostgreSQL checks it), the text as it is into {@code text}, the text's UTF-8 bytes into
- * {@code bytea}. The writer reads the types of the {@code payload} and {@code headers} columns
- * once, on its first write; a table or a column type the relay cannot read fails that write with an
- * {@link SQLException} naming the column and its type.
+ * json} (PostgreSQL checks it), the text as it is into {@code text}; into {@code bytea} the
+ * message's {@link OutboxMessage#payloadBytes() bytes}, or its text's UTF-8 bytes. The writer reads
+ * the types of the {@code payload} and {@code headers} columns once, on its first write; a table or
+ * a column type the relay cannot read fails that write with an {@link SQLException} naming the
+ * column and its type.
  *
  * <pre>{@code
  * OutboxWriter outbox = OutboxWriter.forTable("billing.outbox");
@@ -36,7 +37,7 @@ public final class OutboxWriter {
   private final OutboxTables tables;
 
   /** Made on the first write, from the table's column types; {@code null} until then. */
-  private volatile WriterSql sql;
+  private volatile WriterSql statements;
 
   private OutboxWriter(OutboxTables tables) {
     this.tables = tables;
@@ -72,13 +73,14 @@ public final class OutboxWriter {
   public UUID write(Connection connection, OutboxMessage message) throws SQLException {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(message, "message");
-    try (PreparedStatement insert = connection.prepareStatement(sql(connection).insertOne())) {
+    WriterSql statements = statements(connection);
+    try (PreparedStatement insert = connection.prepareStatement(statements.insertOne())) {
       insert.setString(1, message.eventId().toString());
       insert.setString(2, message.aggregateType());
       insert.setString(3, message.aggregateId());
       insert.setString(4, message.eventType());
       insert.setString(5, message.destination());
-      insert.setString(6, message.payload());
+      insert.setString(6, statements.payload(message));
       insert.setString(7, headersJson(message.headers()));
       insert.setString(8, instant(message.availableAt()));
       insert.executeUpdate();
@@ -126,12 +128,15 @@ public final class OutboxWriter {
       columns[2][i] = message.aggregateId();
       columns[3][i] = message.eventType();
       columns[4][i] = message.destination();
-      columns[5][i] = message.payload();
       columns[6][i] = headersJson(message.headers());
       columns[7][i] = instant(message.availableAt());
     }
+    WriterSql statements = statements(connection); // after the checks that need no database
+    for (int i = 0; i < size; i++) {
+      columns[5][i] = statements.payload(messages.get(i));
+    }
     List<Array> arrays = new ArrayList<>(columns.length);
-    try (PreparedStatement insert = connection.prepareStatement(sql(connection).insertMany())) {
+    try (PreparedStatement insert = connection.prepareStatement(statements.insertMany())) {
       for (int c = 0; c < columns.length; c++) {
         Array array = connection.createArrayOf("text", columns[c]);
         arrays.add(array);
@@ -150,11 +155,11 @@ public final class OutboxWriter {
    * The statements for the table's column types, read on the first write. A race of first writes
    * reads them twice, which is harmless.
    */
-  private WriterSql sql(Connection connection) throws SQLException {
-    WriterSql known = sql;
+  private WriterSql statements(Connection connection) throws SQLException {
+    WriterSql known = statements;
     if (known == null) {
       known = WriterSql.read(connection, tables);
-      sql = known;
+      statements = known;
     }
     return known;
   }

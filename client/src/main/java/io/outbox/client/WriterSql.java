@@ -1,10 +1,12 @@
 package io.outbox.client;
 
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.Map;
 
 /**
@@ -13,7 +15,7 @@ import java.util.Map;
  * {@code text} or {@code bytea}, and headers of {@code jsonb}, {@code json}, {@code text} or {@code
  * character varying}. Parameters are always text; each is converted to its column's type.
  */
-record WriterSql(String insertOne, String insertMany) {
+record WriterSql(String insertOne, String insertMany, OutboxTables tables, String payloadType) {
 
   private static final String COLUMNS =
       " (event_id, aggregate_type, aggregate_id, event_type, destination, payload, headers,"
@@ -73,8 +75,8 @@ record WriterSql(String insertOne, String insertMany) {
           case "jsonb" -> "%s::jsonb";
           case "json" -> "%s::json";
           case "text" -> "%s::text";
-          // The text's UTF-8 bytes; the relay sends a bytea payload byte for byte.
-          case "bytea" -> "convert_to(%s::text, 'UTF8')";
+          // Hex of the bytes (see payload); the relay sends a bytea payload byte for byte.
+          case "bytea" -> "decode(%s::text, 'hex')";
           default -> throw mismatch(tables, "payload", payloadType, "jsonb, json, text or bytea");
         };
     String headers =
@@ -112,7 +114,35 @@ record WriterSql(String insertOne, String insertMany) {
             + " ?::text[], ?::text[]) WITH ORDINALITY"
             + " AS m(event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
             + " headers, available_at, n) ORDER BY m.n";
-    return new WriterSql(insertOne, insertMany);
+    return new WriterSql(insertOne, insertMany, tables, payloadType);
+  }
+
+  /**
+   * The payload parameter of {@code message}: its text for a {@code jsonb}, {@code json} or {@code
+   * text} column; for {@code bytea}, the hex of its bytes (or of its text's UTF-8 bytes).
+   *
+   * @throws SQLException when binary payload meets a column that is not {@code bytea}
+   */
+  String payload(OutboxMessage message) throws SQLException {
+    if (payloadType.equals("bytea")) {
+      byte[] bytes =
+          message.binary()
+              ? message.payloadBytes()
+              : message.payload().getBytes(StandardCharsets.UTF_8);
+      return HexFormat.of().formatHex(bytes);
+    }
+    if (message.binary()) {
+      throw new SQLException(
+          "OutboxMessage "
+              + message.eventId()
+              + " has a binary payload, but column "
+              + tables.displayTable()
+              + ".payload has type "
+              + payloadType
+              + "; bytes go into a bytea column only (give this column text)",
+          DATATYPE_MISMATCH);
+    }
+    return message.payload();
   }
 
   private static SQLException mismatch(

@@ -17,7 +17,7 @@ class WriterSqlTest {
     "jsonb, ?::jsonb, m.payload::jsonb",
     "json, ?::json, m.payload::json",
     "text, ?::text, m.payload::text",
-    "bytea, 'convert_to(?::text, ''UTF8'')', 'convert_to(m.payload::text, ''UTF8'')'"
+    "bytea, 'decode(?::text, ''hex'')', 'decode(m.payload::text, ''hex'')'"
   })
   void convertsThePayloadToItsColumnsType(String type, String one, String many)
       throws SQLException {
@@ -59,5 +59,47 @@ class WriterSqlTest {
         .hasMessage("column billing.outbox.payload does not exist")
         .extracting(e -> ((SQLException) e).getSQLState())
         .isEqualTo(WriterSql.UNDEFINED_COLUMN);
+  }
+
+  @Test
+  void aByteaPayloadTravelsAsHexOfTheBytesOrOfTheTextsUtf8() throws SQLException {
+    WriterSql sql = WriterSql.of(TABLES, "bytea", "jsonb");
+
+    assertThat(sql.payload(OutboxMessage.of("order", "1", "OrderCreated", "é"))).isEqualTo("c3a9");
+    assertThat(
+            sql.payload(
+                OutboxMessage.builder()
+                    .aggregate("order", "1")
+                    .eventType("OrderCreated")
+                    .payload(new byte[] {0, (byte) 0xff, 10})
+                    .build()))
+        .isEqualTo("00ff0a");
+  }
+
+  @Test
+  void aTextColumnTakesTheTextAsItIs() throws SQLException {
+    assertThat(
+            WriterSql.of(TABLES, "text", "jsonb")
+                .payload(OutboxMessage.of("order", "1", "OrderCreated", "é")))
+        .isEqualTo("é");
+  }
+
+  @Test
+  void refusesABinaryPayloadForAColumnThatIsNotBytea() throws SQLException {
+    WriterSql sql = WriterSql.of(TABLES, "jsonb", "jsonb");
+    OutboxMessage binary =
+        OutboxMessage.builder()
+            .aggregate("order", "1")
+            .eventType("OrderCreated")
+            .payload(new byte[] {1})
+            .build();
+
+    assertThatThrownBy(() -> sql.payload(binary))
+        .isInstanceOf(SQLException.class)
+        .hasMessage(
+            "OutboxMessage "
+                + binary.eventId()
+                + " has a binary payload, but column billing.outbox.payload has type jsonb; bytes"
+                + " go into a bytea column only (give this column text)");
   }
 }

@@ -306,4 +306,38 @@ class OutboxWriterIT {
           .hasMessageStartingWith("the outbox table billing.nowhere does not exist");
     }
   }
+
+  @Test
+  void aBinaryPayloadGoesIntoByteaByteForByte() throws SQLException {
+    OutboxWriter typed = writerForTypes("bytea", "jsonb");
+    byte[] bytes = {0, (byte) 0xff, (byte) 0xc3, 10, 92, 39};
+    OutboxMessage binary = binary("1", bytes);
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      typed.write(c, binary);
+      typed.writeAll(c, List.of(binary("2", bytes)));
+      c.commit();
+      assertThat(Catalog.strings(c, "SELECT encode(payload, 'hex') FROM billing.outbox_bytea"))
+          .containsExactly("00ffc30a5c27", "00ffc30a5c27");
+    }
+  }
+
+  @Test
+  void aBinaryPayloadForAJsonbColumnFailsNamingIt() throws SQLException {
+    OutboxMessage binary = binary("1", new byte[] {1});
+    try (Connection c = db.connect()) {
+      assertThatThrownBy(() -> writer.write(c, binary))
+          .isInstanceOf(SQLException.class)
+          .hasMessageContaining(
+              "has a binary payload, but column billing.outbox.payload has type jsonb");
+    }
+  }
+
+  private static OutboxMessage binary(String aggregateId, byte[] payload) {
+    return OutboxMessage.builder()
+        .aggregate("order", aggregateId)
+        .eventType("OrderCreated")
+        .payload(payload)
+        .build();
+  }
 }
