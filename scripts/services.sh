@@ -67,6 +67,11 @@
 #                   (a drop-in: the machine's own containers.conf is left as it is): runc with the
 #                   cgroupfs manager, and no default ulimits (raising nofile is refused). Storage
 #                   stays podman's default (overlay, native on these kernels).
+#   writing examples the toolchains of examples/ (relay/daemon WritingExamplesIT): Debian's
+#                   python3-psycopg (for /usr/bin/python3), golang-go and golang-github-jackc-pgx-v4-dev
+#                   (Go builds them in GOPATH mode from /usr/share/gocode, no module download), npm
+#                   when missing, and `npm ci` of examples/node (pg, into examples/node/node_modules);
+#                   a first build of examples/go fills Go's build cache.
 #
 # State lives in .run/ at the repository root (git-ignored). `env` honours variables that are
 # already set, so tests can be pointed elsewhere; `up` always manages the local services above.
@@ -554,6 +559,23 @@ tools_up() {
   fi
   pgbouncer_tool
   podman_up
+  writer_tools
+}
+
+# The toolchains of the writing examples (examples/), each installed once.
+writer_tools() {
+  local pkg
+  for pkg in python3-psycopg golang-go golang-github-jackc-pgx-v4-dev; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
+      apt_tool_install "$pkg"
+  done
+  command -v npm >/dev/null || apt_tool_install npm
+  if [[ ! -d "$ROOT/examples/node/node_modules/pg" ]]; then
+    log "installing pg for examples/node with npm"
+    (cd "$ROOT/examples/node" && npm ci --no-audit --no-fund --loglevel=error >&2 9>&-)
+  fi
+  # Fills Go's build cache with pgx once (~12 s), so that the test's build of examples/go is quick.
+  GOPATH=/usr/share/gocode GO111MODULE=off go build -o /dev/null "$ROOT/examples/go/main.go" >&2 9>&-
 }
 
 # Debian's pgbouncer, installed but not run: tests start their own.

@@ -1,6 +1,7 @@
 package io.outbox.client;
 
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -16,9 +17,13 @@ import java.util.UUID;
  * @param aggregateId the ordering and partition key, required
  * @param eventType e.g. {@code OrderCreated}, required
  * @param destination the topic or exchange, overriding routing; {@code null} to route
- * @param payload the message body as JSON text, stored as {@code jsonb}, required
+ * @param payload the message body as text: JSON for a {@code jsonb} or {@code json} column, any
+ *     text for {@code text}; a {@code bytea} column stores its UTF-8 bytes. Required unless {@code
+ *     payloadBytes} is given
  * @param headers string headers added to the message; {@code null} means none
  * @param availableAt not published before this instant; {@code null} means now (database clock)
+ * @param payloadBytes the message body as bytes (Protobuf, Avro, ...), for a {@code bytea} column
+ *     only; {@code null} when {@code payload} is given. {@link #payloadBytes()} returns a copy.
  */
 public record OutboxMessage(
     UUID eventId,
@@ -28,7 +33,8 @@ public record OutboxMessage(
     String destination,
     String payload,
     Map<String, String> headers,
-    Instant availableAt) {
+    Instant availableAt,
+    byte[] payloadBytes) {
 
   /** Validates the required fields and generates a missing event id. */
   public OutboxMessage {
@@ -40,8 +46,77 @@ public record OutboxMessage(
       throw new IllegalArgumentException(
           "OutboxMessage.destination must be null (route it) or a name, got a blank string");
     }
-    requireText(payload, "payload");
+    if (payloadBytes == null) {
+      requireText(payload, "payload");
+    } else if (payload != null) {
+      throw new IllegalArgumentException("OutboxMessage needs a payload or payloadBytes, got both");
+    } else {
+      payloadBytes = payloadBytes.clone();
+    }
     headers = copyHeaders(headers);
+  }
+
+  /** A message with a text payload. */
+  public OutboxMessage(
+      UUID eventId,
+      String aggregateType,
+      String aggregateId,
+      String eventType,
+      String destination,
+      String payload,
+      Map<String, String> headers,
+      Instant availableAt) {
+    this(
+        eventId,
+        aggregateType,
+        aggregateId,
+        eventType,
+        destination,
+        payload,
+        headers,
+        availableAt,
+        null);
+  }
+
+  /** A copy of the binary payload, or {@code null} for a text payload. */
+  @Override
+  public byte[] payloadBytes() {
+    return payloadBytes == null ? null : payloadBytes.clone();
+  }
+
+  /** Whether the payload is bytes ({@link #payloadBytes()}) rather than text. */
+  public boolean binary() {
+    return payloadBytes != null;
+  }
+
+  /** Equal when every field is, the binary payload compared by content. */
+  @Override
+  public boolean equals(Object other) {
+    return other instanceof OutboxMessage m
+        && eventId.equals(m.eventId)
+        && aggregateType.equals(m.aggregateType)
+        && aggregateId.equals(m.aggregateId)
+        && eventType.equals(m.eventType)
+        && Objects.equals(destination, m.destination)
+        && Objects.equals(payload, m.payload)
+        && headers.equals(m.headers)
+        && Objects.equals(availableAt, m.availableAt)
+        && Arrays.equals(payloadBytes, m.payloadBytes);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31
+            * Objects.hash(
+                eventId,
+                aggregateType,
+                aggregateId,
+                eventType,
+                destination,
+                payload,
+                headers,
+                availableAt)
+        + Arrays.hashCode(payloadBytes);
   }
 
   /** An event with a generated id, no headers, routed destination, available at once. */
@@ -73,8 +148,8 @@ public record OutboxMessage(
         + ", destination="
         + destination
         + ", payload=<"
-        + payload.length()
-        + " chars>, headers="
+        + (payloadBytes == null ? payload.length() + " chars" : payloadBytes.length + " bytes")
+        + ">, headers="
         + headers.keySet()
         + ", availableAt="
         + availableAt
@@ -119,6 +194,7 @@ public record OutboxMessage(
     private String eventType;
     private String destination;
     private String payload;
+    private byte[] payloadBytes;
     private final Map<String, String> headers = new LinkedHashMap<>();
     private Instant availableAt;
 
@@ -156,9 +232,17 @@ public record OutboxMessage(
       return this;
     }
 
-    /** The body as JSON text. */
+    /** The body as text: JSON for a {@code jsonb} or {@code json} column. */
     public Builder payload(String payload) {
       this.payload = payload;
+      this.payloadBytes = null;
+      return this;
+    }
+
+    /** The body as bytes, for a {@code bytea} payload column. */
+    public Builder payload(byte[] payload) {
+      this.payloadBytes = payload;
+      this.payload = null;
       return this;
     }
 
@@ -199,7 +283,8 @@ public record OutboxMessage(
           destination,
           payload,
           headers,
-          availableAt);
+          availableAt,
+          payloadBytes);
     }
   }
 }

@@ -15,7 +15,14 @@ import java.util.UUID;
 /**
  * Inserts events into an outbox table on the caller's connection, inside the caller's transaction:
  * it never commits, rolls back or changes auto-commit, so the events become visible exactly when
- * the business change does. Immutable and thread-safe; keep one per table.
+ * the business change does. Thread-safe; keep one per table.
+ *
+ * <p>The payload goes into the column as its type asks: JSON text into {@code jsonb} or {@code
+ * json} (PostgreSQL checks it), the text as it is into {@code text}; into {@code bytea} the
+ * message's {@link OutboxMessage#payloadBytes() bytes}, or its text's UTF-8 bytes. The writer reads
+ * the types of the {@code payload} and {@code headers} columns once, on its first write; a table or
+ * a column type the relay cannot read fails that write with an {@link SQLException} naming the
+ * column and its type.
  *
  * <pre>{@code
  * OutboxWriter outbox = OutboxWriter.forTable("billing.outbox");
@@ -27,34 +34,13 @@ import java.util.UUID;
  */
 public final class OutboxWriter {
 
-  private static final String COLUMNS =
-      " (event_id, aggregate_type, aggregate_id, event_type, destination, payload, headers,"
-          + " available_at)";
-
   private final OutboxTables tables;
-  private final String insertOne;
-  private final String insertMany;
+
+  /** Made on the first write, from the table's column types; {@code null} until then. */
+  private volatile WriterSql statements;
 
   private OutboxWriter(OutboxTables tables) {
     this.tables = tables;
-    String table = tables.qualifiedTable();
-    this.insertOne =
-        "INSERT INTO "
-            + table
-            + COLUMNS
-            + " VALUES (?::uuid, ?, ?, ?, ?, ?::jsonb, ?::jsonb, COALESCE(?::timestamptz, now()))";
-    // One statement for any number of events; ORDER BY keeps the list order in the ids.
-    this.insertMany =
-        "INSERT INTO "
-            + table
-            + COLUMNS
-            + " SELECT m.event_id::uuid, m.aggregate_type, m.aggregate_id, m.event_type,"
-            + " m.destination, m.payload::jsonb, m.headers::jsonb,"
-            + " COALESCE(m.available_at::timestamptz, now())"
-            + " FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-            + " ?::text[], ?::text[]) WITH ORDINALITY"
-            + " AS m(event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
-            + " headers, available_at, n) ORDER BY m.n";
   }
 
   /**
@@ -81,18 +67,20 @@ public final class OutboxWriter {
    * Inserts one event.
    *
    * @return the event id, as stored in {@code event_id}
-   * @throws SQLException as the driver reports it (e.g. invalid JSON in the payload)
+   * @throws SQLException as the driver reports it (e.g. invalid JSON in the payload), or naming a
+   *     missing table or a column type the relay cannot read
    */
   public UUID write(Connection connection, OutboxMessage message) throws SQLException {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(message, "message");
-    try (PreparedStatement insert = connection.prepareStatement(insertOne)) {
+    WriterSql statements = statements(connection);
+    try (PreparedStatement insert = connection.prepareStatement(statements.insertOne())) {
       insert.setString(1, message.eventId().toString());
       insert.setString(2, message.aggregateType());
       insert.setString(3, message.aggregateId());
       insert.setString(4, message.eventType());
       insert.setString(5, message.destination());
-      insert.setString(6, message.payload());
+      insert.setString(6, statements.payload(message));
       insert.setString(7, headersJson(message.headers()));
       insert.setString(8, instant(message.availableAt()));
       insert.executeUpdate();
@@ -140,12 +128,15 @@ public final class OutboxWriter {
       columns[2][i] = message.aggregateId();
       columns[3][i] = message.eventType();
       columns[4][i] = message.destination();
-      columns[5][i] = message.payload();
       columns[6][i] = headersJson(message.headers());
       columns[7][i] = instant(message.availableAt());
     }
+    WriterSql statements = statements(connection); // after the checks that need no database
+    for (int i = 0; i < size; i++) {
+      columns[5][i] = statements.payload(messages.get(i));
+    }
     List<Array> arrays = new ArrayList<>(columns.length);
-    try (PreparedStatement insert = connection.prepareStatement(insertMany)) {
+    try (PreparedStatement insert = connection.prepareStatement(statements.insertMany())) {
       for (int c = 0; c < columns.length; c++) {
         Array array = connection.createArrayOf("text", columns[c]);
         arrays.add(array);
@@ -158,6 +149,19 @@ public final class OutboxWriter {
       }
     }
     return List.copyOf(ids);
+  }
+
+  /**
+   * The statements for the table's column types, read on the first write. A race of first writes
+   * reads them twice, which is harmless.
+   */
+  private WriterSql statements(Connection connection) throws SQLException {
+    WriterSql known = statements;
+    if (known == null) {
+      known = WriterSql.read(connection, tables);
+      statements = known;
+    }
+    return known;
   }
 
   @Override

@@ -112,4 +112,48 @@ class OutboxMessageTest {
         .contains("payload=<15 chars>")
         .contains("OrderCreated");
   }
+
+  @Test
+  void aBinaryPayloadIsCopiedComparedByContentAndNeverShown() {
+    byte[] bytes = {1, 2, 3};
+    UUID id = UUID.randomUUID();
+    OutboxMessage message =
+        OutboxMessage.builder()
+            .eventId(id)
+            .aggregate("order", "42")
+            .eventType("OrderCreated")
+            .payload(bytes)
+            .build();
+    bytes[0] = 9;
+
+    assertThat(message.binary()).isTrue();
+    assertThat(message.payload()).isNull();
+    assertThat(message.payloadBytes()).containsExactly(1, 2, 3);
+    message.payloadBytes()[1] = 9;
+    assertThat(message.payloadBytes()).containsExactly(1, 2, 3);
+    OutboxMessage same =
+        new OutboxMessage(
+            id, "order", "42", "OrderCreated", null, null, null, null, new byte[] {1, 2, 3});
+    assertThat(message).isEqualTo(same).hasSameHashCodeAs(same);
+    assertThat(message.toString()).contains("payload=<3 bytes>").doesNotContain("[1, 2, 3]");
+  }
+
+  @Test
+  void aMessageHasATextOrABinaryPayloadNotBoth() {
+    assertThatThrownBy(
+            () ->
+                new OutboxMessage(
+                    null, "order", "42", "OrderCreated", null, "{}", null, null, new byte[] {1}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("OutboxMessage needs a payload or payloadBytes, got both");
+    OutboxMessage text =
+        OutboxMessage.builder()
+            .aggregate("order", "42")
+            .eventType("OrderCreated")
+            .payload(new byte[] {1})
+            .payload("{}")
+            .build();
+    assertThat(text.binary()).isFalse();
+    assertThat(text.payload()).isEqualTo("{}");
+  }
 }

@@ -1,6 +1,7 @@
 package io.outbox.schema;
 
 import io.outbox.client.OutboxTables;
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
@@ -10,6 +11,7 @@ import java.util.Set;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -114,12 +116,38 @@ public final class Migrator {
     return where.append(": ").toString();
   }
 
-  private Flyway flyway(DataSource dataSource) {
+  /**
+   * The SQL {@link #migrate} runs on a database without these tables, as one script, without
+   * connecting to any database: the same migration files with the same placeholder values, in
+   * version order, each headed by its file name, after a {@code CREATE SCHEMA IF NOT EXISTS} for
+   * each schema other than {@code public} (Flyway creates missing schemas). Not in it: Flyway's
+   * history table. Every statement is idempotent, so the script may run again.
+   *
+   * @throws MigrationException when a migration cannot be read
+   */
+  public String script() {
+    try {
+      return MigrationScript.of(configuration(), tables, schemas());
+    } catch (IOException | RuntimeException e) {
+      throw failure("cannot read the migrations in " + LOCATION + ": " + e.getMessage(), e);
+    }
+  }
+
+  private Set<String> schemas() {
     Set<String> schemas = new LinkedHashSet<>();
     schemas.add(tables.schema()); // first: holds the history table
     schemas.add(tables.deadLetterSchema());
+    return schemas;
+  }
+
+  private Flyway flyway(DataSource dataSource) {
+    return configuration().dataSource(dataSource).load();
+  }
+
+  /** Everything but the data source: {@link #migrate} and {@link #script} share it. */
+  private FluentConfiguration configuration() {
+    Set<String> schemas = schemas();
     return Flyway.configure(Migrator.class.getClassLoader())
-        .dataSource(dataSource)
         .locations(LOCATION)
         .failOnMissingLocations(true)
         .schemas(schemas.toArray(String[]::new))
@@ -131,8 +159,7 @@ public final class Migrator {
         .baselineDescription("outbox-relay history start")
         .cleanDisabled(true)
         .placeholders(MigrationPlaceholders.of(tables))
-        .loggers(FlywayLogging.class.getName())
-        .load();
+        .loggers(FlywayLogging.class.getName());
   }
 
   private void checkServerVersion(DataSource dataSource) throws SQLException {

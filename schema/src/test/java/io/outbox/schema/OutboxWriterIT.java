@@ -1,5 +1,6 @@
 package io.outbox.schema;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -215,5 +216,128 @@ class OutboxWriterIT {
       assertThat(Catalog.strings(c, "SELECT event_id::text FROM \"Billing\".\"OrderEvents\""))
           .containsExactly(id.toString());
     }
+  }
+
+  /**
+   * A copy of {@code billing.outbox} named {@code billing.outbox_<type>} whose payload column has
+   * {@code payloadType} and headers column {@code headersType}.
+   */
+  private OutboxWriter writerForTypes(String payloadType, String headersType) throws SQLException {
+    String table = "billing.outbox_" + payloadType;
+    try (Connection c = db.connect();
+        java.sql.Statement statement = c.createStatement()) {
+      statement.execute("CREATE TABLE " + table + " (LIKE billing.outbox INCLUDING ALL)");
+      statement.execute(
+          "ALTER TABLE "
+              + table
+              + " ALTER COLUMN payload TYPE "
+              + payloadType
+              + " USING payload::text::"
+              + payloadType
+              + ", ALTER COLUMN headers DROP DEFAULT, ALTER COLUMN headers TYPE "
+              + headersType
+              + " USING headers::text::"
+              + headersType);
+    }
+    return OutboxWriter.forTable(table);
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource({
+    "jsonb, jsonb, '{\"a\": 1}'",
+    "json, json, '{\"a\" :1}'",
+    "text, text, 'not json: é'",
+    "bytea, character varying, '{\"a\":1} é'"
+  })
+  void writesThePayloadIntoEachColumnTypeTheRelayReads(
+      String payloadType, String headersType, String payload) throws SQLException {
+    OutboxWriter typed = writerForTypes(payloadType, headersType);
+    String table = typed.tables().qualifiedTable();
+    OutboxMessage one =
+        OutboxMessage.builder()
+            .aggregate("order", "1")
+            .eventType("OrderCreated")
+            .payload(payload)
+            .header("h", "v")
+            .build();
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      typed.write(c, one);
+      typed.writeAll(c, List.of(OutboxMessage.of("order", "2", "OrderCreated", payload)));
+      c.commit();
+      // json and text keep the text as written, jsonb normalizes it; bytea holds its UTF-8 bytes.
+      String expected =
+          payloadType.equals("jsonb")
+              ? Catalog.strings(c, "SELECT ?::jsonb::text", payload).get(0)
+              : payloadType.equals("bytea")
+                  ? "\\x" + java.util.HexFormat.of().formatHex(payload.getBytes(UTF_8))
+                  : payload;
+      assertThat(Catalog.strings(c, "SELECT payload::text FROM " + table + " ORDER BY id"))
+          .containsExactly(expected, expected);
+      assertThat(
+              Catalog.strings(
+                  c, "SELECT headers::text::jsonb::text FROM " + table + " ORDER BY id"))
+          .containsExactly("{\"h\": \"v\"}", "{}");
+    }
+  }
+
+  @Test
+  void aPayloadTypeTheRelayCannotReadFailsTheWriteNamingTheColumn() throws SQLException {
+    OutboxWriter typed = writerForTypes("xml", "jsonb");
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(
+              () -> typed.write(c, OutboxMessage.of("order", "1", "OrderCreated", "<a/>")))
+          .isInstanceOf(SQLException.class)
+          .hasMessage(
+              "column billing.outbox_xml.payload has type xml; the relay reads jsonb, json, text"
+                  + " or bytea");
+      c.rollback();
+    }
+  }
+
+  @Test
+  void aMissingTableFailsTheWriteNamingIt() throws SQLException {
+    OutboxWriter missing = OutboxWriter.forTable("billing.nowhere");
+    try (Connection c = db.connect()) {
+      assertThatThrownBy(
+              () -> missing.write(c, OutboxMessage.of("order", "1", "OrderCreated", "{}")))
+          .isInstanceOf(SQLException.class)
+          .hasMessageStartingWith("the outbox table billing.nowhere does not exist");
+    }
+  }
+
+  @Test
+  void aBinaryPayloadGoesIntoByteaByteForByte() throws SQLException {
+    OutboxWriter typed = writerForTypes("bytea", "jsonb");
+    byte[] bytes = {0, (byte) 0xff, (byte) 0xc3, 10, 92, 39};
+    OutboxMessage binary = binary("1", bytes);
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      typed.write(c, binary);
+      typed.writeAll(c, List.of(binary("2", bytes)));
+      c.commit();
+      assertThat(Catalog.strings(c, "SELECT encode(payload, 'hex') FROM billing.outbox_bytea"))
+          .containsExactly("00ffc30a5c27", "00ffc30a5c27");
+    }
+  }
+
+  @Test
+  void aBinaryPayloadForAJsonbColumnFailsNamingIt() throws SQLException {
+    OutboxMessage binary = binary("1", new byte[] {1});
+    try (Connection c = db.connect()) {
+      assertThatThrownBy(() -> writer.write(c, binary))
+          .isInstanceOf(SQLException.class)
+          .hasMessageContaining(
+              "has a binary payload, but column billing.outbox.payload has type jsonb");
+    }
+  }
+
+  private static OutboxMessage binary(String aggregateId, byte[] payload) {
+    return OutboxMessage.builder()
+        .aggregate("order", aggregateId)
+        .eventType("OrderCreated")
+        .payload(payload)
+        .build();
   }
 }

@@ -7,13 +7,21 @@ import io.outbox.schema.MigrationException;
 import io.outbox.schema.MigrationResult;
 import io.outbox.schema.Migrator;
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code migrate}: creates or upgrades the outbox and dead-letter tables of every pipeline. */
+/**
+ * {@code migrate}: creates or upgrades the outbox and dead-letter tables of every pipeline, or with
+ * {@code --print-sql} prints the SQL it would run, without connecting.
+ */
 @Command(
     name = "migrate",
     description = {
@@ -29,8 +37,19 @@ final class MigrateCommand implements Callable<Integer> {
 
   @Mixin HelpOption help;
 
+  @Option(
+      names = "--print-sql",
+      description = {
+        "Print the SQL the migrations would run for the configured tables, as one script to apply"
+            + " with psql or your own migration tool; connects to no database."
+      })
+  boolean printSql;
+
   @Override
   public Integer call() {
+    if (printSql) {
+      return printSql();
+    }
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     boolean failed = false;
@@ -56,8 +75,38 @@ final class MigrateCommand implements Callable<Integer> {
     return failed ? Main.FAILURE : 0;
   }
 
+  /** One script per outbox; pipelines that share an outbox share its script. */
+  private int printSql() {
+    Map<OutboxTables, List<String>> outboxes = new LinkedHashMap<>();
+    for (PipelineSettings pipeline : config.load().settings().pipelines().values()) {
+      outboxes
+          .computeIfAbsent(tables(pipeline.database()), t -> new ArrayList<>())
+          .add(pipeline.name());
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    boolean first = true;
+    for (Map.Entry<OutboxTables, List<String>> outbox : outboxes.entrySet()) {
+      try {
+        String script = new Migrator(outbox.getKey()).script();
+        out.print(first ? "" : "\n");
+        out.println("-- pipelines: " + String.join(", ", outbox.getValue()));
+        out.print(script);
+        first = false;
+      } catch (MigrationException e) {
+        spec.commandLine().getErr().println(e.getMessage());
+        return Main.FAILURE;
+      }
+    }
+    out.flush();
+    return 0;
+  }
+
+  private static OutboxTables tables(DatabaseSettings db) {
+    return OutboxTables.of(db.table(), db.deadLetterTable());
+  }
+
   private static MigrationResult migrate(DatabaseSettings db) {
-    Migrator migrator = new Migrator(OutboxTables.of(db.table(), db.deadLetterTable()));
+    Migrator migrator = new Migrator(tables(db));
     if (db.properties().isEmpty()) {
       return migrator.migrate(db.url(), db.user(), db.password());
     }

@@ -62,7 +62,14 @@ final class RelayFixture implements AutoCloseable {
   }
 
   private RelayFixture(TestDatabase db, String name) {
-    this(db, name, db.url(), db.user(), db.password(), db.name(), db::connect);
+    this(db, name, db.url(), db.user(), db.password(), db.name(), db::connect, true);
+  }
+
+  /** A fixture whose database has no tables yet: the test creates them its own way. */
+  static RelayFixture unmigrated(String name) {
+    TestDatabase db = TestDatabase.create(name);
+    return new RelayFixture(
+        db, name, db.url(), db.user(), db.password(), db.name(), db::connect, false);
   }
 
   private RelayFixture(
@@ -72,7 +79,8 @@ final class RelayFixture implements AutoCloseable {
       String user,
       String password,
       String slot,
-      Database connector) {
+      Database connector,
+      boolean migrate) {
     this.db = db;
     this.topicPrefix = KafkaTestSupport.uniqueTopic(name);
     this.url = url;
@@ -80,7 +88,9 @@ final class RelayFixture implements AutoCloseable {
     this.password = password;
     this.slot = slot;
     this.connector = connector;
-    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter")).migrate(url, user, password);
+    if (migrate) {
+      new Migrator(OutboxTables.of("outbox", "outbox_dead_letter")).migrate(url, user, password);
+    }
   }
 
   /**
@@ -95,7 +105,8 @@ final class RelayFixture implements AutoCloseable {
         PrivatePostgres.ADMIN,
         adminPassword,
         name,
-        () -> pg.connectAsAdmin("postgres"));
+        () -> pg.connectAsAdmin("postgres"),
+        true);
   }
 
   /** A new session of the fixture's database. */

@@ -1,0 +1,74 @@
+package io.outbox.schema;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.client.OutboxTables;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class MigrationScriptTest {
+
+  private static final List<String> FILES =
+      List.of(
+          "V1__outbox_tables.sql",
+          "V2__cdc_offsets.sql",
+          "V3__retention.sql",
+          "V4__leader_lease.sql",
+          "V5__ledger_watermark.sql",
+          "V6__quiet_wake_ups.sql");
+
+  @Test
+  void holdsEveryMigrationInVersionOrderWithThePlaceholdersReplaced() throws IOException {
+    OutboxTables tables = OutboxTables.of("billing.outbox");
+    String script = new Migrator(tables).script();
+
+    assertThat(script).doesNotContain("${");
+    List<Integer> positions = new ArrayList<>();
+    for (String file : FILES) {
+      String expected = replaced(resource(file), MigrationPlaceholders.of(tables));
+      assertThat(script).contains("\n-- " + file + "\n" + expected);
+      positions.add(script.indexOf("\n-- " + file + "\n"));
+    }
+    assertThat(positions).isSorted();
+    assertThat(script)
+        .startsWith("-- outbox-relay schema of the outbox billing.outbox")
+        .contains("migrations V1 to V6")
+        .contains("\nCREATE SCHEMA IF NOT EXISTS \"billing\";\n")
+        .contains("CREATE TABLE IF NOT EXISTS \"billing\".\"outbox\" (");
+  }
+
+  @Test
+  void createsNoSchemaForPublic() {
+    assertThat(new Migrator(OutboxTables.of("outbox")).script())
+        .doesNotContain("CREATE SCHEMA")
+        .contains("CREATE TABLE IF NOT EXISTS \"public\".\"outbox\" (");
+  }
+
+  @Test
+  void createsTheDeadLetterTablesSchemaToo() {
+    assertThat(new Migrator(OutboxTables.of("outbox", "archive.dead")).script())
+        .contains("\nCREATE SCHEMA IF NOT EXISTS \"archive\";\n")
+        .contains("CREATE TABLE IF NOT EXISTS \"archive\".\"dead\" (");
+  }
+
+  private static String resource(String file) throws IOException {
+    try (InputStream in =
+        MigrationScriptTest.class.getResourceAsStream("/db/outbox-relay/migration/" + file)) {
+      assertThat(in).as(file).isNotNull();
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  private static String replaced(String sql, Map<String, String> placeholders) {
+    String result = sql;
+    for (Map.Entry<String, String> p : placeholders.entrySet()) {
+      result = result.replace("${" + p.getKey() + "}", p.getValue());
+    }
+    return result;
+  }
+}
