@@ -2,6 +2,7 @@ package io.outbox.source.cdc;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.admin.OutboxStatus;
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.Claim;
@@ -131,6 +132,17 @@ final class CdcSource implements Source {
    */
   @Override
   public List<String> schemaProblems() {
+    if (!database.columns().isEmpty() && !OutboxColumns.of(database.columns()).isDefault()) {
+      // The change events are read under the relay's column names (ChangeEvents, OutboxRows):
+      // refuse a mapped layout rather than stream rows the source cannot read.
+      return List.of(
+          "pipeline "
+              + pipeline
+              + ": columns.* maps the outbox's columns to "
+              + OutboxColumns.of(database.columns()).byKey()
+              + "; the cdc source reads only the relay's own layout so far, use source.type ="
+              + " polling for this table");
+    }
     return SessionPoolingCheck.startUpProblems(
         () -> connections.dedicated("start-up check"), settings.connectionTimeout(), pipeline);
   }
