@@ -132,6 +132,10 @@ public final class Migrator {
         .cleanDisabled(true)
         .placeholders(MigrationPlaceholders.of(tables))
         .loggers(FlywayLogging.class.getName())
+        .callbacks(
+            MappedLayout.needed(tables)
+                ? new org.flywaydb.core.api.callback.Callback[] {new MappedLayout(tables)}
+                : new org.flywaydb.core.api.callback.Callback[0])
         .load();
   }
 

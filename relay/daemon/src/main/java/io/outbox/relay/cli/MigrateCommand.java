@@ -1,5 +1,6 @@
 package io.outbox.relay.cli;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
@@ -57,7 +58,10 @@ final class MigrateCommand implements Callable<Integer> {
   }
 
   private static MigrationResult migrate(DatabaseSettings db) {
-    Migrator migrator = new Migrator(OutboxTables.of(db.table(), db.deadLetterTable()));
+    Migrator migrator =
+        new Migrator(
+            OutboxTables.of(db.table(), db.deadLetterTable())
+                .withColumns(OutboxColumns.of(db.columns())));
     if (db.properties().isEmpty()) {
       return migrator.migrate(db.url(), db.user(), db.password());
     }

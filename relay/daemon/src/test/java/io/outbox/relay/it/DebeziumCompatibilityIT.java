@@ -8,7 +8,10 @@ import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;
 import io.debezium.transforms.outbox.EventRouter;
+import io.outbox.client.OutboxColumns;
+import io.outbox.client.OutboxTables;
 import io.outbox.relay.Relay;
+import io.outbox.schema.Migrator;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.Services;
 import java.nio.charset.StandardCharsets;
@@ -47,27 +50,17 @@ import org.junit.jupiter.api.Test;
  */
 class DebeziumCompatibilityIT {
 
-  /** The relay's columns beside Debezium's: the DDL of docs/coming-from-debezium.md. */
-  static final String RELAY_COLUMNS =
-      """
-      ALTER TABLE outbox
-          ADD COLUMN relay_id        bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
-          ADD COLUMN destination     text        NULL,
-          ADD COLUMN headers         jsonb       NOT NULL DEFAULT '{}',
-          ADD COLUMN created_at      timestamptz NOT NULL DEFAULT now(),
-          ADD COLUMN available_at    timestamptz NOT NULL DEFAULT now(),
-          ADD COLUMN published_at    timestamptz NULL,
-          ADD COLUMN attempts        integer     NOT NULL DEFAULT 0,
-          ADD COLUMN next_attempt_at timestamptz NULL,
-          ADD COLUMN last_error      text        NULL;
-      CREATE INDEX outbox_pending_idx ON outbox (relay_id) WHERE published_at IS NULL;
-      CREATE INDEX outbox_retrying_idx ON outbox (aggregatetype, aggregateid, relay_id)
-          WHERE published_at IS NULL AND next_attempt_at IS NOT NULL;
-      """;
-
+  /** The pipeline settings of docs/coming-from-debezium.md. */
   static final String COLUMNS =
-      "columns { id = relay_id, event-id = id, aggregate-type = aggregatetype,"
+      "table = \"dbz.outbox\", dead-letter-table = \"dbz.outbox_dead_letter\"\n"
+          + "columns { id = relay_id, event-id = id, aggregate-type = aggregatetype,"
           + " aggregate-id = aggregateid, event-type = type }\n";
+
+  static final OutboxTables TABLES =
+      OutboxTables.of("dbz.outbox", "dbz.outbox_dead_letter")
+          .withColumns(
+              new OutboxColumns(
+                  "relay_id", "id", "aggregatetype", "aggregateid", "type", "payload"));
 
   private static RelayFixture fx;
   private static String order;
@@ -89,19 +82,23 @@ class DebeziumCompatibilityIT {
     updated = "Updated" + run;
     try (Connection c = fx.connect();
         Statement s = c.createStatement()) {
-      // migrate made the relay's tables; the outbox becomes Debezium's, with the relay's beside.
-      s.execute("DROP TABLE outbox");
+      // Debezium's outbox table, as its docs make it, in a schema of its own.
+      s.execute("CREATE SCHEMA dbz");
       s.execute(
-          "CREATE TABLE outbox (id uuid NOT NULL PRIMARY KEY,"
+          "CREATE TABLE dbz.outbox (id uuid NOT NULL PRIMARY KEY,"
               + " aggregatetype varchar(255) NOT NULL, aggregateid varchar(255) NOT NULL,"
               + " type varchar(255) NOT NULL, payload jsonb)");
-      s.execute(RELAY_COLUMNS);
-      // Debezium's payload may be NULL; a NULL payload is a defect to the relay, dead-lettered.
-      s.execute("ALTER TABLE outbox_dead_letter ALTER COLUMN payload DROP NOT NULL");
-      s.execute("CREATE PUBLICATION dbz FOR TABLE outbox");
+      s.execute("CREATE PUBLICATION dbz FOR TABLE dbz.outbox");
       s.execute("SELECT pg_create_logical_replication_slot('" + fx.db.name() + "', 'pgoutput')");
     }
     insertRows();
+    // migrate adds the relay's columns beside Debezium's, and its own tables.
+    new Migrator(TABLES).migrate(fx.db.url(), fx.db.user(), fx.db.password());
+    try (Connection c = fx.connect();
+        Statement s = c.createStatement()) {
+      // Debezium's payload may be NULL; a NULL payload is a defect to the relay, dead-lettered.
+      s.execute("ALTER TABLE dbz.outbox_dead_letter ALTER COLUMN payload DROP NOT NULL");
+    }
     ExecutorService executor = Executors.newSingleThreadExecutor();
     try (DebeziumEngine<RecordChangeEvent<SourceRecord>> engine =
         DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
@@ -136,7 +133,7 @@ class DebeziumCompatibilityIT {
     try (Connection c = fx.connect();
         PreparedStatement ps =
             c.prepareStatement(
-                "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload)"
+                "INSERT INTO dbz.outbox (id, aggregatetype, aggregateid, type, payload)"
                     + " VALUES (?, ?, ?, ?, ?::jsonb)")) {
       for (int i = 0; i < 12; i++) {
         ps.setObject(1, UUID.randomUUID());
@@ -166,7 +163,7 @@ class DebeziumCompatibilityIT {
     p.setProperty("publication.name", "dbz");
     p.setProperty("publication.autocreate.mode", "disabled");
     p.setProperty("snapshot.mode", "no_data"); // the slot predates the rows: streamed from the WAL
-    p.setProperty("table.include.list", "public.outbox");
+    p.setProperty("table.include.list", "dbz.outbox");
     // The connector's own __debezium.context.* headers (connector name, task, run id) are not the
     // router's and name the Debezium run: left out of the comparison, the relay has none.
     p.setProperty("extended.headers.enabled", "false");
@@ -275,12 +272,14 @@ class DebeziumCompatibilityIT {
       throws Exception {
     try (Connection c = fx.connect();
         Statement s = c.createStatement()) {
-      s.execute("UPDATE outbox SET published_at = NULL");
+      s.execute("UPDATE dbz.outbox SET published_at = NULL");
     }
     List<String> distinct = topics.distinct().toList();
     Relay relay = fx.start(extra);
     try {
-      await().atMost(Duration.ofSeconds(30)).until(() -> fx.unpublished() == 0);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> fx.count("SELECT count(*) FROM dbz.outbox WHERE published_at IS NULL") == 0);
     } finally {
       relay.close(Duration.ofSeconds(10));
     }
