@@ -206,22 +206,23 @@ final class OutboxSchema {
     List<String> problems = new ArrayList<>();
     for (String relayColumn : OUTBOX_COLUMNS) {
       String column = mapped.getOrDefault(relayColumn, relayColumn);
-      String setting =
-          mapped.containsKey(relayColumn)
-              ? " (columns." + relayColumn.replace('_', '-') + ")"
-              : " (a column of the relay's, `migrate` adds it)";
+      // Where to fix it: the key of a mapped column; a missing column of the relay's, migrate.
+      String key =
+          mapped.containsKey(relayColumn) ? " (columns." + relayColumn.replace('_', '-') + ")" : "";
+      String missingHint = key.isEmpty() ? " (a column of the relay's: run `migrate`)" : key;
+      String typeHint = mapping.isDefault() ? "" : key;
       String type = found.get(column);
       List<String> accepted =
           relayColumn.equals("payload") ? PAYLOAD_TYPES : ACCEPTED_TYPES.get(relayColumn);
       if (type == null) {
-        problems.add("table " + table + " lacks the column " + column + setting);
+        problems.add("table " + table + " lacks the column " + column + missingHint);
       } else if (!accepted.contains(type.replaceFirst("\\(.*\\)$", ""))) { // varchar(64)
         problems.add(
             "column "
                 + table
                 + "."
                 + column
-                + setting
+                + typeHint
                 + " has type "
                 + type
                 + "; the relay reads "
