@@ -89,7 +89,8 @@ class DebeziumCompatibilityIT {
               + " aggregatetype varchar(255) NOT NULL, aggregateid varchar(255) NOT NULL,"
               + " type varchar(255) NOT NULL, payload jsonb)");
       s.execute("CREATE PUBLICATION dbz FOR TABLE dbz.outbox");
-      s.execute("SELECT pg_create_logical_replication_slot('" + fx.db.name() + "', 'pgoutput')");
+      s.execute(
+          "SELECT pg_create_logical_replication_slot('" + fx.db.name() + "_dbz', 'pgoutput')");
     }
     insertRows();
     // migrate adds the relay's columns beside Debezium's, and its own tables.
@@ -159,7 +160,7 @@ class DebeziumCompatibilityIT {
     p.setProperty("database.password", Services.pgPassword());
     p.setProperty("topic.prefix", "compat");
     p.setProperty("plugin.name", "pgoutput");
-    p.setProperty("slot.name", fx.db.name());
+    p.setProperty("slot.name", fx.db.name() + "_dbz");
     p.setProperty("publication.name", "dbz");
     p.setProperty("publication.autocreate.mode", "disabled");
     p.setProperty("snapshot.mode", "no_data"); // the slot predates the rows: streamed from the WAL
@@ -204,6 +205,44 @@ class DebeziumCompatibilityIT {
         .extracting(h -> h.getKey())
         .containsExactly("id", "eventType", "aggregateid");
     assertThat(debezium).extracting(Rec::topic).contains("outbox.event." + created);
+  }
+
+  @Test
+  void theCdcSourceReadsTheTableUnderItsOwnNamesToo() throws Exception {
+    // Topics of this test's own (route.topic.replacement): the others' already hold these rows.
+    List<Rec> debezium = route(Map.of("route.topic.replacement", "cdc.event.${routedByValue}"));
+    // The relay's slot is new: its catch-up reads the 12 rows from the table; a 13th row, written
+    // once the relay runs, comes through the stream (its change event under Debezium's names).
+    UUID streamed = UUID.randomUUID();
+    List<Rec> relay =
+        publish(
+            fx.cdc("")
+                + "sink.kafka.headers = debezium\n"
+                + "routing.destination = \"cdc.event.${aggregate_type}\"\n"
+                + COLUMNS,
+            debezium.stream().map(Rec::topic),
+            () -> {
+              await().atMost(Duration.ofSeconds(60)).until(() -> fx.slotConfirmedLsn() >= 0);
+              fx.count(
+                  "WITH i AS (INSERT INTO dbz.outbox (id, aggregatetype, aggregateid, type,"
+                      + " payload) VALUES ('"
+                      + streamed
+                      + "', '"
+                      + order
+                      + "', 'agg-9', 'Late', '{\"late\": true}') RETURNING 1)"
+                      + " SELECT count(*) FROM i");
+            });
+
+    Rec late =
+        relay.stream().filter(r -> r.id().equals(streamed.toString())).findFirst().orElseThrow();
+    assertThat(late)
+        .isEqualTo(
+            new Rec(
+                "cdc.event." + order,
+                "agg-9",
+                "{\"late\": true}",
+                List.of(Map.entry("id", streamed.toString()))));
+    assertSame(relay.stream().filter(r -> r != late).toList(), debezium);
   }
 
   /** One record as it would be written to Kafka: bytes, as the consumer reads them. */
@@ -270,6 +309,17 @@ class DebeziumCompatibilityIT {
   /** The relay's records of the same rows, published anew with {@code extra} in the pipeline. */
   private static List<Rec> publish(String extra, java.util.stream.Stream<String> topics)
       throws Exception {
+    return publish(extra, topics, () -> {});
+  }
+
+  /** What a test does while the relay runs. */
+  interface WhileRunning {
+    void run() throws Exception;
+  }
+
+  private static List<Rec> publish(
+      String extra, java.util.stream.Stream<String> topics, WhileRunning whileRunning)
+      throws Exception {
     try (Connection c = fx.connect();
         Statement s = c.createStatement()) {
       s.execute("UPDATE dbz.outbox SET published_at = NULL");
@@ -277,6 +327,7 @@ class DebeziumCompatibilityIT {
     List<String> distinct = topics.distinct().toList();
     Relay relay = fx.start(extra);
     try {
+      whileRunning.run();
       await()
           .atMost(Duration.ofSeconds(30))
           .until(() -> fx.count("SELECT count(*) FROM dbz.outbox WHERE published_at IS NULL") == 0);

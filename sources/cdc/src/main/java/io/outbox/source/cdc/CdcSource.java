@@ -77,7 +77,9 @@ final class CdcSource implements Source {
     this.lanes = context.lanes();
     this.database = database;
     this.settings = settings;
-    this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
+    this.tables =
+        OutboxTables.of(database.table(), database.deadLetterTable())
+            .withColumns(OutboxColumns.of(database.columns()));
     this.connections = new CdcConnections(database, settings, pipeline);
     this.ticker = context.ticker();
     this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log, ticker);
@@ -132,17 +134,6 @@ final class CdcSource implements Source {
    */
   @Override
   public List<String> schemaProblems() {
-    if (!database.columns().isEmpty() && !OutboxColumns.of(database.columns()).isDefault()) {
-      // The change events are read under the relay's column names (ChangeEvents, OutboxRows):
-      // refuse a mapped layout rather than stream rows the source cannot read.
-      return List.of(
-          "pipeline "
-              + pipeline
-              + ": columns.* maps the outbox's columns to "
-              + OutboxColumns.of(database.columns()).byKey()
-              + "; the cdc source reads only the relay's own layout so far, use source.type ="
-              + " polling for this table");
-    }
     return SessionPoolingCheck.startUpProblems(
         () -> connections.dedicated("start-up check"), settings.connectionTimeout(), pipeline);
   }
