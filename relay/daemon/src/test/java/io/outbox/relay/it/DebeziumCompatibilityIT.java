@@ -3,6 +3,9 @@ package io.outbox.relay.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.debezium.embedded.Connect;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
@@ -37,6 +40,7 @@ import org.apache.kafka.connect.storage.StringConverter;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * A table in the layout of Debezium's outbox event router, published by the relay ({@code
@@ -214,24 +218,39 @@ class DebeziumCompatibilityIT {
     // The relay's slot is new: its catch-up reads the 12 rows from the table; a 13th row, written
     // once the relay runs, comes through the stream (its change event under Debezium's names).
     UUID streamed = UUID.randomUUID();
-    List<Rec> relay =
-        publish(
-            fx.cdc("")
-                + "sink.kafka.headers = debezium\n"
-                + "routing.destination = \"cdc.event.${aggregate_type}\"\n"
-                + COLUMNS,
-            debezium.stream().map(Rec::topic),
-            () -> {
-              await().atMost(Duration.ofSeconds(60)).until(() -> fx.slotConfirmedLsn() >= 0);
-              fx.count(
-                  "WITH i AS (INSERT INTO dbz.outbox (id, aggregatetype, aggregateid, type,"
-                      + " payload) VALUES ('"
-                      + streamed
-                      + "', '"
-                      + order
-                      + "', 'agg-9', 'Late', '{\"late\": true}') RETURNING 1)"
-                      + " SELECT count(*) FROM i");
-            });
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    Logger relayLog = (Logger) LoggerFactory.getLogger("io.outbox");
+    logged.start();
+    relayLog.addAppender(logged);
+    List<Rec> relay;
+    try {
+      relay =
+          publish(
+              // No reconcile sweep: the 13th row must come through the stream.
+              fx.cdc("reconcile-interval = 1h")
+                  + "sink.kafka.headers = debezium\n"
+                  + "routing.destination = \"cdc.event.${aggregate_type}\"\n"
+                  + COLUMNS,
+              debezium.stream().map(Rec::topic),
+              () -> {
+                await().atMost(Duration.ofSeconds(60)).until(() -> fx.slotConfirmedLsn() >= 0);
+                fx.count(
+                    "WITH i AS (INSERT INTO dbz.outbox (id, aggregatetype, aggregateid, type,"
+                        + " payload) VALUES ('"
+                        + streamed
+                        + "', '"
+                        + order
+                        + "', 'agg-9', 'Late', '{\"late\": true}') RETURNING 1)"
+                        + " SELECT count(*) FROM i");
+              });
+    } finally {
+      relayLog.detachAppender(logged);
+    }
+    // The stream read the row's change event: it never stopped (a restart would catch the row up
+    // from the table instead).
+    assertThat(List.copyOf(logged.list))
+        .extracting(ILoggingEvent::getFormattedMessage)
+        .noneMatch(m -> m.contains("the change stream stopped"));
 
     Rec late =
         relay.stream().filter(r -> r.id().equals(streamed.toString())).findFirst().orElseThrow();
