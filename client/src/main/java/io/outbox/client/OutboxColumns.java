@@ -43,6 +43,14 @@ public record OutboxColumns(
       new OutboxColumns(
           "id", "event_id", "aggregate_type", "aggregate_id", "event_type", "payload");
 
+  /**
+   * The layout of Debezium's outbox event router ({@code id} the event id, {@code aggregatetype},
+   * {@code aggregateid}, {@code type}, {@code payload}) with the relay's row order in {@code
+   * relay_id}, as docs/coming-from-debezium.md configures it.
+   */
+  public static final OutboxColumns DEBEZIUM =
+      new OutboxColumns("relay_id", "id", "aggregatetype", "aggregateid", "type", "payload");
+
   /** Validates every name: see {@link #problems(Map)}. */
   public OutboxColumns {
     List<String> problems =

@@ -17,15 +17,7 @@ class OutboxColumnsTest {
 
   @Test
   void debeziumsLayoutIsQuotedAndMappedBackToTheRelaysNames() {
-    OutboxColumns c =
-        OutboxColumns.of(
-            Map.of(
-                "id", "relay_id",
-                "event-id", "id",
-                "aggregate-type", "aggregatetype",
-                "aggregate-id", "aggregateid",
-                "event-type", "type",
-                "payload", "payload"));
+    OutboxColumns c = OutboxColumns.of(OutboxColumns.DEBEZIUM.byKey());
 
     assertThat(c.isDefault()).isFalse();
     assertThat(c.eventId("o")).isEqualTo("o.\"id\"");

@@ -136,8 +136,7 @@ class MigratorIT {
   }
 
   /** Debezium's outbox layout, read through columns.*. */
-  static final OutboxColumns DEBEZIUM =
-      new OutboxColumns("relay_id", "id", "aggregatetype", "aggregateid", "type", "payload");
+  static final OutboxColumns DEBEZIUM = OutboxColumns.DEBEZIUM;
 
   @Test
   void addsTheRelaysColumnsBesideATableInDebeziumsLayoutKeepingItsNames() throws SQLException {

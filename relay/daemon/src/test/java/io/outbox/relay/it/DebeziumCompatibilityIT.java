@@ -61,10 +61,7 @@ class DebeziumCompatibilityIT {
           + " aggregate-id = aggregateid, event-type = type }\n";
 
   static final OutboxTables TABLES =
-      OutboxTables.of("dbz.outbox", "dbz.outbox_dead_letter")
-          .withColumns(
-              new OutboxColumns(
-                  "relay_id", "id", "aggregatetype", "aggregateid", "type", "payload"));
+      OutboxTables.of("dbz.outbox", "dbz.outbox_dead_letter").withColumns(OutboxColumns.DEBEZIUM);
 
   private static RelayFixture fx;
   private static String order;

@@ -3,6 +3,7 @@ package io.outbox.source.polling;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.DatabaseSettings.Retention;
@@ -28,14 +29,7 @@ import org.junit.jupiter.api.Test;
  */
 class ColumnMappingIT {
 
-  static final Map<String, String> DEBEZIUM =
-      Map.of(
-          "id", "relay_id",
-          "event-id", "id",
-          "aggregate-type", "aggregatetype",
-          "aggregate-id", "aggregateid",
-          "event-type", "type",
-          "payload", "payload");
+  static final Map<String, String> DEBEZIUM = OutboxColumns.DEBEZIUM.byKey();
 
   private PollingFixture fx;
 
