@@ -1,5 +1,6 @@
 package io.outbox.admin;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -100,15 +101,20 @@ public final class DeadLetterTable {
     Where where = Where.of(filter);
     String outbox = tables.qualifiedTable();
     String dead = tables.qualifiedDeadLetterTable();
+    OutboxColumns oc = tables.columns();
     String sql;
     if (dryRun) {
       sql =
           "SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM "
               + outbox
-              + " o WHERE o.event_id = d.event_id)),"
+              + " o WHERE "
+              + oc.eventId("o")
+              + " = d.event_id)),"
               + " count(*) FILTER (WHERE EXISTS (SELECT 1 FROM "
               + outbox
-              + " o WHERE o.event_id = d.event_id))"
+              + " o WHERE "
+              + oc.eventId("o")
+              + " = d.event_id))"
               + " FROM "
               + dead
               + " d"
@@ -125,11 +131,23 @@ public final class DeadLetterTable {
               + " FOR UPDATE),\n"
               + "inserted AS (INSERT INTO "
               + outbox
-              + " (event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
-              + " headers, created_at)\n"
+              + " ("
+              + String.join(
+                  ", ",
+                  OutboxTables.quote(oc.eventId()),
+                  OutboxTables.quote(oc.aggregateType()),
+                  OutboxTables.quote(oc.aggregateId()),
+                  OutboxTables.quote(oc.eventType()),
+                  "destination",
+                  OutboxTables.quote(oc.payload()))
+              + ", headers, created_at)\n"
               + " SELECT event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
               + " headers, created_at FROM picked ORDER BY id\n"
-              + " ON CONFLICT (event_id) DO NOTHING RETURNING event_id),\n"
+              + " ON CONFLICT ("
+              + OutboxTables.quote(oc.eventId())
+              + ") DO NOTHING RETURNING "
+              + OutboxTables.quote(oc.eventId())
+              + " AS event_id),\n"
               + "removed AS (DELETE FROM "
               + dead
               + " d USING picked p, inserted i"

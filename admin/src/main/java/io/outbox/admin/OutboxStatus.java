@@ -119,7 +119,9 @@ public final class OutboxStatus {
             + "       (SELECT greatest(0, extract(epoch FROM now() - o.created_at)) FROM "
             + outbox
             + " o WHERE o.published_at IS NULL AND o.available_at <= now()"
-            + " ORDER BY o.id LIMIT 1),\n"
+            + " ORDER BY "
+            + tables.columns().id("o")
+            + " LIMIT 1),\n"
             + "       (SELECT count(*) FROM "
             + outbox
             + retrying

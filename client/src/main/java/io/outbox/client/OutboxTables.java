@@ -25,9 +25,14 @@ import java.util.regex.Pattern;
  * @param table the outbox table's bare name, as written
  * @param deadLetterSchema the dead-letter table's schema, as written
  * @param deadLetterTable the dead-letter table's bare name, as written
+ * @param columns the outbox table's names for the relay's event columns ({@code columns.*})
  */
 public record OutboxTables(
-    String schema, String table, String deadLetterSchema, String deadLetterTable) {
+    String schema,
+    String table,
+    String deadLetterSchema,
+    String deadLetterTable,
+    OutboxColumns columns) {
 
   /** The schema of a name written without one. */
   public static final String DEFAULT_SCHEMA = "public";
@@ -60,8 +65,15 @@ public record OutboxTables(
   private static final Pattern CHANNEL_SAFE = Pattern.compile("[a-z0-9_]+");
   private static final int HASH_CHARS = 8;
 
+  /** Tables in the relay's own column layout ({@link OutboxColumns#DEFAULT}). */
+  public OutboxTables(
+      String schema, String table, String deadLetterSchema, String deadLetterTable) {
+    this(schema, table, deadLetterSchema, deadLetterTable, OutboxColumns.DEFAULT);
+  }
+
   /** Validates every part; see the class comment for the rules. */
   public OutboxTables {
+    Objects.requireNonNull(columns, "columns");
     checkPart(schema, "schema of the outbox table");
     checkPart(table, "outbox table name");
     checkPart(deadLetterSchema, "schema of the dead-letter table");
@@ -98,6 +110,11 @@ public record OutboxTables(
   public static OutboxTables of(String table) {
     String[] outbox = split(table, "table");
     return new OutboxTables(outbox[0], outbox[1], outbox[0], fit(outbox[1], DEAD_LETTER_SUFFIX));
+  }
+
+  /** These tables, with the outbox's event columns named {@code columns}. */
+  public OutboxTables withColumns(OutboxColumns columns) {
+    return new OutboxTables(schema, table, deadLetterSchema, deadLetterTable, columns);
   }
 
   /** The outbox table for SQL, quoted: {@code "public"."outbox"}. */

@@ -126,6 +126,16 @@ public final class Migrator {
    * @throws MigrationException when a migration cannot be read
    */
   public String script() {
+    if (MappedLayout.needed(tables)) {
+      // What MappedLayout does depends on the table found: the columns it adds, those it renames.
+      throw failure(
+          "cannot print the SQL for a table in another layout (columns.* maps the relay's"
+              + " columns to "
+              + tables.displayTable()
+              + "'s own): what migrate adds depends on the table it finds; run migrate against"
+              + " it, or a copy of it (docs/coming-from-debezium.md)",
+          null);
+    }
     try {
       return MigrationScript.of(configuration(), tables, schemas());
     } catch (IOException | RuntimeException e) {
@@ -159,7 +169,11 @@ public final class Migrator {
         .baselineDescription("outbox-relay history start")
         .cleanDisabled(true)
         .placeholders(MigrationPlaceholders.of(tables))
-        .loggers(FlywayLogging.class.getName());
+        .loggers(FlywayLogging.class.getName())
+        .callbacks(
+            MappedLayout.needed(tables)
+                ? new org.flywaydb.core.api.callback.Callback[] {new MappedLayout(tables)}
+                : new org.flywaydb.core.api.callback.Callback[0]);
   }
 
   private void checkServerVersion(DataSource dataSource) throws SQLException {

@@ -1,7 +1,9 @@
 package io.outbox.schema;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,6 +23,16 @@ class MigrationScriptTest {
           "V4__leader_lease.sql",
           "V5__ledger_watermark.sql",
           "V6__quiet_wake_ups.sql");
+
+  @Test
+  void aTableInAnotherLayoutIsRefusedNamingWhy() {
+    OutboxTables tables = OutboxTables.of("outbox").withColumns(OutboxColumns.DEBEZIUM);
+
+    assertThatThrownBy(() -> new Migrator(tables).script())
+        .isInstanceOf(MigrationException.class)
+        .hasMessageContaining("cannot print the SQL for a table in another layout")
+        .hasMessageContaining("run migrate against it");
+  }
 
   @Test
   void holdsEveryMigrationInVersionOrderWithThePlaceholdersReplaced() throws IOException {

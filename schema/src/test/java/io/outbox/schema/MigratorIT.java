@@ -3,6 +3,7 @@ package io.outbox.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.testkit.TestDatabase;
 import java.sql.Connection;
@@ -131,6 +132,100 @@ class MigratorIT {
                   + " USING btree (published_at) WHERE (published_at IS NOT NULL)",
               "outbox_dead_letter_event_id_idx: CREATE INDEX outbox_dead_letter_event_id_idx"
                   + " ON public.outbox_dead_letter USING btree (event_id)");
+    }
+  }
+
+  /** Debezium's outbox layout, read through columns.*. */
+  static final OutboxColumns DEBEZIUM = OutboxColumns.DEBEZIUM;
+
+  @Test
+  void addsTheRelaysColumnsBesideATableInDebeziumsLayoutKeepingItsNames() throws SQLException {
+    try (Connection c = db.connect();
+        var s = c.createStatement()) {
+      s.execute(
+          "CREATE TABLE outbox (id uuid NOT NULL PRIMARY KEY, aggregatetype varchar(255) NOT NULL,"
+              + " aggregateid varchar(255) NOT NULL, type varchar(255) NOT NULL, payload jsonb)");
+      s.execute(
+          "INSERT INTO outbox VALUES (gen_random_uuid(), 'order', '1', 'Created', '{}'),"
+              + " (gen_random_uuid(), 'order', '2', 'Created', '{}')");
+    }
+    OutboxTables tables = OutboxTables.of("outbox").withColumns(DEBEZIUM);
+
+    migrate(tables);
+    List<String> after;
+    try (Connection c = db.connect()) {
+      after = Catalog.snapshot(c);
+    }
+    assertThat(migrate(tables).applied()).isZero();
+
+    try (Connection c = db.connect()) {
+      assertThat(Catalog.snapshot(c)).isEqualTo(after);
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT attname || ' ' || format_type(atttypid, atttypmod) FROM pg_attribute"
+                      + " WHERE attrelid = 'public.outbox'::regclass AND attnum > 0"
+                      + " AND NOT attisdropped ORDER BY attnum"))
+          .containsExactly(
+              "id uuid",
+              "aggregatetype character varying(255)",
+              "aggregateid character varying(255)",
+              "type character varying(255)",
+              "payload jsonb",
+              "relay_id bigint",
+              "destination text",
+              "headers jsonb",
+              "created_at timestamp with time zone",
+              "available_at timestamp with time zone",
+              "published_at timestamp with time zone",
+              "attempts integer",
+              "next_attempt_at timestamp with time zone",
+              "last_error text");
+      // The existing rows are numbered, in the relay's order.
+      assertThat(Catalog.count(c, "SELECT count(DISTINCT relay_id) FROM outbox")).isEqualTo(2);
+      assertThat(Catalog.indexes(c, "public"))
+          .contains(
+              "outbox_pending_idx: CREATE INDEX outbox_pending_idx ON public.outbox"
+                  + " USING btree (relay_id) WHERE (published_at IS NULL)",
+              "outbox_retrying_idx: CREATE INDEX outbox_retrying_idx ON public.outbox"
+                  + " USING btree (aggregatetype, aggregateid, relay_id)"
+                  + " WHERE ((published_at IS NULL) AND (next_attempt_at IS NOT NULL))");
+      assertThat(Catalog.tables(c)).contains("public.outbox_dead_letter");
+    }
+  }
+
+  @Test
+  void createsAMappedTableUnderItsOwnNamesWhenThereIsNone() throws SQLException {
+    migrate(OutboxTables.of("outbox").withColumns(DEBEZIUM));
+
+    try (Connection c = db.connect()) {
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT attname FROM pg_attribute WHERE attrelid = 'public.outbox'::regclass"
+                      + " AND attnum > 0 AND NOT attisdropped ORDER BY attnum"))
+          .startsWith("relay_id", "id", "aggregatetype", "aggregateid", "type");
+    }
+  }
+
+  @Test
+  void aMappedColumnTheTableLacksFailsNamingTheKey() throws SQLException {
+    try (Connection c = db.connect();
+        var s = c.createStatement()) {
+      s.execute("CREATE TABLE outbox (id uuid PRIMARY KEY, aggregatetype text, type text)");
+    }
+
+    assertThatThrownBy(() -> migrate(OutboxTables.of("outbox").withColumns(DEBEZIUM)))
+        .isInstanceOf(MigrationException.class)
+        .hasMessageContaining(
+            "columns.aggregate-id = aggregateid: table public.outbox has no such column");
+    try (Connection c = db.connect()) { // nothing changed
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT attname FROM pg_attribute WHERE attrelid = 'public.outbox'::regclass"
+                      + " AND attnum > 0 AND NOT attisdropped ORDER BY attnum"))
+          .containsExactly("id", "aggregatetype", "type");
     }
   }
 

@@ -31,6 +31,8 @@ final class PipelineBinder {
   private static final Pattern TABLE =
       Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
+  private static final Pattern COLUMN = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
+
   private static final Map<String, OnPublish> ON_PUBLISH = new LinkedHashMap<>();
 
   private static final Duration MIN_RETENTION_INTERVAL = Duration.ofSeconds(1);
@@ -129,13 +131,56 @@ final class PipelineBinder {
     if (table != null && table.equals(deadLetterTable)) {
       r.problem("dead-letter-table", "must differ from table, both are \"" + table + "\"");
     }
+    Map<String, String> columns = columns(r);
     OnPublish onPublish = r.oneOf("on-publish", ON_PUBLISH);
     Retention retention = retention(r);
     if (problems.reported() > before) {
       return null;
     }
     return new DatabaseSettings(
-        url, user, password, properties, table, deadLetterTable, onPublish, pipeline, retention);
+        url,
+        user,
+        password,
+        properties,
+        table,
+        deadLetterTable,
+        onPublish,
+        pipeline,
+        retention,
+        columns);
+  }
+
+  /**
+   * {@code columns.*}: the relay's event columns to the table's own names. The keys are
+   * reference.conf's (unknown ones are refused there); the sources check the names against the
+   * table at start-up.
+   */
+  private static Map<String, String> columns(SettingsReader r) {
+    Map<String, String> columns = r.stringMap("columns");
+    if (columns == null) {
+      return null;
+    }
+    Map<String, String> keyOfColumn = new LinkedHashMap<>();
+    columns.forEach(
+        (key, column) -> {
+          String path = "columns." + key;
+          if (!COLUMN.matcher(column).matches()) {
+            r.problem(
+                path,
+                "must be a column name, letters, digits and '_' not starting with a digit (at most"
+                    + " 63), not "
+                    + r.describe(path));
+          } else if (keyOfColumn.putIfAbsent(column, key) != null) {
+            r.problem(
+                path,
+                "\""
+                    + column
+                    + "\" is already the column of columns."
+                    + keyOfColumn.get(column)
+                    + "; each column holds one thing");
+          }
+        });
+    return columns;
   }
 
   private static Retention retention(SettingsReader r) {

@@ -2,6 +2,7 @@ package io.outbox.relay.cli;
 
 import io.outbox.admin.DeadLetterFilter;
 import io.outbox.admin.DeadLetterTable;
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
@@ -35,7 +36,10 @@ abstract class DeadLetterCommand implements Callable<Integer> {
     checkSelection();
     PipelineSettings pipeline = selection.pipeline(spec, config.load().settings());
     DatabaseSettings db = pipeline.database();
-    DeadLetterTable table = DeadLetterTable.of(OutboxTables.of(db.table(), db.deadLetterTable()));
+    DeadLetterTable table =
+        DeadLetterTable.of(
+            OutboxTables.of(db.table(), db.deadLetterTable())
+                .withColumns(OutboxColumns.of(db.columns())));
     try (Connection c = PipelineDatabase.connect(db)) {
       DeadLetterFilter filter = selection.filter(spec, c);
       PrintWriter out = spec.commandLine().getOut();

@@ -1,5 +1,6 @@
 package io.outbox.relay.cli;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
@@ -102,7 +103,8 @@ final class MigrateCommand implements Callable<Integer> {
   }
 
   private static OutboxTables tables(DatabaseSettings db) {
-    return OutboxTables.of(db.table(), db.deadLetterTable());
+    return OutboxTables.of(db.table(), db.deadLetterTable())
+        .withColumns(OutboxColumns.of(db.columns()));
   }
 
   private static MigrationResult migrate(DatabaseSettings db) {

@@ -2,6 +2,7 @@ package io.outbox.relay.cli;
 
 import io.outbox.admin.OutboxStatus;
 import io.outbox.admin.SlotCreationWait;
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
@@ -62,7 +63,9 @@ final class StatusCommand implements Callable<Integer> {
   }
 
   private static PipelineStatus read(String pipeline, DatabaseSettings db, String delivery) {
-    OutboxTables tables = OutboxTables.of(db.table(), db.deadLetterTable());
+    OutboxTables tables =
+        OutboxTables.of(db.table(), db.deadLetterTable())
+            .withColumns(OutboxColumns.of(db.columns()));
     OutboxStatus status = new OutboxStatus(tables);
     try (Connection c = PipelineDatabase.connect(db)) {
       return PipelineStatus.read(

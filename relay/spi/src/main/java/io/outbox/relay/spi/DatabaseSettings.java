@@ -16,6 +16,8 @@ import java.util.Objects;
  * @param onPublish what happens to a row once its event is published
  * @param pipeline the pipeline name, written into the dead-letter table's {@code pipeline} column
  * @param retention how long published rows and dead letters are kept ({@code retention.*})
+ * @param columns {@code columns.*}: the relay's event column (the settings key, e.g. {@code
+ *     event-id}) to the outbox table's own column name; empty for the relay's own layout
  */
 public record DatabaseSettings(
     String url,
@@ -26,7 +28,8 @@ public record DatabaseSettings(
     String deadLetterTable,
     OnPublish onPublish,
     String pipeline,
-    Retention retention) {
+    Retention retention,
+    Map<String, String> columns) {
 
   /** What happens to an outbox row once its event is published. */
   public enum OnPublish {
@@ -83,6 +86,30 @@ public record DatabaseSettings(
     }
   }
 
+  /** Settings of a table in the relay's own layout. */
+  public DatabaseSettings(
+      String url,
+      String user,
+      String password,
+      Map<String, String> properties,
+      String table,
+      String deadLetterTable,
+      OnPublish onPublish,
+      String pipeline,
+      Retention retention) {
+    this(
+        url,
+        user,
+        password,
+        properties,
+        table,
+        deadLetterTable,
+        onPublish,
+        pipeline,
+        retention,
+        Map.of());
+  }
+
   /** Settings without retention ({@link Retention#OFF}). */
   public DatabaseSettings(
       String url,
@@ -112,6 +139,7 @@ public record DatabaseSettings(
     Objects.requireNonNull(onPublish, "onPublish");
     properties = properties == null ? Map.of() : Map.copyOf(properties);
     retention = retention == null ? Retention.OFF : retention;
+    columns = columns == null ? Map.of() : Map.copyOf(columns);
   }
 
   /** Masks the password. */
@@ -131,6 +159,8 @@ public record DatabaseSettings(
         + onPublish
         + ", retention="
         + retention
+        + ", columns="
+        + new java.util.TreeMap<>(columns)
         + "]";
   }
 }

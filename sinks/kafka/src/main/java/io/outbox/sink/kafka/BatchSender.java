@@ -34,12 +34,19 @@ final class BatchSender {
   private final TopicCheck topics;
   private final Set<String> writtenTopics; // the lane's: every topic it sent to since the start
   private final Ticker ticker;
+  private final KafkaRecords records;
 
   /**
    * @param writtenTopics where each topic sent to is added, the lane's record of where a
    *     transaction of it may hang
    */
-  BatchSender(Duration sendTimeout, TopicCheck topics, Set<String> writtenTopics, Ticker ticker) {
+  BatchSender(
+      Duration sendTimeout,
+      TopicCheck topics,
+      Set<String> writtenTopics,
+      KafkaRecords records,
+      Ticker ticker) {
+    this.records = records;
     this.sendTimeout = sendTimeout;
     this.ticker = ticker;
     this.topics = topics;
@@ -71,7 +78,7 @@ final class BatchSender {
         verdicts[i] = Verdict.permanent(invalid);
         break; // the rest is rolled back anyway: no use sending it
       }
-      ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
+      ProducerRecord<String, byte[]> record = records.toRecord(routed);
       writtenTopics.add(record.topic()); // a transaction of the lane may hang there from now on
       try {
         Future<RecordMetadata> f = p.send(record);
@@ -127,7 +134,7 @@ final class BatchSender {
       if (FailureClassifier.isFence(cause)) {
         throw (KafkaException) cause;
       }
-      Failure f = classify(cause, KafkaRecords.toRecord(events.get(i)), deadline);
+      Failure f = classify(cause, records.toRecord(events.get(i)), deadline);
       if (f.scope() == FailureClassifier.Scope.SINK) {
         return f; // an outage, whoever it reached first
       }

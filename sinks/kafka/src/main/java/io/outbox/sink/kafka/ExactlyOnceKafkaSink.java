@@ -88,6 +88,7 @@ final class ExactlyOnceKafkaSink implements TransactionalSink {
         topics,
         settings.sendTimeout(),
         hanging,
+        KafkaRecords.of(settings),
         ticker);
   }
 

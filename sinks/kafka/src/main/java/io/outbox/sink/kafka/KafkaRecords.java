@@ -10,6 +10,7 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -18,23 +19,54 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
  * Maps an event to its Kafka record (docs/design.md, "Lanes and per-key order"): topic =
- * destination, key = aggregate id, value = payload, headers = the relay's five, then the pipeline's
- * extra headers, then the row's own. The relay's headers win over extra and row headers of the same
- * name, and extra headers over row headers, so that every name appears once.
+ * destination, key = aggregate id, value = payload, headers = the relay's five ({@code
+ * sink.kafka.headers = relay}) or those of Debezium's outbox event router ({@code debezium}: {@code
+ * id} and the {@code additional-placement} headers), then the pipeline's extra headers, then the
+ * row's own. The first headers win over extra and row headers of the same name, and extra headers
+ * over row headers, so that every name appears once.
  */
 final class KafkaRecords {
 
-  private KafkaRecords() {}
+  /** The relay's own headers. */
+  static final KafkaRecords RELAY = new KafkaRecords(null);
+
+  /** Debezium's header of the event id (its {@code table.field.event.id} placed as a header). */
+  static final String DEBEZIUM_ID = "id";
+
+  private final List<HeaderPlacement> debezium; // null: the relay's headers
+
+  private KafkaRecords(List<HeaderPlacement> debezium) {
+    this.debezium = debezium;
+  }
+
+  /** Debezium's outbox event router's headers, then {@code placements} in their order. */
+  static KafkaRecords debezium(List<HeaderPlacement> placements) {
+    return new KafkaRecords(List.copyOf(placements));
+  }
+
+  /** The records of {@code settings}. */
+  static KafkaRecords of(KafkaSinkSettings settings) {
+    return settings.debeziumHeaders() == null ? RELAY : debezium(settings.debeziumHeaders());
+  }
 
   /** The record for {@code routed}; the timestamp is left to the producer (send time). */
-  static ProducerRecord<String, byte[]> toRecord(RoutedEvent routed) {
+  ProducerRecord<String, byte[]> toRecord(RoutedEvent routed) {
     OutboxEvent event = routed.event();
     RecordHeaders headers = new RecordHeaders();
-    headers.add(EVENT_ID, utf8(event.eventId().toString()));
-    headers.add(EVENT_TYPE, utf8(event.eventType()));
-    headers.add(AGGREGATE_TYPE, utf8(event.aggregateType()));
-    headers.add(AGGREGATE_ID, utf8(event.aggregateId()));
-    headers.add(CREATED_AT, createdAt(event.createdAt())); // ISO-8601
+    if (debezium == null) {
+      headers.add(EVENT_ID, utf8(event.eventId().toString()));
+      headers.add(EVENT_TYPE, utf8(event.eventType()));
+      headers.add(AGGREGATE_TYPE, utf8(event.aggregateType()));
+      headers.add(AGGREGATE_ID, utf8(event.aggregateId()));
+      headers.add(CREATED_AT, createdAt(event.createdAt())); // ISO-8601
+    } else {
+      headers.add(DEBEZIUM_ID, utf8(event.eventId().toString()));
+      for (HeaderPlacement placement : debezium) {
+        if (headers.lastHeader(placement.header()) == null) {
+          headers.add(placement.header(), utf8(placement.field().valueOf(event)));
+        }
+      }
+    }
     // Then the pipeline's extra headers and the row's own, each sorted by name; a name already
     // present keeps its first value.
     addAbsent(headers, routed.extraHeaders());

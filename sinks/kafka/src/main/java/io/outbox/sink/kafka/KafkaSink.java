@@ -51,6 +51,7 @@ final class KafkaSink implements Sink {
   private final Set<PendingBatch> inFlight = ConcurrentHashMap.newKeySet();
   private final SinkHealthLog health;
   private final Ticker ticker;
+  private final KafkaRecords records;
 
   KafkaSink(
       String pipeline,
@@ -63,6 +64,7 @@ final class KafkaSink implements Sink {
     this.ticker = ticker;
     this.health = new SinkHealthLog(log, "Kafka", pipeline);
     this.settings = settings;
+    this.records = KafkaRecords.of(settings);
     this.clients = clients;
     this.topics = topics;
     this.executor =
@@ -180,7 +182,7 @@ final class KafkaSink implements Sink {
   /** Sends one record; returns the failure if it failed before {@code send} returned. */
   private Failure sendOne(
       Producer<String, byte[]> producer, PendingBatch pending, int index, RoutedEvent routed) {
-    ProducerRecord<String, byte[]> record = KafkaRecords.toRecord(routed);
+    ProducerRecord<String, byte[]> record = records.toRecord(routed);
     RecordCallback callback = new RecordCallback(producer, pending, index, record);
     try {
       producer.send(record, callback);

@@ -7,6 +7,7 @@ import io.outbox.relay.spi.support.BrokerUrls;
 import io.outbox.relay.spi.support.SettingsReader;
 import io.outbox.relay.spi.support.SettingsText;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,8 @@ public record KafkaSinkSettings(
     Delivery delivery,
     String ledgerTopic,
     Duration ledgerRetention,
-    String transactionalIdPrefix) {
+    String transactionalIdPrefix,
+    List<HeaderPlacement> debeziumHeaders) {
 
   /** {@code sink.kafka.delivery}. */
   public enum Delivery {
@@ -63,6 +65,7 @@ public record KafkaSinkSettings(
     Objects.requireNonNull(ledgerRetention, "ledgerRetention");
     Objects.requireNonNull(transactionalIdPrefix, "transactionalIdPrefix");
     producer = Collections.unmodifiableMap(new TreeMap<>(producer == null ? Map.of() : producer));
+    debeziumHeaders = debeziumHeaders == null ? null : List.copyOf(debeziumHeaders);
   }
 
   /**
@@ -79,6 +82,7 @@ public record KafkaSinkSettings(
         r.checked("ledger.topic", t -> t.isBlank() ? null : TopicNames.problem(t.strip()));
     Duration ledgerRetention = r.positiveDuration("ledger.retention");
     String prefix = r.string("transactional-id-prefix");
+    List<HeaderPlacement> debeziumHeaders = debeziumHeaders(r);
     Map<String, String> producer = null;
     ConfigValue p = r.raw("producer");
     if (p instanceof ConfigObject object) {
@@ -101,8 +105,31 @@ public record KafkaSinkSettings(
                 ? "outbox-relay." + r.pipeline() + ".ledger"
                 : ledgerTopic.strip(),
             ledgerRetention,
-            prefix.isBlank() ? "outbox-relay." + r.pipeline() : prefix.strip())
+            prefix.isBlank() ? "outbox-relay." + r.pipeline() : prefix.strip(),
+            debeziumHeaders)
         : null;
+  }
+
+  /**
+   * {@code headers} and {@code additional-placement}: {@code null} for the relay's headers, else
+   * the placements after Debezium's {@code id}.
+   */
+  private static List<HeaderPlacement> debeziumHeaders(SettingsReader r) {
+    String form = r.oneOf("headers", "relay", "debezium");
+    String placement = r.string("additional-placement");
+    if (placement == null) {
+      return null;
+    }
+    List<String> problems = new ArrayList<>();
+    List<HeaderPlacement> placements = HeaderPlacement.parse(placement, problems);
+    problems.forEach(p -> r.problem("additional-placement", p));
+    if ("relay".equals(form) && !placements.isEmpty()) {
+      r.problem(
+          "additional-placement",
+          "applies to headers = debezium only; with headers = relay the row's headers column and"
+              + " the relay's five headers are sent");
+    }
+    return "debezium".equals(form) ? placements : null;
   }
 
   /** {@code bootstrap-servers}: a string {@code "host:port,host:port"} or a list of them. */

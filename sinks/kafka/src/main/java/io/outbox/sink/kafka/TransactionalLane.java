@@ -77,6 +77,7 @@ final class TransactionalLane {
       TopicCheck topics,
       Duration sendTimeout,
       HangingTransactions hanging,
+      KafkaRecords records,
       Ticker ticker) {
     this.lane = lane;
     this.pipeline = pipeline;
@@ -88,7 +89,7 @@ final class TransactionalLane {
     this.sendTimeout = sendTimeout;
     this.checkBound = sendTimeout.compareTo(HANGING_BOUND) > 0 ? sendTimeout : HANGING_BOUND;
     this.hanging = hanging;
-    this.sender = new BatchSender(sendTimeout, topics, writtenTopics, ticker);
+    this.sender = new BatchSender(sendTimeout, topics, writtenTopics, records, ticker);
     this.identity = new ProducerIdentity(pipeline, lane, transactionalId);
     this.hangingCheck =
         new HangingCheck(

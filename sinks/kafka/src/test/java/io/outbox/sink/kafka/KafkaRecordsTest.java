@@ -6,7 +6,9 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
@@ -28,7 +30,7 @@ class KafkaRecordsTest {
     byte[] payload = {0, 1, 2, (byte) 0xff};
     OutboxEvent event = Events.event("ord-ü-1", payload, Map.of("trace-id", "abc"));
     ProducerRecord<String, byte[]> record =
-        KafkaRecords.toRecord(new RoutedEvent(event, "outbox.order"));
+        KafkaRecords.RELAY.toRecord(new RoutedEvent(event, "outbox.order"));
     assertThat(record.topic()).isEqualTo("outbox.order");
     assertThat(record.key()).isEqualTo("ord-ü-1");
     assertThat(record.value()).isEqualTo(payload);
@@ -45,12 +47,47 @@ class KafkaRecordsTest {
   }
 
   @Test
+  void debeziumHeadersAreTheEventIdThenThePlacementsThenTheRowHeaders() {
+    OutboxEvent event = Events.event("ord-1", new byte[] {1}, Map.of("trace-id", "abc"));
+    List<String> problems = new ArrayList<>();
+    KafkaRecords records =
+        KafkaRecords.debezium(
+            HeaderPlacement.parse("event_type:header:eventType, aggregate_type:header", problems));
+    ProducerRecord<String, byte[]> record =
+        records.toRecord(new RoutedEvent(event, "outbox.event.order"));
+
+    assertThat(problems).isEmpty();
+    assertThat(record.key()).isEqualTo("ord-1");
+    assertThat(headers(record))
+        .containsExactly(
+            Map.entry("id", event.eventId().toString()),
+            Map.entry("eventType", "OrderCreated"),
+            Map.entry("aggregate_type", "order"),
+            Map.entry("trace-id", "abc"));
+  }
+
+  @Test
+  void placementsOtherThanHeadersOrOfUnknownColumnsAreRefused() {
+    List<String> problems = new ArrayList<>();
+    HeaderPlacement.parse("event_type:envelope:type, payload:header, type:header:t", problems);
+
+    assertThat(problems)
+        .containsExactly(
+            "entry 'event_type:envelope:type' places the column in 'envelope'; only header"
+                + " placement is supported (not envelope or partition)",
+            "entry 'payload:header' must be column:header or column:header:alias, the column one"
+                + " of event_id, aggregate_type, aggregate_id, event_type, created_at",
+            "entry 'type:header:t' must be column:header or column:header:alias, the column one"
+                + " of event_id, aggregate_type, aggregate_id, event_type, created_at");
+  }
+
+  @Test
   void relayHeadersWinThenExtraHeadersThenRowHeaders() {
     OutboxEvent event =
         Events.event(
             "a", new byte[0], Map.of("event-id", "forged", "x-reason", "row", "x-row", "1"));
     ProducerRecord<String, byte[]> record =
-        KafkaRecords.toRecord(
+        KafkaRecords.RELAY.toRecord(
             new RoutedEvent(event, "t", Map.of("x-reason", "permanent", "event-type", "forged")));
     assertThat(headers(record))
         .containsEntry("event-id", event.eventId().toString())
@@ -63,7 +100,8 @@ class KafkaRecordsTest {
   @Test
   void sizeCountsKeyValueAndHeaderBytes() {
     ProducerRecord<String, byte[]> record =
-        KafkaRecords.toRecord(new RoutedEvent(Events.event("ü", new byte[100], Map.of()), "t"));
+        KafkaRecords.RELAY.toRecord(
+            new RoutedEvent(Events.event("ü", new byte[100], Map.of()), "t"));
     int headerBytes = 0;
     for (Header h : record.headers()) {
       headerBytes += h.key().length() + h.value().length;

@@ -31,6 +31,27 @@ class KafkaSinkSettingsTest {
   }
 
   @Test
+  void debeziumHeadersWithPlacementsAreReadAndPlacementsWithoutThemRefused() {
+    KafkaSinkSettings s =
+        SettingsReader.settings(
+            context("headers = debezium, additional-placement = \"event_type:header:eventType\""),
+            KafkaSinkSettings::read,
+            "kafka");
+    assertThat(s.debeziumHeaders())
+        .containsExactly(new HeaderPlacement(HeaderPlacement.Field.EVENT_TYPE, "eventType"));
+
+    List<SettingsProblem> problems =
+        SettingsReader.problems(
+            context("additional-placement = \"event_type:header\""), KafkaSinkSettings::read);
+    assertThat(problems)
+        .extracting(p -> p.path() + ": " + p.message())
+        .containsExactly(
+            PATH
+                + ".additional-placement: applies to headers = debezium only; with headers ="
+                + " relay the row's headers column and the relay's five headers are sent");
+  }
+
+  @Test
   void acksOtherThanAllIsAProblemNamingTheFullPathAndValue() {
     List<SettingsProblem> problems =
         SettingsReader.problems(context("producer.acks = 1"), KafkaSinkSettings::read);

@@ -204,6 +204,7 @@ class TransactionalLaneTest {
         null,
         Duration.ofSeconds(5),
         coordinator,
+        KafkaRecords.RELAY,
         Ticker.SYSTEM);
   }
 

@@ -2,6 +2,7 @@ package io.outbox.source.cdc;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.admin.OutboxStatus;
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.Claim;
@@ -76,7 +77,9 @@ final class CdcSource implements Source {
     this.lanes = context.lanes();
     this.database = database;
     this.settings = settings;
-    this.tables = OutboxTables.of(database.table(), database.deadLetterTable());
+    this.tables =
+        OutboxTables.of(database.table(), database.deadLetterTable())
+            .withColumns(OutboxColumns.of(database.columns()));
     this.connections = new CdcConnections(database, settings, pipeline);
     this.ticker = context.ticker();
     this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log, ticker);

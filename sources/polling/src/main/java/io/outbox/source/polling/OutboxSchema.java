@@ -1,5 +1,6 @@
 package io.outbox.source.polling;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
@@ -9,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +31,7 @@ final class OutboxSchema {
   private static final List<String> STRINGS = List.of("text", "character varying", "character");
   private static final List<String> KEYS =
       List.of("text", "character varying", "character", "uuid", "integer", "bigint");
+  private static final List<String> PAYLOAD_TYPES = List.of("jsonb", "json", "text", "bytea");
   private static final List<String> TIMES =
       List.of("timestamp with time zone", "timestamp without time zone");
 
@@ -123,24 +126,16 @@ final class OutboxSchema {
   static PayloadFormat inspect(Connection connection, TableNames tables, boolean deletesDeadLetters)
       throws SQLException {
     Map<String, String> outbox = columns(connection, tables.qualifiedTable());
-    requireColumns(tables.displayTable(), outbox, OUTBOX_COLUMNS);
-    requireTypes(tables.displayTable(), outbox);
+    requireColumns(tables.displayTable(), outbox, tables.columns());
     Optional<String> deadLetterProblem =
         DeadLetterTableCheck.problem(connection, tables.outboxTables(), deletesDeadLetters);
     if (deadLetterProblem.isPresent()) {
       throw new SourceException(deadLetterProblem.get());
     }
     Map<String, String> dead = columns(connection, tables.qualifiedDeadLetterTable());
-    String type = outbox.get("payload");
+    String payload = tables.columns().payload();
+    String type = outbox.get(payload);
     PayloadFormat format = formatOf(type);
-    if (format == null) {
-      throw new SourceException(
-          "column "
-              + tables.displayTable()
-              + ".payload has type "
-              + type
-              + "; the relay reads jsonb, json, text or bytea");
-    }
     String deadType = dead.get("payload");
     if (!deadType.equals(type)) {
       throw new SourceException(
@@ -150,7 +145,9 @@ final class OutboxSchema {
               + deadType
               + " but "
               + tables.displayTable()
-              + ".payload has type "
+              + "."
+              + payload
+              + " has type "
               + type
               + "; dead letters are moved as they are, so both must have the same type");
     }
@@ -195,39 +192,45 @@ final class OutboxSchema {
   }
 
   /**
-   * Refuses a column whose type the claim cannot read row by row: it would fail every claim of a
-   * lane. The payload column is checked on its own ({@link #formatOf}).
+   * Refuses a table that lacks a column the source uses, or has one whose type the claim cannot
+   * read row by row (it would fail every claim of a lane): one line per mismatch, naming the {@code
+   * columns.*} key of a mapped column.
    */
-  private static void requireTypes(String table, Map<String, String> columns) {
-    for (String column : OUTBOX_COLUMNS) {
-      List<String> accepted = ACCEPTED_TYPES.get(column);
-      String type = columns.get(column);
-      if (accepted == null || type == null) {
-        continue;
-      }
-      String base = type.replaceFirst("\\(.*\\)$", ""); // character varying(64)
-      if (!accepted.contains(base)) {
-        throw new SourceException(
+  private static void requireColumns(
+      String table, Map<String, String> found, OutboxColumns mapping) {
+    if (found.isEmpty()) {
+      throw new SourceException(
+          "table " + table + " does not exist (or is not visible to the user); run `migrate`");
+    }
+    Map<String, String> mapped = mapping.byRelayColumn();
+    List<String> problems = new ArrayList<>();
+    for (String relayColumn : OUTBOX_COLUMNS) {
+      String column = mapped.getOrDefault(relayColumn, relayColumn);
+      // Where to fix it: the key of a mapped column; a missing column of the relay's, migrate.
+      String key =
+          mapped.containsKey(relayColumn) ? " (columns." + relayColumn.replace('_', '-') + ")" : "";
+      String missingHint = key.isEmpty() ? " (a column of the relay's: run `migrate`)" : key;
+      String typeHint = mapping.isDefault() ? "" : key;
+      String type = found.get(column);
+      List<String> accepted =
+          relayColumn.equals("payload") ? PAYLOAD_TYPES : ACCEPTED_TYPES.get(relayColumn);
+      if (type == null) {
+        problems.add("table " + table + " lacks the column " + column + missingHint);
+      } else if (!accepted.contains(type.replaceFirst("\\(.*\\)$", ""))) { // varchar(64)
+        problems.add(
             "column "
                 + table
                 + "."
                 + column
+                + typeHint
                 + " has type "
                 + type
                 + "; the relay reads "
                 + String.join(", ", accepted));
       }
     }
-  }
-
-  private static void requireColumns(String table, Map<String, String> found, List<String> needed) {
-    if (found.isEmpty()) {
-      throw new SourceException(
-          "table " + table + " does not exist (or is not visible to the user); run `migrate`");
-    }
-    List<String> missing = needed.stream().filter(c -> !found.containsKey(c)).toList();
-    if (!missing.isEmpty()) {
-      throw new SourceException("table " + table + " lacks the column(s) " + missing);
+    if (!problems.isEmpty()) {
+      throw new SourceException(String.join("\n", problems));
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.outbox.source.polling;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.relay.spi.LaneFunction;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.source.postgres.LeaderLease;
@@ -48,14 +49,18 @@ final class OutboxSql {
   OutboxSql(TableNames tables, PayloadFormat payload, int lanes) {
     this.table = tables.displayTable();
     String outbox = tables.qualifiedTable();
+    OutboxColumns c = tables.columns();
     String lanePredicate =
         lanes == 1
             ? ""
             // coalesce: a NULL key (a table made by hand) still falls into a lane, which
             // dead-letters it, instead of matching none and waiting forever.
-            : "   AND " + LaneFunction.sql("o.aggregate_type", "o.aggregate_id", lanes) + " = ?\n";
+            : "   AND "
+                + LaneFunction.sql(c.aggregateType("o"), c.aggregateId("o"), lanes)
+                + " = ?\n";
     // jsonb is read through its text form; json and text as stored; bytea byte for byte.
-    String payloadColumn = payload == PayloadFormat.BINARY ? "o.payload" : "o.payload::text";
+    String payloadColumn =
+        payload == PayloadFormat.BINARY ? c.payload("o") : c.payload("o") + "::text";
     // Headers as text, taken apart by EventRows (two jsonb_each_text sub-selects per row cost the
     // database 40 % of the claim). A jsonb column prints as before; a text column is not cast to
     // jsonb here, where one row of invalid JSON would fail every claim of the lane: EventRows
@@ -65,15 +70,16 @@ final class OutboxSql {
     // claims nothing. Bound after the lane: the pipeline, the epoch.
     lanePredicate +=
         "   AND " + LeaderLease.epochPredicate(tables.outboxTables().qualifiedLeaderTable()) + "\n";
-    this.claim = claim(outbox, payloadColumn, headers, lanePredicate, "");
+    this.claim = claim(outbox, c, payloadColumn, headers, lanePredicate, "");
     this.claimAhead =
         claim(
             outbox,
+            c,
             payloadColumn,
             headers,
             lanePredicate,
             // A hashed sub-plan: one probe per scanned row, whatever the batch size.
-            "   AND o.id NOT IN (SELECT unnest(?::bigint[]))\n");
+            "   AND " + c.id("o") + " NOT IN (SELECT unnest(?::bigint[]))\n");
     // Quoted as before; the channel is lower-case letters, digits and _, so quoting changes
     // nothing.
     this.listen = "LISTEN \"" + tables.notifyChannel() + "\"";
@@ -81,12 +87,22 @@ final class OutboxSql {
 
   private static String claim(
       String outbox,
+      OutboxColumns c,
       String payloadColumn,
       String headers,
       String lanePredicate,
       String excludePredicate) {
     // The columns in the order EventColumns.read takes them.
-    return "SELECT o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type, o.destination,\n"
+    return "SELECT "
+        + String.join(
+            ", ",
+            c.id("o"),
+            c.eventId("o"),
+            c.aggregateType("o"),
+            c.aggregateId("o"),
+            c.eventType("o"),
+            "o.destination")
+        + ",\n"
         + "       "
         + payloadColumn
         + ",\n"
@@ -111,10 +127,24 @@ final class OutboxSql {
         + " b\n"
         + "                    WHERE b.published_at IS NULL AND b.next_attempt_at IS NOT NULL\n"
         + "                      AND b.next_attempt_at > now()\n"
-        + "                      AND b.aggregate_type = o.aggregate_type\n"
-        + "                      AND b.aggregate_id = o.aggregate_id AND b.id < o.id\n"
+        + "                      AND "
+        + c.aggregateType("b")
+        + " = "
+        + c.aggregateType("o")
+        + "\n"
+        + "                      AND "
+        + c.aggregateId("b")
+        + " = "
+        + c.aggregateId("o")
+        + " AND "
+        + c.id("b")
+        + " < "
+        + c.id("o")
+        + "\n"
         + "                   OFFSET 0)\n"
-        + " ORDER BY o.id\n"
+        + " ORDER BY "
+        + c.id("o")
+        + "\n"
         + " LIMIT ?\n"
         // No SKIP LOCKED: the lane's advisory lock already keeps the relay's own claims apart,
         // and skipping a row someone else locked would let its key's later events go first.

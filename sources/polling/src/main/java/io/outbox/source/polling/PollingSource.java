@@ -2,6 +2,7 @@ package io.outbox.source.polling;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.admin.OutboxStatus;
+import io.outbox.client.OutboxColumns;
 import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings;
@@ -57,7 +58,9 @@ final class PollingSource implements Source {
     this.ticker = context.ticker();
     this.database = database;
     this.settings = settings;
-    this.tables = TableNames.of(database.table(), database.deadLetterTable());
+    this.tables =
+        TableNames.of(
+            database.table(), database.deadLetterTable(), OutboxColumns.of(database.columns()));
     this.connections = new Connections(database, settings, pipeline);
     this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log, ticker);
     this.pool = new SourcePool<>(pipeline, settings.fenceWait(), () -> connections.pool(lanes));

@@ -1,5 +1,6 @@
 package io.outbox.source.polling;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -24,7 +25,21 @@ final class TableNames {
    * @throws IllegalArgumentException naming the bad value
    */
   static TableNames of(String table, String deadLetterTable) {
-    return new TableNames(OutboxTables.of(table, deadLetterTable));
+    return of(table, deadLetterTable, OutboxColumns.DEFAULT);
+  }
+
+  /**
+   * Parses the configured names, for an outbox whose event columns are named {@code columns}.
+   *
+   * @throws IllegalArgumentException naming the bad value
+   */
+  static TableNames of(String table, String deadLetterTable, OutboxColumns columns) {
+    return new TableNames(OutboxTables.of(table, deadLetterTable).withColumns(columns));
+  }
+
+  /** The outbox's names for the relay's event columns. */
+  OutboxColumns columns() {
+    return tables.columns();
   }
 
   /** The tables as the schema module names them. */

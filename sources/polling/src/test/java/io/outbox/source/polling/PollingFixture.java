@@ -71,6 +71,17 @@ final class PollingFixture implements AutoCloseable {
       Map<String, ?> overrides,
       List<Role> roles,
       Retention retention) {
+    return source(lanes, onPublish, overrides, roles, retention, Map.of());
+  }
+
+  /** A source of a table whose event columns are named {@code columns} ({@code columns.*}). */
+  PollingSource source(
+      int lanes,
+      OnPublish onPublish,
+      Map<String, ?> overrides,
+      List<Role> roles,
+      Retention retention,
+      Map<String, String> columns) {
     DatabaseSettings database =
         new DatabaseSettings(
             db.url(),
@@ -81,7 +92,8 @@ final class PollingFixture implements AutoCloseable {
             "outbox_dead_letter",
             onPublish,
             PIPELINE,
-            retention);
+            retention,
+            columns);
     PollingSource source =
         (PollingSource)
             new PollingSourceProvider()

@@ -102,24 +102,26 @@ public final class DeadLetterTableCheck {
       }
     }
     Map<String, Nullity> outbox = columns(connection, tables.qualifiedTable());
+    Map<String, String> mapped = tables.columns().byRelayColumn();
     for (String c : COPIED) {
-      Nullity from = outbox.get(c);
+      String source = mapped.getOrDefault(c, c); // the outbox's own name (columns.*)
+      Nullity from = outbox.get(source);
       if (from != null && !from.notNull() && columns.get(c).notNull()) {
         return Optional.of(
             "column "
                 + tables.displayTable()
                 + "."
-                + c
+                + source
                 + " allows NULL but "
                 + table
                 + "."
                 + c
                 + " is NOT NULL: a row with a NULL "
-                + c
+                + source
                 + " could never be dead-lettered; make "
                 + tables.displayTable()
                 + "."
-                + c
+                + source
                 + " NOT NULL or drop NOT NULL from "
                 + table
                 + "."

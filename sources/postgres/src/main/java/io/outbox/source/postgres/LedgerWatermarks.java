@@ -1,5 +1,6 @@
 package io.outbox.source.postgres;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import java.sql.Array;
 import java.sql.Connection;
@@ -40,7 +41,13 @@ public final class LedgerWatermarks {
             + " ON CONFLICT (pipeline, ledger_partition) DO UPDATE"
             + " SET settled_offset = GREATEST(w.settled_offset, EXCLUDED.settled_offset),"
             + " updated_at = EXCLUDED.updated_at";
-    String named = " (o.id, o.event_id) IN (SELECT * FROM unnest(?::bigint[], ?::uuid[]))";
+    OutboxColumns c = tables.columns();
+    String named =
+        " ("
+            + c.id("o")
+            + ", "
+            + c.eventId("o")
+            + ") IN (SELECT * FROM unnest(?::bigint[], ?::uuid[]))";
     this.markPublished =
         "UPDATE "
             + outbox

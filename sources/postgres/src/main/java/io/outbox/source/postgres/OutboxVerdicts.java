@@ -1,6 +1,7 @@
 package io.outbox.source.postgres;
 
 import io.outbox.admin.OutboxStatus;
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import java.sql.Array;
 import java.sql.Connection;
@@ -50,10 +51,15 @@ public final class OutboxVerdicts {
     Objects.requireNonNull(tables, "tables");
     this.table = tables.displayTable();
     String outbox = tables.qualifiedTable();
+    OutboxColumns c = tables.columns();
     // clock_timestamp(), not now(): the caller's transaction may have started long before.
     this.markPublished =
-        "UPDATE " + outbox + " SET published_at = clock_timestamp() WHERE id = ANY(?)";
-    this.deletePublished = "DELETE FROM " + outbox + " WHERE id = ANY(?)";
+        "UPDATE "
+            + outbox
+            + " o SET published_at = clock_timestamp() WHERE "
+            + c.id("o")
+            + " = ANY(?)";
+    this.deletePublished = "DELETE FROM " + outbox + " o WHERE " + c.id("o") + " = ANY(?)";
     this.retry =
         "UPDATE "
             + outbox
@@ -61,14 +67,30 @@ public final class OutboxVerdicts {
             + " next_attempt_at = clock_timestamp() + u.delay_ms * interval '1 millisecond'"
             + " FROM unnest(?::bigint[], ?::int[], ?::text[], ?::bigint[])"
             + " AS u(id, attempts, err, delay_ms)"
-            + " WHERE o.id = u.id";
+            + " WHERE "
+            + c.id("o")
+            + " = u.id";
     this.deadLetter =
         "WITH moved AS (DELETE FROM "
             + outbox
             + " o USING unnest(?::bigint[], ?::text[], ?::int[], ?::text[])"
-            + " AS u(id, reason, attempts, err) WHERE o.id = u.id"
-            + " RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type,"
-            + " o.destination, o.payload, o.headers, o.created_at, o.available_at,"
+            + " AS u(id, reason, attempts, err) WHERE "
+            + c.id("o")
+            + " = u.id"
+            // Under the dead-letter table's names, whatever the outbox calls them.
+            + " RETURNING "
+            + c.id("o")
+            + " AS id, "
+            + c.eventId("o")
+            + " AS event_id, "
+            + c.aggregateType("o")
+            + " AS aggregate_type, "
+            + c.aggregateId("o")
+            + " AS aggregate_id, "
+            + c.eventType("o")
+            + " AS event_type, o.destination, "
+            + c.payload("o")
+            + " AS payload, o.headers, o.created_at, o.available_at,"
             + " o.next_attempt_at, u.reason, u.attempts, u.err)\n"
             + "INSERT INTO "
             + tables.qualifiedDeadLetterTable()

@@ -29,10 +29,15 @@ public final class Retention {
     this.tables = tables;
     String outbox = tables.qualifiedTable();
     String dead = tables.qualifiedDeadLetterTable();
+    String id = OutboxTables.quote(tables.columns().id());
     this.deletePublished =
         "DELETE FROM "
             + outbox
-            + " WHERE id IN (SELECT id FROM "
+            + " WHERE "
+            + id
+            + " IN (SELECT "
+            + id
+            + " FROM "
             + outbox
             + " WHERE published_at IS NOT NULL"
             + " AND published_at < now() - ? * interval '1 millisecond'"

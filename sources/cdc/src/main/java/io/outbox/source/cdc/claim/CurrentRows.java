@@ -144,7 +144,9 @@ final class CurrentRows {
               + fenceSql
               + " AS ok) f LEFT JOIN "
               + tables.qualifiedTable()
-              + " o ON f.ok AND o.id = ANY(?)";
+              + " o ON f.ok AND "
+              + tables.columns().id("o")
+              + " = ANY(?)";
     }
     return sql;
   }

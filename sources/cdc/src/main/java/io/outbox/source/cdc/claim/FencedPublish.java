@@ -25,13 +25,20 @@ final class FencedPublish {
    * @param delete delete the published rows ({@code on-publish = delete}) rather than mark them
    */
   FencedPublish(OutboxTables tables, String fenceSql, boolean delete) {
+    String id = tables.columns().id("o");
     String change =
         delete
-            ? "DELETE FROM " + tables.qualifiedTable() + " o USING f WHERE f.ok AND o.id = ANY(?)"
+            ? "DELETE FROM "
+                + tables.qualifiedTable()
+                + " o USING f WHERE f.ok AND "
+                + id
+                + " = ANY(?)"
             // clock_timestamp(), as OutboxVerdicts: when the broker's acknowledgement was recorded.
             : "UPDATE "
                 + tables.qualifiedTable()
-                + " o SET published_at = clock_timestamp() FROM f WHERE f.ok AND o.id = ANY(?)";
+                + " o SET published_at = clock_timestamp() FROM f WHERE f.ok AND "
+                + id
+                + " = ANY(?)";
     // f is read twice, so it is evaluated once: the lock is taken once, and the result tells
     // whether the fence held.
     this.sql =
@@ -39,7 +46,9 @@ final class FencedPublish {
             + fenceSql
             + " AS ok), w AS ("
             + change
-            + " RETURNING o.id) SELECT f.ok, (SELECT count(*) FROM w) FROM f";
+            + " RETURNING "
+            + id
+            + ") SELECT f.ok, (SELECT count(*) FROM w) FROM f";
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.outbox.source.cdc.engine;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.source.cdc.stream.ChangeStream;
@@ -27,12 +28,14 @@ public final class ChangeEvents {
   private static final byte[] NO_BYTES = new byte[0];
 
   /**
-   * The columns of the outbox the stream carries: what places an event in its lane and its key's
-   * order, and when it is due. A publication the relay creates lists only these (PostgreSQL 15+);
-   * Debezium's {@code column.include.list} keeps any other out of its records.
+   * The columns of the outbox the stream carries, under the table's names ({@code columns.*}): what
+   * places an event in its lane and its key's order, and when it is due. A publication the relay
+   * creates lists only these (PostgreSQL 15+); Debezium's {@code column.include.list} keeps any
+   * other out of its records.
    */
-  public static final List<String> COLUMNS =
-      List.of("id", "aggregate_type", "aggregate_id", "available_at");
+  public static List<String> columns(OutboxColumns columns) {
+    return List.of(columns.id(), columns.aggregateType(), columns.aggregateId(), "available_at");
+  }
 
   /** What a record is to the source. */
   sealed interface Change {}
@@ -52,12 +55,15 @@ public final class ChangeEvents {
   }
 
   private final String heartbeatPrefix;
+  private final OutboxColumns columns;
 
   /**
    * @param heartbeatPrefix the prefix of this pipeline's logical decoding heartbeat messages
+   * @param columns the outbox's names for the relay's event columns
    */
-  ChangeEvents(String heartbeatPrefix) {
+  ChangeEvents(String heartbeatPrefix, OutboxColumns columns) {
     this.heartbeatPrefix = heartbeatPrefix;
+    this.columns = columns;
   }
 
   /** The heartbeat statement Debezium runs: a non-transactional message with the clock in ms. */
@@ -94,13 +100,13 @@ public final class ChangeEvents {
     return Other.INSTANCE;
   }
 
-  private static Insert insert(Struct after, long txId) {
+  private Insert insert(Struct after, long txId) {
     Object available = after.get("available_at");
     return new Insert(
         streamed(
-            after.getInt64("id"),
-            after.getString("aggregate_type"),
-            after.getString("aggregate_id")),
+            after.getInt64(columns.id()),
+            after.getString(columns.aggregateType()),
+            after.getString(columns.aggregateId())),
         available == null ? null : instant(available),
         txId);
   }

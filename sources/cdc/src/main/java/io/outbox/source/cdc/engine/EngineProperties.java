@@ -68,7 +68,7 @@ final class EngineProperties {
     p.setProperty("publication.autocreate.mode", "disabled"); // SlotGuard creates it, inserts only
     // Names are letters, digits and _ (OutboxTables): only the dot needs escaping in the regex.
     p.setProperty("table.include.list", tables.schema() + "\\." + tables.table());
-    // The columns the stream carries (ChangeEvents.COLUMNS; a claim reads the rest of the row):
+    // The columns the stream carries (ChangeEvents.columns; a claim reads the rest of the row):
     // the relay's, whatever the user set. A publication without a column list still sends every
     // column; Debezium then drops the others from its records.
     p.remove("column.exclude.list");
@@ -78,7 +78,7 @@ final class EngineProperties {
             + "\\."
             + tables.table()
             + "\\.("
-            + String.join("|", ChangeEvents.COLUMNS)
+            + String.join("|", ChangeEvents.columns(tables.columns()))
             + ")");
     // Timestamps as epoch microseconds, not ISO text parsed back (EpochMicrosConverter); a user's
     // own converters replace it, and ChangeEvents reads the text then.

@@ -2,6 +2,7 @@ package io.outbox.source.cdc.engine;
 
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
+import io.outbox.client.OutboxColumns;
 import io.outbox.relay.spi.Ticker;
 import io.outbox.source.cdc.CdcSettings;
 import io.outbox.source.cdc.stream.ChangeStream;
@@ -38,12 +39,13 @@ final class RecordHandoff {
       OffsetCommits commits,
       Clock clock,
       Ticker ticker,
-      String pipeline) {
+      String pipeline,
+      OutboxColumns columns) {
     this.settings = settings;
     this.ticker = ticker;
     this.lastReceivedNanos = ticker.nanoTime();
     this.stream = stream;
-    this.changes = new ChangeEvents(EngineProperties.heartbeatPrefix(settings.slotName()));
+    this.changes = new ChangeEvents(EngineProperties.heartbeatPrefix(settings.slotName()), columns);
     this.commits = commits;
     this.clock = clock;
     this.pipeline = pipeline;

@@ -113,7 +113,8 @@ public final class StreamSession {
     this.remains =
         new EngineRemains(
             gate, walsenders, () -> stopping, sockets::abort, pipeline, settings.slotName());
-    this.handoff = new RecordHandoff(settings, stream, commits, clock, ticker, pipeline);
+    this.handoff =
+        new RecordHandoff(settings, stream, commits, clock, ticker, pipeline, tables.columns());
     this.sweep = new ReconcileSweep(connections, settings, tables, pipeline, stream);
   }
 

@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The pipeline's publication: created when allowed, for the outbox table's INSERTs and, on
- * PostgreSQL 15 and later, only the columns the stream carries ({@link ChangeEvents#COLUMNS}: the
+ * PostgreSQL 15 and later, only the columns the stream carries ({@link ChangeEvents#columns}: the
  * walsender then neither renders nor sends the payload, which a claim reads from the table); an
  * existing one must publish the outbox table with those columns.
  */
@@ -55,7 +55,9 @@ final class Publication {
             + publication
             + "\" FOR TABLE "
             + tables.qualifiedTable()
-            + (columnLists ? " (" + String.join(", ", ChangeEvents.COLUMNS) + ")" : "")
+            + (columnLists
+                ? " (" + String.join(", ", ChangeEvents.columns(tables.columns())) + ")"
+                : "")
             + " WITH (publish = 'insert')";
     if (!exists(c, publication)) {
       if (!settings.createPublication()) {
@@ -83,7 +85,9 @@ final class Publication {
           pipeline,
           publication,
           tables.displayTable(),
-          columnLists ? ", columns " + String.join(", ", ChangeEvents.COLUMNS) : "");
+          columnLists
+              ? ", columns " + String.join(", ", ChangeEvents.columns(tables.columns()))
+              : "");
       return;
     }
     List<String> published = publishedColumns(c, publication, columnLists);
@@ -101,7 +105,7 @@ final class Publication {
     if (!columnLists) {
       return;
     }
-    List<String> missing = new ArrayList<>(ChangeEvents.COLUMNS);
+    List<String> missing = new ArrayList<>(ChangeEvents.columns(tables.columns()));
     missing.removeAll(published);
     String alter =
         "ALTER PUBLICATION "
@@ -109,7 +113,7 @@ final class Publication {
             + " SET TABLE "
             + tables.qualifiedTable()
             + " ("
-            + String.join(", ", ChangeEvents.COLUMNS)
+            + String.join(", ", ChangeEvents.columns(tables.columns()))
             + ")";
     if (!missing.isEmpty()) {
       throw fail(
@@ -124,7 +128,7 @@ final class Publication {
               + ", which the stream needs; "
               + alter);
     }
-    if (published.size() > ChangeEvents.COLUMNS.size()) {
+    if (published.size() > ChangeEvents.columns(tables.columns()).size()) {
       log.info(
           "pipeline {}: publication {} sends {} columns of {} for every event where the stream"
               + " reads {}: the relay reads the rest from the table, so the walsender and the"
@@ -133,7 +137,7 @@ final class Publication {
           publication,
           published.size(),
           tables.displayTable(),
-          ChangeEvents.COLUMNS.size(),
+          ChangeEvents.columns(tables.columns()).size(),
           alter);
     }
   }

@@ -2,6 +2,7 @@ package io.outbox.source.cdc.stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
@@ -38,9 +39,17 @@ public final class OutboxRows {
     if (format == null) {
       format = payloadFormat(c);
     }
-    String payload = format == PayloadFormat.BINARY ? "o.payload" : "o.payload::text";
-    return "o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type, o.destination, "
-        + payload
+    OutboxColumns oc = tables.columns();
+    String payload = format == PayloadFormat.BINARY ? oc.payload("o") : oc.payload("o") + "::text";
+    return String.join(
+            ", ",
+            oc.id("o"),
+            oc.eventId("o"),
+            oc.aggregateType("o"),
+            oc.aggregateId("o"),
+            oc.eventType("o"),
+            "o.destination",
+            payload)
         + ", o.headers::text, o.created_at, o.attempts";
   }
 
@@ -84,8 +93,9 @@ public final class OutboxRows {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
-                + " WHERE attrelid = to_regclass(?) AND attname = 'payload' AND NOT attisdropped")) {
+                + " WHERE attrelid = to_regclass(?) AND attname = ? AND NOT attisdropped")) {
       ps.setString(1, tables.qualifiedTable());
+      ps.setString(2, tables.columns().payload());
       try (ResultSet rs = ps.executeQuery()) {
         String type = rs.next() ? rs.getString(1) : "jsonb";
         return switch (type) {

@@ -1,5 +1,6 @@
 package io.outbox.source.cdc.stream;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.OutboxEvent;
 import java.sql.Connection;
@@ -40,13 +41,23 @@ public final class ParkedRows {
 
   /** One batch of {@code request}, in id order. */
   public List<Row> read(Connection c, Request request) throws SQLException {
+    OutboxColumns oc = tables.columns();
     String sql =
         "SELECT "
             + rows.columns(c)
             + ", o.available_at FROM "
             + tables.qualifiedTable()
-            + " o WHERE o.published_at IS NULL AND o.id >= ? AND o.id <= ?"
-            + " AND o.aggregate_type = ? AND o.aggregate_id = ? ORDER BY o.id LIMIT ?";
+            + " o WHERE o.published_at IS NULL AND "
+            + oc.id("o")
+            + " >= ? AND "
+            + oc.id("o")
+            + " <= ? AND "
+            + oc.aggregateType("o")
+            + " = ? AND "
+            + oc.aggregateId("o")
+            + " = ? ORDER BY "
+            + oc.id("o")
+            + " LIMIT ?";
     List<Row> read = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setLong(1, request.firstId());

@@ -166,7 +166,12 @@ public final class CatchUp {
                 + rows.columns(reader)
                 + ", o.available_at, o.next_attempt_at FROM "
                 + tables.qualifiedTable()
-                + " o WHERE o.published_at IS NULL AND o.id > ? AND o.id <= ? ORDER BY o.id"
+                + " o WHERE o.published_at IS NULL AND "
+                + tables.columns().id("o")
+                + " > ? AND "
+                + tables.columns().id("o")
+                + " <= ? ORDER BY "
+                + tables.columns().id("o")
                 + " LIMIT "
                 + PAGE;
         reader.setAutoCommit(false);

@@ -63,7 +63,11 @@ public final class CatchUpMarker {
   public static long highestId(Connection c, OutboxTables tables) throws SQLException {
     try (Statement st = c.createStatement();
         ResultSet rs =
-            st.executeQuery("SELECT coalesce(max(id), 0) FROM " + tables.qualifiedTable())) {
+            st.executeQuery(
+                "SELECT coalesce(max("
+                    + OutboxTables.quote(tables.columns().id())
+                    + "), 0) FROM "
+                    + tables.qualifiedTable())) {
       rs.next();
       return rs.getLong(1);
     }

@@ -130,10 +130,14 @@ public final class ReconcileSweep {
             + rows.columns(c)
             + " FROM "
             + tables.qualifiedTable()
-            + " o WHERE o.published_at IS NULL AND o.id > ? AND o.created_at < ?"
+            + " o WHERE o.published_at IS NULL AND "
+            + tables.columns().id("o")
+            + " > ? AND o.created_at < ?"
             + " AND o.available_at <= now()"
             + " AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())"
-            + " ORDER BY o.id LIMIT "
+            + " ORDER BY "
+            + tables.columns().id("o")
+            + " LIMIT "
             + PAGE;
     List<OutboxEvent> events = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(sql)) {
