@@ -15,6 +15,7 @@ import java.time.Clock;
  * @param deadLetterRouter where dead letters are copied to, or {@code null}
  * @param transactional the sink as a transactional one (exactly-once), or {@code null}
  * @param recovery the ledger recovery (exactly-once), or {@code null}
+ * @param tracing the pipeline's spans ({@link EventTracing#off()} when tracing is off)
  */
 record LaneContext(
     String pipeline,
@@ -30,4 +31,5 @@ record LaneContext(
     int batchSize,
     Router deadLetterRouter,
     TransactionalSink transactional,
-    LedgerRecovery recovery) {}
+    LedgerRecovery recovery,
+    EventTracing tracing) {}

@@ -77,8 +77,8 @@ final class LanePublisher {
     this.transactions =
         c.transactional() == null
             ? null
-            : new TransactionalPublish(c.transactional(), index, stats);
-    this.waves = transactions == null ? new WavePublish(c.sink(), stats, wait) : null;
+            : new TransactionalPublish(c.transactional(), index, stats, c.tracing());
+    this.waves = transactions == null ? new WavePublish(c.sink(), stats, wait, c.tracing()) : null;
   }
 
   /**

@@ -31,6 +31,7 @@ final class SettlementRecorder {
   private final PipelineStats stats;
   private final SinkGate gate;
   private final SinkWait wait;
+  private final EventTracing tracing;
 
   SettlementRecorder(
       String pipeline,
@@ -38,13 +39,15 @@ final class SettlementRecorder {
       Router deadLetterRouter,
       PipelineStats stats,
       SinkGate gate,
-      SinkWait wait) {
+      SinkWait wait,
+      EventTracing tracing) {
     this.pipeline = pipeline;
     this.sink = sink;
     this.deadLetterRouter = deadLetterRouter;
     this.stats = stats;
     this.gate = gate;
     this.wait = wait;
+    this.tracing = tracing;
   }
 
   /**
@@ -67,8 +70,15 @@ final class SettlementRecorder {
     if (copies.isEmpty()) {
       return;
     }
+    // A copy is a publish of its own: its span is a child of the row's trace context too.
+    EventTracing.Wave traced = tracing.publishing(copies);
     List<Verdict> verdicts =
-        wait.verdicts(sink.publish(copies).toCompletableFuture(), copies.size(), claim);
+        wait.verdicts(sink.publish(traced.routed()).toCompletableFuture(), copies.size(), claim);
+    if (verdicts == null) {
+      traced.failed("abandoned before the sink answered");
+    } else {
+      traced.answered(verdicts);
+    }
     for (int i = 0; verdicts != null && i < verdicts.size(); i++) {
       if (!verdicts.get(i).isPublished()) {
         log.warn(

@@ -29,11 +29,13 @@ final class WavePublish {
   private final Sink sink;
   private final PipelineStats stats;
   private final SinkWait wait;
+  private final EventTracing tracing;
 
-  WavePublish(Sink sink, PipelineStats stats, SinkWait wait) {
+  WavePublish(Sink sink, PipelineStats stats, SinkWait wait, EventTracing tracing) {
     this.sink = sink;
     this.stats = stats;
     this.wait = wait;
+    this.tracing = tracing;
   }
 
   /**
@@ -71,15 +73,18 @@ final class WavePublish {
       }
       driver.publishing();
       stats.attempts.increment(routed.size());
-      CompletableFuture<List<Verdict>> future = sink.publish(routed).toCompletableFuture();
+      EventTracing.Wave traced = tracing.publishing(routed);
+      CompletableFuture<List<Verdict>> future = sink.publish(traced.routed()).toCompletableFuture();
       if (!overlapped) {
         overlapped = true;
         driver.started();
       }
       List<Verdict> answered = wait.verdicts(future, routed.size(), claim);
       if (answered == null) {
+        traced.failed("abandoned before the sink answered");
         return false;
       }
+      traced.answered(answered);
       for (int j = 0; j < answered.size(); j++) {
         int i = positions.get(j);
         verdicts[i] = answered.get(j);

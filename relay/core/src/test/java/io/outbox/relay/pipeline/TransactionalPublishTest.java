@@ -149,7 +149,8 @@ class TransactionalPublishTest {
                 () -> 0.5));
     String[] destinations = new String[events.size()];
     Arrays.fill(destinations, TOPIC);
-    return new TransactionalPublish(sink, 0, new PipelineStats("p", new SimpleMeterRegistry()))
+    return new TransactionalPublish(
+            sink, 0, new PipelineStats("p", new SimpleMeterRegistry()), EventTracing.off())
         .publish(
             "epoch 1",
             events,
