@@ -58,10 +58,11 @@ final class TracingSdk {
               + " OTEL_* variables say otherwise)",
           settings.otlpEndpoint());
       return new TracingSdk(sdk);
-    } catch (ConfigurationException e) {
+    } catch (ConfigurationException | IllegalStateException e) {
+      // IllegalStateException: no sender for the protocol asked (grpc: only HTTP is bundled).
       throw new StartupException(
           "outbox-relay.tracing: the OpenTelemetry SDK cannot start (check the OTEL_* environment"
-              + " variables): "
+              + " variables and otel.* system properties): "
               + e.getMessage());
     }
   }

@@ -105,7 +105,11 @@ class TracingIT {
     // A stop exports the spans still buffered.
     assertThat(relay.terminate(Duration.ofSeconds(20))).contains(0);
     io.opentelemetry.proto.trace.v1.Span publish =
-        collector.span(publishSpanId).orElseThrow(() -> new AssertionError(collector.names()));
+        collector
+            .span(publishSpanId)
+            .orElseThrow(
+                () ->
+                    new AssertionError("no span " + publishSpanId + " among " + collector.names()));
     assertThat(publish.getName()).isEqualTo("publish " + fx.topic("order"));
     assertThat(publish.getKind())
         .isEqualTo(io.opentelemetry.proto.trace.v1.Span.SpanKind.SPAN_KIND_PRODUCER);
