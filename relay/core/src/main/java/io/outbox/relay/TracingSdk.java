@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
  * The daemon's OpenTelemetry SDK when {@code outbox-relay.tracing.enabled}: built at start by the
@@ -21,6 +22,13 @@ final class TracingSdk {
   private static final Logger log = LoggerFactory.getLogger(TracingSdk.class);
 
   private static final TracingSdk OFF = new TracingSdk(null);
+
+  /**
+   * The SDK's own logger (java.util.logging), held so that its handler stays: its lines (a failed
+   * export) go to the relay's log, in its format, instead of JUL's console.
+   */
+  private static final java.util.logging.Logger SDK_LOG =
+      java.util.logging.Logger.getLogger("io.opentelemetry");
 
   private final OpenTelemetrySdk sdk; // null when off
 
@@ -46,6 +54,7 @@ final class TracingSdk {
             // The relay's metrics are Prometheus's (/metrics) and its logs the log's.
             "otel.metrics.exporter", "none",
             "otel.logs.exporter", "none");
+    logSdkToSlf4j();
     try {
       OpenTelemetrySdk sdk =
           AutoConfiguredOpenTelemetrySdk.builder()
@@ -64,6 +73,13 @@ final class TracingSdk {
           "outbox-relay.tracing: the OpenTelemetry SDK cannot start (check the OTEL_* environment"
               + " variables and otel.* system properties): "
               + e.getMessage());
+    }
+  }
+
+  private static synchronized void logSdkToSlf4j() {
+    if (SDK_LOG.getUseParentHandlers()) {
+      SDK_LOG.addHandler(new SLF4JBridgeHandler());
+      SDK_LOG.setUseParentHandlers(false);
     }
   }
 

@@ -5,21 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
-import io.opentelemetry.sdk.OpenTelemetrySdk;
-import io.opentelemetry.sdk.common.CompletableResultCode;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import io.opentelemetry.sdk.trace.export.SpanExporter;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Verdict;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -30,22 +23,16 @@ class EventTracingTest {
   private static final String APP_SPAN = "00f067aa0ba902b7";
   private static final String APP_TRACEPARENT = "00-" + APP_TRACE + "-" + APP_SPAN + "-01";
 
-  private final List<SpanData> exported = new CopyOnWriteArrayList<>();
-  private final OpenTelemetrySdk sdk =
-      OpenTelemetrySdk.builder()
-          .setTracerProvider(
-              SdkTracerProvider.builder()
-                  .addSpanProcessor(SimpleSpanProcessor.create(new ListExporter(exported)))
-                  .build())
-          .build();
-  private final EventTracing tracing = EventTracing.of(sdk, "orders", "kafka");
+  private final SpanRecorder recorder = new SpanRecorder();
+  private final List<SpanData> exported = recorder.spans();
+  private final EventTracing tracing = recorder.tracing("orders", "kafka");
 
   @AfterEach
   void close() {
-    sdk.close();
+    recorder.close();
   }
 
-  private static OutboxEvent traced(long id, Map<String, String> headers) {
+  static OutboxEvent traced(long id, Map<String, String> headers) {
     OutboxEvent e = Events.event(id, "k" + id);
     return new OutboxEvent(
         e.id(),
@@ -151,24 +138,5 @@ class EventTracingTest {
     wave.answered(List.of(Verdict.published()));
     EventTracing.off().claimed(0, List.of(traced(1, Map.of())), Instant.now());
     assertThat(exported).isEmpty();
-  }
-
-  /** Collects what is exported. */
-  private record ListExporter(List<SpanData> spans) implements SpanExporter {
-    @Override
-    public CompletableResultCode export(Collection<SpanData> batch) {
-      spans.addAll(batch);
-      return CompletableResultCode.ofSuccess();
-    }
-
-    @Override
-    public CompletableResultCode flush() {
-      return CompletableResultCode.ofSuccess();
-    }
-
-    @Override
-    public CompletableResultCode shutdown() {
-      return CompletableResultCode.ofSuccess();
-    }
   }
 }
