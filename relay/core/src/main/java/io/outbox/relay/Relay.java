@@ -13,6 +13,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.Plugins;
 import io.outbox.relay.config.RelaySettings;
+import io.outbox.relay.pipeline.EventTracing;
 import io.outbox.relay.pipeline.Pipeline;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.Sink;
@@ -38,10 +39,14 @@ public final class Relay implements AutoCloseable {
 
   private static final Duration REPORT_INTERVAL = Duration.ofMinutes(1);
 
+  /** How long a stop waits at most for the last spans to be exported. */
+  private static final Duration TRACING_FLUSH = Duration.ofSeconds(5);
+
   private final RelaySettings settings;
   private final List<Pipeline> pipelines;
   private final PrometheusMeterRegistry registry;
   private final JvmGcMetrics gcMetrics;
+  private final TracingSdk tracing;
   private final Thread reporter;
   private final Thread backlogReader;
 
@@ -49,11 +54,13 @@ public final class Relay implements AutoCloseable {
       RelaySettings settings,
       List<Pipeline> pipelines,
       PrometheusMeterRegistry registry,
-      JvmGcMetrics gcMetrics) {
+      JvmGcMetrics gcMetrics,
+      TracingSdk tracing) {
     this.settings = settings;
     this.pipelines = Collections.unmodifiableList(pipelines);
     this.registry = registry;
     this.gcMetrics = gcMetrics;
+    this.tracing = tracing;
     this.reporter = new Thread(this::report, "outbox-relay-report");
     reporter.setDaemon(true);
     this.backlogReader = new Thread(this::readBacklogs, "outbox-relay-backlog");
@@ -121,22 +128,26 @@ public final class Relay implements AutoCloseable {
     Ticker ticker = Ticker.SYSTEM;
     Plugins plugins = Plugins.load(Thread.currentThread().getContextClassLoader());
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    TracingSdk tracing = TracingSdk.start(settings.tracing());
     List<Pipeline> pipelines = new ArrayList<>();
     try {
       for (PipelineSettings p : settings.pipelines().values()) {
-        pipelines.add(create(p, plugins, registry, clock, ticker));
+        pipelines.add(
+            create(
+                p, plugins, registry, clock, ticker, tracing.forPipeline(p.name(), p.sinkType())));
       }
     } catch (RuntimeException e) {
       for (Pipeline p : pipelines) {
         p.stop(Duration.ofSeconds(5));
       }
       registry.close();
+      tracing.close(Duration.ofSeconds(1));
       throw e;
     }
     JvmGcMetrics gc = bindProcessMetrics(registry);
     pipelines.forEach(p -> p.onFatal(fatal));
     pipelines.forEach(Pipeline::start);
-    Relay relay = new Relay(settings, pipelines, registry, gc);
+    Relay relay = new Relay(settings, pipelines, registry, gc, tracing);
     relay.reporter.start();
     relay.backlogReader.start();
     return relay;
@@ -160,7 +171,8 @@ public final class Relay implements AutoCloseable {
       Plugins plugins,
       PrometheusMeterRegistry registry,
       Clock clock,
-      Ticker ticker) {
+      Ticker ticker,
+      EventTracing tracing) {
     // The source reports its role before the pipeline exists: forward once it does.
     AtomicReference<Pipeline> created = new AtomicReference<>();
     PluginContext.RoleListener roles =
@@ -192,7 +204,7 @@ public final class Relay implements AutoCloseable {
     }
     Pipeline pipeline;
     try {
-      pipeline = new Pipeline(p, source, sink, registry, clock, ticker);
+      pipeline = new Pipeline(p, source, sink, registry, clock, ticker, tracing);
     } catch (IllegalArgumentException e) { // a source and sink that cannot work together
       sink.close(Duration.ofSeconds(5));
       source.close(Duration.ofSeconds(5));
@@ -286,6 +298,8 @@ public final class Relay implements AutoCloseable {
       Thread.currentThread().interrupt();
     } finally {
       gcMetrics.close();
+      // After the pipelines: their last spans ended with their last batches.
+      tracing.close(TRACING_FLUSH.compareTo(timeout) < 0 ? TRACING_FLUSH : timeout);
     }
   }
 }

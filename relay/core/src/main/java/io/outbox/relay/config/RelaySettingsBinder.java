@@ -5,7 +5,11 @@ import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import io.outbox.relay.config.RelaySettings.HttpSettings;
+import io.outbox.relay.config.RelaySettings.TracingSettings;
+import io.outbox.relay.spi.support.BrokerUrls;
 import io.outbox.relay.spi.support.SettingsReader;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -51,6 +55,7 @@ final class RelaySettingsBinder {
     Integer port = r.intIn("http.port", 0, 65_535);
     Duration backlogInterval = r.positiveDuration("http.backlog-interval");
     Duration shutdownTimeout = r.positiveDuration("shutdown-timeout");
+    TracingSettings tracing = tracing(r);
 
     ConfigObject defaults =
         relay.root().get("pipeline-defaults") instanceof ConfigObject o
@@ -79,9 +84,36 @@ final class RelaySettingsBinder {
     return new LoadedConfig(
         source,
         new RelaySettings(
-            new HttpSettings(host, port, backlogInterval), shutdownTimeout, pipelines),
+            new HttpSettings(host, port, backlogInterval), tracing, shutdownTimeout, pipelines),
         effective,
         plugins.secrets());
+  }
+
+  /** {@code tracing}: whether, where to and as which service spans are exported. */
+  private static TracingSettings tracing(SettingsReader r) {
+    Boolean enabled = r.bool("tracing.enabled");
+    String endpoint = r.checked("tracing.otlp-endpoint", RelaySettingsBinder::otlpEndpointProblem);
+    String service = r.requiredString("tracing.service-name", "the service.name of the spans");
+    if (enabled == null || endpoint == null || service == null) {
+      return null;
+    }
+    return new TracingSettings(enabled, URI.create(endpoint.strip()), service);
+  }
+
+  /** Why {@code url} is no OTLP/HTTP endpoint, or {@code null} when it is one. */
+  private static String otlpEndpointProblem(String url) {
+    String example = "http://otel-collector:4318";
+    try {
+      URI parsed = new URI(url.strip());
+      String problem =
+          BrokerUrls.schemeOrHostProblem(parsed, List.of("http", "https"), example, url);
+      if (problem == null && (parsed.getQuery() != null || parsed.getFragment() != null)) {
+        problem = "must be a base URL without query or fragment (" + example + "), got " + url;
+      }
+      return problem == null ? null : "an OTLP/HTTP endpoint " + problem;
+    } catch (URISyntaxException e) {
+      return "must be an OTLP/HTTP URL (" + example + "), got " + url + ": " + e.getReason();
+    }
   }
 
   /** The pipeline objects in the order they were written; bad names and non-objects reported. */

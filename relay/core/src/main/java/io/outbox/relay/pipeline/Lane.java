@@ -61,7 +61,14 @@ final class Lane implements Runnable {
     SinkWait wait = new SinkWait(host, stats);
     SettlementRecorder recorder =
         new SettlementRecorder(
-            c.pipeline(), c.sink(), c.deadLetterRouter(), c.stats(), c.gate(), wait, c.form());
+            c.pipeline(),
+            c.sink(),
+            c.deadLetterRouter(),
+            c.stats(),
+            c.gate(),
+            wait,
+            c.form(),
+            c.tracing());
     this.claimer = new LaneClaimer(index, c);
     this.publisher = new LanePublisher(index, host, c, progress, wait, recorder);
     this.settlement = new LaneSettlement(index, c, progress, recorder);

@@ -10,6 +10,7 @@ import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.Ticker;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +31,7 @@ final class LaneClaimer {
   private final PipelineStats stats;
   private final Clock clock;
   private final Ticker ticker;
+  private final EventTracing tracing;
   private Claim ahead; // claimed ahead of the batch being published; publishable next
 
   LaneClaimer(int index, LaneContext c) {
@@ -40,14 +42,16 @@ final class LaneClaimer {
     this.stats = c.stats();
     this.clock = c.clock();
     this.ticker = c.ticker();
+    this.tracing = c.tracing();
   }
 
   /** The lane's next batch, waiting at most {@code maxWait} for one; possibly empty. */
   Claim claim(Duration maxWait) throws InterruptedException {
     long claimStarted = ticker.nanoTime();
+    Instant startedAt = clock.instant();
     Claim claim = source.claim(index, batchSize, maxWait);
     logClaimed(claim, "", claimStarted);
-    recordClaimed(claim);
+    recordClaimed(claim, startedAt);
     return claim;
   }
 
@@ -58,6 +62,7 @@ final class LaneClaimer {
   void claimAhead(Claim inFlight) {
     try {
       long claimStarted = ticker.nanoTime();
+      Instant startedAt = clock.instant();
       Claim next = source.claimAhead(index, batchSize, inFlight);
       if (next.events().isEmpty()) {
         next.release();
@@ -65,7 +70,7 @@ final class LaneClaimer {
       }
       ahead = next;
       logClaimed(next, " ahead", claimStarted);
-      recordClaimed(next);
+      recordClaimed(next, startedAt);
     } catch (SourceException e) {
       log.debug("pipeline {} lane {}: claiming ahead failed: {}", pipeline, index, Lane.oneLine(e));
     }
@@ -100,12 +105,13 @@ final class LaneClaimer {
     }
   }
 
-  /** The wake and claim stages of a claim (nothing for an empty one). */
-  private void recordClaimed(Claim claim) {
+  /** The wake and claim stages and the span of a claim (nothing for an empty one). */
+  private void recordClaimed(Claim claim, Instant startedAt) {
     List<OutboxEvent> events = claim.events();
     if (events.isEmpty()) {
       return;
     }
+    tracing.claimed(index, events, startedAt);
     long now = clock.millis();
     for (OutboxEvent e : events) {
       // A retried or delayed event waited on purpose: the wake stage is about new rows.

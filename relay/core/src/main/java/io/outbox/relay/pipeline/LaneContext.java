@@ -16,6 +16,7 @@ import java.time.Clock;
  * @param form what each message is made of (plain, or a CloudEvent)
  * @param transactional the sink as a transactional one (exactly-once), or {@code null}
  * @param recovery the ledger recovery (exactly-once), or {@code null}
+ * @param tracing the pipeline's spans ({@link EventTracing#off()} when tracing is off)
  */
 record LaneContext(
     String pipeline,
@@ -32,4 +33,5 @@ record LaneContext(
     Router deadLetterRouter,
     MessageForm form,
     TransactionalSink transactional,
-    LedgerRecovery recovery) {}
+    LedgerRecovery recovery,
+    EventTracing tracing) {}

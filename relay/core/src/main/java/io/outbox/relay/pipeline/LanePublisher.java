@@ -77,8 +77,9 @@ final class LanePublisher {
     this.transactions =
         c.transactional() == null
             ? null
-            : new TransactionalPublish(c.transactional(), index, stats, c.form());
-    this.waves = transactions == null ? new WavePublish(c.sink(), stats, wait, c.form()) : null;
+            : new TransactionalPublish(c.transactional(), index, stats, c.form(), c.tracing());
+    this.waves =
+        transactions == null ? new WavePublish(c.sink(), stats, wait, c.form(), c.tracing()) : null;
   }
 
   /**

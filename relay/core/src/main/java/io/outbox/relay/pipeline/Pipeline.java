@@ -65,6 +65,23 @@ public final class Pipeline {
       MeterRegistry registry,
       Clock clock,
       Ticker ticker) {
+    this(settings, source, sink, registry, clock, ticker, EventTracing.off());
+  }
+
+  /**
+   * @param registry where the pipeline's meters are registered, tagged {@code pipeline=<name>}
+   * @param clock the clock of the commit-to-ack latency and the backlog read time
+   * @param ticker what the pipeline measures its pauses, stalls, stages and stop deadline on
+   * @param tracing the spans of its claims and publishes
+   */
+  public Pipeline(
+      PipelineSettings settings,
+      Source source,
+      Sink sink,
+      MeterRegistry registry,
+      Clock clock,
+      Ticker ticker,
+      EventTracing tracing) {
     this.settings = settings;
     this.source = source;
     this.sink = sink;
@@ -119,7 +136,8 @@ public final class Pipeline {
             deadLetterRouter,
             MessageForm.of(settings.cloudEvents(), sink.cloudEventsHeaderPrefix()),
             transactional,
-            recovery);
+            recovery,
+            tracing);
     this.supervisor = new Supervisor(settings.lanes(), settings.stallTimeout(), lanes, state);
     registerGauges(registry);
   }

@@ -32,6 +32,7 @@ final class SettlementRecorder {
   private final SinkGate gate;
   private final SinkWait wait;
   private final MessageForm form;
+  private final EventTracing tracing;
 
   SettlementRecorder(
       String pipeline,
@@ -40,7 +41,8 @@ final class SettlementRecorder {
       PipelineStats stats,
       SinkGate gate,
       SinkWait wait,
-      MessageForm form) {
+      MessageForm form,
+      EventTracing tracing) {
     this.pipeline = pipeline;
     this.form = form;
     this.sink = sink;
@@ -48,6 +50,7 @@ final class SettlementRecorder {
     this.stats = stats;
     this.gate = gate;
     this.wait = wait;
+    this.tracing = tracing;
   }
 
   /**
@@ -70,8 +73,15 @@ final class SettlementRecorder {
     if (copies.isEmpty()) {
       return;
     }
+    // A copy is a publish of its own: its span is a child of the row's trace context too.
+    EventTracing.Wave traced = tracing.publishing(copies);
     List<Verdict> verdicts =
-        wait.verdicts(sink.publish(copies).toCompletableFuture(), copies.size(), claim);
+        wait.verdicts(sink.publish(traced.routed()).toCompletableFuture(), copies.size(), claim);
+    if (verdicts == null) {
+      traced.failed("abandoned before the sink answered");
+    } else {
+      traced.answered(verdicts);
+    }
     for (int i = 0; verdicts != null && i < verdicts.size(); i++) {
       if (!verdicts.get(i).isPublished()) {
         log.warn(

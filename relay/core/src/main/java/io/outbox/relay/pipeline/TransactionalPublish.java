@@ -67,6 +67,9 @@ final class TransactionalPublish {
    */
   static final String CRASH_HOOK = "OUTBOX_RELAY_TEST_CRASH_AFTER_COMMITS";
 
+  private static final Verdict ROLLED_BACK =
+      Verdict.retryable("rolled back with its transaction, aborted for another event");
+
   private static final long CRASH_AFTER_COMMITS = crashAfterCommits();
   private static final AtomicLong COMMITS = new AtomicLong();
 
@@ -74,12 +77,19 @@ final class TransactionalPublish {
   private final int lane;
   private final PipelineStats stats;
   private final MessageForm form;
+  private final EventTracing tracing;
 
-  TransactionalPublish(TransactionalSink sink, int lane, PipelineStats stats, MessageForm form) {
+  TransactionalPublish(
+      TransactionalSink sink,
+      int lane,
+      PipelineStats stats,
+      MessageForm form,
+      EventTracing tracing) {
     this.sink = sink;
     this.lane = lane;
     this.stats = stats;
     this.form = form;
+    this.tracing = tracing;
   }
 
   /**
@@ -137,14 +147,16 @@ final class TransactionalPublish {
       }
       routed.addAll(copies);
       stats.attempts.increment(group.size());
+      EventTracing.Wave traced = tracing.publishing(routed);
       CompletableFuture<SinkTransaction> future =
-          sink.publish(lane, routed, new LedgerRecord(lane, claimIdentity, published))
+          sink.publish(lane, traced.routed(), new LedgerRecord(lane, claimIdentity, published))
               .toCompletableFuture();
       if (!started) {
         started = true;
         driver.started();
       }
       SinkTransaction outcome = driver.await(future);
+      traced(traced, outcome);
       if (outcome == null) {
         return new Result(Ending.ABANDONED, committed, null);
       }
@@ -231,6 +243,22 @@ final class TransactionalPublish {
     int half = group.size() / 2;
     groups.addFirst(new ArrayList<>(group.subList(half, group.size())));
     groups.addFirst(new ArrayList<>(group.subList(0, half)));
+  }
+
+  /** Ends the publish spans of a transaction's events with its outcome. */
+  private static void traced(EventTracing.Wave traced, SinkTransaction outcome) {
+    if (outcome instanceof SinkTransaction.Committed) {
+      traced.published();
+    } else if (outcome instanceof SinkTransaction.Aborted a) {
+      // An event that was fine was rolled back with the rest, and goes again in a new span.
+      traced.answered(a.verdicts().stream().map(v -> v.isPublished() ? ROLLED_BACK : v).toList());
+    } else if (outcome instanceof SinkTransaction.Fenced f) {
+      traced.failed("fenced: " + f.error());
+    } else if (outcome instanceof SinkTransaction.Failed f) {
+      traced.failed(f.error());
+    } else {
+      traced.failed("abandoned before the transaction's outcome");
+    }
   }
 
   private static long crashAfterCommits() {

@@ -30,12 +30,15 @@ final class WavePublish {
   private final PipelineStats stats;
   private final SinkWait wait;
   private final MessageForm form;
+  private final EventTracing tracing;
 
-  WavePublish(Sink sink, PipelineStats stats, SinkWait wait, MessageForm form) {
+  WavePublish(
+      Sink sink, PipelineStats stats, SinkWait wait, MessageForm form, EventTracing tracing) {
     this.sink = sink;
     this.stats = stats;
     this.wait = wait;
     this.form = form;
+    this.tracing = tracing;
   }
 
   /**
@@ -73,15 +76,18 @@ final class WavePublish {
       }
       driver.publishing();
       stats.attempts.increment(routed.size());
-      CompletableFuture<List<Verdict>> future = sink.publish(routed).toCompletableFuture();
+      EventTracing.Wave traced = tracing.publishing(routed);
+      CompletableFuture<List<Verdict>> future = sink.publish(traced.routed()).toCompletableFuture();
       if (!overlapped) {
         overlapped = true;
         driver.started();
       }
       List<Verdict> answered = wait.verdicts(future, routed.size(), claim);
       if (answered == null) {
+        traced.failed("abandoned before the sink answered");
         return false;
       }
+      traced.answered(answered);
       for (int j = 0; j < answered.size(); j++) {
         int i = positions.get(j);
         verdicts[i] = answered.get(j);

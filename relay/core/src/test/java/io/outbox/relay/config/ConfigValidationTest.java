@@ -189,6 +189,23 @@ class ConfigValidationTest {
   }
 
   @Test
+  void rejectsAnOtlpEndpointThatIsNoHttpUrl() {
+    assertThat(
+            only(ORDERS + "outbox-relay.tracing.otlp-endpoint = \"collector:4318\"\n").toString())
+        .startsWith(
+            "outbox-relay.tracing.otlp-endpoint: an OTLP/HTTP endpoint must start with http:// or"
+                + " https://, got collector:4318");
+    assertThat(only(ORDERS + "outbox-relay.tracing.otlp-endpoint = \"http://\"\n").toString())
+        .startsWith("outbox-relay.tracing.otlp-endpoint: must be an OTLP/HTTP URL");
+    assertThat(
+            only(ORDERS + "outbox-relay.tracing.otlp-endpoint = \"http://c:4318/?a=b\"\n")
+                .toString())
+        .contains("without query or fragment");
+    assertThat(only(ORDERS + "outbox-relay.tracing.enabled = maybe\n").toString())
+        .startsWith("outbox-relay.tracing.enabled: must be true or false");
+  }
+
+  @Test
   void requiresAtLeastOnePipeline() {
     SettingsProblem p = only("outbox-relay.http.port = 9401\n");
 

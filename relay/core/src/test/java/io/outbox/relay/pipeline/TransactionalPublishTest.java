@@ -3,6 +3,8 @@ package io.outbox.relay.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import io.outbox.relay.spi.LedgerPosition;
 import io.outbox.relay.spi.LedgerRecord;
 import io.outbox.relay.spi.OutboxEvent;
@@ -27,12 +29,7 @@ class TransactionalPublishTest {
       throws Exception {
     List<OutboxEvent> events =
         List.of(Events.event(1, "a"), Events.event(2, "b"), Events.event(3, "a"));
-    ScriptedTransactionalSink sink =
-        new ScriptedTransactionalSink(
-            batch ->
-                batch.stream().anyMatch(r -> r.event().id() == 2 && r.destination().equals(TOPIC))
-                    ? aborted(batch, 2, Verdict.permanent("too large"))
-                    : null);
+    ScriptedTransactionalSink sink = abortingFor(2, Verdict.permanent("too large"));
     Verdict[] verdicts = new Verdict[3];
 
     TransactionalPublish.Result result = publish(sink, events, verdicts);
@@ -129,6 +126,49 @@ class TransactionalPublishTest {
     assertThat(verdicts[0].outcome()).isEqualTo(Verdict.Outcome.SINK_UNAVAILABLE);
   }
 
+  @Test
+  void eachTransactionsEventsHaveAPublishSpanEndedWithTheTransactionsOutcome() throws Exception {
+    String app = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    List<OutboxEvent> events =
+        List.of(
+            EventTracingTest.traced(1, java.util.Map.of("traceparent", app)),
+            EventTracingTest.traced(2, java.util.Map.of()));
+    ScriptedTransactionalSink sink = abortingFor(2, Verdict.permanent("too large"));
+    try (SpanRecorder recorder = new SpanRecorder()) {
+      publish(sink, events, new Verdict[2], recorder.tracing("p", "kafka"));
+
+      // First transaction [1, 2] aborted for 2; second [1, copy of 2] committed.
+      assertThat(recorder.spans())
+          .extracting(
+              s ->
+                  s.getName()
+                      + " "
+                      + s.getAttributes().get(AttributeKey.stringKey("outbox.verdict"))
+                      + " "
+                      + s.getStatus().getStatusCode())
+          .containsExactly(
+              "publish orders retryable ERROR",
+              "publish orders permanent ERROR",
+              "publish orders published UNSET",
+              "publish orders.dead published UNSET");
+      SpanData published = recorder.spans().get(2);
+      assertThat(published.getParentSpanId()).isEqualTo("00f067aa0ba902b7");
+      assertThat(sink.transactions.get(1).get(0).extraHeaders().get("traceparent"))
+          .isEqualTo("00-4bf92f3577b34da6a3ce929d0e0e4736-" + published.getSpanId() + "-01");
+    }
+  }
+
+  /**
+   * A sink that aborts every transaction holding event {@code id} for its topic, with {@code v}.
+   */
+  private static ScriptedTransactionalSink abortingFor(long id, Verdict v) {
+    return new ScriptedTransactionalSink(
+        batch ->
+            batch.stream().anyMatch(r -> r.event().id() == id && r.destination().equals(TOPIC))
+                ? aborted(batch, id, v)
+                : null);
+  }
+
   private static SinkTransaction aborted(List<RoutedEvent> batch, long id, Verdict verdict) {
     List<Verdict> verdicts = new ArrayList<>();
     for (RoutedEvent r : batch) {
@@ -140,6 +180,15 @@ class TransactionalPublishTest {
   private static TransactionalPublish.Result publish(
       ScriptedTransactionalSink sink, List<OutboxEvent> events, Verdict[] verdicts)
       throws Exception {
+    return publish(sink, events, verdicts, EventTracing.off());
+  }
+
+  private static TransactionalPublish.Result publish(
+      ScriptedTransactionalSink sink,
+      List<OutboxEvent> events,
+      Verdict[] verdicts,
+      EventTracing tracing)
+      throws Exception {
     SettlementPlanner planner =
         new SettlementPlanner(
             3,
@@ -150,7 +199,7 @@ class TransactionalPublishTest {
     String[] destinations = new String[events.size()];
     Arrays.fill(destinations, TOPIC);
     return new TransactionalPublish(
-            sink, 0, new PipelineStats("p", new SimpleMeterRegistry()), MessageForm.PLAIN)
+            sink, 0, new PipelineStats("p", new SimpleMeterRegistry()), MessageForm.PLAIN, tracing)
         .publish(
             "epoch 1",
             events,

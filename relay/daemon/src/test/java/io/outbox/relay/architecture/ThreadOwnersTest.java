@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
  * as fields (docs/metrics.md, "Logs"). A class of the pipeline's code — the core's pipeline, the
  * SPI and its kit, every source and sink — that calls a {@code Thread} constructor itself makes a
  * thread whose lines lack them, and fails the build. Threads the pipelines share (the daemon's HTTP
- * server, the backlog reader, the shutdown hook) are outside these packages.
+ * server, the backlog reader, the shutdown hook, the OpenTelemetry SDK's span exporter when tracing
+ * is on) are outside these packages.
  */
 class ThreadOwnersTest {
 
