@@ -29,8 +29,8 @@ import io.outbox.source.cdc.stream.ChangeStream;
 import io.outbox.source.cdc.table.CatchUp;
 import io.outbox.source.postgres.JdbcLedgerWatermark;
 import io.outbox.source.postgres.OutboxLedger;
+import io.outbox.source.postgres.OutboxTableCheck;
 import io.outbox.source.postgres.OutboxVerdicts;
-import io.outbox.source.postgres.SessionPoolingCheck;
 import io.outbox.source.postgres.SourceLifecycle;
 import io.outbox.source.postgres.SourcePool;
 import java.sql.Connection;
@@ -129,13 +129,20 @@ final class CdcSource implements Source {
    * {@inheritDoc}
    *
    * <p>That the database's ordinary sessions (lease, checks, settlements) are not pooled by
-   * transaction ({@link SessionPoolingCheck}). The stream's replication connection cannot go
-   * through such a pooler at all; the slot and the publication are checked at activation.
+   * transaction ({@link io.outbox.source.postgres.SessionPoolingCheck}); then that the outbox and
+   * dead-letter tables have the columns the source reads and settles, under the names {@code
+   * columns.*} gives them ({@link OutboxTableCheck}, one line per mismatch), for tables that exist.
+   * The stream's replication connection cannot go through such a pooler at all; the slot and the
+   * publication are checked at activation.
    */
   @Override
   public List<String> schemaProblems() {
-    return SessionPoolingCheck.startUpProblems(
-        () -> connections.dedicated("start-up check"), settings.connectionTimeout(), pipeline);
+    return OutboxTableCheck.startUpProblems(
+        () -> connections.dedicated("start-up check"),
+        settings.connectionTimeout(),
+        tables,
+        !database.retention().deadLetters().isZero(),
+        pipeline);
   }
 
   @Override

@@ -120,6 +120,21 @@ public final class CdcFixture implements AutoCloseable {
         Clock.systemUTC());
   }
 
+  /** A source that reads the table's columns under the names {@code columns} (columns.*) gives. */
+  CdcSource sourceWithColumns(Map<String, String> columns) {
+    return source(
+        db.url(),
+        db.user(),
+        db.password(),
+        1,
+        OnPublish.MARK,
+        Map.of(),
+        new CopyOnWriteArrayList<>(),
+        DatabaseSettings.Retention.OFF,
+        Clock.systemUTC(),
+        columns);
+  }
+
   private CdcSource source(
       String url,
       String user,
@@ -130,6 +145,21 @@ public final class CdcFixture implements AutoCloseable {
       List<Role> roles,
       DatabaseSettings.Retention retention,
       Clock clock) {
+    return source(
+        url, user, password, lanes, onPublish, overrides, roles, retention, clock, Map.of());
+  }
+
+  private CdcSource source(
+      String url,
+      String user,
+      String password,
+      int lanes,
+      OnPublish onPublish,
+      Map<String, ?> overrides,
+      List<Role> roles,
+      DatabaseSettings.Retention retention,
+      Clock clock,
+      Map<String, String> columns) {
     DatabaseSettings database =
         new DatabaseSettings(
             url,
@@ -140,7 +170,8 @@ public final class CdcFixture implements AutoCloseable {
             "outbox_dead_letter",
             onPublish,
             PIPELINE,
-            retention);
+            retention,
+            columns);
     PluginContext context =
         new PluginContext(
             PIPELINE, settings(overrides), PATH, lanes, 100, clock, Ticker.SYSTEM, roles::add);

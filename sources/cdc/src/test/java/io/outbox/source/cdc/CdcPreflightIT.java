@@ -1,7 +1,9 @@
 package io.outbox.source.cdc;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.client.OutboxColumns;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.testkit.PrivatePostgres;
 import io.outbox.testkit.Services;
@@ -86,5 +88,27 @@ class CdcPreflightIT {
                 + CdcFixture.PIPELINE
                 + ": column public.outbox_dead_letter.tenant is NOT NULL without a default, and"
                 + " the dead-letter move does not write it; give it a default or drop NOT NULL");
+  }
+
+  /**
+   * The start-up check both sources share: a mapping (columns.*) that does not fit the table is
+   * refused before the relay starts, one line per column, naming the key to fix.
+   */
+  @Test
+  void aMappingThatDoesNotFitTheTableIsRefusedAtStartUpOneLinePerColumn() throws Exception {
+    fx = teardown.add(new CdcFixture("cdc_preflight_columns"));
+    fx.execute("ALTER TABLE outbox RENAME COLUMN event_type TO type");
+    Map<String, String> columns = new java.util.HashMap<>(OutboxColumns.DEFAULT.byKey());
+    columns.put("event-type", "type");
+    columns.put("aggregate-id", "aggregate_key");
+    CdcSource source = fx.sourceWithColumns(columns);
+
+    assertThat(source.schemaProblems())
+        .containsExactly(
+            "table public.outbox lacks the column aggregate_key (columns.aggregate-id)");
+
+    CdcSource unmapped = fx.source(1, Map.of(), new java.util.concurrent.CopyOnWriteArrayList<>());
+    assertThat(unmapped.schemaProblems())
+        .containsExactly("table public.outbox lacks the column event_type (columns.event-type)");
   }
 }

@@ -12,12 +12,6 @@ import io.outbox.source.postgres.LeaderLease;
  */
 final class OutboxSql {
 
-  /** The columns of a pending row, and their types, by name; read at activation. */
-  static final String COLUMNS =
-      "SELECT a.attname, format_type(a.atttypid, a.atttypmod)"
-          + " FROM pg_attribute a"
-          + " WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped";
-
   /**
    * Opens a claim: the fence lock, shared (false while an instance takes over), and the lane's lock
    * (per-lane mutual exclusion across instances); both are released when the claim's transaction

@@ -14,6 +14,7 @@ import io.outbox.relay.spi.Source;
 import io.outbox.relay.spi.Ticker;
 import io.outbox.source.postgres.JdbcLedgerWatermark;
 import io.outbox.source.postgres.OutboxLedger;
+import io.outbox.source.postgres.OutboxTableCheck;
 import io.outbox.source.postgres.RetentionJob;
 import io.outbox.source.postgres.SessionPoolingCheck;
 import io.outbox.source.postgres.SourceLifecycle;
@@ -119,9 +120,9 @@ final class PollingSource implements Source {
         }
         HikariDataSource claimPool = pool.open();
         PayloadFormat format =
-            OutboxSchema.inspect(
+            OutboxTableCheck.inspect(
                 claimPool,
-                tables,
+                tables.outboxTables(),
                 !database.retention().deadLetters().isZero(),
                 pipeline,
                 connections.safeUrl());
@@ -204,22 +205,16 @@ final class PollingSource implements Source {
    * {@inheritDoc}
    *
    * <p>First that the database's sessions are not pooled by transaction ({@link
-   * SessionPoolingCheck}); then the same checks as activation ({@link OutboxSchema}), on a session
-   * of its own, for tables that exist: a table not created yet (the relay started before {@code
-   * migrate}) is left to activation, which says so and retries.
+   * SessionPoolingCheck}); then the same checks as activation ({@link OutboxTableCheck}), on a
+   * session of its own, for tables that exist: a table not created yet (the relay started before
+   * {@code migrate}) is left to activation, which says so and retries.
    */
   @Override
   public java.util.List<String> schemaProblems() {
-    java.util.List<String> pooled =
-        SessionPoolingCheck.startUpProblems(
-            () -> connections.dedicated("start-up check"), settings.connectionTimeout(), pipeline);
-    if (!pooled.isEmpty()) {
-      return pooled;
-    }
-    return OutboxSchema.startUpProblems(
-        connections,
+    return OutboxTableCheck.startUpProblems(
+        () -> connections.dedicated("start-up check"),
         settings.connectionTimeout(),
-        tables,
+        tables.outboxTables(),
         !database.retention().deadLetters().isZero(),
         pipeline);
   }

@@ -1,10 +1,10 @@
-package io.outbox.source.polling;
+package io.outbox.source.postgres;
 
+import io.outbox.admin.OutboxStatus.ConnectionOpener;
 import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
-import io.outbox.source.postgres.DeadLetterTableCheck;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -21,11 +21,19 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Checks, at start-up and at activation, that the outbox and dead-letter tables exist with the
- * columns the source uses, and finds how the payload column is typed.
+ * columns the sources use, under the names {@code columns.*} maps them to, and finds how the
+ * payload column is typed: one check for both sources, one line per mismatch.
  */
-final class OutboxSchema {
+public final class OutboxTableCheck {
 
-  private static final Logger log = LoggerFactory.getLogger(PollingSource.class);
+  private static final Logger log = LoggerFactory.getLogger(OutboxTableCheck.class);
+
+  /** A table's columns and their types. */
+  private static final String COLUMNS =
+      "SELECT a.attname, format_type(a.atttypid, a.atttypmod)"
+          + " FROM pg_attribute a"
+          + " WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped";
+
   private static final List<String> OUTBOX_COLUMNS = OutboxTables.OUTBOX_COLUMNS;
 
   private static final List<String> STRINGS = List.of("text", "character varying", "character");
@@ -52,22 +60,32 @@ final class OutboxSchema {
           Map.entry("next_attempt_at", TIMES),
           Map.entry("last_error", List.of("text", "character varying")));
 
-  private OutboxSchema() {}
+  private OutboxTableCheck() {}
 
   /**
-   * The checks of {@link #inspect(Connection, TableNames, boolean)}, on a session of its own, for
-   * tables that exist: a table not created yet (the relay started before {@code migrate}) is left
-   * to activation, which says so and retries; so is a database that cannot be reached.
+   * What a source checks before the relay starts, on sessions of its own: first that the database's
+   * sessions are not pooled by transaction ({@link SessionPoolingCheck}), then the checks of {@link
+   * #inspect(Connection, OutboxTables, boolean)} for tables that exist: a table not created yet
+   * (the relay started before {@code migrate}) is left to activation, which says so and retries; so
+   * is a database that cannot be reached.
    *
-   * @return the problem found, or none
+   * @param open opens a new session in autocommit mode (the source's dedicated sessions)
+   * @param timeout how long a statement may take
+   * @param deletesDeadLetters whether retention deletes dead letters (see {@link
+   *     DeadLetterTableCheck})
+   * @return the problems found, or none
    */
-  static List<String> startUpProblems(
-      Connections connections,
+  public static List<String> startUpProblems(
+      ConnectionOpener open,
       Duration timeout,
-      TableNames tables,
+      OutboxTables tables,
       boolean deletesDeadLetters,
       String pipeline) {
-    try (Connection c = connections.dedicated("start-up check")) {
+    List<String> pooled = SessionPoolingCheck.startUpProblems(open, timeout, pipeline);
+    if (!pooled.isEmpty()) {
+      return pooled;
+    }
+    try (Connection c = open.open()) {
       c.setNetworkTimeout(Runnable::run, (int) timeout.toMillis());
       if (!tablesExist(c, tables)) {
         return List.of();
@@ -86,16 +104,16 @@ final class OutboxSchema {
   }
 
   /**
-   * {@link #inspect(Connection, TableNames, boolean)} on a connection of {@code pool}, rolled back
-   * after.
+   * {@link #inspect(Connection, OutboxTables, boolean)} on a connection of {@code pool}, rolled
+   * back after.
    *
    * @param where the database, for the message
    * @throws SourceException naming the table, the column and what is wrong, or that the columns
    *     cannot be read
    */
-  static PayloadFormat inspect(
+  public static PayloadFormat inspect(
       DataSource pool,
-      TableNames tables,
+      OutboxTables tables,
       boolean deletesDeadLetters,
       String pipeline,
       String where) {
@@ -123,12 +141,12 @@ final class OutboxSchema {
    * @return the payload column's format
    * @throws SourceException naming the table, the column and what is wrong
    */
-  static PayloadFormat inspect(Connection connection, TableNames tables, boolean deletesDeadLetters)
-      throws SQLException {
+  public static PayloadFormat inspect(
+      Connection connection, OutboxTables tables, boolean deletesDeadLetters) throws SQLException {
     Map<String, String> outbox = columns(connection, tables.qualifiedTable());
     requireColumns(tables.displayTable(), outbox, tables.columns());
     Optional<String> deadLetterProblem =
-        DeadLetterTableCheck.problem(connection, tables.outboxTables(), deletesDeadLetters);
+        DeadLetterTableCheck.problem(connection, tables, deletesDeadLetters);
     if (deadLetterProblem.isPresent()) {
       throw new SourceException(deadLetterProblem.get());
     }
@@ -155,7 +173,7 @@ final class OutboxSchema {
   }
 
   /** Whether both the outbox and the dead-letter table exist (are visible to the user). */
-  static boolean tablesExist(Connection connection, TableNames tables) throws SQLException {
+  static boolean tablesExist(Connection connection, OutboxTables tables) throws SQLException {
     try (PreparedStatement ps =
         connection.prepareStatement(
             "SELECT to_regclass(?) IS NOT NULL AND to_regclass(?) IS NOT NULL")) {
@@ -180,7 +198,7 @@ final class OutboxSchema {
   private static Map<String, String> columns(Connection connection, String qualified)
       throws SQLException {
     Map<String, String> columns = new HashMap<>();
-    try (PreparedStatement ps = connection.prepareStatement(OutboxSql.COLUMNS)) {
+    try (PreparedStatement ps = connection.prepareStatement(COLUMNS)) {
       ps.setString(1, qualified);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
