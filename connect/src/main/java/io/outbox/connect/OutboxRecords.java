@@ -2,6 +2,7 @@ package io.outbox.connect;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
+import io.outbox.relay.spi.support.RelayHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -91,10 +92,7 @@ final class OutboxRecords {
             batch,
             DEAD_LETTER,
             dl.reason().columnValue()),
-        Map.of(
-            "dead-letter-reason", dl.reason().columnValue(),
-            "dead-letter-attempts", Integer.toString(dl.attempts()),
-            "dead-letter-error", dl.error()));
+        RelayHeaders.deadLetter(dl));
   }
 
   /**

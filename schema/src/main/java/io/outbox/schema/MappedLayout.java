@@ -72,8 +72,8 @@ final class MappedLayout extends BaseCallback {
   public void handle(Event event, Context context) {
     try {
       Connection c = context.getConnection();
-      Set<String> existing = columns(c);
       if (event == Event.BEFORE_EACH_MIGRATE) {
+        Set<String> existing = columns(c);
         if (!existing.isEmpty()) {
           toRelayNames(c, existing);
         }

@@ -15,6 +15,7 @@ import io.opentelemetry.context.propagation.TextMapGetter;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.Verdict;
+import io.outbox.relay.spi.support.RelayHeaders;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -211,7 +212,7 @@ public abstract class EventTracing {
                 .setAttribute(AGGREGATE_ID, e.aggregateId())
                 .setAttribute(EVENT_TYPE, e.eventType())
                 .setAttribute(ATTEMPTS, (long) e.attempts());
-        String reason = r.extraHeaders().get("dead-letter-reason");
+        String reason = r.extraHeaders().get(RelayHeaders.DEAD_LETTER_REASON);
         if (reason != null) {
           b.setAttribute(DEAD_LETTER_REASON, reason);
         }

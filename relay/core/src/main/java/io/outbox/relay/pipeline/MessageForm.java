@@ -11,9 +11,7 @@ import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.RoutedEvent;
 import io.outbox.relay.spi.support.CloudEventsAttributes;
 import io.outbox.relay.spi.support.RelayHeaders;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.time.ZoneOffset;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -118,19 +116,20 @@ final class MessageForm {
 
   private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
-  /** The JSON event format of {@code event}, its payload as the data. */
+  /**
+   * The JSON event format of {@code event}: its attributes as {@link CloudEventsAttributes} takes
+   * them from the row, its payload as the data.
+   */
   static byte[] structuredBody(OutboxEvent event, String source) {
-    CloudEvent cloudEvent =
-        CloudEventBuilder.v1()
-            .withId(event.eventId().toString())
-            .withSource(URI.create(source))
-            .withType(event.eventType())
-            .withDataContentType(event.payloadFormat().contentType())
-            .withSubject(event.aggregateId())
-            .withTime(event.createdAt().atOffset(ZoneOffset.UTC))
-            .withExtension("partitionkey", event.aggregateId())
-            .withData(event.payload())
-            .build();
+    CloudEventBuilder builder = CloudEventBuilder.v1();
+    CloudEventsAttributes.of(event, source)
+        .forEach(
+            (name, value) -> {
+              if (!name.equals("specversion")) { // v1() is the version
+                builder.withContextAttribute(name, value);
+              }
+            });
+    CloudEvent cloudEvent = builder.withData(event.payload()).build();
     EventFormat format = event.payloadFormat() == PayloadFormat.TEXT ? TEXT_FORMAT : JSON_FORMAT;
     return format.serialize(cloudEvent);
   }

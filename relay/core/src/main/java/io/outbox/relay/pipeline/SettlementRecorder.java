@@ -7,10 +7,10 @@ import io.outbox.relay.spi.Settled;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Sink;
 import io.outbox.relay.spi.Verdict;
+import io.outbox.relay.spi.support.RelayHeaders;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -100,13 +100,7 @@ final class SettlementRecorder {
     if (destination == null) {
       return null;
     }
-    return form.routed(
-        dl.event(),
-        destination,
-        Map.of(
-            "dead-letter-reason", dl.reason().columnValue(),
-            "dead-letter-attempts", Integer.toString(dl.attempts()),
-            "dead-letter-error", dl.error()));
+    return form.routed(dl.event(), destination, RelayHeaders.deadLetter(dl));
   }
 
   void record(SettlementPlanner.Plan plan, Settled settled, long ackedAtMillis) {

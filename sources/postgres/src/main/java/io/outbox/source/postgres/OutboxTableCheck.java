@@ -186,7 +186,10 @@ public final class OutboxTableCheck {
     }
   }
 
-  static PayloadFormat formatOf(String type) {
+  /**
+   * The format of a payload column of {@code type}; {@code null} for a type the relay cannot read.
+   */
+  public static PayloadFormat formatOf(String type) {
     return switch (type) {
       case "jsonb", "json" -> PayloadFormat.JSON;
       case "text" -> PayloadFormat.TEXT;

@@ -2,6 +2,7 @@ package io.outbox.relay.spi.support;
 
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.RoutedEvent;
+import io.outbox.relay.spi.Settlement;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -31,7 +32,24 @@ public final class RelayHeaders {
   /** The payload's media type, from the row's payload format. */
   public static final String CONTENT_TYPE = "content-type";
 
+  /** A dead letter's copy ({@code dead-letter.destination}): why it was dead-lettered. */
+  public static final String DEAD_LETTER_REASON = "dead-letter-reason";
+
+  /** A dead letter's copy: its failed attempts. */
+  public static final String DEAD_LETTER_ATTEMPTS = "dead-letter-attempts";
+
+  /** A dead letter's copy: its last error. */
+  public static final String DEAD_LETTER_ERROR = "dead-letter-error";
+
   private RelayHeaders() {}
+
+  /** The headers a dead letter's copy carries beside the relay's own. */
+  public static Map<String, String> deadLetter(Settlement.DeadLetter dl) {
+    return Map.of(
+        DEAD_LETTER_REASON, dl.reason().columnValue(),
+        DEAD_LETTER_ATTEMPTS, Integer.toString(dl.attempts()),
+        DEAD_LETTER_ERROR, dl.error());
+  }
 
   /**
    * Every header of {@code routed}'s message, in the order to send them: the relay's five and

@@ -7,6 +7,7 @@ import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.source.postgres.EventColumns;
+import io.outbox.source.postgres.OutboxTableCheck;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -97,12 +98,8 @@ public final class OutboxRows {
       ps.setString(1, tables.qualifiedTable());
       ps.setString(2, tables.columns().payload());
       try (ResultSet rs = ps.executeQuery()) {
-        String type = rs.next() ? rs.getString(1) : "jsonb";
-        return switch (type) {
-          case "bytea" -> PayloadFormat.BINARY;
-          case "text" -> PayloadFormat.TEXT;
-          default -> PayloadFormat.JSON;
-        };
+        PayloadFormat format = rs.next() ? OutboxTableCheck.formatOf(rs.getString(1)) : null;
+        return format == null ? PayloadFormat.JSON : format;
       }
     }
   }
