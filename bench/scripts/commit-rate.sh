@@ -4,6 +4,7 @@
 #   none  the insert trigger disabled
 #   v1    the trigger of migration V1 (always NOTIFY)
 #   v6    the trigger of migration V6 (NOTIFY only while no lane of the relay is busy)
+#   v7    the trigger of migration V7 (as V6, and only while a relay listens)
 # first with the relay stopped, then with it running (polling -> Kafka, draining what pgbench
 # commits; it has settled everything before each round starts). Prints one line per round with
 # the load average. Needs pgbench and psql, the local services (scripts/services.sh), and the
@@ -37,7 +38,11 @@ outbox-relay {
 }
 CONF
 java -cp "$cp" io.outbox.relay.cli.Main migrate --config "$work/relay.conf" >/dev/null
-psql -d "$db" -Atc "SELECT pg_get_functiondef('public.outbox_relay_notify_outbox'::regproc) || ';'" >"$work/v6.sql"
+psql -d "$db" -Atc "SELECT pg_get_functiondef('public.outbox_relay_notify_outbox'::regproc) || ';'" >"$work/v7.sql"
+key="$(grep -oE 'pg_try_advisory_xact_lock_shared\((-?[0-9]+), 3\)' "$work/v7.sql" | grep -oE '\(-?[0-9]+' | tr -d '(')"
+[[ -n "$key" ]] || { echo "commit-rate: the migrated trigger is not V7's (no lock (key, 3)): $work/v7.sql" >&2; exit 1; }
+sed -e 's/\${notify_function}/public.outbox_relay_notify_outbox/' -e "s/\${notify_channel}/'outbox_relay_public_outbox'/" \
+  -e "s/\${wake_lock_key}/$key/g" "$root/schema/src/main/resources/db/outbox-relay/migration/V6__quiet_wake_ups.sql" >"$work/v6.sql"
 cat >"$work/v1.sql" <<'SQL'
 CREATE OR REPLACE FUNCTION public.outbox_relay_notify_outbox() RETURNS trigger LANGUAGE plpgsql AS
 $$ BEGIN PERFORM pg_notify('outbox_relay_public_outbox', ''); RETURN NULL; END; $$;
@@ -67,7 +72,7 @@ for phase in stopped running; do
     sleep 8
   fi
   for _ in $(seq 1 "$rounds"); do
-    for variant in none v1 v6; do
+    for variant in none v1 v6 v7; do
       if [[ "$phase" == running ]]; then settled; else psql -d "$db" -qc 'TRUNCATE outbox'; fi
       trigger "$variant"
       load="$(cut -d' ' -f1-3 /proc/loadavg)"

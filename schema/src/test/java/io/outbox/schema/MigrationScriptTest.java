@@ -49,7 +49,7 @@ class MigrationScriptTest {
     assertThat(positions).isSorted();
     assertThat(script)
         .startsWith("-- outbox-relay schema of the outbox billing.outbox")
-        .contains("migrations V1 to V6")
+        .contains("migrations V1 to V7")
         .contains("\nCREATE SCHEMA IF NOT EXISTS \"billing\";\n")
         .contains("CREATE TABLE IF NOT EXISTS \"billing\".\"outbox\" (");
   }

@@ -47,11 +47,11 @@ class MigratorIT {
     }
     MigrationResult second = migrate(tables);
 
-    assertThat(first.applied()).isEqualTo(6);
-    assertThat(first.version()).isEqualTo("6");
+    assertThat(first.applied()).isEqualTo(7);
+    assertThat(first.version()).isEqualTo("7");
     assertThat(second.applied()).isZero();
-    assertThat(second.version()).isEqualTo("6");
-    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 6");
+    assertThat(second.version()).isEqualTo("7");
+    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 7");
     try (Connection c = db.connect()) {
       assertThat(Catalog.snapshot(c)).isEqualTo(before);
       assertThat(Catalog.count(c, "SELECT count(*) FROM public.outbox_relay_schema_history"))
@@ -73,7 +73,7 @@ class MigratorIT {
 
     MigrationResult result = migrate(tables);
 
-    assertThat(result.applied()).isEqualTo(6);
+    assertThat(result.applied()).isEqualTo(7);
     try (Connection c = db.connect()) {
       assertThat(Catalog.tables(c))
           .containsExactly(
@@ -288,9 +288,9 @@ class MigratorIT {
     OutboxTables payments = OutboxTables.of("payments_outbox");
     OutboxTables billing = OutboxTables.of("billing.events_outbox", "billing.events_dead");
 
-    assertThat(migrate(orders).applied()).isEqualTo(6);
-    assertThat(migrate(payments).applied()).isEqualTo(6);
-    assertThat(migrate(billing).applied()).isEqualTo(6);
+    assertThat(migrate(orders).applied()).isEqualTo(7);
+    assertThat(migrate(payments).applied()).isEqualTo(7);
+    assertThat(migrate(billing).applied()).isEqualTo(7);
     assertThat(migrate(payments).applied()).isZero();
 
     try (Connection c = db.connect()) {
@@ -339,7 +339,7 @@ class MigratorIT {
     // The application's schema is not empty, and has a history table of its own.
     MigrationResult relay = new Migrator(OutboxTables.of("outbox")).migrate(dataSource);
 
-    assertThat(relay.applied()).isEqualTo(6);
+    assertThat(relay.applied()).isEqualTo(7);
     assertThat(app.migrate().migrationsExecuted).isZero();
     app.validate();
     try (Connection c = db.connect()) {
@@ -359,7 +359,8 @@ class MigratorIT {
               "3 SQL true",
               "4 SQL true",
               "5 SQL true",
-              "6 SQL true");
+              "6 SQL true",
+              "7 SQL true");
       assertThat(Catalog.tables(c)).contains("public.orders", "public.outbox");
     }
   }
@@ -372,8 +373,8 @@ class MigratorIT {
     OutboxTables mixed = OutboxTables.of("Billing.OrderEvents", "Billing.OrderEvents_Dead");
     OutboxTables longOne = OutboxTables.of("billing." + table);
 
-    assertThat(migrate(mixed).applied()).isEqualTo(6);
-    assertThat(migrate(longOne).applied()).isEqualTo(6);
+    assertThat(migrate(mixed).applied()).isEqualTo(7);
+    assertThat(migrate(longOne).applied()).isEqualTo(7);
     assertThat(migrate(longOne).applied()).isZero();
 
     try (Connection c = db.connect()) {

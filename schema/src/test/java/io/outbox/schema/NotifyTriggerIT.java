@@ -194,6 +194,44 @@ class NotifyTriggerIT {
     }
   }
 
+  @Test
+  void skipsTheNotificationWhileNoRelayListens() throws SQLException {
+    try (Connection listener = db.connect();
+        Connection writer = db.connect()) {
+      listenOnly(listener, orders.notifyChannel()); // listens, but not as a relay: no (key, 3)
+      execute(writer, INSERT_THREE.formatted(orders.qualifiedTable()));
+
+      execute(listener, "SELECT pg_notify('" + orders.notifyChannel() + "', 'sentinel')");
+      assertThat(receive(listener, ARRIVAL_MILLIS))
+          .as("only the sentinel sent after the insert")
+          .extracting(PGNotification::getParameter)
+          .containsExactly("sentinel");
+    }
+  }
+
+  @Test
+  void aListenerTakingItsLockWaitsForSkippersAndMakesNewInsertsNotifyMeanwhile() throws Exception {
+    int key = orders.wakeLockKey();
+    try (Connection listener = db.connect();
+        Connection skipper = db.connect();
+        Connection writer = db.connect()) {
+      skipper.setAutoCommit(false);
+      writer.setAutoCommit(false);
+      execute(skipper, INSERT_THREE.formatted(orders.qualifiedTable())); // nobody listens: skips
+      listenOnly(listener, orders.notifyChannel());
+      CompletableFuture<Void> present = lockAsync(listener, key, 3);
+      awaitWaiting(key);
+
+      execute(writer, INSERT_THREE.formatted(orders.qualifiedTable())); // behind the listener
+      writer.commit();
+      assertThat(present).as("waits for the skipper").isNotDone();
+      skipper.commit();
+      present.get(ARRIVAL_MILLIS, TimeUnit.MILLISECONDS);
+      assertThat(receive(listener, ARRIVAL_MILLIS)).as("the writer notified").hasSize(1);
+      assertThat(receive(listener, QUIET_MILLIS)).as("the skipper did not").isEmpty();
+    }
+  }
+
   /** Waits until a session waits for one of the outbox's wake locks. */
   private void awaitWaiting(int key) throws Exception {
     try (Connection c = db.connect()) {
@@ -239,7 +277,15 @@ class NotifyTriggerIT {
     }
   }
 
-  private static void listen(Connection connection, String channel) throws SQLException {
+  /** Listens as a relay does: {@code LISTEN}, then the listener's lock {@code (key, 3)}. */
+  private void listen(Connection connection, String channel) throws SQLException {
+    OutboxTables tables = channel.equals(orders.notifyChannel()) ? orders : billing;
+    listenOnly(connection, channel);
+    execute(connection, "SELECT pg_advisory_lock(" + tables.wakeLockKey() + ", 3)");
+  }
+
+  /** {@code LISTEN} without the listener's lock: what a relay before V7 did. */
+  private static void listenOnly(Connection connection, String channel) throws SQLException {
     try (Statement statement = connection.createStatement()) {
       // Channels are lower-case identifiers, so LISTEN works unquoted.
       statement.execute("LISTEN " + channel);

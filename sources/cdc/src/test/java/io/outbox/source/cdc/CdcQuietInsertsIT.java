@@ -27,7 +27,8 @@ import org.postgresql.PGNotification;
 /**
  * The application's inserts do not notify while a CDC source leads (the source holds the insert
  * trigger's wake gate on its leader session), so their commits do not queue on PostgreSQL's
- * notification lock; they notify again once no instance leads.
+ * notification lock; they notify again once no instance leads. Here a relay of another pipeline
+ * listens on the same outbox (with nobody listening, inserts never notify).
  */
 class CdcQuietInsertsIT {
 
@@ -87,10 +88,15 @@ class CdcQuietInsertsIT {
     }
   }
 
+  /**
+   * A session that listens as a polling relay's listener does: {@code LISTEN}, then the lock {@code
+   * (key, 3)} without which inserts notify nobody (migration V7).
+   */
   private Connection listener() throws SQLException {
     Connection c = fx.db.connect();
     try (Statement s = c.createStatement()) {
       s.execute("LISTEN " + OutboxTables.of("outbox").notifyChannel());
+      s.execute("SELECT pg_advisory_lock(" + OutboxTables.of("outbox").wakeLockKey() + ", 3)");
     }
     return c;
   }

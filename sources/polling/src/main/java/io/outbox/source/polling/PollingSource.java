@@ -150,7 +150,13 @@ final class PollingSource implements Source {
         if (settings.listen() && listener == null) {
           listener =
               new NotificationListener(
-                  connections, sql.listen, tables.notifyChannel(), wakeUps, pipeline, ticker);
+                  connections,
+                  sql.listen,
+                  tables.notifyChannel(),
+                  tables.outboxTables().wakeLockKey(),
+                  wakeUps,
+                  pipeline,
+                  ticker);
           listener.start();
           WakeGate g =
               new WakeGate(
@@ -277,8 +283,8 @@ final class PollingSource implements Source {
   }
 
   /**
-   * Whether wake-ups work: the notification listener is listening and the wake gate is ready
-   * (diagnostics and tests).
+   * Whether wake-ups work: the notification listener is listening and holds the lock that makes
+   * inserts notify, and the wake gate is ready (diagnostics and tests).
    */
   boolean listening() {
     NotificationListener l;
@@ -286,7 +292,7 @@ final class PollingSource implements Source {
       l = listener;
     }
     WakeGate g = gate;
-    return l != null && l.listening() && g != null && g.ready();
+    return l != null && l.listening() && l.present() && g != null && g.ready();
   }
 
   /** Whether inserts skip their notification right now (diagnostics and tests). */

@@ -261,17 +261,15 @@ final class WakeGate {
    */
   private int endStaleHolders(Connection c) throws SQLException {
     String sql =
-        "SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l"
-            + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2"
-            + " AND l.mode = 'ExclusiveLock'"
-            + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-            + " AND l.classid = ?::bigint::oid AND l.objid = 1 AND l.pid <> pg_backend_pid()"
+        "SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l WHERE "
+            + WakeLocks.heldExclusively(1)
+            + " AND l.pid <> pg_backend_pid()"
             // Only this pipeline's own gate sessions (the same session name): another pipeline
             // on the table (a Kafka Connect task, say) holds the gate legitimately while busy.
             + " AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.pid"
             + " AND a.application_name = current_setting('application_name'))";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setLong(1, key & 0xffff_ffffL);
+      ps.setLong(1, WakeLocks.classid(key));
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         int ended = rs.getInt(1);

@@ -216,6 +216,46 @@ class WakeGateIT {
     }
   }
 
+  @Test
+  void insertsSkipTheNotificationWhileNoRelayListensAndNotifyOnceOneDoes() throws Exception {
+    insert(app, "order", "1", "{}", "{}", 0);
+    app.commit();
+    assertThat(notificationsSoFar()).as("no relay").isEmpty();
+
+    PollingSource source = activeSource(1);
+    insert(app, "order", "2", "{}", "{}", 0);
+    app.commit();
+    assertThat(notificationsSoFar()).as("a relay listens, its lane idle").hasSize(1);
+
+    source.close(STEP);
+    insert(app, "order", "3", "{}", "{}", 0);
+    app.commit();
+    assertThat(notificationsSoFar()).as("the relay stopped").isEmpty();
+  }
+
+  @Test
+  void aRowCommittedWhileTheRelayStartsListeningIsClaimedWithoutWaitingForThePollInterval()
+      throws Exception {
+    // Nobody listens: the insert skips its notification, and its transaction stays open while
+    // the relay starts, listens and asks for the listener's lock, which waits for it.
+    long skipped = insert(app, "order", "1", "{}", "{}", 0);
+    PollingSource source = fx.source(1, OnPublish.MARK, SLOW_POLL, new CopyOnWriteArrayList<>());
+    source.activate();
+    long idle = System.nanoTime();
+    CompletableFuture<Claim> waiting = claimAsync(source, 0);
+    await().atMost(STEP).until(() -> source.waitingLanes() == 1);
+
+    long start = System.nanoTime();
+    app.commit();
+    Claim claim = waiting.get();
+
+    assertThat(ids(claim)).containsExactly(skipped);
+    assertWokenPromptly("the listener taking its lock", idle, start);
+    await().atMost(STEP).until(source::listening);
+    assertThat(notificationsSoFar()).as("the row woke the lane without a NOTIFY").isEmpty();
+    claim.release();
+  }
+
   /** Inserts a row of {@code key}, claims it on {@code lane} and waits until the gate holds. */
   private Claim busy(PollingSource source, int lane, String key) throws Exception {
     fx.insert("order", key);

@@ -12,7 +12,9 @@ import org.slf4j.LoggerFactory;
  * Keeps the outbox's insert trigger from notifying while this instance streams: the trigger of
  * migration V6 skips its {@code NOTIFY} while the advisory lock {@code (wake key, 1)} is held
  * exclusively (the polling source's wake gate holds it while its lanes are busy), and the CDC
- * source reads the change stream, never a notification. Without it every insert of the application
+ * source reads the change stream, never a notification. Since V7 the trigger notifies only while a
+ * relay listens, so this matters while a polling relay of another pipeline listens on the same
+ * outbox, and on a table migrated only to V6; there, without it, every insert of the application
  * would notify, and PostgreSQL commits notifying transactions one at a time. Held on the leader
  * session, so it ends with the leadership (the session closes); taken when the lease is taken and,
  * while another session still holds it (a frozen instance before this one, or another pipeline's
