@@ -62,6 +62,13 @@ final class BenchDatabase implements AutoCloseable {
       st.execute("CREATE DATABASE " + name);
     }
     new Migrator(OutboxTables.of(TABLE)).migrate(db.url(), user, password);
+    try (Connection c = db.connect();
+        Statement st = c.createStatement()) {
+      // Counts dead tuples exactly (TableState); PostgreSQL's contrib, not everywhere.
+      st.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple");
+    } catch (SQLException e) {
+      // the statistics' count it is
+    }
     return db;
   }
 
@@ -182,6 +189,67 @@ final class BenchDatabase implements AutoCloseable {
             st.executeQuery("SELECT count(*) FROM " + TABLE + " WHERE published_at IS NULL")) {
       rs.next();
       return rs.getLong(1);
+    }
+  }
+
+  /**
+   * What the outbox weighs: its rows, its dead tuples (row versions the relay's marks and deletes
+   * left for vacuum), the heap's and the indexes' size, and how often autovacuum has run on it.
+   *
+   * @param exact whether the dead tuples were counted by {@code pgstattuple} (a scan of the table),
+   *     not taken from PostgreSQL's statistics, which reach the counters late
+   */
+  record TableState(
+      long rows,
+      long deadTuples,
+      long heapBytes,
+      long indexBytes,
+      long autovacuums,
+      boolean exact) {
+
+    /** One line for the report, with the autovacuum runs since {@code before}. */
+    String since(TableState before) {
+      return String.format(
+          java.util.Locale.ROOT,
+          "%,d rows, %,d dead tuples%s, heap %.1f MiB, indexes %.1f MiB, autovacuum ran %d times",
+          rows,
+          deadTuples,
+          exact ? "" : " (statistics)",
+          heapBytes / 1048576.0,
+          indexBytes / 1048576.0,
+          autovacuums - before.autovacuums);
+    }
+  }
+
+  /**
+   * The outbox's {@link TableState} now. Without the {@code pgstattuple} extension the dead tuples
+   * are the statistics' count, which other sessions' work reaches within about 10 s.
+   */
+  TableState tableState() throws SQLException {
+    try (Connection c = connect();
+        Statement st = c.createStatement()) {
+      boolean exact;
+      try (ResultSet rs =
+          st.executeQuery("SELECT 1 FROM pg_extension WHERE extname = 'pgstattuple'")) {
+        exact = rs.next();
+      }
+      String dead =
+          exact ? "(SELECT dead_tuple_count FROM pgstattuple('" + TABLE + "'))" : "n_dead_tup";
+      try (ResultSet rs =
+          st.executeQuery(
+              "SELECT (SELECT count(*) FROM "
+                  + TABLE
+                  + "), "
+                  + dead
+                  + ", pg_relation_size(relid), pg_indexes_size(relid), autovacuum_count"
+                  + " FROM pg_stat_user_tables"
+                  + " WHERE schemaname = current_schema() AND relname = '"
+                  + TABLE
+                  + "'")) {
+        rs.next();
+        return new TableState(
+            rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5), exact);
+      }
     }
   }
 

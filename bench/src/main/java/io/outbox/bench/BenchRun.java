@@ -13,6 +13,13 @@ import java.util.List;
 final class BenchRun {
 
   /**
+   * How long after a drain its table statistics are read when they are PostgreSQL's counters: a
+   * PostgreSQL 15 backend that went idle sends its counts within 10 s ({@code
+   * PGSTAT_IDLE_INTERVAL}), so the relay's last marks are in.
+   */
+  private static final Duration STATISTICS_DELAY = Duration.ofSeconds(11);
+
+  /**
    * Everything a run is told.
    *
    * @param deliveries the relay's {@code sink.kafka.delivery} modes, drained and measured one after
@@ -120,6 +127,7 @@ final class BenchRun {
     String name =
         "relay " + setup.source() + "->" + setup.sink() + " " + setup.onPublish() + suffix;
     RelayDrain.Outcome drain;
+    BenchDatabase.TableState before = db.tableState();
     if (streamedCdc()) {
       step(
           "%s: starting on the empty outbox, then inserting a backlog of %d events while it"
@@ -141,6 +149,12 @@ final class BenchRun {
               name, dir, setup, db, plan.brokers(), plan.workload().events(), plan.timeout());
     }
     report.throughput.add(drain.throughput());
+    BenchDatabase.TableState after = db.tableState();
+    if (!after.exact()) {
+      Thread.sleep(STATISTICS_DELAY.toMillis());
+      after = db.tableState();
+    }
+    report.settings.put("outbox after the drain" + suffix, after.since(before));
     try (ChildJvm relay = drain.relay()) {
       if (cdc && plan.rate() > 0) {
         streamCatchUp(db, relay, name);

@@ -40,10 +40,17 @@ final class Report {
     return throughput.stream().filter(t -> t.name().equals(name)).findFirst().orElse(null);
   }
 
-  /** Adds {@code a / b} under {@code name} when both figures exist. */
+  /**
+   * Adds {@code a / b} under {@code name} when both figures exist, to three significant digits (a
+   * ratio far below 1, such as a 200-event drain beside a bare client, stays above zero).
+   */
   void ratio(String name, Results.Throughput a, Results.Throughput b) {
     if (a != null && b != null && b.eventsPerSecond() > 0) {
-      ratios.put(name, Results.round(a.eventsPerSecond() / b.eventsPerSecond(), 2));
+      ratios.put(
+          name,
+          new java.math.BigDecimal(a.eventsPerSecond() / b.eventsPerSecond())
+              .round(new java.math.MathContext(3))
+              .doubleValue());
     }
   }
 
@@ -138,7 +145,7 @@ final class Report {
     }
     if (!ratios.isEmpty()) {
       out.println();
-      ratios.forEach((k, v) -> out.printf("  %-44s %6.2f%n", k, v));
+      ratios.forEach((k, v) -> out.printf("  %-44s %6s%n", k, v));
     }
     if (!targets.isEmpty()) {
       out.println();

@@ -49,6 +49,11 @@ class BenchIT {
     assertThat(report.at("/settings/events").asInt()).isEqualTo(500);
     assertThat(report.at("/settings/cores").asInt()).isPositive();
     assertThat(report.at("/settings/relay exit code").asInt()).isZero();
+    // Counted by pgstattuple, not estimated (how many depends on autovacuum and page pruning).
+    assertThat(report.at("/settings/outbox after the drain").asText())
+        .startsWith("500 rows, ")
+        .doesNotContain("(statistics)")
+        .matches("500 rows, [0-9,]+ dead tuples, heap [0-9.]+ MiB, indexes [0-9.]+ MiB, .*");
     List<String> names = new ArrayList<>();
     for (JsonNode t : report.get("throughput")) {
       names.add(t.get("name").asText());
