@@ -135,7 +135,9 @@ public final class BenchCommand implements Callable<Integer> {
           "Unmeasured writing at --rate before the latency run, its CPU, stage histograms and"
               + " idle share (default: ${DEFAULT-VALUE}). A relay JVM that drained only a small"
               + " backlog is still compiling for a minute or two: 120 measures its steady"
-              + " state.")
+              + " state; 0 with a small backlog (--events 1000) measures the first seconds after"
+              + " it became active, and the report says how long after its log's active line"
+              + " the run began.")
   int warmUp;
 
   @Option(

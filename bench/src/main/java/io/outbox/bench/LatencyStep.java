@@ -1,6 +1,9 @@
 package io.outbox.bench;
 
+import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Locale;
 
 /**
@@ -64,6 +67,7 @@ final class LatencyStep {
     if (!setup.onPublish().equals("mark")) {
       report.notes.add("commit-to-ack needs published_at: run with --on-publish mark");
     }
+    activation(dir, m.startedAt, suffix);
     ProcSample after = relay.sample();
     double seconds = (System.nanoTime() - m.started) / 1e9;
     // The relay's CPU while it kept up with the rate (the run's warm-up included), beside the
@@ -83,6 +87,25 @@ final class LatencyStep {
     } else {
       report.notes.add("no stage figures: the relay's log named no HTTP endpoint");
     }
+  }
+
+  /**
+   * How long after the relay's latest activation (its log's {@code active} line) the measured
+   * window began: with {@code --warm-up 0} and a small backlog, the run measures the first seconds
+   * of an active relay (a start, a take-over), and this says which.
+   */
+  private void activation(Path dir, Instant measuredFrom, String suffix) throws IOException {
+    Instant active = RelayActivation.lastIn(dir.resolve("relay.log"));
+    if (active == null || measuredFrom == null) {
+      return;
+    }
+    report.settings.put(
+        "latency run began after the relay became active" + suffix,
+        String.format(
+            Locale.ROOT,
+            "%.1f s (its log's active line at %s)",
+            Duration.between(active, measuredFrom).toMillis() / 1000.0,
+            active));
   }
 
   /** The load the run reached and the machine's idle share over it; flags a saturated machine. */
@@ -155,6 +178,7 @@ final class LatencyStep {
     ProcSample harnessBefore;
     MachineCpu machineBefore;
     long started;
+    Instant startedAt;
 
     Measuring(StageMetrics stages, ChildJvm relay) {
       this.stages = stages;
@@ -167,6 +191,7 @@ final class LatencyStep {
       harnessBefore = ProcSample.of(ProcessHandle.current().pid());
       machineBefore = MachineCpu.now();
       started = System.nanoTime();
+      startedAt = Instant.now();
     }
   }
 }

@@ -4,6 +4,8 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -63,20 +65,28 @@ final class Writers {
       throws Exception {
     Map<UUID, Commit> commits = new ConcurrentHashMap<>();
     AtomicLong sequence = new AtomicLong();
-    long start = System.nanoTime();
-    long measured = start + warmUp.toNanos();
-    long end = measured + duration.toNanos();
-    AtomicReference<Exception> failed = new AtomicReference<>();
-    Thread clock = warmUp.isZero() ? null : clock(measured, measuring, failed);
-    if (clock == null) {
-      measuring.run();
-    }
-    Parallel.run(
-        "bench-writer",
-        writers,
-        index -> {
-          try (Connection c = db.connect()) {
-            c.setAutoCommit(false);
+    // The writers connect, and without a warm-up the measuring starts, before the schedule does:
+    // the time either takes would otherwise come back as a burst of late commits at its start.
+    List<Connection> connections = new ArrayList<>(writers);
+    try {
+      for (int i = 0; i < writers; i++) {
+        Connection c = db.connect();
+        connections.add(c);
+        c.setAutoCommit(false);
+      }
+      if (warmUp.isZero()) {
+        measuring.run();
+      }
+      long start = System.nanoTime();
+      long measured = start + warmUp.toNanos();
+      long end = measured + duration.toNanos();
+      AtomicReference<Exception> failed = new AtomicReference<>();
+      Thread clock = warmUp.isZero() ? null : clock(measured, measuring, failed);
+      Parallel.run(
+          "bench-writer",
+          writers,
+          index -> {
+            Connection c = connections.get(index);
             for (long k = 0; ; k++) {
               long due = rate > 0 ? start + (long) ((k * writers + index) * 1e9 / rate) : start;
               if (due >= end || System.nanoTime() >= end) {
@@ -99,16 +109,20 @@ final class Writers {
                         ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now())));
               }
             }
-          }
-        });
-    if (clock != null) {
-      clock.join();
+          });
+      if (clock != null) {
+        clock.join();
+      }
+      if (failed.get() != null) {
+        throw failed.get();
+      }
+      long nanos = System.nanoTime() - measured;
+      return new Outcome(commits, nanos);
+    } finally {
+      for (Connection c : connections) {
+        c.close();
+      }
     }
-    if (failed.get() != null) {
-      throw failed.get();
-    }
-    long nanos = System.nanoTime() - measured;
-    return new Outcome(commits, nanos);
   }
 
   /** A thread that calls {@code measuring} at {@code measured} (nanoTime), started. */
