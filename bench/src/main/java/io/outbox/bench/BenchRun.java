@@ -143,6 +143,7 @@ final class BenchRun {
       report.settings.put(
           "backlog load events/s",
           Math.round(plan.workload().events() / ((System.nanoTime() - t0) / 1e9)));
+      report.settings.put("outbox before the drain" + suffix, db.tableState().since(before));
       step("%s: draining", name);
       drain =
           RelayDrain.run(
