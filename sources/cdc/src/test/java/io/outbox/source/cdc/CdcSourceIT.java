@@ -204,6 +204,28 @@ class CdcSourceIT {
   }
 
   @Test
+  void aMappedColumnWhoseNameNeedsQuotingIsPublishedStreamedAndSettled(TestInfo info)
+      throws Exception {
+    fixture(info);
+    fx.execute("ALTER TABLE outbox RENAME COLUMN aggregate_id TO \"AggregateId\"");
+    Map<String, String> columns =
+        new java.util.HashMap<>(io.outbox.client.OutboxColumns.DEFAULT.byKey());
+    columns.put("aggregate-id", "AggregateId");
+    CdcSource source = fx.sourceWithColumns(columns);
+    source.activate(); // creates the publication with its column list
+    fx.execute(
+        "INSERT INTO outbox (aggregate_type, \"AggregateId\", event_type, payload)"
+            + " VALUES ('order', 'a', 'OrderCreated', '{}'), ('order', 'b', 'OrderCreated', '{}')");
+
+    List<Claim> claims = CdcFixture.claimAll(source, 1, 2, Duration.ofSeconds(30));
+    assertThat(claims.stream().flatMap(c -> c.events().stream()))
+        .extracting(OutboxEvent::aggregateId)
+        .containsExactly("a", "b");
+    claims.forEach(CdcFixture::publishAll);
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NULL")).isZero();
+  }
+
+  @Test
   void aPublicationOfEveryColumnStillStreamsTheRowsAsTheyAre(TestInfo info) throws Exception {
     fixture(info);
     // As a relay before column lists created it (or a DBA without one).

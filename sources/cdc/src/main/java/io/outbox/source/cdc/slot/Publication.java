@@ -34,11 +34,15 @@ final class Publication {
   private final String pipeline;
   private final String where;
 
+  /** The columns the stream carries, under the table's names. */
+  private final List<String> columns;
+
   Publication(CdcSettings settings, OutboxTables tables, String pipeline, String where) {
     this.settings = settings;
     this.tables = tables;
     this.pipeline = pipeline;
     this.where = where;
+    this.columns = ChangeEvents.columns(tables.columns());
   }
 
   /**
@@ -50,14 +54,13 @@ final class Publication {
     String publication = settings.publicationName();
     // The driver knows the server's version from the connection's start: no query.
     boolean columnLists = c.getMetaData().getDatabaseMajorVersion() >= COLUMN_LISTS;
+    String columnList = columnList(c);
     String create =
         "CREATE PUBLICATION \""
             + publication
             + "\" FOR TABLE "
             + tables.qualifiedTable()
-            + (columnLists
-                ? " (" + String.join(", ", ChangeEvents.columns(tables.columns())) + ")"
-                : "")
+            + (columnLists ? " (" + columnList + ")" : "")
             + " WITH (publish = 'insert')";
     if (!exists(c, publication)) {
       if (!settings.createPublication()) {
@@ -85,9 +88,7 @@ final class Publication {
           pipeline,
           publication,
           tables.displayTable(),
-          columnLists
-              ? ", columns " + String.join(", ", ChangeEvents.columns(tables.columns()))
-              : "");
+          columnLists ? ", columns " + String.join(", ", columns) : "");
       return;
     }
     List<String> published = publishedColumns(c, publication, columnLists);
@@ -105,7 +106,7 @@ final class Publication {
     if (!columnLists) {
       return;
     }
-    List<String> missing = new ArrayList<>(ChangeEvents.columns(tables.columns()));
+    List<String> missing = new ArrayList<>(columns);
     missing.removeAll(published);
     String alter =
         "ALTER PUBLICATION "
@@ -113,7 +114,7 @@ final class Publication {
             + " SET TABLE "
             + tables.qualifiedTable()
             + " ("
-            + String.join(", ", ChangeEvents.columns(tables.columns()))
+            + columnList
             + ")";
     if (!missing.isEmpty()) {
       throw fail(
@@ -128,7 +129,7 @@ final class Publication {
               + ", which the stream needs; "
               + alter);
     }
-    if (published.size() > ChangeEvents.columns(tables.columns()).size()) {
+    if (published.size() > columns.size()) {
       log.info(
           "pipeline {}: publication {} sends {} columns of {} for every event where the stream"
               + " reads {}: the relay reads the rest from the table, so the walsender and the"
@@ -137,8 +138,25 @@ final class Publication {
           publication,
           published.size(),
           tables.displayTable(),
-          ChangeEvents.columns(tables.columns()).size(),
+          columns.size(),
           alter);
+    }
+  }
+
+  /**
+   * {@link #columns} as a statement's column list, each name quoted where PostgreSQL needs it
+   * ({@code quote_ident}: a mapped name such as {@code AggregateId}, or a keyword).
+   */
+  private String columnList(Connection c) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT string_agg(quote_ident(n), ', ' ORDER BY i)"
+                + " FROM unnest(?::text[]) WITH ORDINALITY AS u(n, i)")) {
+      ps.setArray(1, c.createArrayOf("text", columns.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
     }
   }
 
