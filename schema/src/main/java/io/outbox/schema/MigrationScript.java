@@ -5,6 +5,7 @@ import static io.outbox.client.OutboxTables.quote;
 import io.outbox.client.OutboxTables;
 import java.io.IOException;
 import java.io.Reader;
+import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -96,11 +97,8 @@ final class MigrationScript {
   }
 
   private static String readAll(Reader reader) throws IOException {
-    StringBuilder text = new StringBuilder();
-    char[] buffer = new char[8192];
-    for (int n = reader.read(buffer); n >= 0; n = reader.read(buffer)) {
-      text.append(buffer, 0, n);
-    }
+    StringWriter text = new StringWriter();
+    reader.transferTo(text);
     return text.toString();
   }
 }

@@ -82,6 +82,19 @@ public abstract class EventTracing {
 
     /** No verdict will come (abandoned, fenced, in doubt): ends every span as failed. */
     void failed(String error);
+
+    /**
+     * Ends every span with the sink's {@code verdicts}, or as failed when they are {@code null}
+     * (the wait for them was abandoned); gives the verdicts back.
+     */
+    default List<Verdict> ended(List<Verdict> verdicts) {
+      if (verdicts == null) {
+        failed("abandoned before the sink answered");
+      } else {
+        answered(verdicts);
+      }
+      return verdicts;
+    }
   }
 
   /** Tracing off. */

@@ -25,7 +25,7 @@ import java.util.Map;
 final class MessageForm {
 
   /** Plain messages. */
-  static final MessageForm PLAIN = new MessageForm(CloudEventsMode.NONE, null, "ce_");
+  static final MessageForm PLAIN = new MessageForm(CloudEventsMode.NONE, null, null);
 
   /** JSON and binary payloads: {@code data} inline for JSON, {@code data_base64} otherwise. */
   private static final EventFormat JSON_FORMAT = new JsonFormat();

@@ -76,12 +76,9 @@ final class SettlementRecorder {
     // A copy is a publish of its own: its span is a child of the row's trace context too.
     EventTracing.Wave traced = tracing.publishing(copies);
     List<Verdict> verdicts =
-        wait.verdicts(sink.publish(traced.routed()).toCompletableFuture(), copies.size(), claim);
-    if (verdicts == null) {
-      traced.failed("abandoned before the sink answered");
-    } else {
-      traced.answered(verdicts);
-    }
+        traced.ended(
+            wait.verdicts(
+                sink.publish(traced.routed()).toCompletableFuture(), copies.size(), claim));
     for (int i = 0; verdicts != null && i < verdicts.size(); i++) {
       if (!verdicts.get(i).isPublished()) {
         log.warn(

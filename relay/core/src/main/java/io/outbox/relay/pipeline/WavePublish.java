@@ -82,12 +82,10 @@ final class WavePublish {
         overlapped = true;
         driver.started();
       }
-      List<Verdict> answered = wait.verdicts(future, routed.size(), claim);
+      List<Verdict> answered = traced.ended(wait.verdicts(future, routed.size(), claim));
       if (answered == null) {
-        traced.failed("abandoned before the sink answered");
         return false;
       }
-      traced.answered(answered);
       for (int j = 0; j < answered.size(); j++) {
         int i = positions.get(j);
         verdicts[i] = answered.get(j);

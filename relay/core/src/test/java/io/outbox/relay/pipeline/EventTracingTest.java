@@ -33,19 +33,7 @@ class EventTracingTest {
   }
 
   static OutboxEvent traced(long id, Map<String, String> headers) {
-    OutboxEvent e = Events.event(id, "k" + id);
-    return new OutboxEvent(
-        e.id(),
-        e.eventId(),
-        e.aggregateType(),
-        e.aggregateId(),
-        e.eventType(),
-        null,
-        e.payload(),
-        e.payloadFormat(),
-        headers,
-        e.createdAt(),
-        0);
+    return Events.event(id, "k" + id, 0, headers);
   }
 
   @Test

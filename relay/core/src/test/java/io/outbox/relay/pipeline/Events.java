@@ -15,6 +15,11 @@ final class Events {
   }
 
   static OutboxEvent event(long id, String aggregateId, int attempts) {
+    return event(id, aggregateId, attempts, Map.of());
+  }
+
+  /** A row whose {@code headers} column holds {@code headers} (trace context, say). */
+  static OutboxEvent event(long id, String aggregateId, int attempts, Map<String, String> headers) {
     return new OutboxEvent(
         id,
         UUID.nameUUIDFromBytes(Long.toString(id).getBytes(StandardCharsets.UTF_8)),
@@ -24,7 +29,7 @@ final class Events {
         null,
         ("{\"n\":" + id + "}").getBytes(StandardCharsets.UTF_8),
         PayloadFormat.JSON,
-        Map.of(),
+        headers,
         Instant.parse("2026-01-01T00:00:00Z"),
         attempts);
   }

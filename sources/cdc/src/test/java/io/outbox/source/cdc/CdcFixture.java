@@ -81,7 +81,8 @@ public final class CdcFixture implements AutoCloseable {
         overrides,
         new CopyOnWriteArrayList<>(),
         DatabaseSettings.Retention.OFF,
-        clock);
+        clock,
+        Map.of());
   }
 
   CdcSource source(int lanes, OnPublish onPublish, Map<String, ?> overrides, List<Role> roles) {
@@ -103,7 +104,8 @@ public final class CdcFixture implements AutoCloseable {
         overrides,
         roles,
         retention,
-        Clock.systemUTC());
+        Clock.systemUTC(),
+        Map.of());
   }
 
   /** A source of this fixture's pipeline on another database or as another user. */
@@ -117,7 +119,8 @@ public final class CdcFixture implements AutoCloseable {
         overrides,
         new CopyOnWriteArrayList<>(),
         DatabaseSettings.Retention.OFF,
-        Clock.systemUTC());
+        Clock.systemUTC(),
+        Map.of());
   }
 
   /** A source that reads the table's columns under the names {@code columns} (columns.*) gives. */
@@ -133,20 +136,6 @@ public final class CdcFixture implements AutoCloseable {
         DatabaseSettings.Retention.OFF,
         Clock.systemUTC(),
         columns);
-  }
-
-  private CdcSource source(
-      String url,
-      String user,
-      String password,
-      int lanes,
-      OnPublish onPublish,
-      Map<String, ?> overrides,
-      List<Role> roles,
-      DatabaseSettings.Retention retention,
-      Clock clock) {
-    return source(
-        url, user, password, lanes, onPublish, overrides, roles, retention, clock, Map.of());
   }
 
   private CdcSource source(

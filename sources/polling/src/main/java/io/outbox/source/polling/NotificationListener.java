@@ -30,6 +30,9 @@ final class NotificationListener {
   private static final Logger log = LoggerFactory.getLogger(NotificationListener.class);
   private static final int RECEIVE_TIMEOUT_MS = 500;
 
+  /** How often a session without {@code (key, 3)} asks for it again. */
+  private static final long PRESENCE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
   /**
    * How long one request for {@code (key, 3)} waits for transactions that skipped their
    * notification; a longer one (an application transaction open for long) is waited for in turns,
@@ -154,11 +157,9 @@ final class NotificationListener {
         established.run();
         PGConnection pg = connection.unwrap(PGConnection.class);
         long probed = ticker.nanoTime();
-        long presenceTried = probed - TimeUnit.MILLISECONDS.toNanos(RECEIVE_TIMEOUT_MS);
+        long presenceTried = probed - PRESENCE_RETRY_NANOS;
         while (!keeper.stopping()) {
-          if (!present
-              && ticker.nanoTime() - presenceTried
-                  >= TimeUnit.MILLISECONDS.toNanos(RECEIVE_TIMEOUT_MS)) {
+          if (!present && ticker.nanoTime() - presenceTried >= PRESENCE_RETRY_NANOS) {
             present = takePresence(connection);
             presenceTried = ticker.nanoTime();
             if (present) {
