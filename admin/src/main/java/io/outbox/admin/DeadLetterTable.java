@@ -142,10 +142,14 @@ public final class DeadLetterTable {
                   OutboxTables.quote(oc.payload()))
               + ", headers, created_at)\n"
               + " SELECT event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
-              + " headers, created_at FROM picked ORDER BY id\n"
-              + " ON CONFLICT ("
+              + " headers, created_at FROM picked p"
+              // Not ON CONFLICT: a partitioned outbox has no unique index on event_id of its own.
+              + " WHERE NOT EXISTS (SELECT 1 FROM "
+              + outbox
+              + " o WHERE o."
               + OutboxTables.quote(oc.eventId())
-              + ") DO NOTHING RETURNING "
+              + " = p.event_id) ORDER BY id\n"
+              + " RETURNING "
               + OutboxTables.quote(oc.eventId())
               + " AS event_id),\n"
               + "removed AS (DELETE FROM "

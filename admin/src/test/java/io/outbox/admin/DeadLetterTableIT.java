@@ -24,9 +24,9 @@ import org.junit.jupiter.api.Test;
 /** List, replay and purge of dead letters against the real PostgreSQL. */
 class DeadLetterTableIT {
 
-  private static final OutboxTables TABLES = OutboxTables.of("app.outbox", "app.dead");
+  static final OutboxTables TABLES = OutboxTables.of("app.outbox", "app.dead");
   private static final DeadLetterTable DEAD = DeadLetterTable.of(TABLES);
-  private static TestDatabase db;
+  static TestDatabase db;
 
   @BeforeAll
   static void migrate() {

@@ -2,6 +2,7 @@ package io.outbox.bench;
 
 import io.outbox.relay.cli.LocalServices;
 import io.outbox.relay.spi.SourceProvider;
+import io.outbox.schema.PartitionedLayout;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -203,6 +204,36 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Partitions of the run's Kafka topic (default: ${DEFAULT-VALUE}).")
   int partitions;
 
+  @Option(
+      names = "--layout",
+      paramLabel = "plain|partitioned",
+      defaultValue = "plain",
+      description = "The outbox's layout (the relay's layout setting; default: ${DEFAULT-VALUE}).")
+  String layout;
+
+  @Option(
+      names = "--layout-partitions",
+      paramLabel = "N",
+      defaultValue = "4",
+      description = "With --layout partitioned: partitions.count (default: ${DEFAULT-VALUE}).")
+  int layoutPartitions;
+
+  @Option(
+      names = "--layout-size",
+      paramLabel = "IDS",
+      defaultValue = "1000000",
+      description = "With --layout partitioned: partitions.size (default: ${DEFAULT-VALUE}).")
+  long layoutSize;
+
+  @Option(
+      names = "--weigh-after",
+      paramLabel = "SECONDS",
+      defaultValue = "0",
+      description =
+          "Weigh the outbox again this long after the drain, once retention had its turn (see"
+              + " --relay-config retention.*; default: ${DEFAULT-VALUE}, not again).")
+  int weighAfter;
+
   @Mixin CurveOptions curve = new CurveOptions();
 
   @Option(
@@ -269,7 +300,11 @@ public final class BenchCommand implements Callable<Integer> {
             services.pgUser,
             services.pgPassword(),
             arguments(),
-            latencyDump);
+            latencyDump,
+            layout.equals("partitioned")
+                ? new PartitionedLayout(layoutPartitions, layoutSize)
+                : null,
+            Duration.ofSeconds(weighAfter));
     out.printf("bench: run %s, logs and config in %s%n", run, dir);
     out.flush();
     if (curve.kind != null) {
@@ -318,6 +353,15 @@ public final class BenchCommand implements Callable<Integer> {
         List.of("kafka", "rabbitmq", "nats", "redis").contains(sink),
         "--sink must be kafka, rabbitmq, nats or redis");
     check(List.of("mark", "delete").contains(onPublish), "--on-publish must be mark or delete");
+    check(
+        List.of("plain", "partitioned").contains(layout), "--layout must be plain or partitioned");
+    check(
+        layoutPartitions >= PartitionedLayout.MIN_COUNT
+            && layoutPartitions <= PartitionedLayout.MAX_COUNT
+            && layoutSize >= PartitionedLayout.MIN_SIZE
+            && layoutSize <= PartitionedLayout.MAX_SIZE,
+        "--layout-partitions must be 2..64 and --layout-size 1000..1000000000");
+    check(weighAfter >= 0, "--weigh-after >= 0");
     check(events >= 1 && keys >= 1 && writers >= 1, "--events, --keys, --writers must be >= 1");
     check(
         payloadBytes >= Workload.MIN_PAYLOAD_BYTES,

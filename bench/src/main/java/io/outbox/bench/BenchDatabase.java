@@ -4,6 +4,7 @@ import io.outbox.client.OutboxMessage;
 import io.outbox.client.OutboxTables;
 import io.outbox.client.OutboxWriter;
 import io.outbox.schema.Migrator;
+import io.outbox.schema.PartitionedLayout;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -53,7 +54,8 @@ final class BenchDatabase implements AutoCloseable {
    * Creates database {@code name} on the server of {@code serverUrl} (a JDBC URL ending in {@code
    * /<some database>}, e.g. {@code jdbc:postgresql://127.0.0.1:5432/postgres}) and migrates it.
    */
-  static BenchDatabase create(String serverUrl, String user, String password, String name)
+  static BenchDatabase create(
+      String serverUrl, String user, String password, String name, PartitionedLayout layout)
       throws SQLException {
     BenchDatabase db = new BenchDatabase(serverUrl, user, password, name);
     try (Connection c = DriverManager.getConnection(serverUrl, user, password);
@@ -61,7 +63,7 @@ final class BenchDatabase implements AutoCloseable {
       st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
       st.execute("CREATE DATABASE " + name);
     }
-    new Migrator(OutboxTables.of(TABLE)).migrate(db.url(), user, password);
+    new Migrator(OutboxTables.of(TABLE), layout).migrate(db.url(), user, password);
     try (Connection c = db.connect();
         Statement st = c.createStatement()) {
       // Counts dead tuples exactly (TableState); PostgreSQL's contrib, not everywhere.
@@ -233,19 +235,24 @@ final class BenchDatabase implements AutoCloseable {
           st.executeQuery("SELECT 1 FROM pg_extension WHERE extname = 'pgstattuple'")) {
         exact = rs.next();
       }
-      String dead =
-          exact ? "(SELECT dead_tuple_count FROM pgstattuple('" + TABLE + "'))" : "n_dead_tup";
+      // Summed over the partitions of a partitioned outbox (a plain one is its own only leaf).
+      String dead = exact ? "(SELECT dead_tuple_count FROM pgstattuple(t.relid))" : "n_dead_tup";
       try (ResultSet rs =
           st.executeQuery(
               "SELECT (SELECT count(*) FROM "
                   + TABLE
-                  + "), "
+                  + "), coalesce(sum("
                   + dead
-                  + ", pg_relation_size(relid), pg_indexes_size(relid), autovacuum_count"
-                  + " FROM pg_stat_user_tables"
-                  + " WHERE schemaname = current_schema() AND relname = '"
+                  + "), 0), coalesce(sum(pg_relation_size(t.relid)), 0),"
+                  + " coalesce(sum(pg_indexes_size(t.relid)), 0),"
+                  + " coalesce(sum(s.autovacuum_count), 0)"
+                  + " FROM (SELECT relid FROM pg_partition_tree('"
                   + TABLE
-                  + "'")) {
+                  + "') WHERE isleaf UNION ALL SELECT '"
+                  + TABLE
+                  + "'::regclass WHERE NOT EXISTS (SELECT FROM pg_partition_tree('"
+                  + TABLE
+                  + "'))) t JOIN pg_stat_user_tables s ON s.relid = t.relid")) {
         rs.next();
         return new TableState(
             rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5), exact);

@@ -1,5 +1,6 @@
 package io.outbox.bench;
 
+import io.outbox.schema.PartitionedLayout;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,6 +31,8 @@ final class BenchRun {
    *     starts (its activation reads it from the table), or {@code streamed}, inserted once the
    *     relay streams ({@link StreamedDrain})
    * @param latencyDump where the latency run writes every measured event's timings, or {@code null}
+   * @param layout the outbox's partitioned layout, or {@code null} for the plain one
+   * @param weighAfter how long after the drain the outbox is weighed again, or zero for not
    */
   record Plan(
       String run,
@@ -51,7 +54,9 @@ final class BenchRun {
       String pgUser,
       String pgPassword,
       String arguments,
-      Path latencyDump) {}
+      Path latencyDump,
+      PartitionedLayout layout,
+      Duration weighAfter) {}
 
   private final Plan plan;
   private final PrintWriter out;
@@ -71,7 +76,16 @@ final class BenchRun {
     plan.brokers().declare(sink);
     try (BenchDatabase db =
         BenchDatabase.create(
-            plan.pgUrl(), plan.pgUser(), plan.pgPassword(), "bench_" + plan.run())) {
+            plan.pgUrl(), plan.pgUser(), plan.pgPassword(), "bench_" + plan.run(), plan.layout())) {
+      if (plan.layout() != null) {
+        report.settings.put(
+            "outbox layout",
+            "partitioned, "
+                + plan.layout().count()
+                + " partitions of "
+                + plan.layout().size()
+                + " ids");
+      }
       try (Connection c = db.connect()) {
         DatabaseMetaData meta = c.getMetaData();
         report.settings.put("postgresql", meta.getDatabaseProductVersion());
@@ -156,6 +170,12 @@ final class BenchRun {
       after = db.tableState();
     }
     report.settings.put("outbox after the drain" + suffix, after.since(before));
+    if (!plan.weighAfter().isZero()) {
+      Thread.sleep(plan.weighAfter().toMillis()); // retention's turn (--relay-config retention)
+      report.settings.put(
+          "outbox " + plan.weighAfter().toSeconds() + " s after the drain" + suffix,
+          db.tableState().since(before));
+    }
     try (ChildJvm relay = drain.relay()) {
       if (cdc && plan.rate() > 0) {
         streamCatchUp(db, relay, name);

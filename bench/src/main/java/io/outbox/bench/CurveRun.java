@@ -171,7 +171,9 @@ final class CurveRun {
         base.pgUser(),
         base.pgPassword(),
         base.arguments(),
-        null);
+        null,
+        base.layout(),
+        base.weighAfter());
   }
 
   /** When, on what machine under what load, and with what workload: the plot's second line. */

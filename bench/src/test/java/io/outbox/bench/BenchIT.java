@@ -53,7 +53,9 @@ class BenchIT {
     assertThat(report.at("/settings/outbox after the drain").asText())
         .startsWith("500 rows, ")
         .doesNotContain("(statistics)")
-        .matches("500 rows, [0-9,]+ dead tuples, heap [0-9.]+ MiB, indexes [0-9.]+ MiB, .*");
+        // 500 rows of the heap weigh something: a weighing that missed the table reads 0.0.
+        .matches(
+            "500 rows, [0-9,]+ dead tuples, heap (?!0\\.0 )[0-9.]+ MiB, indexes [0-9.]+ MiB, .*");
     List<String> names = new ArrayList<>();
     for (JsonNode t : report.get("throughput")) {
       names.add(t.get("name").asText());

@@ -31,7 +31,8 @@ class WritersIT {
             url,
             System.getenv().getOrDefault("OUTBOX_PG_USER", "postgres"),
             System.getenv().getOrDefault("OUTBOX_PG_PASSWORD", ""),
-            name)) {
+            name,
+            null)) {
       Writers.Outcome o =
           Writers.run(
               db,

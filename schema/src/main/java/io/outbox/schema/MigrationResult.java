@@ -9,8 +9,20 @@ import java.util.Objects;
  * @param tables the outbox and dead-letter tables migrated
  * @param applied how many migrations this run applied; 0 when the schema was already current
  * @param version the schema version after the run, e.g. {@code "1"}
+ * @param partitioned the partitioned layout asked for, or {@code null} for the plain one
+ * @param layout what making that layout did, or {@code null} for the plain one
  */
-public record MigrationResult(OutboxTables tables, int applied, String version) {
+public record MigrationResult(
+    OutboxTables tables,
+    int applied,
+    String version,
+    PartitionedLayout partitioned,
+    PartitionedLayout.Outcome layout) {
+
+  /** A run in the plain layout. */
+  public MigrationResult(OutboxTables tables, int applied, String version) {
+    this(tables, applied, version, null, null);
+  }
 
   public MigrationResult {
     Objects.requireNonNull(tables, "tables");
@@ -28,6 +40,28 @@ public record MigrationResult(OutboxTables tables, int applied, String version) 
         + applied
         + (applied == 1 ? " migration" : " migrations")
         + " applied, now at version "
-        + version;
+        + version
+        + layoutNote();
+  }
+
+  /**
+   * What became of the layout, {@code "; now partitioned into ..."}, or empty for the plain layout.
+   */
+  public String layoutNote() {
+    if (layout == null) {
+      return "";
+    }
+    String shape =
+        partitioned.count() + " partitions of " + partitioned.size() + " ids taken in turn";
+    return switch (layout) {
+      case ALREADY -> "; partitioned into " + shape;
+      case CREATED -> "; now partitioned into " + shape;
+      case CONVERTED ->
+          "; now partitioned into "
+              + shape
+              + ", the rows it held stay in "
+              + OutboxTables.fit(tables.table(), "_p_before")
+              + " until retention empties it";
+    };
   }
 }

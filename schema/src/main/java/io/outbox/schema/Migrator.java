@@ -36,10 +36,20 @@ public final class Migrator {
   static final int MIN_POSTGRESQL_MAJOR = 13;
 
   private final OutboxTables tables;
+  private final PartitionedLayout partitioned; // null: the plain layout
 
-  /** A migrator for these tables; it holds no connection. */
+  /** A migrator for these tables in the plain layout; it holds no connection. */
   public Migrator(OutboxTables tables) {
+    this(tables, null);
+  }
+
+  /**
+   * A migrator for these tables; with {@code partitioned}, after the migrations it makes the outbox
+   * partitioned so ({@link PartitionedLayout#apply}). It holds no connection.
+   */
+  public Migrator(OutboxTables tables, PartitionedLayout partitioned) {
     this.tables = Objects.requireNonNull(tables, "tables");
+    this.partitioned = partitioned;
   }
 
   /** The tables this migrator creates. */
@@ -90,7 +100,13 @@ public final class Migrator {
       MigrateResult result = flyway.migrate();
       String version =
           result.targetSchemaVersion != null ? result.targetSchemaVersion : currentVersion(flyway);
-      return new MigrationResult(tables, result.migrationsExecuted, version);
+      PartitionedLayout.Outcome layout = null;
+      if (partitioned != null) {
+        try (Connection c = dataSource.getConnection()) {
+          layout = partitioned.apply(c, tables);
+        }
+      }
+      return new MigrationResult(tables, result.migrationsExecuted, version, partitioned, layout);
     } catch (MigrationException e) {
       throw e;
     } catch (SQLException | RuntimeException e) {
@@ -126,6 +142,12 @@ public final class Migrator {
    * @throws MigrationException when a migration cannot be read
    */
   public String script() {
+    if (partitioned != null) {
+      throw failure(
+          "cannot print the SQL of the partitioned layout: the conversion depends on the table it"
+              + " finds (its rows, grants, indexes); run migrate against the database",
+          null);
+    }
     if (MappedLayout.needed(tables)) {
       // What MappedLayout does depends on the table found: the columns it adds, those it renames.
       throw failure(

@@ -12,6 +12,7 @@ import io.outbox.relay.config.PipelineSettings.CloudEventsSettings;
 import io.outbox.relay.config.PipelineSettings.RetrySettings;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
+import io.outbox.relay.spi.DatabaseSettings.Partitions;
 import io.outbox.relay.spi.DatabaseSettings.Retention;
 import io.outbox.relay.spi.support.EventTemplate;
 import io.outbox.relay.spi.support.SettingsReader;
@@ -35,6 +36,8 @@ final class PipelineBinder {
 
   private static final Map<String, OnPublish> ON_PUBLISH = new LinkedHashMap<>();
 
+  private static final Map<String, Boolean> LAYOUTS = new LinkedHashMap<>();
+
   private static final Duration MIN_RETENTION_INTERVAL = Duration.ofSeconds(1);
 
   private static final Map<String, CloudEventsMode> CLOUD_EVENTS_MODES = new LinkedHashMap<>();
@@ -42,6 +45,8 @@ final class PipelineBinder {
   static {
     ON_PUBLISH.put("mark", OnPublish.MARK);
     ON_PUBLISH.put("delete", OnPublish.DELETE);
+    LAYOUTS.put("plain", Boolean.FALSE);
+    LAYOUTS.put("partitioned", Boolean.TRUE);
     CLOUD_EVENTS_MODES.put("none", CloudEventsMode.NONE);
     CLOUD_EVENTS_MODES.put("binary", CloudEventsMode.BINARY);
     CLOUD_EVENTS_MODES.put("structured", CloudEventsMode.STRUCTURED);
@@ -134,6 +139,7 @@ final class PipelineBinder {
     Map<String, String> columns = columns(r);
     OnPublish onPublish = r.oneOf("on-publish", ON_PUBLISH);
     Retention retention = retention(r);
+    Partitions partitions = partitions(r);
     if (problems.reported() > before) {
       return null;
     }
@@ -147,7 +153,19 @@ final class PipelineBinder {
         onPublish,
         pipeline,
         retention,
-        columns);
+        columns,
+        partitions);
+  }
+
+  /** {@code layout} and, when partitioned, {@code partitions.*}. */
+  private static Partitions partitions(SettingsReader r) {
+    Boolean partitioned = r.oneOf("layout", LAYOUTS);
+    Integer count = r.intIn("partitions.count", 2, 64);
+    Integer size = r.intIn("partitions.size", 1_000, 1_000_000_000);
+    if (partitioned == null || count == null || size == null) {
+      return null;
+    }
+    return partitioned ? new Partitions(count, size) : Partitions.PLAIN;
   }
 
   /**

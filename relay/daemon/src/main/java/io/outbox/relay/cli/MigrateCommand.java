@@ -7,6 +7,7 @@ import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.schema.MigrationException;
 import io.outbox.schema.MigrationResult;
 import io.outbox.schema.Migrator;
+import io.outbox.schema.PartitionedLayout;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -66,7 +67,8 @@ final class MigrateCommand implements Callable<Integer> {
                 + " ("
                 + result.applied()
                 + (result.applied() == 1 ? " migration" : " migrations")
-                + " applied)");
+                + " applied)"
+                + result.layoutNote());
       } catch (MigrationException | CommandFailedException e) {
         err.println(pipeline.name() + ": " + e.getMessage());
         failed = true;
@@ -79,16 +81,20 @@ final class MigrateCommand implements Callable<Integer> {
   /** One script per outbox; pipelines that share an outbox share its script. */
   private int printSql() {
     Map<OutboxTables, List<String>> outboxes = new LinkedHashMap<>();
+    Map<OutboxTables, PartitionedLayout> layouts = new LinkedHashMap<>();
     for (PipelineSettings pipeline : config.load().settings().pipelines().values()) {
-      outboxes
-          .computeIfAbsent(tables(pipeline.database()), t -> new ArrayList<>())
-          .add(pipeline.name());
+      OutboxTables tables = tables(pipeline.database());
+      outboxes.computeIfAbsent(tables, t -> new ArrayList<>()).add(pipeline.name());
+      PartitionedLayout layout = layout(pipeline.database());
+      if (layout != null) {
+        layouts.putIfAbsent(tables, layout);
+      }
     }
     PrintWriter out = spec.commandLine().getOut();
     boolean first = true;
     for (Map.Entry<OutboxTables, List<String>> outbox : outboxes.entrySet()) {
       try {
-        String script = new Migrator(outbox.getKey()).script();
+        String script = new Migrator(outbox.getKey(), layouts.get(outbox.getKey())).script();
         out.print(first ? "" : "\n");
         out.println("-- pipelines: " + String.join(", ", outbox.getValue()));
         out.print(script);
@@ -107,8 +113,14 @@ final class MigrateCommand implements Callable<Integer> {
         .withColumns(OutboxColumns.of(db.columns()));
   }
 
+  /** The partitioned layout {@code layout = partitioned} asks for, or null for the plain one. */
+  private static PartitionedLayout layout(DatabaseSettings db) {
+    DatabaseSettings.Partitions p = db.partitions();
+    return p.partitioned() ? new PartitionedLayout(p.count(), p.size()) : null;
+  }
+
   private static MigrationResult migrate(DatabaseSettings db) {
-    Migrator migrator = new Migrator(tables(db));
+    Migrator migrator = new Migrator(tables(db), layout(db));
     if (db.properties().isEmpty()) {
       return migrator.migrate(db.url(), db.user(), db.password());
     }

@@ -18,6 +18,8 @@ import java.util.Objects;
  * @param retention how long published rows and dead letters are kept ({@code retention.*})
  * @param columns {@code columns.*}: the relay's event column (the settings key, e.g. {@code
  *     event-id}) to the outbox table's own column name; empty for the relay's own layout
+ * @param partitions {@code layout} and {@code partitions.*}: the outbox's layout {@code migrate}
+ *     makes; {@link Partitions#PLAIN} for one plain table
  */
 public record DatabaseSettings(
     String url,
@@ -29,7 +31,52 @@ public record DatabaseSettings(
     OnPublish onPublish,
     String pipeline,
     Retention retention,
-    Map<String, String> columns) {
+    Map<String, String> columns,
+    Partitions partitions) {
+
+  /**
+   * The outbox's layout: one plain table ({@code count} 0), or {@code count} partitions taking
+   * {@code size} ids each in turn ({@code layout = partitioned}).
+   *
+   * @param count partitions in the cycle, or 0 for the plain layout
+   * @param size ids per partition
+   */
+  public record Partitions(int count, long size) {
+
+    /** One plain table. */
+    public static final Partitions PLAIN = new Partitions(0, 0);
+
+    /** Whether the outbox is partitioned. */
+    public boolean partitioned() {
+      return count > 0;
+    }
+  }
+
+  /** Settings of an outbox in the plain layout. */
+  public DatabaseSettings(
+      String url,
+      String user,
+      String password,
+      Map<String, String> properties,
+      String table,
+      String deadLetterTable,
+      OnPublish onPublish,
+      String pipeline,
+      Retention retention,
+      Map<String, String> columns) {
+    this(
+        url,
+        user,
+        password,
+        properties,
+        table,
+        deadLetterTable,
+        onPublish,
+        pipeline,
+        retention,
+        columns,
+        Partitions.PLAIN);
+  }
 
   /** What happens to an outbox row once its event is published. */
   public enum OnPublish {
@@ -140,6 +187,7 @@ public record DatabaseSettings(
     properties = properties == null ? Map.of() : Map.copyOf(properties);
     retention = retention == null ? Retention.OFF : retention;
     columns = columns == null ? Map.of() : Map.copyOf(columns);
+    partitions = partitions == null ? Partitions.PLAIN : partitions;
   }
 
   /** Masks the password. */
@@ -161,6 +209,8 @@ public record DatabaseSettings(
         + retention
         + ", columns="
         + new java.util.TreeMap<>(columns)
+        + ", partitions="
+        + partitions
         + "]";
   }
 }

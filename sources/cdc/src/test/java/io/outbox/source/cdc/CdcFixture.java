@@ -16,6 +16,7 @@ import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.Ticker;
 import io.outbox.schema.Migrator;
+import io.outbox.schema.PartitionedLayout;
 import io.outbox.testkit.SourceSettings;
 import io.outbox.testkit.Sql;
 import io.outbox.testkit.TestDatabase;
@@ -49,8 +50,13 @@ public final class CdcFixture implements AutoCloseable {
   private final List<CdcSource> sources = new CopyOnWriteArrayList<>();
 
   public CdcFixture(String purpose) {
+    this(purpose, null);
+  }
+
+  /** A fixture whose outbox is in {@code layout} (null: plain). */
+  public CdcFixture(String purpose, PartitionedLayout layout) {
     db = TestDatabase.create(purpose);
-    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"))
+    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"), layout)
         .migrate(db.url(), db.user(), db.password());
   }
 

@@ -10,10 +10,10 @@ import org.junit.jupiter.api.BeforeEach;
 
 /** The CDC source passes {@link SourceContract} against the real PostgreSQL (wal_level logical). */
 class CdcSourceContractIT extends SourceContract {
-  private CdcFixture fx;
+  CdcFixture fx;
 
   @BeforeEach
-  void createDatabase() {
+  void createDatabase() throws SQLException {
     fx = new CdcFixture("cdc_contract");
   }
 

@@ -8,13 +8,13 @@ import io.outbox.relay.spi.Ticker;
 import io.outbox.source.postgres.LeaderLease;
 import io.outbox.source.postgres.LedgerWatermarks;
 import io.outbox.source.postgres.OutboxVerdicts;
+import io.outbox.source.postgres.OutstandingClaims;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.function.BooleanSupplier;
-import java.util.function.IntConsumer;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +38,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
   private final OnPublish onPublish;
   private final String pipeline;
   private final String safeUrl;
-  private final IntConsumer ended;
+  private final OutstandingClaims claims;
   private final LeaderLease lease;
   private final long epoch;
   private final LedgerWatermarks ledger;
@@ -52,7 +52,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
       OnPublish onPublish,
       String pipeline,
       String safeUrl,
-      IntConsumer ended,
+      OutstandingClaims claims,
       LeaderLease lease,
       Ticker ticker) {
     this.pool = pool;
@@ -65,7 +65,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
     this.onPublish = onPublish;
     this.pipeline = pipeline;
     this.safeUrl = safeUrl;
-    this.ended = ended;
+    this.claims = claims;
     this.lease = lease;
     this.epoch = lease.epoch();
     this.ledger = new LedgerWatermarks(tables.outboxTables());
@@ -84,6 +84,23 @@ final class ClaimTransactions implements PollingClaim.Owner {
    * @throws SourceException when the database fails
    */
   PollingClaim open(int lane, int maxEvents, BooleanSupplier stillLeader, Long[] inFlight) {
+    if (!claims.openTransaction()) {
+      return null; // retention is emptying a partition: the lanes are woken once it is done
+    }
+    boolean handedOut = false;
+    try {
+      PollingClaim claim = openCounted(lane, maxEvents, stillLeader, inFlight);
+      handedOut = claim != null;
+      return claim;
+    } finally {
+      if (!handedOut) {
+        claims.closeTransaction();
+      }
+    }
+  }
+
+  private PollingClaim openCounted(
+      int lane, int maxEvents, BooleanSupplier stillLeader, Long[] inFlight) {
     Connection c;
     try {
       c = pool.getConnection();
@@ -214,6 +231,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
 
   @Override
   public void ended(int lane) {
-    ended.accept(lane);
+    claims.closeTransaction();
+    claims.end(lane);
   }
 }

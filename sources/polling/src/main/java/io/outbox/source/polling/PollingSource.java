@@ -64,6 +64,7 @@ final class PollingSource implements Source {
             database.table(), database.deadLetterTable(), OutboxColumns.of(database.columns()));
     this.connections = new Connections(database, settings, pipeline);
     this.lifecycle = new SourceLifecycle(pipeline, lanes, context.roles(), log, ticker);
+    lifecycle.claims().onResume(wakeUps::wakeAll);
     this.pool = new SourcePool<>(pipeline, settings.fenceWait(), () -> connections.pool(lanes));
     this.leader =
         new LeaderLock(
@@ -137,7 +138,7 @@ final class PollingSource implements Source {
                 database.onPublish(),
                 pipeline,
                 connections.safeUrl(),
-                lifecycle.claims()::end,
+                lifecycle.claims(),
                 leader.lease(),
                 ticker);
         log.info(

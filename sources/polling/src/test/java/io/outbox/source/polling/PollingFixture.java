@@ -9,6 +9,7 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PluginContext;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.Ticker;
+import io.outbox.schema.PartitionedLayout;
 import io.outbox.testkit.SourceSettings;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -39,6 +40,11 @@ final class PollingFixture implements AutoCloseable {
 
   static PollingFixture create(String purpose) throws SQLException {
     return new PollingFixture(TestDb.create(purpose));
+  }
+
+  /** A fixture whose outbox is partitioned so. */
+  static PollingFixture create(String purpose, PartitionedLayout layout) throws SQLException {
+    return new PollingFixture(TestDb.create(purpose, layout));
   }
 
   /** Test settings: fast intervals, then {@code overrides}, then reference.conf. */

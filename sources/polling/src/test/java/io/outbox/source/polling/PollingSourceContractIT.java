@@ -8,7 +8,7 @@ import org.junit.jupiter.api.BeforeEach;
 
 /** The polling source passes {@link SourceContract} against the real PostgreSQL. */
 class PollingSourceContractIT extends SourceContract {
-  private PollingFixture fx;
+  PollingFixture fx;
 
   @BeforeEach
   void createDatabase() throws SQLException {

@@ -2,6 +2,7 @@ package io.outbox.source.polling;
 
 import io.outbox.client.OutboxTables;
 import io.outbox.schema.Migrator;
+import io.outbox.schema.PartitionedLayout;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -29,6 +30,14 @@ final class TestDb implements AutoCloseable {
 
   /** A new database with {@code public.outbox} and {@code public.outbox_dead_letter}. */
   static TestDb create(String purpose) throws SQLException {
+    return create(purpose, null);
+  }
+
+  /**
+   * A new database with {@code public.outbox} in {@code layout} (null: plain) and {@code
+   * public.outbox_dead_letter}.
+   */
+  static TestDb create(String purpose, PartitionedLayout layout) throws SQLException {
     String name =
         ("polling_" + purpose + "_" + UUID.randomUUID().toString().substring(0, 8))
             .toLowerCase(Locale.ROOT);
@@ -37,7 +46,8 @@ final class TestDb implements AutoCloseable {
       statement.execute("CREATE DATABASE " + name);
     }
     TestDb db = new TestDb(name);
-    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter")).migrate(db.url(), USER, PASSWORD);
+    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"), layout)
+        .migrate(db.url(), USER, PASSWORD);
     return db;
   }
 

@@ -7,11 +7,20 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * A source's record of which lanes have a claim outstanding: enforces "at most one claim per lane,
  * plus one claimed ahead of it" (see {@link Source}) and lets {@code close} wait for claims in
  * flight to end.
+ *
+ * <p>It also counts the claim transactions a source holds open while their events are published
+ * (the polling source's), and can pause them: while paused no new one opens ({@link
+ * #openTransaction} says no, and the lanes find nothing), so that retention can take a partition's
+ * exclusive lock once those open have ended ({@link #pauseTransactions}) instead of queueing behind
+ * them, and every claim behind itself.
  */
 public final class OutstandingClaims {
 
   private final AtomicIntegerArray outstanding;
   private final String pipeline;
+  private int transactions; // guarded by outstanding
+  private boolean paused; // guarded by outstanding
+  private volatile Runnable resumed = () -> {};
 
   /** For {@code lanes} lanes of {@code pipeline} (named in messages). */
   public OutstandingClaims(int lanes, String pipeline) {
@@ -98,6 +107,68 @@ public final class OutstandingClaims {
       }
       return true;
     }
+  }
+
+  /**
+   * Counts a claim transaction as open, unless transactions are paused.
+   *
+   * @return {@code false} while paused: open none, the lane finds nothing this time
+   */
+  public boolean openTransaction() {
+    synchronized (outstanding) {
+      if (paused) {
+        return false;
+      }
+      transactions++;
+      return true;
+    }
+  }
+
+  /** Counts an open claim transaction as ended; once per {@link #openTransaction} that said yes. */
+  public void closeTransaction() {
+    synchronized (outstanding) {
+      transactions = Math.max(0, transactions - 1);
+      outstanding.notifyAll();
+    }
+  }
+
+  /** What runs when transactions resume: the source wakes its lanes. */
+  public void onResume(Runnable action) {
+    this.resumed = action;
+  }
+
+  /**
+   * Pauses claim transactions and waits until none is open, at most until {@code deadline}. Call
+   * {@link #resumeTransactions} after, whatever it returned.
+   *
+   * @return {@code true} when none is open, {@code false} on time-out or interrupt (the interrupt
+   *     flag is kept)
+   */
+  public boolean pauseTransactions(Deadline deadline) {
+    synchronized (outstanding) {
+      paused = true;
+      while (transactions > 0) {
+        long left = deadline.nanosLeft();
+        if (left <= 0) {
+          return false;
+        }
+        try {
+          outstanding.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  /** Lets claim transactions open again, and wakes the lanes. */
+  public void resumeTransactions() {
+    synchronized (outstanding) {
+      paused = false;
+    }
+    resumed.run();
   }
 
   private boolean any() {

@@ -3,8 +3,12 @@ package io.outbox.source.postgres;
 import io.outbox.client.OutboxTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -18,8 +22,59 @@ import java.util.Objects;
  * SKIP LOCKED}), so a delete never waits. Dead letters are locked by nobody but an operator's
  * {@code dead-letters replay | purge}, so their delete goes without {@code FOR UPDATE}: it needs
  * only {@code SELECT, DELETE} on the dead-letter table, no {@code UPDATE}.
+ *
+ * <p>A partitioned outbox ({@code layout = partitioned}) loses no row by {@code DELETE}: a
+ * partition whose rows are all settled and old enough is emptied at once ({@link
+ * #emptySettledPartitions}), which leaves no dead row behind.
  */
 public final class Retention {
+
+  /**
+   * How long emptying a partition waits for its lock, once the source's own claims are paused,
+   * before it tries again next round: other sessions' (another pipeline's claims, a long read).
+   */
+  static final String PARTITION_LOCK_TIMEOUT = "500ms";
+
+  /** Stops the source's claims from holding the partitions while one is emptied. */
+  public interface Pause {
+
+    /** Nothing to pause. */
+    Pause NONE =
+        new Pause() {
+          @Override
+          public boolean pause() {
+            return true;
+          }
+
+          @Override
+          public long resume() {
+            return 0;
+          }
+        };
+
+    /**
+     * Lets no new claim transaction open and waits for those open to end; {@link #resume} follows
+     * whatever it returns.
+     *
+     * @return whether they ended in time
+     */
+    boolean pause();
+
+    /** Lets claims open again; returns how long they were paused, in nanoseconds. */
+    long resume();
+  }
+
+  private static final String PARTITIONS =
+      "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), pg_relation_size(c.oid)"
+          + " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+          + " JOIN pg_namespace n ON n.oid = c.relnamespace"
+          + " WHERE i.inhparent = to_regclass(?) AND c.relkind = 'r' ORDER BY c.relname";
+
+  /**
+   * A partition emptied, with the bytes its rows took and how long the source's claims were paused
+   * for it.
+   */
+  public record Emptied(String partition, long bytes, long pausedNanos) {}
 
   private final OutboxTables tables;
   private final String deletePublished;
@@ -80,6 +135,95 @@ public final class Retention {
       s.setLong(1, age.toMillis());
       s.setInt(2, limit);
       return s.executeUpdate();
+    }
+  }
+
+  /**
+   * Empties ({@code TRUNCATE}) every partition of the outbox that holds rows but none that is
+   * unsettled or was published less than {@code age} ago (with a zero age: none at all), each in a
+   * short transaction of its own on {@code c} (in auto-commit mode, left so). The condition is
+   * checked again under the partition's exclusive lock, so a row committed meanwhile (an insert
+   * that took its id long ago) keeps the partition. The source's claims are paused meanwhile
+   * ({@code pause}): a claim reads every partition and holds them while its events are published,
+   * and a lock request waiting behind it would hold up every claim after it. A partition whose
+   * claims do not end in time, or whose lock another session keeps past {@value
+   * #PARTITION_LOCK_TIMEOUT}, is left for the next round.
+   */
+  public List<Emptied> emptySettledPartitions(Connection c, Duration age, Pause pause)
+      throws SQLException {
+    List<Emptied> emptied = new ArrayList<>();
+    List<String> names = new ArrayList<>();
+    List<Long> sizes = new ArrayList<>();
+    try (PreparedStatement s = c.prepareStatement(PARTITIONS)) {
+      s.setString(1, tables.qualifiedTable());
+      try (ResultSet r = s.executeQuery()) {
+        while (r.next()) {
+          names.add(r.getString(1));
+          sizes.add(r.getLong(2));
+        }
+      }
+    }
+    for (int i = 0; i < names.size(); i++) {
+      String partition = names.get(i);
+      if (sizes.get(i) == 0 || keeps(c, partition, age)) {
+        continue;
+      }
+      boolean done = false;
+      try {
+        done = pause.pause() && empty(c, partition, age);
+      } finally {
+        long paused = pause.resume();
+        if (done) {
+          emptied.add(new Emptied(partition, sizes.get(i), paused));
+        }
+      }
+    }
+    return emptied;
+  }
+
+  /** Empties the partition under its lock unless it keeps rows now; whether it did. */
+  private static boolean empty(Connection c, String partition, Duration age) throws SQLException {
+    c.setAutoCommit(false);
+    try (Statement s = c.createStatement()) {
+      s.execute("SET LOCAL lock_timeout = '" + PARTITION_LOCK_TIMEOUT + "'");
+      s.execute("LOCK TABLE " + partition + " IN ACCESS EXCLUSIVE MODE");
+      boolean empty = !keeps(c, partition, age);
+      if (empty) {
+        s.execute("TRUNCATE " + partition);
+      }
+      c.commit();
+      return empty;
+    } catch (SQLException e) {
+      c.rollback();
+      if (!LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+        throw e;
+      }
+      return false;
+    } finally {
+      c.setAutoCommit(true);
+    }
+  }
+
+  private static final String LOCK_NOT_AVAILABLE = "55P03";
+
+  /** Whether a row of {@code partition} is unsettled or younger than {@code age}. */
+  private static boolean keeps(Connection c, String partition, Duration age) throws SQLException {
+    String sql =
+        age.isZero()
+            ? "SELECT EXISTS (SELECT 1 FROM " + partition + ")"
+            : "SELECT EXISTS (SELECT 1 FROM "
+                + partition
+                + " WHERE published_at IS NULL) OR EXISTS (SELECT 1 FROM "
+                + partition
+                + " WHERE published_at >= now() - ? * interval '1 millisecond')";
+    try (PreparedStatement s = c.prepareStatement(sql)) {
+      if (!age.isZero()) {
+        s.setLong(1, age.toMillis());
+      }
+      try (ResultSet r = s.executeQuery()) {
+        r.next();
+        return r.getBoolean(1);
+      }
     }
   }
 

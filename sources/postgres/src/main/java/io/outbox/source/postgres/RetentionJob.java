@@ -8,6 +8,7 @@ import io.outbox.relay.spi.support.PipelineThreads;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -30,20 +31,33 @@ public final class RetentionJob implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(RetentionJob.class);
   private static final Duration REPORT_EVERY = Duration.ofHours(1);
 
+  /**
+   * How long emptying a partition waits for the claims in flight to end (one batch's publish); when
+   * they do not, the partition waits for the next round.
+   */
+  static final Duration PAUSE_WAIT = Duration.ofSeconds(5);
+
   /** Opens a connection for the job; it is used in auto-commit mode and closed by the job. */
   @FunctionalInterface
   public interface ConnectionSource {
     Connection open() throws SQLException;
   }
 
-  /** Rows one round deleted. */
-  public record Round(long published, long deadLetters) {}
+  /** Rows one round deleted, and the partitions it emptied. */
+  public record Round(long published, long deadLetters, List<Retention.Emptied> emptied) {
+
+    /** A round of a plain outbox. */
+    public Round(long published, long deadLetters) {
+      this(published, deadLetters, List.of());
+    }
+  }
 
   private final Retention retention;
   private final String pipeline;
   private final DatabaseSettings.Retention policy;
   private final ConnectionSource connections;
   private final BooleanSupplier active;
+  private final OutstandingClaims claims; // null: no claim transactions to pause (tests)
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition wake = lock.newCondition();
   private final Thread thread;
@@ -63,6 +77,19 @@ public final class RetentionJob implements AutoCloseable {
       ConnectionSource connections,
       BooleanSupplier active,
       Ticker ticker) {
+    this(tables, pipeline, policy, connections, active, null, ticker);
+  }
+
+  /** A job whose partition emptying pauses {@code claims}' transactions first. */
+  RetentionJob(
+      OutboxTables tables,
+      String pipeline,
+      DatabaseSettings.Retention policy,
+      ConnectionSource connections,
+      BooleanSupplier active,
+      OutstandingClaims claims,
+      Ticker ticker) {
+    this.claims = claims;
     this.retention = Retention.of(tables);
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.pipeline = Objects.requireNonNull(pipeline, "pipeline");
@@ -82,6 +109,7 @@ public final class RetentionJob implements AutoCloseable {
    *     DatabaseSettings.Retention#enabled()}
    * @param connections where the job's connection comes from (opened again after a failure)
    * @param active whether this instance is the pipeline's active one; rounds are skipped while not
+   * @param claims the source's claims, whose transactions emptying a partition pauses
    * @param ticker when the next round is due and the summary lines, on the relay's ticker
    */
   public static RetentionJob start(
@@ -90,11 +118,13 @@ public final class RetentionJob implements AutoCloseable {
       DatabaseSettings.Retention policy,
       ConnectionSource connections,
       BooleanSupplier active,
+      OutstandingClaims claims,
       Ticker ticker) {
     if (!policy.enabled()) {
       throw new IllegalArgumentException("retention is off for pipeline " + pipeline);
     }
-    RetentionJob job = new RetentionJob(tables, pipeline, policy, connections, active, ticker);
+    RetentionJob job =
+        new RetentionJob(tables, pipeline, policy, connections, active, claims, ticker);
     job.thread.start();
     return job;
   }
@@ -181,6 +211,23 @@ public final class RetentionJob implements AutoCloseable {
     boolean morePublished = !policy.published().isZero();
     boolean moreDead = !policy.deadLetters().isZero();
     int batch = policy.batchSize();
+    List<Retention.Emptied> emptied = List.of();
+    if (OutboxLayout.partitioned(c, retention.tables())) {
+      emptied = retention.emptySettledPartitions(c, policy.published(), pause());
+      for (Retention.Emptied e : emptied) {
+        log.info(
+            "pipeline {}: retention emptied partition {} ({} KiB): every row in it was published"
+                + " {}; claims paused {} ms",
+            pipeline,
+            e.partition(),
+            e.bytes() / 1024,
+            policy.published().isZero()
+                ? "and deleted"
+                : "more than " + age(policy.published()) + " ago",
+            TimeUnit.NANOSECONDS.toMillis(e.pausedNanos()));
+      }
+      morePublished = false; // a partitioned outbox loses no row by DELETE
+    }
     while ((morePublished || moreDead) && !stopping && active.getAsBoolean()) {
       if (morePublished) {
         int n = retention.deletePublished(c, policy.published(), batch);
@@ -193,7 +240,31 @@ public final class RetentionJob implements AutoCloseable {
         moreDead = n == batch;
       }
     }
-    return new Round(published, dead);
+    return new Round(published, dead, emptied);
+  }
+
+  /**
+   * Pauses the source's claim transactions for an emptying, waiting at most {@link #PAUSE_WAIT}.
+   */
+  private Retention.Pause pause() {
+    if (claims == null) {
+      return Retention.Pause.NONE;
+    }
+    return new Retention.Pause() {
+      private long since;
+
+      @Override
+      public boolean pause() {
+        since = ticker.nanoTime();
+        return claims.pauseTransactions(ticker.deadline(PAUSE_WAIT));
+      }
+
+      @Override
+      public long resume() {
+        claims.resumeTransactions();
+        return ticker.nanoTime() - since;
+      }
+    };
   }
 
   private Connection connection() throws SQLException {

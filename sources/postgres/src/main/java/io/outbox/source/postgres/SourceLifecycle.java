@@ -75,7 +75,7 @@ public final class SourceLifecycle {
       if (retention != null || closed || !r.enabled()) {
         return;
       }
-      retention = RetentionJob.start(tables, pipeline, r, connections, leading, ticker);
+      retention = RetentionJob.start(tables, pipeline, r, connections, leading, claims, ticker);
     }
   }
 

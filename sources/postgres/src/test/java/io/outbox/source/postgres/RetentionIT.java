@@ -157,6 +157,7 @@ class RetentionIT {
               asked.incrementAndGet();
               return active.get();
             },
+            new OutstandingClaims(1, "orders"),
             Ticker.SYSTEM);
     try {
       await().atMost(Duration.ofSeconds(10)).until(() -> asked.get() >= 3);

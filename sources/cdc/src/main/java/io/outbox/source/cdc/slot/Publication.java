@@ -4,6 +4,7 @@ import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.source.cdc.CdcSettings;
 import io.outbox.source.cdc.engine.ChangeEvents;
+import io.outbox.source.postgres.OutboxLayout;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -55,13 +56,17 @@ final class Publication {
     // The driver knows the server's version from the connection's start: no query.
     boolean columnLists = c.getMetaData().getDatabaseMajorVersion() >= COLUMN_LISTS;
     String columnList = columnList(c);
+    boolean partitioned = OutboxLayout.partitioned(c, tables);
+    // A partitioned outbox's inserts reach the stream under the table's name, not a partition's.
     String create =
         "CREATE PUBLICATION \""
             + publication
             + "\" FOR TABLE "
             + tables.qualifiedTable()
             + (columnLists ? " (" + columnList + ")" : "")
-            + " WITH (publish = 'insert')";
+            + " WITH (publish = 'insert'"
+            + (partitioned ? ", publish_via_partition_root = true" : "")
+            + ")";
     if (!exists(c, publication)) {
       if (!settings.createPublication()) {
         throw fail(
@@ -90,6 +95,16 @@ final class Publication {
           tables.displayTable(),
           columnLists ? ", columns " + String.join(", ", columns) : "");
       return;
+    }
+    if (partitioned && !viaRoot(c, publication)) {
+      throw fail(
+          "publication "
+              + publication
+              + " publishes the partitions of "
+              + tables.displayTable()
+              + " under their own names, which the stream does not read; ALTER PUBLICATION "
+              + publication
+              + " SET (publish_via_partition_root = true)");
     }
     List<String> published = publishedColumns(c, publication, columnLists);
     if (published == null) {
@@ -156,6 +171,16 @@ final class Publication {
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getString(1);
+      }
+    }
+  }
+
+  private static boolean viaRoot(Connection c, String publication) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT pubviaroot FROM pg_publication WHERE pubname = ?")) {
+      ps.setString(1, publication);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
       }
     }
   }

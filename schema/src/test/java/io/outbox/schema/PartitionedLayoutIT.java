@@ -1,0 +1,192 @@
+package io.outbox.schema;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outbox.client.OutboxTables;
+import io.outbox.testkit.TestDatabase;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class PartitionedLayoutIT {
+
+  private static final OutboxTables TABLES = OutboxTables.of("outbox", "outbox_dead_letter");
+  private static final String INSERT =
+      "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)"
+          + " VALUES ('order', 'o-1', 'Created', '{}')";
+
+  private TestDatabase db;
+
+  @BeforeEach
+  void createDatabase() {
+    db = TestDatabase.create("schema_partitioned");
+  }
+
+  @AfterEach
+  void dropDatabase() {
+    db.close();
+  }
+
+  private MigrationResult migrate(PartitionedLayout layout) {
+    return new Migrator(TABLES, layout).migrate(db.url(), db.user(), db.password());
+  }
+
+  @Test
+  void aNewOutboxIsPartitionedAndIdsTakeThePartitionsInTurn() throws SQLException {
+    MigrationResult result = migrate(new PartitionedLayout(3, 1000));
+    MigrationResult again = migrate(new PartitionedLayout(3, 1000));
+
+    assertThat(result.layout()).isEqualTo(PartitionedLayout.Outcome.CREATED);
+    assertThat(result.toString())
+        .isEqualTo(
+            "public.outbox: 7 migrations applied, now at version 7; now partitioned into 3"
+                + " partitions of 1000 ids taken in turn");
+    assertThat(again.layout()).isEqualTo(PartitionedLayout.Outcome.ALREADY);
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      assertThat(partitions(c)).containsExactly("outbox_p0", "outbox_p1", "outbox_p2");
+      s.execute("SELECT setval('outbox_id_seq', 998)");
+      for (int i = 0; i < 3; i++) {
+        s.execute(INSERT);
+      }
+      s.execute("SELECT setval('outbox_id_seq', 3999)");
+      s.execute(INSERT);
+      assertThat(
+              Catalog.strings(c, "SELECT id || ' ' || tableoid::regclass FROM outbox ORDER BY id"))
+          .containsExactly("999 outbox_p0", "1000 outbox_p0", "1001 outbox_p1", "4000 outbox_p0");
+      // The relay's indexes, on every partition; the keys per partition.
+      assertThat(
+              Catalog.strings(
+                  c, "SELECT indexname FROM pg_indexes WHERE tablename = 'outbox_p1' ORDER BY 1"))
+          .containsExactlyInAnyOrder(
+              "outbox_p1_event_id_key",
+              "outbox_p1_id_idx",
+              "outbox_p1_pkey",
+              "outbox_p1_published_at_idx",
+              "outbox_p1_aggregate_type_aggregate_id_id_idx");
+      assertThat(
+              Catalog.count(
+                  c,
+                  "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'outbox'::regclass AND tgname = 'outbox_relay_notify'"))
+          .isEqualTo(1);
+    }
+  }
+
+  @Test
+  void anOutboxWithRowsKeepsThemAndItsGrantsPublicationAndNumbering() throws SQLException {
+    new Migrator(TABLES).migrate(db.url(), db.user(), db.password());
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      for (int i = 0; i < 3; i++) {
+        s.execute(INSERT);
+      }
+      s.execute("UPDATE outbox SET published_at = now() WHERE id = 1");
+      s.execute("DROP ROLE IF EXISTS part_app");
+      s.execute("DROP ROLE IF EXISTS part_relay");
+      s.execute("CREATE ROLE part_app LOGIN PASSWORD 'app'");
+      s.execute("CREATE ROLE part_relay LOGIN PASSWORD 'relay'");
+      s.execute("GRANT INSERT ON outbox TO part_app");
+      s.execute("GRANT SELECT, UPDATE, DELETE ON outbox TO part_relay");
+      s.execute(
+          "CREATE PUBLICATION part_pub FOR TABLE outbox (id, event_id, aggregate_type)"
+              + " WITH (publish = 'insert')");
+    }
+    try {
+      MigrationResult result = migrate(new PartitionedLayout(4, 1000));
+
+      assertThat(result.layout()).isEqualTo(PartitionedLayout.Outcome.CONVERTED);
+      assertThat(result.layoutNote())
+          .endsWith("the rows it held stay in outbox_p_before until retention empties it");
+      try (Connection c = db.connect()) {
+        assertThat(partitions(c))
+            .containsExactly("outbox_p0", "outbox_p1", "outbox_p2", "outbox_p3", "outbox_p_before");
+        assertThat(
+                Catalog.strings(
+                    c,
+                    "SELECT id || ' ' || tableoid::regclass || ' ' || (published_at IS NULL)"
+                        + " FROM outbox ORDER BY id"))
+            .containsExactly(
+                "1 outbox_p_before false", "2 outbox_p_before true", "3 outbox_p_before true");
+        assertThat(
+                Catalog.strings(
+                    c,
+                    "SELECT pubviaroot || ' ' || (SELECT string_agg(attname, ',' ORDER BY attnum)"
+                        + " FROM pg_attribute WHERE attrelid = r.prrelid"
+                        + " AND attnum = ANY(r.prattrs::int2[])) || ' ' || r.prrelid::regclass"
+                        + " FROM pg_publication p JOIN pg_publication_rel r ON r.prpubid = p.oid"
+                        + " WHERE p.pubname = 'part_pub'"))
+            .containsExactly("true id,event_id,aggregate_type outbox");
+      }
+      try (Connection app = as("part_app", "app");
+          Statement s = app.createStatement()) {
+        s.execute(INSERT); // the application's insert stays one plain INSERT
+      }
+      try (Connection relay = as("part_relay", "relay");
+          Statement s = relay.createStatement()) {
+        assertThat(
+                Catalog.strings(
+                    relay, "SELECT id || ' ' || tableoid::regclass FROM outbox WHERE id > 3"))
+            .containsExactly("4 outbox_p0");
+        s.execute("UPDATE outbox SET published_at = now() WHERE id = 4");
+        s.execute("TRUNCATE outbox_p_before"); // retention empties partitions so
+      }
+    } finally {
+      try (Connection c = db.connect();
+          Statement s = c.createStatement()) {
+        s.execute("DROP PUBLICATION IF EXISTS part_pub");
+        s.execute("DROP OWNED BY part_app, part_relay");
+        s.execute("DROP ROLE part_app");
+        s.execute("DROP ROLE part_relay");
+      }
+    }
+  }
+
+  @Test
+  void aTableAViewDependsOnIsLeftAsItWasWithTheViewNamed() throws SQLException {
+    new Migrator(TABLES).migrate(db.url(), db.user(), db.password());
+    List<String> before;
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      s.execute(INSERT);
+      s.execute("CREATE VIEW pending_events AS SELECT id FROM outbox WHERE published_at IS NULL");
+      before = Catalog.snapshot(c);
+    }
+
+    assertThatThrownBy(() -> migrate(new PartitionedLayout(4, 1000)))
+        .isInstanceOf(MigrationException.class)
+        .hasMessageContaining(
+            "cannot partition public.outbox: views or rules use it (pending_events); nothing was"
+                + " changed");
+    try (Connection c = db.connect()) {
+      assertThat(Catalog.snapshot(c)).isEqualTo(before);
+    }
+  }
+
+  @Test
+  void aPartitionedOutboxIsNotReshapedInPlace() {
+    migrate(new PartitionedLayout(4, 1000));
+
+    assertThatThrownBy(() -> migrate(new PartitionedLayout(8, 1000)))
+        .isInstanceOf(MigrationException.class)
+        .hasMessageContaining(
+            "it is partitioned into 4 partitions of 1000 ids, the settings ask for 8 of 1000; a"
+                + " layout is not changed in place");
+  }
+
+  private static List<String> partitions(Connection c) throws SQLException {
+    return Catalog.strings(
+        c,
+        "SELECT inhrelid::regclass::text FROM pg_inherits"
+            + " WHERE inhparent = 'outbox'::regclass ORDER BY 1");
+  }
+
+  private Connection as(String user, String password) throws SQLException {
+    return DriverManager.getConnection(db.url(), user, password);
+  }
+}

@@ -1,0 +1,170 @@
+package io.outbox.source.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.relay.spi.Ticker;
+import io.outbox.schema.Migrator;
+import io.outbox.schema.PartitionedLayout;
+import io.outbox.source.postgres.RetentionJob.Round;
+import io.outbox.testkit.Sql;
+import io.outbox.testkit.TestDatabase;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Retention of a partitioned outbox: a partition whose rows are all settled and old enough is
+ * emptied at once, and nothing else is lost, not even a row that commits while it is checked.
+ */
+class PartitionRetentionIT {
+
+  private static final OutboxTables TABLES = OutboxTables.of("outbox", "outbox_dead_letter");
+  private static final DatabaseSettings.Retention POLICY =
+      new DatabaseSettings.Retention(
+          Duration.ofDays(7), Duration.ofDays(30), 1000, Duration.ofSeconds(1));
+  private static TestDatabase db;
+
+  @BeforeAll
+  static void migrate() {
+    db = TestDatabase.create("partition_retention");
+    new Migrator(TABLES, new PartitionedLayout(2, 1000))
+        .migrate(db.url(), db.user(), db.password());
+  }
+
+  @AfterAll
+  static void dropDatabase() {
+    db.close();
+  }
+
+  /**
+   * p0 (ids 1-1000): 3 rows published 8 days ago. p1 (ids 1001-2000): one published 8 days ago, one
+   * pending.
+   */
+  @BeforeEach
+  void rows() throws SQLException {
+    sql("TRUNCATE outbox");
+    sql("SELECT setval('outbox_id_seq', 1, false)");
+    insert(3, "now() - interval '8 days'");
+    sql("SELECT setval('outbox_id_seq', 1001, false)");
+    insert(1, "now() - interval '8 days'");
+    insert(1, "NULL");
+  }
+
+  @Test
+  void aPartitionWhoseRowsAreAllPublishedLongAgoIsEmptiedAndNoRowIsDeleted() throws SQLException {
+    Round round = round(POLICY);
+
+    assertThat(round.emptied())
+        .extracting(Retention.Emptied::partition)
+        .containsExactly("public.outbox_p0");
+    assertThat(round.published()).isZero();
+    assertThat(Sql.strings(db::connect, "SELECT id::text FROM outbox ORDER BY id"))
+        .containsExactly("1001", "1002");
+    assertThat(Sql.strings(db::connect, "SELECT pg_relation_size('outbox_p0')::text"))
+        .containsExactly("0");
+    assertThat(round(POLICY).emptied()).isEmpty(); // nothing left to reclaim in p0
+  }
+
+  @Test
+  void aRowCommittedWhileThePartitionIsCheckedKeepsIt() throws Exception {
+    try (Connection late = db.connect();
+        Statement s = late.createStatement()) {
+      late.setAutoCommit(false);
+      s.execute("SELECT setval('outbox_id_seq', 4, false)");
+      insert(s, 1, "NULL"); // took id 4 in p0; not committed yet
+      CompletableFuture<Void> commit =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  Thread.sleep(300); // while the round waits for p0's lock
+                  late.commit();
+                } catch (InterruptedException | SQLException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+
+      Round round = round(POLICY);
+      commit.get(5, TimeUnit.SECONDS);
+
+      assertThat(round.emptied()).isEmpty();
+    }
+    assertThat(Sql.strings(db::connect, "SELECT id::text FROM outbox ORDER BY id"))
+        .containsExactlyInAnyOrder("1", "2", "3", "4", "1001", "1002");
+  }
+
+  @Test
+  void aPartitionAnotherSessionReadsIsLeftForTheNextRound() throws Exception {
+    try (Connection claim = db.connect();
+        Statement s = claim.createStatement()) {
+      claim.setAutoCommit(false);
+      // As another pipeline's claim does (this source's own are paused first).
+      s.execute("SELECT id FROM outbox WHERE published_at IS NULL FOR UPDATE");
+      long started = System.nanoTime();
+
+      Round busy = round(POLICY);
+
+      assertThat(busy.emptied()).isEmpty();
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started))
+          .isBetween(400L, 5_000L); // Retention.PARTITION_LOCK_TIMEOUT, then on
+      claim.rollback();
+    }
+    assertThat(round(POLICY).emptied())
+        .extracting(Retention.Emptied::partition)
+        .containsExactly("public.outbox_p0");
+  }
+
+  @Test
+  void withPublishedRowsKeptForeverOnlyAPartitionWithoutRowsIsEmptied() throws SQLException {
+    DatabaseSettings.Retention keep =
+        new DatabaseSettings.Retention(
+            Duration.ZERO, Duration.ofDays(30), 1000, Duration.ofSeconds(1));
+
+    assertThat(round(keep).emptied()).isEmpty();
+    sql("DELETE FROM outbox WHERE id <= 3"); // on-publish = delete leaves dead rows
+
+    assertThat(round(keep).emptied())
+        .extracting(Retention.Emptied::partition)
+        .containsExactly("public.outbox_p0");
+    assertThat(Sql.strings(db::connect, "SELECT count(*)::text FROM outbox")).containsExactly("2");
+  }
+
+  private static Round round(DatabaseSettings.Retention policy) throws SQLException {
+    try (RetentionJob job =
+        new RetentionJob(TABLES, "orders", policy, db::connect, () -> true, Ticker.SYSTEM)) {
+      return job.round();
+    }
+  }
+
+  private static void insert(int rows, String publishedAt) throws SQLException {
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      insert(s, rows, publishedAt);
+    }
+  }
+
+  private static void insert(Statement s, int rows, String publishedAt) throws SQLException {
+    s.execute(
+        "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload, published_at)"
+            + " SELECT 'order', 'k' || g, 'E', '{}', "
+            + publishedAt
+            + " FROM generate_series(1, "
+            + rows
+            + ") g");
+  }
+
+  private static void sql(String statement) throws SQLException {
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      s.execute(statement);
+    }
+  }
+}
