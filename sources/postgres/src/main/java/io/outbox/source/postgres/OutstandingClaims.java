@@ -2,6 +2,7 @@ package io.outbox.source.postgres;
 
 import io.outbox.relay.spi.Deadline;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.function.BooleanSupplier;
 
 /**
  * A source's record of which lanes have a claim outstanding: enforces "at most one claim per lane,
@@ -93,20 +94,25 @@ public final class OutstandingClaims {
    */
   public boolean awaitNone(Deadline deadline) {
     synchronized (outstanding) {
-      while (any()) {
-        long left = deadline.nanosLeft();
-        if (left <= 0) {
-          return false;
-        }
-        try {
-          outstanding.wait(Math.max(1, left / 1_000_000));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return false;
-        }
-      }
-      return true;
+      return awaitUntil(() -> !any(), deadline);
     }
+  }
+
+  /** Waits on the monitor, which the caller holds, until {@code done}, at most until deadline. */
+  private boolean awaitUntil(BooleanSupplier done, Deadline deadline) {
+    while (!done.getAsBoolean()) {
+      long left = deadline.nanosLeft();
+      if (left <= 0) {
+        return false;
+      }
+      try {
+        outstanding.wait(Math.max(1, left / 1_000_000));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -147,19 +153,7 @@ public final class OutstandingClaims {
   public boolean pauseTransactions(Deadline deadline) {
     synchronized (outstanding) {
       paused = true;
-      while (transactions > 0) {
-        long left = deadline.nanosLeft();
-        if (left <= 0) {
-          return false;
-        }
-        try {
-          outstanding.wait(Math.max(1, left / 1_000_000));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return false;
-        }
-      }
-      return true;
+      return awaitUntil(() -> transactions == 0, deadline);
     }
   }
 
