@@ -242,7 +242,8 @@ public record PartitionedLayout(int count, long size) {
             + outbox
             + " (LIKE "
             + legacy
-            + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMMENTS)"
+            + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING GENERATED INCLUDING STORAGE"
+            + " INCLUDING COMMENTS)"
             + " PARTITION BY LIST ("
             + key(id, base)
             + ")");
@@ -372,6 +373,14 @@ public record PartitionedLayout(int count, long size) {
         "foreign keys point to or from it",
         "SELECT conname || ' on ' || conrelid::regclass::text FROM pg_constraint"
             + " WHERE contype = 'f' AND (confrelid = ?::oid OR conrelid = ?::oid)");
+    queries.put(
+        "it has rules of its own",
+        "SELECT rulename FROM pg_rewrite WHERE ev_class = ?::oid AND rulename <> '_RETURN'");
+    queries.put(
+        "it has row security policies", "SELECT polname FROM pg_policy WHERE polrelid = ?::oid");
+    queries.put(
+        "it has column grants",
+        "SELECT attname FROM pg_attribute WHERE attrelid = ?::oid AND attacl IS NOT NULL");
     queries.put(
         "it has triggers of its own",
         "SELECT tgname FROM pg_trigger WHERE tgrelid = ?::oid AND NOT tgisinternal"

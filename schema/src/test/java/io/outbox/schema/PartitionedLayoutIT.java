@@ -169,6 +169,31 @@ class PartitionedLayoutIT {
   }
 
   @Test
+  void aTableWithARuleOrAPolicyOfItsOwnIsLeftAsItWas() throws SQLException {
+    new Migrator(TABLES).migrate(db.url(), db.user(), db.password());
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      s.execute("CREATE RULE no_deletes AS ON DELETE TO outbox WHERE false DO INSTEAD NOTHING");
+    }
+
+    assertThatThrownBy(() -> migrate(new PartitionedLayout(4, 1000)))
+        .isInstanceOf(MigrationException.class)
+        .hasMessageContaining("it has rules of its own (no_deletes)");
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      s.execute("DROP RULE no_deletes ON outbox");
+      s.execute("CREATE POLICY mine ON outbox USING (true)");
+    }
+    assertThatThrownBy(() -> migrate(new PartitionedLayout(4, 1000)))
+        .isInstanceOf(MigrationException.class)
+        .hasMessageContaining("it has row security policies (mine)");
+    try (Connection c = db.connect()) {
+      assertThat(Catalog.strings(c, "SELECT relkind::text FROM pg_class WHERE relname = 'outbox'"))
+          .containsExactly("r");
+    }
+  }
+
+  @Test
   void aPartitionedOutboxIsNotReshapedInPlace() {
     migrate(new PartitionedLayout(4, 1000));
 
