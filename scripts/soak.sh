@@ -7,7 +7,10 @@
 # 2: usage; 3: the soak could not run.
 #
 #   scripts/soak.sh --minutes 10 [--source polling|cdc] [--sink kafka|rabbitmq] [--exactly-once]
-#                   [--seed S] [--json]
+#                   [--layout plain|partitioned] [--seed S] [--json]
+#
+# --layout partitioned: the outbox is partitioned (layout = partitioned, 4 partitions of 10,000 ids,
+# so that the events spread over them and come back to the first); retention keeps its default.
 #
 # --exactly-once (Kafka): the relays publish with delivery = exactly-once, relay a on 4 lanes and b on
 # 2 (every hand-over changes the lane count), the broker is also killed (SIGKILL) as a fault, and the

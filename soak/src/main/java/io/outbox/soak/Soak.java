@@ -5,6 +5,7 @@ import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.schema.Migrator;
+import io.outbox.schema.PartitionedLayout;
 import io.outbox.soak.InvariantChecker.Findings;
 import io.outbox.soak.InvariantChecker.Violation;
 import io.outbox.testkit.KafkaTestSupport;
@@ -68,7 +69,9 @@ final class Soak {
         SoakBroker broker =
             SoakBroker.start(
                 options.sink(), KafkaTestSupport.uniqueTopic("soak"), options.exactlyOnce())) {
-      new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"))
+      new Migrator(
+              OutboxTables.of("outbox", "outbox_dead_letter"),
+              options.partitioned() ? new PartitionedLayout(4, SoakOptions.PARTITION_SIZE) : null)
           .migrate(db.url(), db.user(), db.password());
       String template = relayConfig(db, broker);
       PipelineSettings pipeline =

@@ -24,6 +24,8 @@ import picocli.CommandLine;
  *     the shortest of its range and aimed at the active relay (the short run in the suite, which
  *     injects every kind once), and no more faults after them
  * @param directory where the relays' configurations and logs are written
+ * @param partitioned whether the outbox is partitioned ({@code layout = partitioned}, partitions of
+ *     {@link #PARTITION_SIZE} ids, so that a soak's events spread over several)
  */
 record SoakOptions(
     Duration duration,
@@ -34,11 +36,39 @@ record SoakOptions(
     boolean json,
     Duration faultInterval,
     List<FaultKind> faultOrder,
-    Path directory) {
+    Path directory,
+    boolean partitioned) {
+
+  /** Ids per partition of a partitioned soak's outbox. */
+  static final int PARTITION_SIZE = 10_000;
+
+  /** A soak of the plain layout. */
+  SoakOptions(
+      Duration duration,
+      Source source,
+      Sink sink,
+      boolean exactlyOnce,
+      long seed,
+      boolean json,
+      Duration faultInterval,
+      List<FaultKind> faultOrder,
+      Path directory) {
+    this(
+        duration,
+        source,
+        sink,
+        exactlyOnce,
+        seed,
+        json,
+        faultInterval,
+        faultOrder,
+        directory,
+        false);
+  }
 
   static final String USAGE =
       "usage: scripts/soak.sh --minutes N [--source polling|cdc] [--sink kafka|rabbitmq]"
-          + " [--exactly-once] [--seed S] [--json] [--dir DIR]";
+          + " [--exactly-once] [--layout plain|partitioned] [--seed S] [--json] [--dir DIR]";
   static final Duration FAULT_INTERVAL = Duration.ofSeconds(10);
 
   /** The relay's source type. */
@@ -99,7 +129,14 @@ record SoakOptions(
         a.json,
         FAULT_INTERVAL,
         List.of(),
-        a.directory == null ? defaultDirectory : a.directory);
+        a.directory == null ? defaultDirectory : a.directory,
+        a.layout == Layout.PARTITIONED);
+  }
+
+  /** The outbox's layout. */
+  enum Layout {
+    PLAIN,
+    PARTITIONED
   }
 
   /** The options as {@code scripts/soak.sh} takes them ({@link #USAGE}). */
@@ -115,6 +152,9 @@ record SoakOptions(
 
     @CommandLine.Option(names = "--exactly-once")
     boolean exactlyOnce;
+
+    @CommandLine.Option(names = "--layout")
+    Layout layout = Layout.PLAIN;
 
     @CommandLine.Option(names = "--seed")
     Long seed;
@@ -147,6 +187,7 @@ record SoakOptions(
         + " -> "
         + sink.type()
         + (exactlyOnce ? " (exactly once)" : "")
+        + (partitioned ? ", partitioned outbox" : "")
         + ", seed "
         + seed;
   }

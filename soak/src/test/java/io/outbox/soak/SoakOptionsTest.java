@@ -28,9 +28,13 @@ class SoakOptionsTest {
             "--seed",
             "42",
             "--json",
+            "--layout",
+            "partitioned",
             "--dir",
             "/tmp/x");
     assertThat(o.duration()).isEqualTo(Duration.ofSeconds(90));
+    assertThat(o.partitioned()).isTrue();
+    assertThat(parse("--minutes", "1").partitioned()).isFalse();
     assertThat(o.source()).isEqualTo(SoakOptions.Source.CDC);
     assertThat(o.sink()).isEqualTo(SoakOptions.Sink.KAFKA);
     assertThat(o.exactlyOnce()).isTrue();
@@ -38,7 +42,7 @@ class SoakOptionsTest {
     assertThat(o.json()).isTrue();
     assertThat(o.directory()).isEqualTo(Path.of("/tmp/x"));
     assertThat(o.faultOrder()).isEmpty();
-    assertThat(o.describe()).isEqualTo("90 s, cdc -> kafka (exactly once), seed 42");
+    assertThat(o.describe()).isEqualTo("90 s, cdc -> kafka (exactly once), partitioned outbox, seed 42");
 
     SoakOptions d = parse("--minutes", "10");
     assertThat(d.source()).isEqualTo(SoakOptions.Source.POLLING);
