@@ -142,6 +142,7 @@ final class CdcSource implements Source {
         settings.connectionTimeout(),
         tables,
         !database.retention().deadLetters().isZero(),
+        database.partitions(),
         pipeline);
   }
 

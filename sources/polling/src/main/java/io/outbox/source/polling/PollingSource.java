@@ -125,6 +125,7 @@ final class PollingSource implements Source {
                 claimPool,
                 tables.outboxTables(),
                 !database.retention().deadLetters().isZero(),
+                database.partitions(),
                 pipeline,
                 connections.safeUrl());
         OutboxSql sql = new OutboxSql(tables, format, lanes);
@@ -223,6 +224,7 @@ final class PollingSource implements Source {
         settings.connectionTimeout(),
         tables.outboxTables(),
         !database.retention().deadLetters().isZero(),
+        database.partitions(),
         pipeline);
   }
 

@@ -3,6 +3,7 @@ package io.outbox.source.postgres;
 import io.outbox.admin.OutboxStatus.ConnectionOpener;
 import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
 import java.sql.Connection;
@@ -80,6 +81,7 @@ public final class OutboxTableCheck {
       Duration timeout,
       OutboxTables tables,
       boolean deletesDeadLetters,
+      DatabaseSettings.Partitions layout,
       String pipeline) {
     List<String> pooled = SessionPoolingCheck.startUpProblems(open, timeout, pipeline);
     if (!pooled.isEmpty()) {
@@ -91,6 +93,7 @@ public final class OutboxTableCheck {
         return List.of();
       }
       inspect(c, tables, deletesDeadLetters);
+      checkLayout(c, tables, layout, pipeline);
       return List.of();
     } catch (SourceException e) {
       return List.of(e.getMessage());
@@ -115,10 +118,12 @@ public final class OutboxTableCheck {
       DataSource pool,
       OutboxTables tables,
       boolean deletesDeadLetters,
+      DatabaseSettings.Partitions layout,
       String pipeline,
       String where) {
     try (Connection c = pool.getConnection()) {
       PayloadFormat format = inspect(c, tables, deletesDeadLetters);
+      checkLayout(c, tables, layout, pipeline);
       c.rollback();
       return format;
     } catch (SQLException e) {
@@ -170,6 +175,29 @@ public final class OutboxTableCheck {
               + "; dead letters are moved as they are, so both must have the same type");
     }
     return format;
+  }
+
+  /**
+   * Warns when the table's layout is not the one the settings ask for: the relay reads either, so
+   * this never stops it, but {@code migrate} has not been run since {@code layout} changed.
+   */
+  static void checkLayout(
+      Connection c, OutboxTables tables, DatabaseSettings.Partitions layout, String pipeline)
+      throws SQLException {
+    boolean partitioned = OutboxLayout.partitioned(c, tables);
+    if (layout.partitioned() && !partitioned) {
+      log.warn(
+          "pipeline {}: layout = partitioned, but {} is one plain table: run `outbox-relay migrate`"
+              + " to partition it; until then retention deletes published rows one by one",
+          pipeline,
+          tables.displayTable());
+    } else if (!layout.partitioned() && partitioned) {
+      log.warn(
+          "pipeline {}: {} is partitioned, but layout = plain: retention empties its partitions"
+              + " all the same; set layout = partitioned to say so (migrate does not turn it back)",
+          pipeline,
+          tables.displayTable());
+    }
   }
 
   /** Whether both the outbox and the dead-letter table exist (are visible to the user). */

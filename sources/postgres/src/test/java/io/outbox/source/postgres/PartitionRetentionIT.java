@@ -2,6 +2,10 @@ package io.outbox.source.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.Ticker;
@@ -20,6 +24,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * Retention of a partitioned outbox: a partition whose rows are all settled and old enough is
@@ -135,6 +140,39 @@ class PartitionRetentionIT {
         .extracting(Retention.Emptied::partition)
         .containsExactly("public.outbox_p0");
     assertThat(Sql.strings(db::connect, "SELECT count(*)::text FROM outbox")).containsExactly("2");
+  }
+
+  @Test
+  void aLayoutOtherThanTheSettingsOneIsWarnedAboutAndStillRead() throws SQLException {
+    OutboxTables plain = OutboxTables.of("plain_outbox");
+    new Migrator(plain).migrate(db.url(), db.user(), db.password());
+    Logger logger = (Logger) LoggerFactory.getLogger(OutboxTableCheck.class);
+    ListAppender<ILoggingEvent> lines = new ListAppender<>();
+    lines.start();
+    logger.addAppender(lines);
+    Level level = logger.getLevel();
+    logger.setLevel(Level.WARN);
+    try (Connection c = db.connect()) {
+      OutboxTableCheck.checkLayout(c, TABLES, new DatabaseSettings.Partitions(2, 1000), "orders");
+      OutboxTableCheck.checkLayout(c, plain, DatabaseSettings.Partitions.PLAIN, "orders");
+      assertThat(lines.list).isEmpty();
+
+      OutboxTableCheck.checkLayout(c, TABLES, DatabaseSettings.Partitions.PLAIN, "orders");
+      OutboxTableCheck.checkLayout(c, plain, new DatabaseSettings.Partitions(2, 1000), "orders");
+    } finally {
+      logger.detachAppender(lines);
+      logger.setLevel(level);
+    }
+
+    assertThat(lines.list)
+        .extracting(ILoggingEvent::getFormattedMessage)
+        .containsExactly(
+            "pipeline orders: public.outbox is partitioned, but layout = plain: retention empties"
+                + " its partitions all the same; set layout = partitioned to say so (migrate does"
+                + " not turn it back)",
+            "pipeline orders: layout = partitioned, but public.plain_outbox is one plain table:"
+                + " run `outbox-relay migrate` to partition it; until then retention deletes"
+                + " published rows one by one");
   }
 
   private static Round round(DatabaseSettings.Retention policy) throws SQLException {
