@@ -35,6 +35,26 @@ class MigrationScriptTest {
   }
 
   @Test
+  void thePartitionedLayoutIsRefusedNamingWhy() {
+    Migrator migrator = new Migrator(OutboxTables.of("outbox"), new PartitionedLayout(4, 1000));
+
+    assertThatThrownBy(migrator::script)
+        .isInstanceOf(MigrationException.class)
+        .hasMessage(
+            "Migrating the outbox table public.outbox failed: cannot print the SQL of the"
+                + " partitioned layout: the conversion depends on the table it finds (its rows,"
+                + " grants, indexes); run migrate against the database");
+  }
+
+  @Test
+  void partitionedLayoutShapesOutsideTheirRangesAreRefused() {
+    assertThatThrownBy(() -> new PartitionedLayout(1, 1000))
+        .hasMessage("partitions.count must be 2..64, not 1");
+    assertThatThrownBy(() -> new PartitionedLayout(4, 999))
+        .hasMessage("partitions.size must be 1000..1000000000, not 999");
+  }
+
+  @Test
   void holdsEveryMigrationInVersionOrderWithThePlaceholdersReplaced() throws IOException {
     OutboxTables tables = OutboxTables.of("billing.outbox");
     String script = new Migrator(tables).script();
