@@ -308,7 +308,8 @@ final class BenchDatabase implements AutoCloseable {
                   + " FOR TABLE "
                   + TABLE
                   + (relay && columnLists ? " " + RELAY_COLUMNS : "")
-                  + " WITH (publish = 'insert')");
+                  // A partitioned outbox (--layout partitioned) streams under the table's name.
+                  + " WITH (publish = 'insert', publish_via_partition_root = true)");
         }
       }
       st.execute("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");

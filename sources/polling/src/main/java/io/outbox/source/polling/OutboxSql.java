@@ -4,6 +4,7 @@ import io.outbox.client.OutboxColumns;
 import io.outbox.relay.spi.LaneFunction;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.source.postgres.LeaderLease;
+import java.util.function.Function;
 
 /**
  * Every statement the polling source runs, built once from the quoted table names, the payload
@@ -86,8 +87,33 @@ final class OutboxSql {
       String headers,
       String lanePredicate,
       String excludePredicate) {
+    // A key whose earlier event waits for its retry is held back; other keys flow. The held keys
+    // are read once per claim, each with its first waiting id, into one jsonb object that every
+    // candidate row looks its key up in. Neither a correlated probe per row nor a join leaves the
+    // planner a way to go quadratic: when the statistics say no row is pending (the last ANALYZE
+    // ran in a quiet spell), a per-row probe read the pending index instead of the retrying one,
+    // once per candidate row (6,000 pending, 1,000 keys held: 306 ms instead of 10 ms per
+    // claim), and an anti-join compares every pending row with every retrying row (1M-row
+    // outbox, 1,000 retrying: 214 ms instead of 5 ms). jsonb_build_array(type, id)::text names a
+    // key without a separator that a key could contain.
+    Function<String, String> keyOf =
+        alias ->
+            "jsonb_build_array(" + c.aggregateType(alias) + ", " + c.aggregateId(alias) + ")::text";
     // The columns in the order EventColumns.read takes them.
-    return "SELECT "
+    return "WITH held AS MATERIALIZED (\n"
+        + "  SELECT coalesce(jsonb_object_agg(k.key, k.first), '{}') AS ids\n"
+        + "    FROM (SELECT "
+        + keyOf.apply("b")
+        + " AS key, min("
+        + c.id("b")
+        + ") AS first\n"
+        + "            FROM "
+        + outbox
+        + " b\n"
+        + "           WHERE b.published_at IS NULL AND b.next_attempt_at IS NOT NULL\n"
+        + "             AND b.next_attempt_at > now()\n"
+        + "           GROUP BY 1) k)\n"
+        + "SELECT "
         + String.join(
             ", ",
             c.id("o"),
@@ -106,36 +132,17 @@ final class OutboxSql {
         + "       o.created_at, o.attempts\n"
         + "  FROM "
         + outbox
-        + " o\n"
+        + " o, held h\n"
         + " WHERE o.published_at IS NULL\n"
         + "   AND o.available_at <= now()\n"
         + "   AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())\n"
         + lanePredicate
         + excludePredicate
-        // A key whose earlier event waits for its retry is held back; other keys flow.
-        // OFFSET 0 keeps this a per-row probe of the small retrying index. Without it the
-        // planner may flatten it into an anti-join that compares every pending row with every
-        // retrying row (1M-row outbox, 1,000 retrying: 214 ms instead of 5 ms per claim).
-        + "   AND NOT EXISTS (SELECT 1 FROM "
-        + outbox
-        + " b\n"
-        + "                    WHERE b.published_at IS NULL AND b.next_attempt_at IS NOT NULL\n"
-        + "                      AND b.next_attempt_at > now()\n"
-        + "                      AND "
-        + c.aggregateType("b")
-        + " = "
-        + c.aggregateType("o")
-        + "\n"
-        + "                      AND "
-        + c.aggregateId("b")
-        + " = "
-        + c.aggregateId("o")
-        + " AND "
-        + c.id("b")
-        + " < "
+        + "   AND NOT coalesce((h.ids ->> "
+        + keyOf.apply("o")
+        + ")::bigint < "
         + c.id("o")
-        + "\n"
-        + "                   OFFSET 0)\n"
+        + ", false)\n"
         + " ORDER BY "
         + c.id("o")
         + "\n"

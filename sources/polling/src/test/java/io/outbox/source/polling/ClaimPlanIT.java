@@ -53,7 +53,7 @@ class ClaimPlanIT {
   }
 
   @Test
-  void theClaimScansThePendingIndexAndProbesTheRetryingIndexPerRow() throws Exception {
+  void theClaimScansThePendingIndexAndReadsTheRetryingIndexOnce() throws Exception {
     for (int lanes : new int[] {1, 4}) {
       OutboxSql sql = new OutboxSql(TABLES, PayloadFormat.JSON, lanes);
       Binder binder =
@@ -72,8 +72,8 @@ class ClaimPlanIT {
       log.info("claim of 500 rows, {} lane(s), second run:\n{}", lanes, plan);
       assertThat(plan)
           .contains("Index Scan using outbox_pending_idx on outbox o")
-          .contains("Index Scan using outbox_retrying_idx on outbox b")
-          .contains("Index Cond: ((aggregate_type = o.aggregate_type)")
+          .containsPattern("Index Scan using outbox_retrying_idx on outbox b .*loops=1\\)")
+          .contains("CTE held")
           .doesNotContain("Seq Scan on outbox")
           .doesNotContain("Anti Join")
           // The epoch check runs once per claim, not per row.
