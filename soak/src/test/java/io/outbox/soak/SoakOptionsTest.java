@@ -42,7 +42,8 @@ class SoakOptionsTest {
     assertThat(o.json()).isTrue();
     assertThat(o.directory()).isEqualTo(Path.of("/tmp/x"));
     assertThat(o.faultOrder()).isEmpty();
-    assertThat(o.describe()).isEqualTo("90 s, cdc -> kafka (exactly once), partitioned outbox, seed 42");
+    assertThat(o.describe())
+        .isEqualTo("90 s, cdc -> kafka (exactly once), partitioned outbox, seed 42");
 
     SoakOptions d = parse("--minutes", "10");
     assertThat(d.source()).isEqualTo(SoakOptions.Source.POLLING);
