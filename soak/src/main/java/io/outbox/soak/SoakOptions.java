@@ -42,30 +42,6 @@ record SoakOptions(
   /** Ids per partition of a partitioned soak's outbox. */
   static final int PARTITION_SIZE = 10_000;
 
-  /** A soak of the plain layout. */
-  SoakOptions(
-      Duration duration,
-      Source source,
-      Sink sink,
-      boolean exactlyOnce,
-      long seed,
-      boolean json,
-      Duration faultInterval,
-      List<FaultKind> faultOrder,
-      Path directory) {
-    this(
-        duration,
-        source,
-        sink,
-        exactlyOnce,
-        seed,
-        json,
-        faultInterval,
-        faultOrder,
-        directory,
-        false);
-  }
-
   static final String USAGE =
       "usage: scripts/soak.sh --minutes N [--source polling|cdc] [--sink kafka|rabbitmq]"
           + " [--exactly-once] [--layout plain|partitioned] [--seed S] [--json] [--dir DIR]";

@@ -54,7 +54,8 @@ class SoakIT {
             false,
             Duration.ofSeconds(1),
             order,
-            dir);
+            dir,
+            false);
 
     SoakReport report = new Soak(options).run();
 

@@ -141,8 +141,7 @@ final class CdcSource implements Source {
         () -> connections.dedicated("start-up check"),
         settings.connectionTimeout(),
         tables,
-        !database.retention().deadLetters().isZero(),
-        database.partitions(),
+        database,
         pipeline);
   }
 

@@ -122,12 +122,7 @@ final class PollingSource implements Source {
         HikariDataSource claimPool = pool.open();
         PayloadFormat format =
             OutboxTableCheck.inspect(
-                claimPool,
-                tables.outboxTables(),
-                !database.retention().deadLetters().isZero(),
-                database.partitions(),
-                pipeline,
-                connections.safeUrl());
+                claimPool, tables.outboxTables(), database, pipeline, connections.safeUrl());
         OutboxSql sql = new OutboxSql(tables, format, lanes);
         claims =
             new ClaimTransactions(
@@ -223,8 +218,7 @@ final class PollingSource implements Source {
         () -> connections.dedicated("start-up check"),
         settings.connectionTimeout(),
         tables.outboxTables(),
-        !database.retention().deadLetters().isZero(),
-        database.partitions(),
+        database,
         pipeline);
   }
 

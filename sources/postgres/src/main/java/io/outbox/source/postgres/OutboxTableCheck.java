@@ -72,17 +72,17 @@ public final class OutboxTableCheck {
    *
    * @param open opens a new session in autocommit mode (the source's dedicated sessions)
    * @param timeout how long a statement may take
-   * @param deletesDeadLetters whether retention deletes dead letters (see {@link
-   *     DeadLetterTableCheck})
+   * @param database the pipeline's settings: whether retention deletes dead letters (see {@link
+   *     DeadLetterTableCheck}), the layout it expects ({@link #checkLayout})
    * @return the problems found, or none
    */
   public static List<String> startUpProblems(
       ConnectionOpener open,
       Duration timeout,
       OutboxTables tables,
-      boolean deletesDeadLetters,
-      DatabaseSettings.Partitions layout,
+      DatabaseSettings database,
       String pipeline) {
+    boolean deletesDeadLetters = !database.retention().deadLetters().isZero();
     List<String> pooled = SessionPoolingCheck.startUpProblems(open, timeout, pipeline);
     if (!pooled.isEmpty()) {
       return pooled;
@@ -93,7 +93,7 @@ public final class OutboxTableCheck {
         return List.of();
       }
       inspect(c, tables, deletesDeadLetters);
-      checkLayout(c, tables, layout, pipeline);
+      checkLayout(c, tables, database.partitions(), pipeline);
       return List.of();
     } catch (SourceException e) {
       return List.of(e.getMessage());
@@ -117,13 +117,12 @@ public final class OutboxTableCheck {
   public static PayloadFormat inspect(
       DataSource pool,
       OutboxTables tables,
-      boolean deletesDeadLetters,
-      DatabaseSettings.Partitions layout,
+      DatabaseSettings database,
       String pipeline,
       String where) {
     try (Connection c = pool.getConnection()) {
-      PayloadFormat format = inspect(c, tables, deletesDeadLetters);
-      checkLayout(c, tables, layout, pipeline);
+      PayloadFormat format = inspect(c, tables, !database.retention().deadLetters().isZero());
+      checkLayout(c, tables, database.partitions(), pipeline);
       c.rollback();
       return format;
     } catch (SQLException e) {

@@ -69,18 +69,10 @@ public final class RetentionJob implements AutoCloseable {
   private long lastReport; // ticker.nanoTime() of the last info line, 0 before it
   private final Ticker ticker;
 
-  /** A job that is not started: {@link #start} starts one; tests call {@link #round()}. */
-  RetentionJob(
-      OutboxTables tables,
-      String pipeline,
-      DatabaseSettings.Retention policy,
-      ConnectionSource connections,
-      BooleanSupplier active,
-      Ticker ticker) {
-    this(tables, pipeline, policy, connections, active, null, ticker);
-  }
-
-  /** A job whose partition emptying pauses {@code claims}' transactions first. */
+  /**
+   * A job that is not started: {@link #start} starts one; tests call {@link #round()}. Emptying a
+   * partition pauses {@code claims}' transactions first ({@code null}: none to pause).
+   */
   RetentionJob(
       OutboxTables tables,
       String pipeline,

@@ -177,7 +177,7 @@ class PartitionRetentionIT {
 
   private static Round round(DatabaseSettings.Retention policy) throws SQLException {
     try (RetentionJob job =
-        new RetentionJob(TABLES, "orders", policy, db::connect, () -> true, Ticker.SYSTEM)) {
+        new RetentionJob(TABLES, "orders", policy, db::connect, () -> true, null, Ticker.SYSTEM)) {
       return job.round();
     }
   }

@@ -105,7 +105,7 @@ class RetentionIT {
   void aRoundDeletesEverythingOldInBatchesAndNothingElse() throws SQLException {
     Round round;
     try (RetentionJob job =
-        new RetentionJob(TABLES, "orders", POLICY, db::connect, () -> true, Ticker.SYSTEM)) {
+        new RetentionJob(TABLES, "orders", POLICY, db::connect, () -> true, null, Ticker.SYSTEM)) {
       round = job.round();
     }
 
@@ -120,7 +120,8 @@ class RetentionIT {
         new DatabaseSettings.Retention(
             Duration.ZERO, Duration.ofDays(30), 100, Duration.ofMinutes(1));
     try (RetentionJob job =
-        new RetentionJob(TABLES, "orders", deadOnly, db::connect, () -> true, Ticker.SYSTEM)) {
+        new RetentionJob(
+            TABLES, "orders", deadOnly, db::connect, () -> true, null, Ticker.SYSTEM)) {
       assertThat(job.round()).isEqualTo(new Round(0, 3));
     }
     assertThat(strings("SELECT count(*)::text FROM app.outbox")).containsExactly("9");
