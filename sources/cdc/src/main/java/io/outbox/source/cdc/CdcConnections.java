@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.source.cdc.engine.EngineSockets;
+import io.outbox.source.postgres.ClaimSessionPlans;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Properties;
@@ -103,6 +104,7 @@ public final class CdcConnections {
     config.setJdbcUrl(database.url());
     config.setDriverClassName(Driver.class.getName());
     Properties properties = properties("outbox-relay " + pipeline + " cdc settle");
+    ClaimSessionPlans.addTo(properties);
     properties.remove("user");
     properties.remove("password");
     config.setDataSourceProperties(properties);
@@ -127,6 +129,16 @@ public final class CdcConnections {
    */
   public Connection dedicated(String role) throws SQLException {
     return dedicatedNamed("outbox-relay " + pipeline + " cdc " + role);
+  }
+
+  /**
+   * As {@link #dedicated}, for a session that reads pending outbox rows in id order (the catch-up,
+   * the sweep): planned as the claims are ({@link ClaimSessionPlans}).
+   */
+  public Connection dedicatedReader(String role) throws SQLException {
+    Properties properties = properties("outbox-relay " + pipeline + " cdc " + role);
+    ClaimSessionPlans.addTo(properties);
+    return connect(properties);
   }
 
   /**

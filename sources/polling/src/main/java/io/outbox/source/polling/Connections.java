@@ -3,6 +3,7 @@ package io.outbox.source.polling;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.source.postgres.ClaimSessionPlans;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -117,12 +118,12 @@ final class Connections {
   private String serverOptions(boolean claims) {
     List<String> options = new ArrayList<>();
     options.add("-c statement_timeout=" + settings.statementTimeout().toMillis());
-    // The claim's LIMIT over a large pending index has a high estimated cost, which makes
-    // PostgreSQL JIT-compile it on every call: ~100 ms of compilation for a 20 ms query.
-    options.add("-c jit=off");
     if (claims) {
+      options.add(ClaimSessionPlans.SERVER_OPTIONS);
       options.add(
           "-c idle_in_transaction_session_timeout=" + settings.claimIdleTimeout().toMillis());
+    } else {
+      options.add("-c jit=off"); // the backlog's count over a large table, as for the claims
     }
     long keepalive = ceilSeconds(settings.serverKeepalive());
     if (keepalive > 0) {

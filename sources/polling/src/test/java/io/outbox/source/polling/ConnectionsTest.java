@@ -38,6 +38,16 @@ class ConnectionsTest {
   }
 
   @Test
+  void claimSessionsArePlannedThroughTheIndexesAndTheOthersAreNot() {
+    Properties claims = connections(Map.of()).driverProperties("claims", true);
+    Properties leader = connections(Map.of()).driverProperties("leader", false);
+
+    assertThat(claims.getProperty("options"))
+        .contains("-c jit=off -c enable_seqscan=off -c enable_sort=off");
+    assertThat(leader.getProperty("options")).contains("-c jit=off").doesNotContain("enable_");
+  }
+
+  @Test
   void theUsersSocketTimeoutWinsAndTheirOptionsStay() {
     Properties p =
         connections(Map.of("socketTimeout", "120", "options", "-c search_path=app"))

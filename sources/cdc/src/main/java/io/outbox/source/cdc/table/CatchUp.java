@@ -160,7 +160,7 @@ public final class CatchUp {
       try {
         holder = connections.dedicated("catch-up");
         String snapshot = exportSnapshot(holder);
-        reader = connections.dedicated("catch-up read");
+        reader = connections.dedicatedReader("catch-up read");
         String sql = // before the reader's first transaction, which must import the snapshot first
             "SELECT "
                 + rows.columns(reader)

@@ -101,7 +101,7 @@ public final class ReconcileSweep {
 
   private int sweep(Instant cutoff) throws SQLException {
     int added = 0;
-    try (Connection c = connections.dedicated("sweep")) {
+    try (Connection c = connections.dedicatedReader("sweep")) {
       long after = Long.MIN_VALUE;
       while (true) {
         List<OutboxEvent> page = page(c, cutoff, after);
