@@ -104,7 +104,7 @@ public final class CdcConnections {
     config.setJdbcUrl(database.url());
     config.setDriverClassName(Driver.class.getName());
     Properties properties = properties("outbox-relay " + pipeline + " cdc settle");
-    ClaimSessionPlans.addTo(properties);
+    ClaimSessionPlans.addTo(properties, database.partitions());
     properties.remove("user");
     properties.remove("password");
     config.setDataSourceProperties(properties);
@@ -137,7 +137,7 @@ public final class CdcConnections {
    */
   public Connection dedicatedReader(String role) throws SQLException {
     Properties properties = properties("outbox-relay " + pipeline + " cdc " + role);
-    ClaimSessionPlans.addTo(properties);
+    ClaimSessionPlans.addTo(properties, database.partitions());
     return connect(properties);
   }
 

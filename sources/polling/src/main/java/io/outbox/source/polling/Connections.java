@@ -119,7 +119,7 @@ final class Connections {
     List<String> options = new ArrayList<>();
     options.add("-c statement_timeout=" + settings.statementTimeout().toMillis());
     if (claims) {
-      options.add(ClaimSessionPlans.SERVER_OPTIONS);
+      options.add(ClaimSessionPlans.serverOptions(database.partitions()));
       options.add(
           "-c idle_in_transaction_session_timeout=" + settings.claimIdleTimeout().toMillis());
     } else {

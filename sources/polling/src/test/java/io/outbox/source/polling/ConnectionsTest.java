@@ -45,6 +45,29 @@ class ConnectionsTest {
     assertThat(claims.getProperty("options"))
         .contains("-c jit=off -c enable_seqscan=off -c enable_sort=off");
     assertThat(leader.getProperty("options")).contains("-c jit=off").doesNotContain("enable_");
+    assertThat(claims.getProperty("options")).doesNotContain("plan_cache_mode");
+  }
+
+  @Test
+  void claimSessionsOfAPartitionedOutboxArePlannedAfreshForEachStatement() {
+    DatabaseSettings partitioned =
+        new DatabaseSettings(
+            "jdbc:postgresql://db/app",
+            "app",
+            null,
+            Map.of(),
+            "outbox",
+            "outbox_dead_letter",
+            DatabaseSettings.OnPublish.MARK,
+            "p",
+            DatabaseSettings.Retention.OFF,
+            Map.of(),
+            new DatabaseSettings.Partitions(4, 1_000_000));
+    Properties claims =
+        new Connections(partitioned, settings(), "p").driverProperties("claims", true);
+
+    assertThat(claims.getProperty("options"))
+        .contains("-c enable_seqscan=off -c enable_sort=off -c plan_cache_mode=force_custom_plan");
   }
 
   @Test
@@ -73,12 +96,14 @@ class ConnectionsTest {
   }
 
   private static Connections connections(Map<String, String> properties) {
-    PollingSettings settings =
-        SettingsReader.settings(
-            PollingFixture.context(PollingFixture.settings(Map.of()), 1, new ArrayList<>()),
-            PollingSettings::read,
-            "polling source");
-    return new Connections(database(properties), settings, "p");
+    return new Connections(database(properties), settings(), "p");
+  }
+
+  private static PollingSettings settings() {
+    return SettingsReader.settings(
+        PollingFixture.context(PollingFixture.settings(Map.of()), 1, new ArrayList<>()),
+        PollingSettings::read,
+        "polling source");
   }
 
   private static DatabaseSettings database(Map<String, String> properties) {

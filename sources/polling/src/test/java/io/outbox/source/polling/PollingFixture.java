@@ -30,21 +30,26 @@ final class PollingFixture implements AutoCloseable {
   static final String PATH = "outbox-relay.pipelines.orders.source.polling";
 
   final TestDb db;
+  private final DatabaseSettings.Partitions layout;
   private final Connection sql;
   private final List<PollingSource> sources = new CopyOnWriteArrayList<>();
 
-  private PollingFixture(TestDb db) throws SQLException {
+  private PollingFixture(TestDb db, PartitionedLayout layout) throws SQLException {
     this.db = db;
+    this.layout =
+        layout == null
+            ? DatabaseSettings.Partitions.PLAIN
+            : new DatabaseSettings.Partitions(layout.count(), layout.size());
     this.sql = db.connect();
   }
 
   static PollingFixture create(String purpose) throws SQLException {
-    return new PollingFixture(TestDb.create(purpose));
+    return new PollingFixture(TestDb.create(purpose), null);
   }
 
   /** A fixture whose outbox is partitioned so. */
   static PollingFixture create(String purpose, PartitionedLayout layout) throws SQLException {
-    return new PollingFixture(TestDb.create(purpose, layout));
+    return new PollingFixture(TestDb.create(purpose, layout), layout);
   }
 
   /** Test settings: fast intervals, then {@code overrides}, then reference.conf. */
@@ -99,7 +104,8 @@ final class PollingFixture implements AutoCloseable {
             onPublish,
             PIPELINE,
             retention,
-            columns);
+            columns,
+            layout);
     PollingSource source =
         (PollingSource)
             new PollingSourceProvider()
