@@ -41,13 +41,16 @@ final class BenchDatabase implements AutoCloseable {
   private final String user;
   private final String password;
   private final String name;
+  private final PartitionedLayout layout;
   private final OutboxWriter writer = OutboxWriter.forTable(TABLE);
 
-  private BenchDatabase(String serverUrl, String user, String password, String name) {
+  private BenchDatabase(
+      String serverUrl, String user, String password, String name, PartitionedLayout layout) {
     this.serverUrl = serverUrl;
     this.user = user;
     this.password = password;
     this.name = name;
+    this.layout = layout;
   }
 
   /**
@@ -57,7 +60,7 @@ final class BenchDatabase implements AutoCloseable {
   static BenchDatabase create(
       String serverUrl, String user, String password, String name, PartitionedLayout layout)
       throws SQLException {
-    BenchDatabase db = new BenchDatabase(serverUrl, user, password, name);
+    BenchDatabase db = new BenchDatabase(serverUrl, user, password, name, layout);
     try (Connection c = DriverManager.getConnection(serverUrl, user, password);
         Statement st = c.createStatement()) {
       st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
@@ -76,6 +79,11 @@ final class BenchDatabase implements AutoCloseable {
 
   String name() {
     return name;
+  }
+
+  /** The outbox's partitioned layout, or {@code null} for the plain one. */
+  PartitionedLayout layout() {
+    return layout;
   }
 
   String url() {

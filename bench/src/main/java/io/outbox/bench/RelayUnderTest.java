@@ -97,6 +97,16 @@ final class RelayUnderTest {
         .append(quote(brokers.prefix() + "${aggregate_type}"))
         .append('\n');
     conf.append("    on-publish = ").append(setup.onPublish()).append('\n');
+    if (db.layout() != null) {
+      // As a user who converted the table says it (docs/maintenance.md): the relay plans its
+      // claims for the layout it is told.
+      conf.append("    layout = partitioned\n");
+      conf.append("    partitions { count = ")
+          .append(db.layout().count())
+          .append(", size = ")
+          .append(db.layout().size())
+          .append(" }\n");
+    }
     if (setup.lanes() != null) {
       conf.append("    lanes = ").append(setup.lanes()).append('\n');
     }
