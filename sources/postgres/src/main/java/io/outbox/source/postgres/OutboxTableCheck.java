@@ -193,7 +193,9 @@ public final class OutboxTableCheck {
     } else if (!layout.partitioned() && partitioned) {
       log.warn(
           "pipeline {}: {} is partitioned, but layout = plain: retention empties its partitions"
-              + " all the same; set layout = partitioned to say so (migrate does not turn it back)",
+              + " all the same, but claims are planned as for one table, which can read a whole"
+              + " partition each; set layout = partitioned to say so (migrate does not turn it"
+              + " back)",
           pipeline,
           tables.displayTable());
     }

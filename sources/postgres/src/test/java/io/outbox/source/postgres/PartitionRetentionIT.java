@@ -168,8 +168,9 @@ class PartitionRetentionIT {
         .extracting(ILoggingEvent::getFormattedMessage)
         .containsExactly(
             "pipeline orders: public.outbox is partitioned, but layout = plain: retention empties"
-                + " its partitions all the same; set layout = partitioned to say so (migrate does"
-                + " not turn it back)",
+                + " its partitions all the same, but claims are planned as for one table, which"
+                + " can read a whole partition each; set layout = partitioned to say so (migrate"
+                + " does not turn it back)",
             "pipeline orders: layout = partitioned, but public.plain_outbox is one plain table:"
                 + " run `outbox-relay migrate` to partition it; until then retention deletes"
                 + " published rows one by one");
