@@ -208,7 +208,7 @@ final class CdcSource implements Source {
         settings.slotName());
     lifecycle.report(Role.ACTIVE);
     lifecycle.startRetention(
-        tables, database.retention(), () -> connections.dedicated("retention"), leader::held);
+        tables, database, () -> connections.dedicated("retention"), leader::held);
   }
 
   @Override

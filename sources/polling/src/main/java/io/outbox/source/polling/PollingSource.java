@@ -171,7 +171,7 @@ final class PollingSource implements Source {
         // Runs only while this instance holds the leader lock; its own session, autocommit.
         lifecycle.startRetention(
             tables.outboxTables(),
-            database.retention(),
+            database,
             () -> connections.dedicated("retention"),
             leader::held);
       }

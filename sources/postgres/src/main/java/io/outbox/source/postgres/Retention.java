@@ -76,6 +76,17 @@ public final class Retention {
    */
   public record Emptied(String partition, long bytes, long pausedNanos) {}
 
+  /**
+   * Rows of an earlier round of ids in the partition taking ids now: the ids came round to it
+   * before retention could empty it.
+   *
+   * @param partition the partition, schema-qualified and quoted as needed
+   * @param lastId the highest id, which put it there
+   * @param rows its rows of the earlier round (ids more than {@code partitions.size} below)
+   * @param unpublished how many of them are not published
+   */
+  public record EarlierRound(String partition, long lastId, long rows, long unpublished) {}
+
   private final OutboxTables tables;
   private final String deletePublished;
   private final String deleteDeadLetters;
@@ -179,6 +190,55 @@ public final class Retention {
       }
     }
     return emptied;
+  }
+
+  /**
+   * The rows of an earlier round of ids in the partition that holds the highest id, or {@code null}
+   * when it has none (or the outbox is empty, or the highest id is below the layout's first). With
+   * partitions of {@code size} ids taken in turn, a row of the current round is at most {@code size
+   * - 1} below the highest id, and a row of an earlier round at least {@code size} below: the ids
+   * went round every other partition since.
+   */
+  public EarlierRound earlierRound(Connection c, long size) throws SQLException {
+    String id = OutboxTables.quote(tables.columns().id());
+    String partition;
+    long last;
+    try (PreparedStatement s =
+        c.prepareStatement(
+            "SELECT quote_ident(n.nspname) || '.' || quote_ident(p.relname), l.id,"
+                // the partition of the ids below the layout's base (a converted table's rows)
+                + " pg_get_expr(p.relpartbound, p.oid) = 'FOR VALUES IN (''-1'')'"
+                + " FROM (SELECT o.tableoid, o."
+                + id
+                + " AS id FROM "
+                + tables.qualifiedTable()
+                + " o ORDER BY o."
+                + id
+                + " DESC LIMIT 1) l"
+                + " JOIN pg_class p ON p.oid = l.tableoid"
+                + " JOIN pg_namespace n ON n.oid = p.relnamespace")) {
+      try (ResultSet r = s.executeQuery()) {
+        if (!r.next() || r.getBoolean(3)) {
+          return null;
+        }
+        partition = r.getString(1);
+        last = r.getLong(2);
+      }
+    }
+    try (PreparedStatement s =
+        c.prepareStatement(
+            "SELECT count(*), count(*) FILTER (WHERE published_at IS NULL) FROM "
+                + partition
+                + " WHERE "
+                + id
+                + " <= ?")) {
+      s.setLong(1, last - size);
+      try (ResultSet r = s.executeQuery()) {
+        r.next();
+        long rows = r.getLong(1);
+        return rows == 0 ? null : new EarlierRound(partition, last, rows, r.getLong(2));
+      }
+    }
   }
 
   /** Empties the partition under its lock unless it keeps rows now; whether it did. */

@@ -44,11 +44,15 @@ public final class RetentionJob implements AutoCloseable {
   }
 
   /** Rows one round deleted, and the partitions it emptied. */
-  public record Round(long published, long deadLetters, List<Retention.Emptied> emptied) {
+  public record Round(
+      long published,
+      long deadLetters,
+      List<Retention.Emptied> emptied,
+      Retention.EarlierRound earlierRound) {
 
     /** A round of a plain outbox. */
     public Round(long published, long deadLetters) {
-      this(published, deadLetters, List.of());
+      this(published, deadLetters, List.of(), null);
     }
   }
 
@@ -58,6 +62,8 @@ public final class RetentionJob implements AutoCloseable {
   private final ConnectionSource connections;
   private final BooleanSupplier active;
   private final OutstandingClaims claims; // null: no claim transactions to pause (tests)
+  private final DatabaseSettings.Partitions layout;
+  private Retention.EarlierRound reported; // only the job's thread touches it
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition wake = lock.newCondition();
   private final Thread thread;
@@ -77,11 +83,13 @@ public final class RetentionJob implements AutoCloseable {
       OutboxTables tables,
       String pipeline,
       DatabaseSettings.Retention policy,
+      DatabaseSettings.Partitions layout,
       ConnectionSource connections,
       BooleanSupplier active,
       OutstandingClaims claims,
       Ticker ticker) {
     this.claims = claims;
+    this.layout = Objects.requireNonNull(layout, "layout");
     this.retention = Retention.of(tables);
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.pipeline = Objects.requireNonNull(pipeline, "pipeline");
@@ -99,6 +107,8 @@ public final class RetentionJob implements AutoCloseable {
    * @param pipeline the pipeline name: only its dead letters are deleted
    * @param policy ages, batch size and interval; must be {@link
    *     DatabaseSettings.Retention#enabled()}
+   * @param layout the layout the pipeline is configured with: with {@code partitions.size} known,
+   *     each round also looks for rows of an earlier round of ids in the partition taking ids
    * @param connections where the job's connection comes from (opened again after a failure)
    * @param active whether this instance is the pipeline's active one; rounds are skipped while not
    * @param claims the source's claims, whose transactions emptying a partition pauses
@@ -108,6 +118,7 @@ public final class RetentionJob implements AutoCloseable {
       OutboxTables tables,
       String pipeline,
       DatabaseSettings.Retention policy,
+      DatabaseSettings.Partitions layout,
       ConnectionSource connections,
       BooleanSupplier active,
       OutstandingClaims claims,
@@ -116,7 +127,7 @@ public final class RetentionJob implements AutoCloseable {
       throw new IllegalArgumentException("retention is off for pipeline " + pipeline);
     }
     RetentionJob job =
-        new RetentionJob(tables, pipeline, policy, connections, active, claims, ticker);
+        new RetentionJob(tables, pipeline, policy, layout, connections, active, claims, ticker);
     job.thread.start();
     return job;
   }
@@ -204,6 +215,7 @@ public final class RetentionJob implements AutoCloseable {
     boolean moreDead = !policy.deadLetters().isZero();
     int batch = policy.batchSize();
     List<Retention.Emptied> emptied = List.of();
+    Retention.EarlierRound earlier = null;
     if (OutboxLayout.partitioned(c, retention.tables())) {
       emptied = retention.emptySettledPartitions(c, policy.published(), pause());
       for (Retention.Emptied e : emptied) {
@@ -219,6 +231,10 @@ public final class RetentionJob implements AutoCloseable {
             TimeUnit.NANOSECONDS.toMillis(e.pausedNanos()));
       }
       morePublished = false; // a partitioned outbox loses no row by DELETE
+      if (layout.partitioned()) {
+        earlier = retention.earlierRound(c, layout.size());
+        reportEarlierRound(earlier);
+      }
     }
     while ((morePublished || moreDead) && !stopping && active.getAsBoolean()) {
       if (morePublished) {
@@ -232,7 +248,36 @@ public final class RetentionJob implements AutoCloseable {
         moreDead = n == batch;
       }
     }
-    return new Round(published, dead, emptied);
+    return new Round(published, dead, emptied, earlier);
+  }
+
+  /**
+   * Warns once when the ids reach a partition that still holds rows of their earlier round, and
+   * says when it no longer does.
+   */
+  private void reportEarlierRound(Retention.EarlierRound earlier) {
+    if (earlier != null
+        && (reported == null || !reported.partition().equals(earlier.partition()))) {
+      log.warn(
+          "pipeline {}: the ids came round to partition {} again (id {}) while it still holds {}"
+              + " row(s) of an earlier round, {} of them unpublished, that retention cannot empty"
+              + " yet (retention.published = {}): new rows go in beside them, and the partition"
+              + " grows as a plain table would until every one is published and that old; give"
+              + " the partitions more ids (partitions.size, partitions.count) or keep published"
+              + " rows for less time (docs/maintenance.md#the-partitioned-layout)",
+          pipeline,
+          earlier.partition(),
+          earlier.lastId(),
+          earlier.rows(),
+          earlier.unpublished(),
+          age(policy.published()));
+    } else if (earlier == null && reported != null) {
+      log.info(
+          "pipeline {}: partition {} holds no row of an earlier round of ids any more",
+          pipeline,
+          reported.partition());
+    }
+    reported = earlier;
   }
 
   /**

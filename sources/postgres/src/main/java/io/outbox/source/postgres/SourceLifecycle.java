@@ -68,14 +68,17 @@ public final class SourceLifecycle {
    */
   public void startRetention(
       OutboxTables tables,
-      DatabaseSettings.Retention r,
+      DatabaseSettings database,
       RetentionJob.ConnectionSource connections,
       BooleanSupplier leading) {
+    DatabaseSettings.Retention r = database.retention();
     synchronized (lock) {
       if (retention != null || closed || !r.enabled()) {
         return;
       }
-      retention = RetentionJob.start(tables, pipeline, r, connections, leading, claims, ticker);
+      retention =
+          RetentionJob.start(
+              tables, pipeline, r, database.partitions(), connections, leading, claims, ticker);
     }
   }
 

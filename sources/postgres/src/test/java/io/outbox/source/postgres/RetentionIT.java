@@ -105,7 +105,15 @@ class RetentionIT {
   void aRoundDeletesEverythingOldInBatchesAndNothingElse() throws SQLException {
     Round round;
     try (RetentionJob job =
-        new RetentionJob(TABLES, "orders", POLICY, db::connect, () -> true, null, Ticker.SYSTEM)) {
+        new RetentionJob(
+            TABLES,
+            "orders",
+            POLICY,
+            DatabaseSettings.Partitions.PLAIN,
+            db::connect,
+            () -> true,
+            null,
+            Ticker.SYSTEM)) {
       round = job.round();
     }
 
@@ -121,7 +129,14 @@ class RetentionIT {
             Duration.ZERO, Duration.ofDays(30), 100, Duration.ofMinutes(1));
     try (RetentionJob job =
         new RetentionJob(
-            TABLES, "orders", deadOnly, db::connect, () -> true, null, Ticker.SYSTEM)) {
+            TABLES,
+            "orders",
+            deadOnly,
+            DatabaseSettings.Partitions.PLAIN,
+            db::connect,
+            () -> true,
+            null,
+            Ticker.SYSTEM)) {
       assertThat(job.round()).isEqualTo(new Round(0, 3));
     }
     assertThat(strings("SELECT count(*)::text FROM app.outbox")).containsExactly("9");
@@ -153,6 +168,7 @@ class RetentionIT {
             TABLES,
             "orders",
             POLICY,
+            DatabaseSettings.Partitions.PLAIN,
             db::connect,
             () -> {
               asked.incrementAndGet();
