@@ -34,6 +34,7 @@ final class BacklogMonitor {
   private boolean walRegistered;
   private boolean walKeepRegistered;
   private boolean slotCreationRegistered;
+  private boolean earlierRoundRegistered;
   private boolean failing;
 
   /**
@@ -135,6 +136,14 @@ final class BacklogMonitor {
           "outbox.relay.cdc.wal.keep.share",
           "The slot's retained WAL as a ratio of max_slot_wal_keep_size (1: invalidated).",
           b -> b.walKeepShare().isPresent() ? b.walKeepShare().getAsDouble() : Double.NaN);
+    }
+    if (!earlierRoundRegistered && last.earlierRoundRows().isPresent()) {
+      earlierRoundRegistered = true;
+      gauge(
+          "outbox.relay.partition.earlier.round.rows",
+          "Rows of an earlier round of ids in the partition taking ids (above 0: it cannot be"
+              + " emptied, and grows).",
+          b -> b.earlierRoundRows().isPresent() ? b.earlierRoundRows().getAsLong() : Double.NaN);
     }
     if (!slotCreationRegistered && last.slotCreationBlocked().isPresent()) {
       slotCreationRegistered = true;

@@ -102,6 +102,17 @@ class BacklogMonitorTest {
   }
 
   @Test
+  void aPartitionedOutboxReportsTheRowsOfAnEarlierRoundOnceRetentionCountedThem() {
+    answer = () -> Optional.of(backlog(1));
+    assertThat(monitor.refresh()).contains(true);
+    assertThat(registry.find("outbox.relay.partition.earlier.round.rows").gauge()).isNull();
+
+    answer = () -> Optional.of(backlog(1).withEarlierRoundRows(812).withRetainedWalBytes(1));
+    assertThat(monitor.refresh()).contains(true);
+    assertThat(gauge("outbox.relay.partition.earlier.round.rows")).isEqualTo(812);
+  }
+
+  @Test
   void aReadCutShortByTheStopIsNoFailure() {
     stopping = true;
     answer =

@@ -31,6 +31,9 @@ import java.util.OptionalLong;
  *     slot, or without that limit
  * @param slotCreationBlocked for a CDC source: how many transactions the creation of its
  *     replication slot waits for now (0 when no creation waits); empty for sources without a slot
+ * @param earlierRoundRows for a partitioned outbox ({@code layout = partitioned}): the rows of an
+ *     earlier round of ids in the partition taking ids, as retention last counted them (above 0 the
+ *     partition grows as a plain table would); empty otherwise, or before retention's first round
  */
 public record Backlog(
     long pending,
@@ -40,13 +43,15 @@ public record Backlog(
     String lastError,
     OptionalLong retainedWalBytes,
     OptionalDouble walKeepShare,
-    OptionalLong slotCreationBlocked) {
+    OptionalLong slotCreationBlocked,
+    OptionalLong earlierRoundRows) {
 
   public Backlog {
     Objects.requireNonNull(oldestPendingAge, "oldestPendingAge");
     Objects.requireNonNull(retainedWalBytes, "retainedWalBytes");
     Objects.requireNonNull(walKeepShare, "walKeepShare");
     Objects.requireNonNull(slotCreationBlocked, "slotCreationBlocked");
+    Objects.requireNonNull(earlierRoundRows, "earlierRoundRows");
     if (pending < 0 || retrying < 0 || deadLetters < 0) {
       throw new IllegalArgumentException(
           "negative backlog figures: pending="
@@ -56,6 +61,28 @@ public record Backlog(
               + " deadLetters="
               + deadLetters);
     }
+  }
+
+  /** Figures of an outbox whose layout is not partitioned, or not counted yet. */
+  public Backlog(
+      long pending,
+      Duration oldestPendingAge,
+      long retrying,
+      long deadLetters,
+      String lastError,
+      OptionalLong retainedWalBytes,
+      OptionalDouble walKeepShare,
+      OptionalLong slotCreationBlocked) {
+    this(
+        pending,
+        oldestPendingAge,
+        retrying,
+        deadLetters,
+        lastError,
+        retainedWalBytes,
+        walKeepShare,
+        slotCreationBlocked,
+        OptionalLong.empty());
   }
 
   /** Figures without a slot. */
@@ -87,7 +114,8 @@ public record Backlog(
         lastError,
         OptionalLong.of(bytes),
         walKeepShare,
-        slotCreationBlocked);
+        slotCreationBlocked,
+        earlierRoundRows);
   }
 
   /** The same figures with a CDC slot's share of {@code max_slot_wal_keep_size} added. */
@@ -100,7 +128,8 @@ public record Backlog(
         lastError,
         retainedWalBytes,
         OptionalDouble.of(share),
-        slotCreationBlocked);
+        slotCreationBlocked,
+        earlierRoundRows);
   }
 
   /** The same figures with the number of transactions a CDC slot's creation waits for. */
@@ -113,6 +142,21 @@ public record Backlog(
         lastError,
         retainedWalBytes,
         walKeepShare,
-        OptionalLong.of(blockers));
+        OptionalLong.of(blockers),
+        earlierRoundRows);
+  }
+
+  /** The same figures with the rows of an earlier round of ids in a partition added. */
+  public Backlog withEarlierRoundRows(long rows) {
+    return new Backlog(
+        pending,
+        oldestPendingAge,
+        retrying,
+        deadLetters,
+        lastError,
+        retainedWalBytes,
+        walKeepShare,
+        slotCreationBlocked,
+        OptionalLong.of(rows));
   }
 }

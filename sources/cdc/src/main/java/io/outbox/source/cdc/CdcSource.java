@@ -308,7 +308,7 @@ final class CdcSource implements Source {
    */
   @Override
   public Optional<Backlog> backlog() {
-    return Optional.of(status.backlog());
+    return Optional.of(lifecycle.withRetentionFigures(status.backlog()));
   }
 
   @Override

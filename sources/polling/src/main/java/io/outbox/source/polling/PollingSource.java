@@ -108,7 +108,7 @@ final class PollingSource implements Source {
 
   @Override
   public Optional<Backlog> backlog() {
-    return backlog.read();
+    return backlog.read().map(lifecycle::withRetentionFigures);
   }
 
   @Override

@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -64,6 +65,7 @@ public final class RetentionJob implements AutoCloseable {
   private final OutstandingClaims claims; // null: no claim transactions to pause (tests)
   private final DatabaseSettings.Partitions layout;
   private Retention.EarlierRound reported; // only the job's thread touches it
+  private volatile long earlierRoundRows = -1; // -1: not counted (plain, or no round yet)
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition wake = lock.newCondition();
   private final Thread thread;
@@ -234,6 +236,7 @@ public final class RetentionJob implements AutoCloseable {
       if (layout.partitioned()) {
         earlier = retention.earlierRound(c, layout.size());
         reportEarlierRound(earlier);
+        earlierRoundRows = earlier == null ? 0 : earlier.rows();
       }
     }
     while ((morePublished || moreDead) && !stopping && active.getAsBoolean()) {
@@ -249,6 +252,15 @@ public final class RetentionJob implements AutoCloseable {
       }
     }
     return new Round(published, dead, emptied, earlier);
+  }
+
+  /**
+   * The rows of an earlier round of ids in the partition taking ids, as the last round counted
+   * them; empty for an outbox not configured as partitioned, or before the first round.
+   */
+  public OptionalLong earlierRoundRows() {
+    long rows = earlierRoundRows;
+    return rows < 0 ? OptionalLong.empty() : OptionalLong.of(rows);
   }
 
   /**

@@ -1,11 +1,13 @@
 package io.outbox.source.postgres;
 
 import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.PluginContext.Role;
 import io.outbox.relay.spi.PluginContext.RoleListener;
 import io.outbox.relay.spi.Ticker;
 import java.time.Duration;
+import java.util.OptionalLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -80,6 +82,19 @@ public final class SourceLifecycle {
           RetentionJob.start(
               tables, pipeline, r, database.partitions(), connections, leading, claims, ticker);
     }
+  }
+
+  /** {@code backlog} with what the retention job last found added (a partitioned outbox's). */
+  public Backlog withRetentionFigures(Backlog backlog) {
+    RetentionJob job;
+    synchronized (lock) {
+      job = retention;
+    }
+    if (job == null) {
+      return backlog;
+    }
+    OptionalLong rows = job.earlierRoundRows();
+    return rows.isPresent() ? backlog.withEarlierRoundRows(rows.getAsLong()) : backlog;
   }
 
   /**

@@ -196,8 +196,10 @@ class PartitionRetentionIT {
     Round first;
     Round second;
     try (RetentionJob job = job(POLICY)) {
+      assertThat(job.earlierRoundRows()).isEmpty(); // not counted before its first round
       first = job.round();
       second = job.round();
+      assertThat(job.earlierRoundRows()).hasValue(3);
     } finally {
       logger.detachAppender(lines);
     }
