@@ -9,6 +9,7 @@ import io.outbox.relay.Relay;
 import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.relay.http.HttpEndpoints;
+import io.outbox.schema.PartitionedLayout;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivatePostgres;
 import io.outbox.testkit.Teardown;
@@ -56,8 +57,16 @@ class DocumentedMetricsIT {
     Map<String, Integer> documented = documented();
     assertThat(documented).as("metric names in " + METRICS_MD).hasSizeGreaterThan(20);
 
-    fx = teardown.add(new RelayFixture("documented_metrics"));
-    Set<String> polling = servedBy(fx.config("") + FAST_BACKLOG, documented.keySet());
+    // A partitioned outbox: its retention serves the gauge of rows of an earlier round of ids.
+    fx =
+        teardown.add(
+            RelayFixture.partitioned("documented_metrics", new PartitionedLayout(2, 1000)));
+    Set<String> polling =
+        servedBy(
+            fx.config("layout = partitioned, partitions { count = 2, size = 1000 }\n")
+                + FAST_BACKLOG,
+            documented.keySet(),
+            "outbox_relay_partition_earlier_round_rows");
 
     String password = "pw-" + UUID.randomUUID();
     TestCertificates certificates =
@@ -98,7 +107,8 @@ class DocumentedMetricsIT {
    * The metric names {@code hocon}'s relay serves once it is active and has read its backlog, under
    * the names the page uses.
    */
-  private Set<String> servedBy(String hocon, Set<String> documented) throws Exception {
+  private Set<String> servedBy(String hocon, Set<String> documented, String... awaited)
+      throws Exception {
     RelaySettings settings =
         RelayConfigLoader.standard().load(ConfigFactory.parseString(hocon), "test").settings();
     try (Relay relay = Relay.start(settings);
@@ -115,6 +125,9 @@ class DocumentedMetricsIT {
                     .isEqualTo(2);
                 assertThat(scrape.pipeline("outbox_relay_backlog_read_timestamp_seconds", "it"))
                     .isPositive();
+                for (String name : awaited) {
+                  assertThat(scrape.metrics()).contains("# TYPE " + name + " ");
+                }
               });
       // jvm_gc_pause_seconds appears with the first collection the binder sees.
       System.gc();

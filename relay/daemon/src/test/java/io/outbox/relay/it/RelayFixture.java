@@ -11,6 +11,7 @@ import io.outbox.relay.Relay;
 import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.schema.Migrator;
+import io.outbox.schema.PartitionedLayout;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivatePostgres;
 import io.outbox.testkit.Services;
@@ -91,6 +92,18 @@ final class RelayFixture implements AutoCloseable {
     if (migrate) {
       new Migrator(OutboxTables.of("outbox", "outbox_dead_letter")).migrate(url, user, password);
     }
+  }
+
+  /**
+   * A fixture whose outbox is partitioned in {@code layout}; the test's config says {@code layout =
+   * partitioned}.
+   */
+  static RelayFixture partitioned(String name, PartitionedLayout layout) {
+    TestDatabase db = TestDatabase.create(name);
+    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"), layout)
+        .migrate(db.url(), db.user(), db.password());
+    return new RelayFixture(
+        db, name, db.url(), db.user(), db.password(), db.name(), db::connect, false);
   }
 
   /**
