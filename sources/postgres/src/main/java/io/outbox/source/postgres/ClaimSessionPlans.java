@@ -31,17 +31,15 @@ import java.util.Properties;
  */
 public final class ClaimSessionPlans {
 
-  /** The {@code -c} options of such a session. */
-  public static final String SERVER_OPTIONS = "-c jit=off -c enable_seqscan=off -c enable_sort=off";
+  private static final String SERVER_OPTIONS =
+      "-c jit=off -c enable_seqscan=off -c enable_sort=off";
+  private static final String PARTITIONED_OPTIONS = "-c plan_cache_mode=force_custom_plan";
 
   private ClaimSessionPlans() {}
 
-  /** Also this, for a partitioned outbox. */
-  public static final String PARTITIONED_OPTIONS = "-c plan_cache_mode=force_custom_plan";
-
   /** The {@code -c} options of such a session for an outbox in {@code layout}. */
   public static String serverOptions(DatabaseSettings.Partitions layout) {
-    return layout.count() > 0 ? SERVER_OPTIONS + " " + PARTITIONED_OPTIONS : SERVER_OPTIONS;
+    return layout.partitioned() ? SERVER_OPTIONS + " " + PARTITIONED_OPTIONS : SERVER_OPTIONS;
   }
 
   /** Adds {@link #serverOptions} to the driver properties' {@code options}, after the user's. */
