@@ -16,7 +16,9 @@ final class RelayOptions {
       defaultValue = "",
       description =
           "JVM options of the relay and Debezium processes, space-separated, e.g."
-              + " \"-Xmx256m -XX:StartFlightRecording=filename=relay.jfr\" (default: none).")
+              + " \"-Xmx256m -XX:StartFlightRecording=filename=relay.jfr\" (default: none). The"
+              + " relay's come after the distribution launcher's default -XX:TieredStopAtLevel=1,"
+              + " so -XX:TieredStopAtLevel=4 runs it with the C2 compiler.")
   String jvmOptions;
 
   @Option(

@@ -134,9 +134,17 @@ final class RelayUnderTest {
     return file;
   }
 
+  /**
+   * The JVM options the distribution's launcher runs the relay with by default (before {@code
+   * JAVA_OPTS}), so that the bench measures what a user runs; {@code --relay-jvm-options} come
+   * after them, as {@code JAVA_OPTS} does.
+   */
+  static final List<String> JVM_DEFAULTS = List.of("-XX:TieredStopAtLevel=1");
+
   /** Starts {@code outbox-relay run --config config}; its output goes to {@code dir/relay.log}. */
   static ChildJvm start(Path dir, Setup setup, Path config, BenchDatabase db) throws IOException {
-    List<String> jvm = new ArrayList<>(setup.jvmOptions());
+    List<String> jvm = new ArrayList<>(JVM_DEFAULTS);
+    jvm.addAll(setup.jvmOptions());
     return ChildJvm.start(
         "relay",
         setup.classpath(),
