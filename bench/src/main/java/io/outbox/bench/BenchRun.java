@@ -295,7 +295,9 @@ final class BenchRun {
     s.put(
         "batch-size",
         plan.relay().batchSize() != null ? plan.relay().batchSize() : "default (500)");
-    s.put("relay jvm options", String.join(" ", plan.relay().jvmOptions()));
+    s.put(
+        "relay jvm options",
+        String.join(" ", RelayUnderTest.jvmOptions(plan.relay().jvmOptions())));
     s.put("relay config", plan.relay().extraConfig());
     s.put("kafka partitions", plan.brokers().partitions());
     s.put("kafka producer", plan.brokers().producerSettingsForReport());

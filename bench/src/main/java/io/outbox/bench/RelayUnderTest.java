@@ -141,14 +141,19 @@ final class RelayUnderTest {
    */
   static final List<String> JVM_DEFAULTS = List.of("-XX:TieredStopAtLevel=1");
 
+  /** The relay's JVM options: {@link #JVM_DEFAULTS}, then {@code given}. */
+  static List<String> jvmOptions(List<String> given) {
+    List<String> jvm = new ArrayList<>(JVM_DEFAULTS);
+    jvm.addAll(given);
+    return jvm;
+  }
+
   /** Starts {@code outbox-relay run --config config}; its output goes to {@code dir/relay.log}. */
   static ChildJvm start(Path dir, Setup setup, Path config, BenchDatabase db) throws IOException {
-    List<String> jvm = new ArrayList<>(JVM_DEFAULTS);
-    jvm.addAll(setup.jvmOptions());
     return ChildJvm.start(
         "relay",
         setup.classpath(),
-        jvm,
+        jvmOptions(setup.jvmOptions()),
         "io.outbox.relay.cli.Main",
         List.of("run", "--config", config.toString()),
         dir.resolve("relay.log"),
