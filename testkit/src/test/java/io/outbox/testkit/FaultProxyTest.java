@@ -184,7 +184,7 @@ class FaultProxyTest {
   private static boolean ended(Socket socket) throws IOException {
     try {
       return socket.getInputStream().read() == -1;
-    } catch (java.net.SocketException e) {
+    } catch (SocketException e) {
       return e.getMessage() != null && e.getMessage().contains("Connection reset");
     }
   }

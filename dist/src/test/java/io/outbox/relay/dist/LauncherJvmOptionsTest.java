@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 class LauncherJvmOptionsTest {
 
   /** The default options, as the launcher writes them. */
-  static final String DEFAULTS = "-XX:TieredStopAtLevel=1";
+  private static final String DEFAULTS = "-XX:TieredStopAtLevel=1";
 
   @TempDir Path dir;
 
