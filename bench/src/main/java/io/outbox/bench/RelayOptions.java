@@ -17,8 +17,9 @@ final class RelayOptions {
       description =
           "JVM options of the relay and Debezium processes, space-separated, e.g."
               + " \"-Xmx256m -XX:StartFlightRecording=filename=relay.jfr\" (default: none). The"
-              + " relay's come after the distribution launcher's default -XX:TieredStopAtLevel=1,"
-              + " so -XX:TieredStopAtLevel=4 runs it with the C2 compiler.")
+              + " relay's come after the distribution launcher's defaults -XX:TieredStopAtLevel=1"
+              + " -XX:+UseSerialGC, so -XX:TieredStopAtLevel=4 runs it with the C2 compiler, and"
+              + " a collector named here (-XX:+UseG1GC) replaces the serial one.")
   String jvmOptions;
 
   @Option(

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * The relay as users run it: a separate JVM ({@code io.outbox.relay.cli.Main run}) with the
@@ -141,9 +142,20 @@ final class RelayUnderTest {
    */
   static final List<String> JVM_DEFAULTS = List.of("-XX:TieredStopAtLevel=1");
 
-  /** The relay's JVM options: {@link #JVM_DEFAULTS}, then {@code given}. */
+  /** The launcher's default collector, left out when an option names one (java refuses two). */
+  static final String DEFAULT_GC = "-XX:+UseSerialGC";
+
+  private static final Pattern COLLECTOR = Pattern.compile("-XX:\\+Use\\w*GC");
+
+  /**
+   * The relay's JVM options: {@link #JVM_DEFAULTS}, {@link #DEFAULT_GC} unless {@code given} names
+   * a collector, then {@code given}.
+   */
   static List<String> jvmOptions(List<String> given) {
     List<String> jvm = new ArrayList<>(JVM_DEFAULTS);
+    if (given.stream().noneMatch(o -> COLLECTOR.matcher(o).matches())) {
+      jvm.add(DEFAULT_GC);
+    }
     jvm.addAll(given);
     return jvm;
   }

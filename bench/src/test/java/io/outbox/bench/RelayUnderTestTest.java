@@ -23,6 +23,23 @@ class RelayUnderTestTest {
     assertThat(setup(4).lanesInEffect()).isEqualTo(4);
   }
 
+  @Test
+  void theRelayRunsWithTheLaunchersDefaultsThenTheGivenOptions() {
+    assertThat(RelayUnderTest.jvmOptions(List.of()))
+        .containsExactly("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+    assertThat(RelayUnderTest.jvmOptions(List.of("-Xmx128m", "-XX:TieredStopAtLevel=4")))
+        .containsExactly(
+            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx128m", "-XX:TieredStopAtLevel=4");
+  }
+
+  @Test
+  void aGivenCollectorReplacesTheDefaultOneSinceTwoStopTheJvm() {
+    assertThat(RelayUnderTest.jvmOptions(List.of("-XX:+UseG1GC", "-Xmx1g")))
+        .containsExactly("-XX:TieredStopAtLevel=1", "-XX:+UseG1GC", "-Xmx1g");
+    assertThat(RelayUnderTest.jvmOptions(List.of("-XX:+UseParallelGC")))
+        .containsExactly("-XX:TieredStopAtLevel=1", "-XX:+UseParallelGC");
+  }
+
   private static RelayUnderTest.Setup setup(Integer lanes) {
     return new RelayUnderTest.Setup(
         "polling", "rabbitmq", "mark", lanes, null, "", List.of(), "", null);

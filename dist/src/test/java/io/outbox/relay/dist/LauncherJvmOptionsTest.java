@@ -23,23 +23,53 @@ class LauncherJvmOptionsTest {
   /** The default options, as the launcher writes them. */
   private static final String DEFAULTS = "-XX:TieredStopAtLevel=1";
 
+  /** The default collector, left out when an option names another. */
+  private static final String DEFAULT_GC = "-XX:+UseSerialGC";
+
   @TempDir Path dir;
 
   @Test
   void theLauncherRunsJavaWithTheDefaultsFirstAndJavaOptsAfter() throws Exception {
     assertThat(launch(Map.of()))
-        .startsWith(DEFAULTS, "-cp")
+        .startsWith(DEFAULTS, DEFAULT_GC, "-cp")
         .endsWith("io.outbox.relay.dist.DistributionMain", "--version");
     assertThat(launch(Map.of("JAVA_OPTS", "-Xmx256m -XX:TieredStopAtLevel=4")))
-        .startsWith(DEFAULTS, "-Xmx256m", "-XX:TieredStopAtLevel=4", "-cp");
+        .startsWith(DEFAULTS, DEFAULT_GC, "-Xmx256m", "-XX:TieredStopAtLevel=4", "-cp");
+  }
+
+  @Test
+  void aCollectorNamedInTheEnvironmentReplacesTheDefaultOneSinceTwoStopTheJvm() throws Exception {
+    assertThat(launch(Map.of("JAVA_OPTS", "-Xmx1g -XX:+UseG1GC")))
+        .startsWith(DEFAULTS, "-Xmx1g", "-XX:+UseG1GC", "-cp");
+    // java reads these two itself: the launcher only has to leave its default out.
+    for (String variable : List.of("JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS")) {
+      assertThat(launch(Map.of(variable, "-XX:+UseParallelGC")))
+          .as(variable)
+          .startsWith(DEFAULTS, "-cp")
+          .doesNotContain(DEFAULT_GC);
+    }
+    // An option that merely mentions GC is not a collector.
+    assertThat(launch(Map.of("JAVA_OPTS", "-XX:+UseGCOverheadLimit -XX:+DisableExplicitGC")))
+        .startsWith(DEFAULTS, DEFAULT_GC, "-XX:+UseGCOverheadLimit");
   }
 
   @Test
   void theCheckoutsWrapperAndTheBenchsRelayRunWithTheSameDefaults() {
-    assertThat(RepositoryFiles.read("outbox-relay"))
-        .contains("exec \"$java_bin\" " + DEFAULTS + " ${JAVA_OPTS:-}");
-    assertThat(RepositoryFiles.read("bench/src/main/java/io/outbox/bench/RelayUnderTest.java"))
-        .contains("JVM_DEFAULTS = List.of(\"" + DEFAULTS + "\")");
+    String launcher = RepositoryFiles.read("dist/src/main/bin/outbox-relay");
+    String wrapper = RepositoryFiles.read("outbox-relay");
+    assertThat(wrapper).contains("exec \"$java_bin\" " + DEFAULTS + " $gc ${JAVA_OPTS:-}");
+    assertThat(wrapper).contains(collectorChoice(launcher));
+    String bench = RepositoryFiles.read("bench/src/main/java/io/outbox/bench/RelayUnderTest.java");
+    assertThat(bench).contains("JVM_DEFAULTS = List.of(\"" + DEFAULTS + "\")");
+    assertThat(bench).contains("DEFAULT_GC = \"" + DEFAULT_GC + "\"");
+  }
+
+  /** The launcher's lines that choose the collector, from {@code gc=} to the loop's end. */
+  private static String collectorChoice(String launcher) {
+    int start = launcher.indexOf("gc=" + DEFAULT_GC);
+    int end = launcher.indexOf("done", start);
+    assertThat(start).as("the launcher's default collector").isNotNegative();
+    return launcher.substring(start, end + "done".length());
   }
 
   /**
@@ -57,7 +87,9 @@ class LauncherJvmOptionsTest {
       Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
     }
     ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "--version");
-    pb.environment().remove("JAVA_OPTS");
+    for (String variable : List.of("JAVA_OPTS", "JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS")) {
+      pb.environment().remove(variable);
+    }
     pb.environment().put("JAVA", java.toString());
     pb.environment().putAll(env);
     pb.redirectErrorStream(true);
