@@ -137,23 +137,39 @@ final class RelayUnderTest {
 
   /**
    * The JVM options the distribution's launcher runs the relay with by default (before {@code
-   * JAVA_OPTS}), so that the bench measures what a user runs; {@code --relay-jvm-options} come
-   * after them, as {@code JAVA_OPTS} does.
+   * JAVA_OPTS}), besides {@link #DEFAULT_GC}, so that the bench measures what a user runs; {@code
+   * --relay-jvm-options} come after them, as {@code JAVA_OPTS} does.
    */
   static final List<String> JVM_DEFAULTS = List.of("-XX:TieredStopAtLevel=1");
 
   /** The launcher's default collector, left out when an option names one (java refuses two). */
   static final String DEFAULT_GC = "-XX:+UseSerialGC";
 
+  /** The variables java reads options from itself; the relay's JVM inherits them. */
+  static final List<String> JAVA_VARIABLES =
+      List.of("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS");
+
   private static final Pattern COLLECTOR = Pattern.compile("-XX:\\+Use\\w*GC");
 
-  /**
-   * The relay's JVM options: {@link #JVM_DEFAULTS}, {@link #DEFAULT_GC} unless {@code given} names
-   * a collector, then {@code given}.
-   */
+  /** The relay's JVM options in this process's environment ({@link #jvmOptions(List, Map)}). */
   static List<String> jvmOptions(List<String> given) {
+    return jvmOptions(given, System.getenv());
+  }
+
+  /**
+   * The relay's JVM options: {@link #JVM_DEFAULTS}, {@link #DEFAULT_GC} unless {@code given} or one
+   * of {@link #JAVA_VARIABLES} in {@code environment} names a collector, then {@code given}.
+   */
+  static List<String> jvmOptions(List<String> given, Map<String, String> environment) {
+    List<String> named = new ArrayList<>(given);
+    for (String variable : JAVA_VARIABLES) {
+      String value = environment.getOrDefault(variable, "").strip();
+      if (!value.isEmpty()) {
+        named.addAll(List.of(value.split("\\s+")));
+      }
+    }
     List<String> jvm = new ArrayList<>(JVM_DEFAULTS);
-    if (given.stream().noneMatch(o -> COLLECTOR.matcher(o).matches())) {
+    if (named.stream().noneMatch(o -> COLLECTOR.matcher(o).matches())) {
       jvm.add(DEFAULT_GC);
     }
     jvm.addAll(given);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.ConfigFactory;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class RelayUnderTestTest {
@@ -25,19 +26,40 @@ class RelayUnderTestTest {
 
   @Test
   void theRelayRunsWithTheLaunchersDefaultsThenTheGivenOptions() {
-    assertThat(RelayUnderTest.jvmOptions(List.of()))
+    assertThat(RelayUnderTest.jvmOptions(List.of(), Map.of()))
         .containsExactly("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
-    assertThat(RelayUnderTest.jvmOptions(List.of("-Xmx128m", "-XX:TieredStopAtLevel=4")))
+    assertThat(RelayUnderTest.jvmOptions(List.of("-Xmx128m", "-XX:TieredStopAtLevel=4"), Map.of()))
         .containsExactly(
             "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx128m", "-XX:TieredStopAtLevel=4");
+    // Options that merely mention GC are not collectors.
+    assertThat(
+            RelayUnderTest.jvmOptions(
+                List.of("-XX:+UseGCOverheadLimit", "-XX:+DisableExplicitGC"), Map.of()))
+        .containsExactly(
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
+            "-XX:+UseGCOverheadLimit",
+            "-XX:+DisableExplicitGC");
   }
 
   @Test
   void aGivenCollectorReplacesTheDefaultOneSinceTwoStopTheJvm() {
-    assertThat(RelayUnderTest.jvmOptions(List.of("-XX:+UseG1GC", "-Xmx1g")))
+    assertThat(RelayUnderTest.jvmOptions(List.of("-XX:+UseG1GC", "-Xmx1g"), Map.of()))
         .containsExactly("-XX:TieredStopAtLevel=1", "-XX:+UseG1GC", "-Xmx1g");
-    assertThat(RelayUnderTest.jvmOptions(List.of("-XX:+UseParallelGC")))
-        .containsExactly("-XX:TieredStopAtLevel=1", "-XX:+UseParallelGC");
+    assertThat(RelayUnderTest.jvmOptions(List.of("-XX:+UseZGC"), Map.of()))
+        .containsExactly("-XX:TieredStopAtLevel=1", "-XX:+UseZGC");
+  }
+
+  @Test
+  void aCollectorInTheVariablesJavaReadsItselfReplacesTheDefaultOneToo() {
+    // The relay's JVM inherits the bench's environment.
+    for (String variable : RelayUnderTest.JAVA_VARIABLES) {
+      assertThat(RelayUnderTest.jvmOptions(List.of(), Map.of(variable, " -Xss1m -XX:+UseG1GC ")))
+          .as(variable)
+          .containsExactly("-XX:TieredStopAtLevel=1");
+    }
+    assertThat(RelayUnderTest.jvmOptions(List.of(), Map.of("JAVA_TOOL_OPTIONS", "-Xss1m")))
+        .containsExactly("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
   }
 
   private static RelayUnderTest.Setup setup(Integer lanes) {

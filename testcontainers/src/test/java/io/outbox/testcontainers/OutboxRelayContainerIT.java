@@ -128,7 +128,7 @@ class OutboxRelayContainerIT {
                 .withPipeline("orders-it")
                 .withPipelineSetting("routing.destination", topicPrefix + ".${aggregate_type}")
                 .withPipelineSetting("source.polling.poll-interval", "250ms")
-                .withEnv("JAVA_OPTS", "-Xmx256m -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError")
+                .withEnv("JAVA_OPTS", "-Xmx256m -XX:+ExitOnOutOfMemoryError")
                 .withMigrateOnStart()) {
       long t0 = System.nanoTime();
       relay.start(); // waits for /health/ready: migrated, the pipeline active

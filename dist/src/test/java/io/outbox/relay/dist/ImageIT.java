@@ -161,7 +161,7 @@ class ImageIT {
               "-e",
               "OUTBOX_RELAY_HTTP_PORT=" + port,
               "-e",
-              "JAVA_OPTS=-Xmx256m -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError");
+              "JAVA_OPTS=-Xmx256m -XX:+ExitOnOutOfMemoryError");
 
       Result migrate =
           podman(

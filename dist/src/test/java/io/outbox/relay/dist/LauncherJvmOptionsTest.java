@@ -42,12 +42,17 @@ class LauncherJvmOptionsTest {
     assertThat(launch(Map.of("JAVA_OPTS", "-Xmx1g -XX:+UseG1GC")))
         .startsWith(DEFAULTS, "-Xmx1g", "-XX:+UseG1GC", "-cp");
     // java reads these two itself: the launcher only has to leave its default out.
-    for (String variable : List.of("JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS")) {
+    for (String variable : List.of("JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")) {
       assertThat(launch(Map.of(variable, "-XX:+UseParallelGC")))
           .as(variable)
           .startsWith(DEFAULTS, "-cp")
           .doesNotContain(DEFAULT_GC);
     }
+    // An option is a word, not a file pattern: a file in the working directory that "-Xlog:gc*"
+    // would match changes nothing.
+    Files.createFile(dir.resolve("-Xlog:gc-file"));
+    assertThat(launch(Map.of("JAVA_OPTS", "-Xlog:gc*")))
+        .startsWith(DEFAULTS, DEFAULT_GC, "-Xlog:gc*", "-cp");
     // An option that merely mentions GC is not a collector.
     assertThat(launch(Map.of("JAVA_OPTS", "-XX:+UseGCOverheadLimit -XX:+DisableExplicitGC")))
         .startsWith(DEFAULTS, DEFAULT_GC, "-XX:+UseGCOverheadLimit");
@@ -86,8 +91,10 @@ class LauncherJvmOptionsTest {
     for (Path p : List.of(launcher, java)) {
       Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
     }
-    ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "--version");
-    for (String variable : List.of("JAVA_OPTS", "JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS")) {
+    ProcessBuilder pb =
+        new ProcessBuilder(launcher.toString(), "--version").directory(dir.toFile());
+    for (String variable :
+        List.of("JAVA_OPTS", "JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")) {
       pb.environment().remove(variable);
     }
     pb.environment().put("JAVA", java.toString());

@@ -153,9 +153,9 @@ final class UnpackedDistribution {
         new ProcessBuilder(command)
             .directory(dir.toFile())
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-    // Small JVMs without the C2 compiler (see testkit's RelayProcess): two cores and several builds
-    // at once on the test machines.
-    builder.environment().put("JAVA_OPTS", "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1");
+    // Small JVMs (two cores and several builds at once on the test machines), otherwise the
+    // launcher's defaults, as users run it: no C2 compiler, the serial collector.
+    builder.environment().put("JAVA_OPTS", "-Xmx256m");
     builder.environment().putAll(env);
     return builder;
   }
