@@ -41,7 +41,7 @@ class LauncherJvmOptionsTest {
   void aCollectorNamedInTheEnvironmentReplacesTheDefaultOneSinceTwoStopTheJvm() throws Exception {
     assertThat(launch(Map.of("JAVA_OPTS", "-Xmx1g -XX:+UseG1GC")))
         .startsWith(DEFAULTS, "-Xmx1g", "-XX:+UseG1GC", "-cp");
-    // java reads these two itself: the launcher only has to leave its default out.
+    // java reads these three itself: the launcher only has to leave its default out.
     for (String variable : List.of("JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")) {
       assertThat(launch(Map.of(variable, "-XX:+UseParallelGC")))
           .as(variable)
