@@ -197,6 +197,20 @@ public record OutboxTables(
   }
 
   /**
+   * The bare name of the position table, {@code <table>_relay_position}, in {@link #schema()}: per
+   * pipeline and lane, how far settlement by position has come (the snapshot before which every row
+   * is settled, the window being read and the last id read in it).
+   */
+  public String positionTable() {
+    return fit(table, "_relay_position");
+  }
+
+  /** The position table for SQL, quoted: {@code "public"."outbox_relay_position"}. */
+  public String qualifiedPositionTable() {
+    return quote(schema) + "." + quote(positionTable());
+  }
+
+  /**
    * The bare name of the ledger watermark table, {@code <table>_relay_ledger}, in {@link
    * #schema()}: per pipeline and ledger partition, the last settled ledger offset of an
    * exactly-once pipeline ({@link LedgerWatermarks}).

@@ -45,14 +45,7 @@ final class OutboxSql {
     this.table = tables.displayTable();
     String outbox = tables.qualifiedTable();
     OutboxColumns c = tables.columns();
-    String lanePredicate =
-        lanes == 1
-            ? ""
-            // coalesce: a NULL key (a table made by hand) still falls into a lane, which
-            // dead-letters it, instead of matching none and waiting forever.
-            : "   AND "
-                + LaneFunction.sql(c.aggregateType("o"), c.aggregateId("o"), lanes)
-                + " = ?\n";
+    String lanePredicate = lanePredicate(c, lanes);
     // jsonb is read through its text form; json and text as stored; bytea byte for byte.
     String payloadColumn =
         payload == PayloadFormat.BINARY ? c.payload("o") : c.payload("o") + "::text";
@@ -78,6 +71,18 @@ final class OutboxSql {
     // Quoted as before; the channel is lower-case letters, digits and _, so quoting changes
     // nothing.
     this.listen = "LISTEN \"" + tables.notifyChannel() + "\"";
+  }
+
+  /**
+   * {@code AND <the lane of row o> = ?}, one line, or nothing with one lane: the rows of one lane
+   * (bound as an int).
+   */
+  static String lanePredicate(OutboxColumns c, int lanes) {
+    return lanes == 1
+        ? ""
+        // coalesce: a NULL key (a table made by hand) still falls into a lane, which
+        // dead-letters it, instead of matching none and waiting forever.
+        : "   AND " + LaneFunction.sql(c.aggregateType("o"), c.aggregateId("o"), lanes) + " = ?\n";
   }
 
   private static String claim(

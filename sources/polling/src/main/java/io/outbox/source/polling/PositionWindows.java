@@ -1,0 +1,234 @@
+package io.outbox.source.polling;
+
+import io.outbox.client.OutboxColumns;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Arrays;
+
+/**
+ * Settlement by position (issue #35, not yet a setting): a lane's published rows are settled by
+ * moving its {@link LanePosition} forward once per batch, not by a write to each row.
+ *
+ * <p>Every row carries {@code tx}, the id of the transaction that inserted it ({@code xid8 DEFAULT
+ * pg_current_xact_id()}). A lane reads the outbox in windows cut between two snapshots, as PgQ
+ * does: the window {@code (settled, window]} holds the rows whose transaction committed after the
+ * snapshot {@code settled} was taken and before {@code window} was. Within a window the rows are
+ * read in id order, {@code after} being the last id read. A transaction that took a small id and
+ * commits late falls in the window of its commit, so no row is skipped whatever order the ids
+ * commit in, and a row of an open transaction is never read.
+ *
+ * <p>A window's first and last ids come from the index on {@code tx}: its transactions are those in
+ * progress at {@code settled} ({@code pg_snapshot_xip}) and those from {@code settled}'s {@code
+ * xmax} on, so a long open transaction does not widen it. The rows in it are then read by the
+ * primary key between those ids.
+ *
+ * <p>The position moves by compare-and-set ({@link #advance}): a settlement made from a position
+ * that is no longer the lane's (a claim ahead settled before the claim it follows, a second
+ * settlement of one claim, a fenced instance's late one) changes nothing and is refused, so the
+ * position never passes a row that was not settled.
+ *
+ * <p>Rows that cannot be settled by the position (a retry, a held-back key, a row not yet
+ * available) are written once as exceptions ({@code next_attempt_at} set) and claimed as today;
+ * {@link #start} turns the rows pending when a lane first settles by position into exceptions.
+ */
+final class PositionWindows {
+
+  /** A lane's place: the settled snapshot, the window's snapshot and its id range. */
+  record LanePosition(String settled, String window, long after, long last) {
+
+    /** Whether every row of the window was read. */
+    boolean exhausted() {
+      return after >= last;
+    }
+
+    /** The same window, read up to {@code id}. */
+    LanePosition readTo(long id) {
+      return new LanePosition(settled, window, Math.max(after, id), last);
+    }
+
+    /** The same window, read to its end. */
+    LanePosition readToEnd() {
+      return new LanePosition(settled, window, last, last);
+    }
+  }
+
+  private final boolean laned;
+  private final String read;
+  private final String start;
+  private final String convertPending;
+  private final String turn;
+  private final String windowRows;
+  private final String advance;
+
+  /**
+   * @param outbox the outbox, quoted
+   * @param positions the position table, quoted
+   * @param columns the outbox's column names
+   * @param lanes the lane count; with one lane no lane predicate
+   */
+  PositionWindows(String outbox, String positions, OutboxColumns columns, int lanes) {
+    String lane = OutboxSql.lanePredicate(columns, lanes);
+    this.laned = lanes > 1;
+    String id = columns.id("o");
+    this.read =
+        "SELECT settled::text, window_snapshot::text, after_id, last_id FROM "
+            + positions
+            + " WHERE pipeline = ? AND lane = ?";
+    this.start =
+        "INSERT INTO "
+            + positions
+            + " (pipeline, lane, settled, window_snapshot, after_id, last_id)"
+            + " VALUES (?, ?, ?::pg_snapshot, ?::pg_snapshot, 0, 0) ON CONFLICT DO NOTHING";
+    // A pending row whose transaction the start's snapshot already sees would be passed by every
+    // window: it becomes an exception, claimed by its row as before. Rows without tx (inserted
+    // before the column existed) too.
+    this.convertPending =
+        "UPDATE "
+            + outbox
+            + " o SET next_attempt_at = now()"
+            + " WHERE o.published_at IS NULL AND o.next_attempt_at IS NULL"
+            + " AND (o.tx IS NULL OR pg_visible_in_snapshot(o.tx, ?::pg_snapshot))\n"
+            + lane;
+    // The statement's snapshot is the new window's: every row it sees of a transaction the window
+    // sees is read, none of a transaction still open.
+    this.turn =
+        "SELECT s.w::text, coalesce(b.first - 1, 0), coalesce(b.last, 0)"
+            + " FROM (SELECT pg_current_snapshot() AS w) s,"
+            + " LATERAL (SELECT min("
+            + id
+            + ") AS first, max("
+            + id
+            + ") AS last FROM "
+            + outbox
+            + " o WHERE (o.tx >= pg_snapshot_xmax(?::pg_snapshot)"
+            + " OR o.tx = ANY (ARRAY(SELECT pg_snapshot_xip(?::pg_snapshot))))"
+            + " AND o.tx < pg_snapshot_xmax(s.w) AND pg_visible_in_snapshot(o.tx, s.w)) b";
+    this.windowRows =
+        "SELECT "
+            + id
+            + " FROM "
+            + outbox
+            + " o WHERE "
+            + id
+            + " > ? AND "
+            + id
+            + " <= ?"
+            + " AND pg_visible_in_snapshot(o.tx, ?::pg_snapshot)"
+            + " AND NOT pg_visible_in_snapshot(o.tx, ?::pg_snapshot)"
+            + " AND o.published_at IS NULL AND o.next_attempt_at IS NULL\n"
+            + lane
+            + " ORDER BY "
+            + id
+            + " LIMIT ?";
+    this.advance =
+        "UPDATE "
+            + positions
+            + " SET settled = ?::pg_snapshot, window_snapshot = ?::pg_snapshot, after_id = ?,"
+            + " last_id = ? WHERE pipeline = ? AND lane = ? AND settled::text = ?"
+            + " AND window_snapshot::text = ? AND after_id = ?";
+  }
+
+  /** The lane's position, or null when it never settled by position. */
+  LanePosition read(Connection c, String pipeline, int lane) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(read)) {
+      ps.setString(1, pipeline);
+      ps.setInt(2, lane);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next()
+            ? new LanePosition(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4))
+            : null;
+      }
+    }
+  }
+
+  /**
+   * Makes the lane settle by position from now: the rows pending in it that the present snapshot
+   * sees become exceptions, and its position starts at that snapshot with an empty window. Runs in
+   * the caller's transaction.
+   *
+   * @return the position, or null when another session started the lane first
+   */
+  LanePosition start(Connection c, String pipeline, int lane) throws SQLException {
+    String now;
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_current_snapshot()::text");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      now = rs.getString(1);
+    }
+    try (PreparedStatement ps = c.prepareStatement(convertPending)) {
+      ps.setString(1, now);
+      if (laned) {
+        ps.setInt(2, lane);
+      }
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps = c.prepareStatement(start)) {
+      ps.setString(1, pipeline);
+      ps.setInt(2, lane);
+      ps.setString(3, now);
+      ps.setString(4, now);
+      return ps.executeUpdate() == 1 ? new LanePosition(now, now, 0, 0) : null;
+    }
+  }
+
+  /** The next window after {@code from}'s (which must be exhausted), not stored. */
+  LanePosition turn(Connection c, LanePosition from) throws SQLException {
+    if (!from.exhausted()) {
+      throw new IllegalStateException("the window is not read to its end: " + from);
+    }
+    try (PreparedStatement ps = c.prepareStatement(turn)) {
+      ps.setString(1, from.window());
+      ps.setString(2, from.window());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new LanePosition(from.window(), rs.getString(1), rs.getLong(2), rs.getLong(3));
+      }
+    }
+  }
+
+  /** The ids of the window's next rows of {@code lane} after {@code at.after()}, at most limit. */
+  long[] windowIds(Connection c, LanePosition at, int lane, int limit) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(windowRows)) {
+      int i = 1;
+      ps.setLong(i++, at.after());
+      ps.setLong(i++, at.last());
+      ps.setString(i++, at.window());
+      ps.setString(i++, at.settled());
+      if (laned) {
+        ps.setInt(i++, lane);
+      }
+      ps.setInt(i, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        long[] ids = new long[limit];
+        int n = 0;
+        while (rs.next()) {
+          ids[n++] = rs.getLong(1);
+        }
+        return Arrays.copyOf(ids, n);
+      }
+    }
+  }
+
+  /**
+   * Moves the lane's position from {@code from} to {@code to}, in the caller's transaction.
+   *
+   * @return false, changing nothing, when the lane's position is no longer {@code from}
+   */
+  boolean advance(Connection c, String pipeline, int lane, LanePosition from, LanePosition to)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(advance)) {
+      ps.setString(1, to.settled());
+      ps.setString(2, to.window());
+      ps.setLong(3, to.after());
+      ps.setLong(4, to.last());
+      ps.setString(5, pipeline);
+      ps.setInt(6, lane);
+      ps.setString(7, from.settled());
+      ps.setString(8, from.window());
+      ps.setLong(9, from.after());
+      return ps.executeUpdate() == 1;
+    }
+  }
+}

@@ -1,0 +1,291 @@
+package io.outbox.source.polling;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outbox.client.OutboxColumns;
+import io.outbox.source.polling.PositionWindows.LanePosition;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The windows of settlement by position on a real PostgreSQL: rows committed out of id order, open
+ * and rolled-back transactions, subtransactions, a window larger than a claim, and a settlement
+ * from a position that is no longer the lane's.
+ */
+class PositionWindowsIT {
+
+  private static final String PIPELINE = "orders";
+  private static final int LIMIT = 1000;
+
+  private TestDb db;
+  private Connection relay;
+  private PositionWindows windows;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    db = TestDb.create("position");
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      // What the migration will add (issue #35): the inserting transaction and the positions.
+      s.execute("ALTER TABLE outbox ADD COLUMN tx xid8");
+      s.execute("ALTER TABLE outbox ALTER COLUMN tx SET DEFAULT pg_current_xact_id()");
+      s.execute("CREATE INDEX outbox_tx_idx ON outbox (tx)");
+      s.execute(
+          "CREATE TABLE outbox_relay_position (pipeline text NOT NULL, lane integer NOT NULL,"
+              + " settled pg_snapshot NOT NULL, window_snapshot pg_snapshot NOT NULL,"
+              + " after_id bigint NOT NULL, last_id bigint NOT NULL,"
+              + " PRIMARY KEY (pipeline, lane))");
+    }
+    relay = db.connect();
+    relay.setAutoCommit(false);
+    windows =
+        new PositionWindows(
+            "\"public\".\"outbox\"",
+            "\"public\".\"outbox_relay_position\"",
+            OutboxColumns.DEFAULT,
+            1);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    relay.close();
+    db.close();
+  }
+
+  @Test
+  void aRowCommittedLateWithASmallerIdIsReadInTheWindowOfItsCommit() throws Exception {
+    LanePosition position = started();
+    try (Connection late = db.connect()) {
+      late.setAutoCommit(false);
+      long a = insert(late, "a"); // takes the smaller id, commits last
+      long b = insertCommitted("b");
+      assertThat(a).isLessThan(b);
+
+      Claimed first = claim(position);
+      assertThat(first.ids).containsExactly(b);
+      position = settle(position, first);
+      assertThat(claim(position).ids).isEmpty(); // a's transaction is still open
+
+      late.commit();
+      Claimed second = claim(position);
+      assertThat(second.ids).containsExactly(a);
+      position = settle(position, second);
+      assertThat(claim(position).ids).isEmpty();
+    }
+  }
+
+  @Test
+  void aLongOpenTransactionHidesOnlyItsOwnRows() throws Exception {
+    LanePosition position = started();
+    try (Connection open = db.connect()) {
+      open.setAutoCommit(false);
+      long held = insert(open, "held");
+      List<Long> read = new ArrayList<>();
+      for (int round = 0; round < 3; round++) {
+        long id = insertCommitted("k" + round);
+        Claimed claimed = claim(position);
+        assertThat(claimed.ids).as("round %d", round).containsExactly(id);
+        position = settle(position, claimed);
+        read.add(id);
+      }
+      open.commit();
+      Claimed last = claim(position);
+      assertThat(last.ids).containsExactly(held);
+      settle(position, last);
+      assertThat(read).doesNotContain(held);
+    }
+  }
+
+  @Test
+  void rolledBackRowsAreNeverReadAndASubtransactionsRowsGoWithTheirTransaction() throws Exception {
+    LanePosition position = started();
+    List<Long> kept = new ArrayList<>();
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      insert(c, "gone");
+      c.rollback();
+      try (Statement s = c.createStatement()) {
+        s.execute("SAVEPOINT one");
+        kept.add(insert(c, "sub"));
+        s.execute("RELEASE SAVEPOINT one");
+        s.execute("SAVEPOINT two");
+        insert(c, "undone");
+        s.execute("ROLLBACK TO SAVEPOINT two");
+        kept.add(insert(c, "top"));
+      }
+      c.commit();
+    }
+    Claimed claimed = claim(position);
+    assertThat(claimed.ids).containsExactly(kept.get(0), kept.get(1));
+    position = settle(position, claimed);
+    assertThat(claim(position).ids).isEmpty();
+  }
+
+  @Test
+  void aWindowLargerThanAClaimIsReadInIdOrderEachRowOnce() throws Exception {
+    LanePosition position = started();
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      for (int t = 0; t < 5; t++) {
+        s.execute(
+            "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)"
+                + " SELECT 'order', (g % 7)::text, 'Created', '{}' FROM generate_series(1, 500) g");
+      }
+    }
+    List<Long> read = new ArrayList<>();
+    List<Integer> sizes = new ArrayList<>();
+    for (Claimed claimed = claim(position); claimed.ids.length > 0; claimed = claim(position)) {
+      sizes.add(claimed.ids.length);
+      for (long id : claimed.ids) {
+        read.add(id);
+      }
+      position = settle(position, claimed);
+    }
+    assertThat(sizes).containsExactly(1000, 1000, 500);
+    assertThat(read).hasSize(2500).isSorted().doesNotHaveDuplicates();
+  }
+
+  @Test
+  void rowsPendingWhenALaneStartsBecomeExceptionsAndAreNotReadByAWindow() throws Exception {
+    long before = insertCommitted("before");
+    try (Connection open = db.connect()) {
+      open.setAutoCommit(false);
+      long during = insert(open, "during");
+      LanePosition position = started();
+      try (Statement s = relay.createStatement();
+          ResultSet rs =
+              s.executeQuery("SELECT id FROM outbox WHERE next_attempt_at IS NOT NULL")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getLong(1)).isEqualTo(before);
+        assertThat(rs.next()).isFalse();
+      }
+      open.commit();
+      Claimed claimed = claim(position);
+      assertThat(claimed.ids).containsExactly(during);
+    }
+  }
+
+  @Test
+  void aSettlementFromAPositionNoLongerTheLanesChangesNothing() throws Exception {
+    LanePosition start = started();
+    for (int i = 0; i < 3; i++) {
+      insertCommitted("k" + i);
+    }
+    Claimed first = claim(start, 2);
+    Claimed ahead = claim(first.end, 2); // made ahead, before the first was settled
+    assertThat(ahead.ids).hasSize(1);
+
+    assertThat(windows.advance(relay, PIPELINE, 0, first.end, ahead.end)).isFalse();
+    assertThat(windows.advance(relay, PIPELINE, 0, first.from, first.end)).isTrue();
+    assertThat(windows.advance(relay, PIPELINE, 0, first.from, first.end))
+        .as("the same settlement again")
+        .isFalse();
+    assertThat(windows.advance(relay, PIPELINE, 0, ahead.from, ahead.end)).isTrue();
+    relay.commit();
+    assertThat(windows.read(relay, PIPELINE, 0)).isEqualTo(ahead.end);
+    assertThat(claim(ahead.end).ids).isEmpty();
+  }
+
+  @Test
+  void aWindowIsTurnedOnlyOnceReadToItsEnd() throws Exception {
+    LanePosition start = started();
+    insertCommitted("a");
+    insertCommitted("b");
+    LanePosition window = windows.turn(relay, start);
+    assertThatThrownBy(() -> windows.turn(relay, window.readTo(window.after() + 1)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("not read to its end");
+  }
+
+  @Test
+  void eachLaneReadsItsOwnRowsFromItsOwnPosition() throws Exception {
+    PositionWindows two =
+        new PositionWindows(
+            "\"public\".\"outbox\"",
+            "\"public\".\"outbox_relay_position\"",
+            OutboxColumns.DEFAULT,
+            2);
+    LanePosition zero = two.start(relay, PIPELINE, 0);
+    LanePosition one = two.start(relay, PIPELINE, 1);
+    relay.commit();
+    List<Long> all = new ArrayList<>();
+    for (int k = 0; k < 20; k++) {
+      all.add(insertCommitted("k" + k));
+    }
+    long[] ofZero = two.windowIds(relay, two.turn(relay, zero), 0, LIMIT);
+    long[] ofOne = two.windowIds(relay, two.turn(relay, one), 1, LIMIT);
+    relay.commit();
+    assertThat(ofZero).isNotEmpty();
+    assertThat(ofOne).isNotEmpty();
+    List<Long> both = new ArrayList<>();
+    for (long id : ofZero) {
+      both.add(id);
+    }
+    for (long id : ofOne) {
+      both.add(id);
+    }
+    assertThat(both).containsExactlyInAnyOrderElementsOf(all);
+  }
+
+  /** What a claim read and the positions it goes from and to. */
+  private record Claimed(long[] ids, LanePosition from, LanePosition end) {}
+
+  private LanePosition started() throws SQLException {
+    LanePosition position = windows.start(relay, PIPELINE, 0);
+    relay.commit();
+    assertThat(position).isNotNull();
+    assertThat(windows.read(relay, PIPELINE, 0)).isEqualTo(position);
+    relay.commit();
+    return position;
+  }
+
+  private Claimed claim(LanePosition from) throws SQLException {
+    return claim(from, LIMIT);
+  }
+
+  /** A claim as the polling source will make it: the window's rest, or the next window's start. */
+  private Claimed claim(LanePosition from, int limit) throws SQLException {
+    LanePosition window = from.exhausted() ? windows.turn(relay, from) : from;
+    long[] ids = windows.windowIds(relay, window, 0, limit);
+    relay.commit();
+    LanePosition end = ids.length < limit ? window.readToEnd() : window.readTo(ids[ids.length - 1]);
+    return new Claimed(ids, from, end);
+  }
+
+  private LanePosition settle(LanePosition from, Claimed claimed) throws SQLException {
+    assertThat(claimed.from).isEqualTo(from);
+    if (claimed.ids.length == 0) {
+      return from; // nothing read: nothing stored
+    }
+    assertThat(windows.advance(relay, PIPELINE, 0, from, claimed.end)).isTrue();
+    relay.commit();
+    return claimed.end;
+  }
+
+  private long insertCommitted(String key) throws SQLException {
+    try (Connection c = db.connect()) {
+      return insert(c, key);
+    }
+  }
+
+  private static long insert(Connection c, String key) throws SQLException {
+    try (Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)"
+                    + " VALUES ('order', '"
+                    + key
+                    + "', 'Created', '{}') RETURNING id")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}
