@@ -4,7 +4,6 @@ import io.outbox.client.OutboxColumns;
 import io.outbox.relay.spi.LaneFunction;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.source.postgres.LeaderLease;
-import java.util.function.Function;
 
 /**
  * Every statement the polling source runs, built once from the quoted table names, the payload
@@ -34,6 +33,12 @@ final class OutboxSql {
    */
   final String claimAhead;
 
+  /**
+   * The claim of settlement by position ({@link #positionClaim(String, OutboxColumns, String,
+   * String, String, String)}).
+   */
+  final String positionClaim;
+
   final String listen;
 
   /**
@@ -56,8 +61,11 @@ final class OutboxSql {
     String headers = "o.headers::text";
     // Rows are returned only while this instance's epoch is the pipeline's: a fenced instance
     // claims nothing. Bound after the lane: the pipeline, the epoch.
-    lanePredicate +=
-        "   AND " + LeaderLease.epochPredicate(tables.outboxTables().qualifiedLeaderTable()) + "\n";
+    String epochPredicate =
+        LeaderLease.epochPredicate(tables.outboxTables().qualifiedLeaderTable());
+    this.positionClaim =
+        positionClaim(outbox, c, payloadColumn, headers, lanePredicate, epochPredicate);
+    lanePredicate += "   AND " + epochPredicate + "\n";
     this.claim = claim(outbox, c, payloadColumn, headers, lanePredicate, "");
     this.claimAhead =
         claim(
@@ -92,49 +100,10 @@ final class OutboxSql {
       String headers,
       String lanePredicate,
       String excludePredicate) {
-    // A key whose earlier event waits for its retry is held back; other keys flow. The held keys
-    // are read once per claim, each with its first waiting id, into one jsonb object that every
-    // candidate row looks its key up in. Neither a correlated probe per row nor a join leaves the
-    // planner a way to go quadratic: when the statistics say no row is pending (the last ANALYZE
-    // ran in a quiet spell), a per-row probe read the pending index instead of the retrying one,
-    // once per candidate row (6,000 pending, 1,000 keys held: 306 ms instead of 10 ms per
-    // claim), and an anti-join compares every pending row with every retrying row (1M-row
-    // outbox, 1,000 retrying: 214 ms instead of 5 ms). jsonb_build_array(type, id)::text names a
-    // key without a separator that a key could contain.
-    Function<String, String> keyOf =
-        alias ->
-            "jsonb_build_array(" + c.aggregateType(alias) + ", " + c.aggregateId(alias) + ")::text";
-    // The columns in the order EventColumns.read takes them.
-    return "WITH held AS MATERIALIZED (\n"
-        + "  SELECT coalesce(jsonb_object_agg(k.key, k.first), '{}') AS ids\n"
-        + "    FROM (SELECT "
-        + keyOf.apply("b")
-        + " AS key, min("
-        + c.id("b")
-        + ") AS first\n"
-        + "            FROM "
-        + outbox
-        + " b\n"
-        + "           WHERE b.published_at IS NULL AND b.next_attempt_at IS NOT NULL\n"
-        + "             AND b.next_attempt_at > now()\n"
-        + "           GROUP BY 1) k)\n"
+    return held(outbox, c)
         + "SELECT "
-        + String.join(
-            ", ",
-            c.id("o"),
-            c.eventId("o"),
-            c.aggregateType("o"),
-            c.aggregateId("o"),
-            c.eventType("o"),
-            "o.destination")
-        + ",\n"
-        + "       "
-        + payloadColumn
-        + ",\n"
-        + "       "
-        + headers
-        + ",\n"
-        + "       o.created_at, o.attempts\n"
+        + columns(c, payloadColumn, headers)
+        + "\n"
         + "  FROM "
         + outbox
         + " o, held h\n"
@@ -143,11 +112,9 @@ final class OutboxSql {
         + "   AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())\n"
         + lanePredicate
         + excludePredicate
-        + "   AND NOT coalesce((h.ids ->> "
-        + keyOf.apply("o")
-        + ")::bigint < "
-        + c.id("o")
-        + ", false)\n"
+        + "   AND NOT "
+        + heldBack(c, "o")
+        + "\n"
         + " ORDER BY "
         + c.id("o")
         + "\n"
@@ -156,5 +123,126 @@ final class OutboxSql {
         // and skipping a row someone else locked would let its key's later events go first.
         // A foreign lock makes the claim wait (at most statement-timeout) instead.
         + " FOR UPDATE OF o";
+  }
+
+  /**
+   * The claim of settlement by position ({@link PositionWindows}, not yet a setting): the lane's
+   * exceptions that are due, in id order, merged with the next rows of its window. Each row comes
+   * with two flags after {@link EventColumns}'s columns: {@code in_window}, and {@code passed}, a
+   * window row that is not to be published now (its key is held back by a retry, or it is not yet
+   * available), which the settlement turns into an exception since the position moves past it.
+   * Held-back and unavailable exceptions are left out, as in {@link #claim}. No row lock: the
+   * lane's advisory lock keeps the relay's claims apart, and the position moves by compare-and-set.
+   *
+   * <p>Bound in order: the exceptions' lane, their limit; the window's {@code after}, {@code last},
+   * {@code window} and {@code settled} snapshots, its lane, its limit; the pipeline, the epoch, the
+   * limit.
+   */
+  private static String positionClaim(
+      String outbox,
+      OutboxColumns c,
+      String payloadColumn,
+      String headers,
+      String lanePredicate,
+      String epochPredicate) {
+    String id = c.id("o");
+    String branch = columns(c, payloadColumn, headers) + ", o.available_at, ";
+    return held(outbox, c)
+        + "SELECT u.*, u.in_window AND (u.available_at > now() OR "
+        + heldBack(c, "u")
+        + ") AS passed\n"
+        + "  FROM ((SELECT "
+        + branch
+        + "false AS in_window\n"
+        + "           FROM "
+        + outbox
+        + " o, held h\n"
+        + "          WHERE o.published_at IS NULL AND o.next_attempt_at IS NOT NULL\n"
+        + "            AND o.next_attempt_at <= now() AND o.available_at <= now()\n"
+        + lanePredicate
+        + "            AND NOT "
+        + heldBack(c, "o")
+        + "\n"
+        + "          ORDER BY "
+        + id
+        + " LIMIT ?)\n"
+        + "        UNION ALL\n"
+        + "        (SELECT "
+        + branch
+        + "true AS in_window\n"
+        + "           FROM "
+        + outbox
+        + " o\n"
+        + "          WHERE "
+        + id
+        + " > ? AND "
+        + id
+        + " <= ?\n"
+        + "            AND pg_visible_in_snapshot(o.tx, ?::pg_snapshot)\n"
+        + "            AND NOT pg_visible_in_snapshot(o.tx, ?::pg_snapshot)\n"
+        + "            AND o.published_at IS NULL AND o.next_attempt_at IS NULL\n"
+        + lanePredicate
+        + "          ORDER BY "
+        + id
+        + " LIMIT ?)) u, held h\n"
+        + " WHERE "
+        + epochPredicate
+        + "\n"
+        + " ORDER BY 1\n"
+        + " LIMIT ?";
+  }
+
+  /**
+   * The held keys, read once per claim, each with its first waiting id, into one jsonb object that
+   * every candidate row looks its key up in. Neither a correlated probe per row nor a join leaves
+   * the planner a way to go quadratic: when the statistics say no row is pending (the last ANALYZE
+   * ran in a quiet spell), a per-row probe read the pending index instead of the retrying one, once
+   * per candidate row (6,000 pending, 1,000 keys held: 306 ms instead of 10 ms per claim), and an
+   * anti-join compares every pending row with every retrying row (1M-row outbox, 1,000 retrying:
+   * 214 ms instead of 5 ms).
+   */
+  private static String held(String outbox, OutboxColumns c) {
+    return "WITH held AS MATERIALIZED (\n"
+        + "  SELECT coalesce(jsonb_object_agg(k.key, k.first), '{}') AS ids\n"
+        + "    FROM (SELECT "
+        + keyOf(c, "b")
+        + " AS key, min("
+        + c.id("b")
+        + ") AS first\n"
+        + "            FROM "
+        + outbox
+        + " b\n"
+        + "           WHERE b.published_at IS NULL AND b.next_attempt_at IS NOT NULL\n"
+        + "             AND b.next_attempt_at > now()\n"
+        + "           GROUP BY 1) k)\n";
+  }
+
+  /**
+   * Whether the row {@code alias} is held back: its key's earlier event waits for its retry (a key
+   * whose earlier event waits is held back; other keys flow).
+   */
+  private static String heldBack(OutboxColumns c, String alias) {
+    return "coalesce((h.ids ->> " + keyOf(c, alias) + ")::bigint < " + c.id(alias) + ", false)";
+  }
+
+  /** jsonb_build_array(type, id)::text names a key without a separator that a key could contain. */
+  private static String keyOf(OutboxColumns c, String alias) {
+    return "jsonb_build_array(" + c.aggregateType(alias) + ", " + c.aggregateId(alias) + ")::text";
+  }
+
+  /** The claimed columns, in the order EventColumns.read takes them. */
+  private static String columns(OutboxColumns c, String payloadColumn, String headers) {
+    return String.join(
+        ", ",
+        c.id("o") + " AS id",
+        c.eventId("o") + " AS event_id",
+        c.aggregateType("o") + " AS aggregate_type",
+        c.aggregateId("o") + " AS aggregate_id",
+        c.eventType("o") + " AS event_type",
+        "o.destination",
+        payloadColumn + " AS payload",
+        headers + " AS headers",
+        "o.created_at",
+        "o.attempts");
   }
 }

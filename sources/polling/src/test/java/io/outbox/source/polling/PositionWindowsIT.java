@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.client.OutboxColumns;
+import io.outbox.relay.spi.OutboxEvent;
+import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.source.polling.PositionWindows.LanePosition;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -24,6 +27,7 @@ class PositionWindowsIT {
 
   private static final String PIPELINE = "orders";
   private static final int LIMIT = 1000;
+  private static final TableNames TABLES = TableNames.of("outbox", "outbox_dead_letter");
 
   private TestDb db;
   private Connection relay;
@@ -44,6 +48,13 @@ class PositionWindowsIT {
               + " after_id bigint NOT NULL, last_id bigint NOT NULL,"
               + " PRIMARY KEY (pipeline, lane))");
     }
+    execute(
+        "INSERT INTO outbox_relay_leader (pipeline, epoch, holder, holder_pid, acquired_at,"
+            + " expires_at) VALUES ('"
+            + PIPELINE
+            + "', "
+            + EPOCH
+            + ", 'test', pg_backend_pid(), now(), now())");
     relay = db.connect();
     relay.setAutoCommit(false);
     windows =
@@ -235,8 +246,136 @@ class PositionWindowsIT {
     assertThat(both).containsExactlyInAnyOrderElementsOf(all);
   }
 
+  @Test
+  void theClaimMergesDueExceptionsWithTheWindowInIdOrder() throws Exception {
+    long pendingAtStart = insertCommitted("e");
+    LanePosition position = started(); // pendingAtStart is now an exception, due
+    long w1 = insertCommitted("w1");
+    long w2 = insertCommitted("w2");
+    assertThat(claimed(position, LIMIT, EPOCH))
+        .containsExactly(
+            row(pendingAtStart, false, false), row(w1, true, false), row(w2, true, false));
+    assertThat(claimed(position, 2, EPOCH))
+        .as("one limit over both")
+        .containsExactly(row(pendingAtStart, false, false), row(w1, true, false));
+  }
+
+  @Test
+  void aHeldKeysWindowRowsArePassedAndItsWaitingRowLeftOut() throws Exception {
+    LanePosition position = started();
+    long first = insertCommitted("h");
+    execute(
+        "UPDATE outbox SET attempts = 1, next_attempt_at = now() + interval '1 hour' WHERE id = "
+            + first);
+    long later = insertCommitted("h");
+    long other = insertCommitted("x");
+    assertThat(claimed(position, LIMIT, EPOCH))
+        .containsExactly(row(later, true, true), row(other, true, false));
+
+    execute("UPDATE outbox SET next_attempt_at = now() WHERE id = " + first); // its retry is due
+    assertThat(claimed(position, LIMIT, EPOCH))
+        .containsExactly(
+            row(first, false, false), row(later, true, false), row(other, true, false));
+  }
+
+  @Test
+  void aWindowRowNotYetAvailableIsPassedAndAnExceptionNotYetAvailableLeftOut() throws Exception {
+    long exception = insertCommitted("e");
+    LanePosition position = started();
+    execute("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = " + exception);
+    long later = insertCommitted("later");
+    execute("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = " + later);
+    long now = insertCommitted("now");
+    assertThat(claimed(position, LIMIT, EPOCH))
+        .containsExactly(row(later, true, true), row(now, true, false));
+  }
+
+  @Test
+  void theClaimsRowsAreReadAsEvents() throws Exception {
+    LanePosition position = started();
+    long id = insertCommitted("k");
+    List<OutboxEvent> events = new ArrayList<>();
+    positionClaim(
+        position, LIMIT, EPOCH, rs -> events.addAll(EventRows.read(rs, PayloadFormat.JSON)));
+    assertThat(events)
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.id()).isEqualTo(id);
+              assertThat(e.aggregateId()).isEqualTo("k");
+              assertThat(e.attempts()).isZero();
+            });
+  }
+
+  @Test
+  void aFencedInstanceClaimsNothing() throws Exception {
+    insertCommitted("e");
+    LanePosition position = started();
+    insertCommitted("w");
+    assertThat(claimed(position, LIMIT, EPOCH)).hasSize(2);
+    assertThat(claimed(position, LIMIT, EPOCH - 1)).isEmpty();
+  }
+
   /** What a claim read and the positions it goes from and to. */
   private record Claimed(long[] ids, LanePosition from, LanePosition end) {}
+
+  private static final long EPOCH = 7;
+
+  private static List<Long> row(long id, boolean inWindow, boolean passed) {
+    return List.of(id, inWindow ? 1L : 0L, passed ? 1L : 0L);
+  }
+
+  /** The position claim's rows from {@code from}'s window (turned when read to its end). */
+  private List<List<Long>> claimed(LanePosition from, int limit, long epoch) throws SQLException {
+    List<List<Long>> rows = new ArrayList<>();
+    positionClaim(
+        from,
+        limit,
+        epoch,
+        rs -> {
+          while (rs.next()) {
+            rows.add(
+                List.of(
+                    rs.getLong("id"),
+                    rs.getBoolean("in_window") ? 1L : 0L,
+                    rs.getBoolean("passed") ? 1L : 0L));
+          }
+        });
+    return rows;
+  }
+
+  private interface Rows {
+    void read(ResultSet rs) throws SQLException;
+  }
+
+  private void positionClaim(LanePosition from, int limit, long epoch, Rows rows)
+      throws SQLException {
+    LanePosition window = from.exhausted() ? windows.turn(relay, from) : from;
+    String sql = new OutboxSql(TABLES, PayloadFormat.JSON, 1).positionClaim;
+    try (PreparedStatement ps = relay.prepareStatement(sql)) {
+      int i = 1;
+      ps.setInt(i++, limit);
+      ps.setLong(i++, window.after());
+      ps.setLong(i++, window.last());
+      ps.setString(i++, window.window());
+      ps.setString(i++, window.settled());
+      ps.setInt(i++, limit);
+      ps.setString(i++, PIPELINE);
+      ps.setLong(i++, epoch);
+      ps.setInt(i, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        rows.read(rs);
+      }
+    }
+    relay.commit();
+  }
+
+  private void execute(String statement) throws SQLException {
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      s.execute(statement);
+    }
+  }
 
   private LanePosition started() throws SQLException {
     LanePosition position = windows.start(relay, PIPELINE, 0);
