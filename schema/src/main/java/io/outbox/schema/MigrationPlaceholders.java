@@ -38,6 +38,8 @@ final class MigrationPlaceholders {
     values.put("leader_pkey", quote(fit(tables.leaderTable(), "_pkey")));
     values.put("ledger_table", tables.qualifiedLedgerTable());
     values.put("ledger_pkey", quote(fit(tables.ledgerTable(), "_pkey")));
+    values.put("position_table", tables.qualifiedPositionTable());
+    values.put("position_pkey", quote(fit(tables.positionTable(), "_pkey")));
     values.put("notify_function", quote(tables.schema()) + "." + quote(tables.notifyFunction()));
     // The channel is lower-case letters, digits and '_' (see OutboxTables), safe in a literal.
     values.put("notify_channel", "'" + tables.notifyChannel() + "'");

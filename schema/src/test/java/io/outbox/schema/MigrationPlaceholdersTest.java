@@ -55,7 +55,7 @@ class MigrationPlaceholdersTest {
             names.add(value);
           }
         });
-    assertThat(names).hasSize(12);
+    assertThat(names).hasSize(13);
   }
 
   @Test
@@ -68,7 +68,9 @@ class MigrationPlaceholdersTest {
           "V3__retention.sql",
           "V4__leader_lease.sql",
           "V5__ledger_watermark.sql",
-          "V6__quiet_wake_ups.sql"
+          "V6__quiet_wake_ups.sql",
+          "V7__notify_only_listeners.sql",
+          "V8__inserting_transaction.sql"
         }) {
       try (InputStream in =
           getClass().getResourceAsStream("/db/outbox-relay/migration/" + migration)) {

@@ -69,7 +69,7 @@ class MigrationScriptTest {
     assertThat(positions).isSorted();
     assertThat(script)
         .startsWith("-- outbox-relay schema of the outbox billing.outbox")
-        .contains("migrations V1 to V7")
+        .contains("migrations V1 to V8")
         .contains("\nCREATE SCHEMA IF NOT EXISTS \"billing\";\n")
         .contains("CREATE TABLE IF NOT EXISTS \"billing\".\"outbox\" (");
   }

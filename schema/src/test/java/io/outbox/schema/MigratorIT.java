@@ -47,11 +47,11 @@ class MigratorIT {
     }
     MigrationResult second = migrate(tables);
 
-    assertThat(first.applied()).isEqualTo(7);
-    assertThat(first.version()).isEqualTo("7");
+    assertThat(first.applied()).isEqualTo(8);
+    assertThat(first.version()).isEqualTo("8");
     assertThat(second.applied()).isZero();
-    assertThat(second.version()).isEqualTo("7");
-    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 7");
+    assertThat(second.version()).isEqualTo("8");
+    assertThat(second).hasToString("public.outbox: 0 migrations applied, now at version 8");
     try (Connection c = db.connect()) {
       assertThat(Catalog.snapshot(c)).isEqualTo(before);
       assertThat(Catalog.count(c, "SELECT count(*) FROM public.outbox_relay_schema_history"))
@@ -63,6 +63,7 @@ class MigratorIT {
               "public.outbox_relay_leader",
               "public.outbox_relay_ledger",
               "public.outbox_relay_offsets",
+              "public.outbox_relay_position",
               "public.outbox_relay_schema_history");
     }
   }
@@ -73,7 +74,7 @@ class MigratorIT {
 
     MigrationResult result = migrate(tables);
 
-    assertThat(result.applied()).isEqualTo(7);
+    assertThat(result.applied()).isEqualTo(8);
     try (Connection c = db.connect()) {
       assertThat(Catalog.tables(c))
           .containsExactly(
@@ -82,6 +83,7 @@ class MigratorIT {
               "billing.events_outbox_relay_leader",
               "billing.events_outbox_relay_ledger",
               "billing.events_outbox_relay_offsets",
+              "billing.events_outbox_relay_position",
               "billing.events_outbox_relay_schema_history");
       assertThat(Catalog.indexes(c, "billing"))
           .map(line -> line.substring(0, line.indexOf(':')))
@@ -96,6 +98,7 @@ class MigratorIT {
               "events_outbox_relay_leader_pkey",
               "events_outbox_relay_ledger_pkey",
               "events_outbox_relay_offsets_pkey",
+              "events_outbox_relay_position_pkey",
               "events_outbox_relay_schema_history_pk",
               "events_outbox_relay_schema_history_s_idx",
               "events_outbox_retrying_idx");
@@ -111,6 +114,32 @@ class MigratorIT {
               "outbox_relay_notify AFTER INSERT STATEMENT"
                   + " EXECUTE FUNCTION billing.outbox_relay_notify_events_outbox()");
       assertThat(Catalog.tables(c)).noneMatch(t -> t.startsWith("public."));
+    }
+  }
+
+  @Test
+  void eachRowRecordsTheTransactionThatInsertedIt() throws SQLException {
+    migrate(OutboxTables.of("outbox"));
+
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      try (var s = c.createStatement()) {
+        s.execute(
+            "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)"
+                + " VALUES ('order', '1', 'Created', '{}'), ('order', '2', 'Created', '{}')");
+        assertThat(
+                Catalog.strings(
+                    c, "SELECT (tx = pg_current_xact_id())::text FROM outbox ORDER BY id"))
+            .containsExactly("true", "true");
+      }
+      c.commit();
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT column_name || ' ' || data_type || ' ' || is_nullable || ' '"
+                      + " || column_default FROM information_schema.columns"
+                      + " WHERE table_name = 'outbox' AND column_name = 'tx'"))
+          .containsExactly("tx xid8 YES pg_current_xact_id()");
     }
   }
 
@@ -180,7 +209,8 @@ class MigratorIT {
               "published_at timestamp with time zone",
               "attempts integer",
               "next_attempt_at timestamp with time zone",
-              "last_error text");
+              "last_error text",
+              "tx xid8");
       // The existing rows are numbered, in the relay's order.
       assertThat(Catalog.count(c, "SELECT count(DISTINCT relay_id) FROM outbox")).isEqualTo(2);
       assertThat(Catalog.indexes(c, "public"))
@@ -288,9 +318,9 @@ class MigratorIT {
     OutboxTables payments = OutboxTables.of("payments_outbox");
     OutboxTables billing = OutboxTables.of("billing.events_outbox", "billing.events_dead");
 
-    assertThat(migrate(orders).applied()).isEqualTo(7);
-    assertThat(migrate(payments).applied()).isEqualTo(7);
-    assertThat(migrate(billing).applied()).isEqualTo(7);
+    assertThat(migrate(orders).applied()).isEqualTo(8);
+    assertThat(migrate(payments).applied()).isEqualTo(8);
+    assertThat(migrate(billing).applied()).isEqualTo(8);
     assertThat(migrate(payments).applied()).isZero();
 
     try (Connection c = db.connect()) {
@@ -301,18 +331,21 @@ class MigratorIT {
               "billing.events_outbox_relay_leader",
               "billing.events_outbox_relay_ledger",
               "billing.events_outbox_relay_offsets",
+              "billing.events_outbox_relay_position",
               "billing.events_outbox_relay_schema_history",
               "public.orders_outbox",
               "public.orders_outbox_dead_letter",
               "public.orders_outbox_relay_leader",
               "public.orders_outbox_relay_ledger",
               "public.orders_outbox_relay_offsets",
+              "public.orders_outbox_relay_position",
               "public.orders_outbox_relay_schema_history",
               "public.payments_outbox",
               "public.payments_outbox_dead_letter",
               "public.payments_outbox_relay_leader",
               "public.payments_outbox_relay_ledger",
               "public.payments_outbox_relay_offsets",
+              "public.payments_outbox_relay_position",
               "public.payments_outbox_relay_schema_history");
       assertThat(
               Catalog.strings(
@@ -339,7 +372,7 @@ class MigratorIT {
     // The application's schema is not empty, and has a history table of its own.
     MigrationResult relay = new Migrator(OutboxTables.of("outbox")).migrate(dataSource);
 
-    assertThat(relay.applied()).isEqualTo(7);
+    assertThat(relay.applied()).isEqualTo(8);
     assertThat(app.migrate().migrationsExecuted).isZero();
     app.validate();
     try (Connection c = db.connect()) {
@@ -360,7 +393,8 @@ class MigratorIT {
               "4 SQL true",
               "5 SQL true",
               "6 SQL true",
-              "7 SQL true");
+              "7 SQL true",
+              "8 SQL true");
       assertThat(Catalog.tables(c)).contains("public.orders", "public.outbox");
     }
   }
@@ -373,8 +407,8 @@ class MigratorIT {
     OutboxTables mixed = OutboxTables.of("Billing.OrderEvents", "Billing.OrderEvents_Dead");
     OutboxTables longOne = OutboxTables.of("billing." + table);
 
-    assertThat(migrate(mixed).applied()).isEqualTo(7);
-    assertThat(migrate(longOne).applied()).isEqualTo(7);
+    assertThat(migrate(mixed).applied()).isEqualTo(8);
+    assertThat(migrate(longOne).applied()).isEqualTo(8);
     assertThat(migrate(longOne).applied()).isZero();
 
     try (Connection c = db.connect()) {

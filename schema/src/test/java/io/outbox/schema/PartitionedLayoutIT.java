@@ -45,7 +45,7 @@ class PartitionedLayoutIT {
     assertThat(result.layout()).isEqualTo(PartitionedLayout.Outcome.CREATED);
     assertThat(result.toString())
         .isEqualTo(
-            "public.outbox: 7 migrations applied, now at version 7; now partitioned into 3"
+            "public.outbox: 8 migrations applied, now at version 8; now partitioned into 3"
                 + " partitions of 1000 ids taken in turn");
     assertThat(again.layout()).isEqualTo(PartitionedLayout.Outcome.ALREADY);
     try (Connection c = db.connect();

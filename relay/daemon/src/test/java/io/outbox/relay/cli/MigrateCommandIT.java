@@ -48,14 +48,14 @@ class MigrateCommandIT {
     assertThat(first.exitCode()).isZero();
     assertThat(first.out().lines())
         .containsExactly(
-            "orders: outbox \"public\".\"outbox\" at version 7 (7 migrations applied)",
-            "payments: outbox \"billing\".\"payments_outbox\" at version 7 (7 migrations applied)");
+            "orders: outbox \"public\".\"outbox\" at version 8 (8 migrations applied)",
+            "payments: outbox \"billing\".\"payments_outbox\" at version 8 (8 migrations applied)");
     assertThat(second.err()).isEmpty();
     assertThat(second.exitCode()).isZero();
     assertThat(second.out().lines())
         .containsExactly(
-            "orders: outbox \"public\".\"outbox\" at version 7 (0 migrations applied)",
-            "payments: outbox \"billing\".\"payments_outbox\" at version 7 (0 migrations applied)");
+            "orders: outbox \"public\".\"outbox\" at version 8 (0 migrations applied)",
+            "payments: outbox \"billing\".\"payments_outbox\" at version 8 (0 migrations applied)");
     assertThat(tableExists("public.outbox")).isTrue();
     assertThat(tableExists("public.outbox_dead_letter")).isTrue();
     assertThat(tableExists("billing.payments_outbox")).isTrue();
@@ -89,7 +89,7 @@ class MigrateCommandIT {
             "orders: database.properties.no-such-property is not a PostgreSQL JDBC driver property");
     assertThat(run.out().lines())
         .containsExactly(
-            "payments: outbox \"public\".\"payments_outbox\" at version 7 (7 migrations applied)");
+            "payments: outbox \"public\".\"payments_outbox\" at version 8 (8 migrations applied)");
   }
 
   @Test

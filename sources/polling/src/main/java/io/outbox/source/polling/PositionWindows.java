@@ -8,8 +8,9 @@ import java.sql.SQLException;
 import java.util.Arrays;
 
 /**
- * Settlement by position (issue #35, not yet a setting): a lane's published rows are settled by
- * moving its {@link LanePosition} forward once per batch, not by a write to each row.
+ * Settlement by position (issue #35, not yet a setting; the tables are migration V8's): a lane's
+ * published rows are settled by moving its {@link LanePosition} forward once per batch, not by a
+ * write to each row.
  *
  * <p>Every row carries {@code tx}, the id of the transaction that inserted it ({@code xid8 DEFAULT
  * pg_current_xact_id()}). A lane reads the outbox in windows cut between two snapshots, as PgQ
@@ -126,7 +127,7 @@ final class PositionWindows {
         "UPDATE "
             + positions
             + " SET settled = ?::pg_snapshot, window_snapshot = ?::pg_snapshot, after_id = ?,"
-            + " last_id = ? WHERE pipeline = ? AND lane = ? AND settled::text = ?"
+            + " last_id = ?, updated_at = now() WHERE pipeline = ? AND lane = ? AND settled::text = ?"
             + " AND window_snapshot::text = ? AND after_id = ?";
   }
 
