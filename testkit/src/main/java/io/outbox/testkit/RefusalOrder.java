@@ -61,6 +61,11 @@ final class RefusalOrder {
     }
   }
 
+  /** Whether the broker refused some events and took more than {@code capacity} so far. */
+  boolean refusedAndTookMore(int capacity) {
+    return refused > 0 && published > capacity;
+  }
+
   /** What the broker took, as a consumer reads it: none of it may be behind a refusal. */
   void taken(List<Delivered> all) {
     delivered = all.size();
