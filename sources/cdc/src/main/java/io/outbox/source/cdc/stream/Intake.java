@@ -59,33 +59,32 @@ final class Intake {
   /** One streamed INSERT of a batch; the batch wakes the lanes once it is in. */
   private boolean offer(Object record, OutboxEvent event, Instant notBefore, long txId)
       throws InterruptedException {
-    if (s.closed) {
-      return false;
-    }
-    ChangeStream.Item known = s.inMemory.get(event.id());
-    if (known != null) {
-      // The sweep's or the catch-up's copy: it takes this position, so that the watermark cannot
-      // pass it while it is not final.
-      if (known.position == null) {
-        known.position = s.watermark.add(record, 1);
-      } else {
-        s.watermark.add(record, 0);
-      }
-      return true;
-    }
     StreamLane lane = s.laneOf(event.key());
     AggregateKey key = event.key();
-    if (s.caughtUpIds.contains(event.id()) && lane.parked.get(key) == null) {
-      // The catch-up handed this row and it left memory without being parked: it is final
-      // (published or dead-lettered). Its INSERT only moves the position, as a record that is not
-      // an event: no lane, no claim query.
-      s.watermark.add(record, 0);
-      s.staleSkipped++;
-      return true;
-    }
     while (true) {
       if (s.closed) {
         return false;
+      }
+      // Looked up again after every wait for room: the catch-up or the sweep may have handed the
+      // row meanwhile, and a second copy in the lane would be handed out twice in one claim.
+      ChangeStream.Item known = s.inMemory.get(event.id());
+      if (known != null) {
+        // The sweep's or the catch-up's copy: it takes this position, so that the watermark
+        // cannot pass it while it is not final.
+        if (known.position == null) {
+          known.position = s.watermark.add(record, 1);
+        } else {
+          s.watermark.add(record, 0);
+        }
+        return true;
+      }
+      if (s.caughtUpIds.contains(event.id()) && lane.parked.get(key) == null) {
+        // The catch-up handed this row and it left memory without being parked: it is final
+        // (published or dead-lettered). Its INSERT only moves the position, as a record that is
+        // not an event: no lane, no claim query.
+        s.watermark.add(record, 0);
+        s.staleSkipped++;
+        return true;
       }
       ParkedKey parked = lane.parked.get(key);
       if (parked != null) {

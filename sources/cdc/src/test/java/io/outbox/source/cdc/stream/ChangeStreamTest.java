@@ -284,6 +284,41 @@ class ChangeStreamTest {
         .containsExactly(1L, 2L);
   }
 
+  /**
+   * The full suite under load (CdcCatchUpRestreamIT, 2026-12-07, and 1 run in 8 of that test alone
+   * beside two busy cores): the engine waited for room in a full lane with a row's INSERT while the
+   * catch-up handed that same row; once there was room, the INSERT joined the lane as a second copy
+   * of the row, and a claim handed it out twice ("two settlements for OutboxEvent[id=603]").
+   */
+  @Test
+  void anInsertThatWaitedForRoomWhileTheCatchUpHandedItsRowIsNoSecondCopy() throws Exception {
+    ChangeStream<String> small = new ChangeStream<>(1, 1, clock, Ticker.SYSTEM);
+    small.beginCatchUp();
+    small.offer("r1", event(1, "a"), null); // the lane's stream queue is full (lane-buffer 1)
+    AtomicReference<Throwable> failed = new AtomicReference<>();
+    Thread engine =
+        new Thread(
+            () -> {
+              try {
+                small.offer("r2", event(2, "b"), null);
+              } catch (Throwable e) {
+                failed.set(e);
+              }
+            });
+    engine.start();
+    engine.join(300);
+    assertThat(engine.isAlive()).as("the engine waits for room").isTrue();
+    assertThat(small.offerCaughtUp(event(2, "b"), null, null)).isTrue(); // the catch-up hands row 2
+    assertThat(small.offerCaughtUp(event(1, "a"), null, null)).isTrue(); // row 1 goes ahead: room
+    engine.join(5_000);
+    assertThat(engine.isAlive()).isFalse();
+    assertThat(failed.get()).isNull();
+    small.caughtUpRead();
+    assertThat(small.take(0, 10, Duration.ZERO))
+        .extracting(i -> i.event().id())
+        .containsExactly(1L, 2L);
+  }
+
   @Test
   void theCatchUpWaitsForRoomInTheLaneAndEndsOnceEveryRowIsFinal() throws Exception {
     ChangeStream<String> small = new ChangeStream<>(1, 2, clock, Ticker.SYSTEM);
