@@ -6,14 +6,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.outbox.client.OutboxColumns;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
+import io.outbox.relay.spi.Settlement;
 import io.outbox.source.polling.PositionWindows.LanePosition;
+import io.outbox.source.postgres.OutboxVerdicts;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -308,6 +312,123 @@ class PositionWindowsIT {
     insertCommitted("w");
     assertThat(claimed(position, LIMIT, EPOCH)).hasSize(2);
     assertThat(claimed(position, LIMIT, EPOCH - 1)).isEmpty();
+  }
+
+  @Test
+  void aSettlementWritesOnlyWhatThePositionCannotSettle() throws Exception {
+    long exception = insertCommitted("e"); // pending at the start: an exception
+    LanePosition from = started();
+    long published = insertCommitted("w1");
+    long retried = insertCommitted("w2");
+    long unsettled = insertCommitted("w3");
+    long later = insertCommitted("w4");
+    execute("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = " + later);
+    LanePosition window = windows.turn(relay, from);
+    relay.commit();
+    assertThat(claimed(window, LIMIT, EPOCH))
+        .containsExactly(
+            row(exception, false, false),
+            row(published, true, false),
+            row(retried, true, false),
+            row(unsettled, true, false),
+            row(later, true, true));
+    List<OutboxEvent> events = new ArrayList<>();
+    positionClaim(
+        window, LIMIT, EPOCH, rs -> events.addAll(EventRows.read(rs, PayloadFormat.JSON)));
+    LanePosition to = window.readToEnd();
+
+    settle(
+        events,
+        Set.of(published, retried, unsettled, later),
+        List.of(later),
+        List.of(
+            new Settlement.Published(event(events, exception)),
+            new Settlement.Published(event(events, published)),
+            new Settlement.Retry(event(events, retried), 1, Duration.ofHours(1), "refused")),
+        from,
+        to);
+    relay.commit();
+
+    assertThat(state(exception)).isEqualTo("published");
+    assertThat(state(published)).as("settled by the position: no write").isEqualTo("untouched");
+    assertThat(state(retried)).isEqualTo("retry 1");
+    assertThat(state(unsettled)).isEqualTo("exception 0");
+    assertThat(state(later)).isEqualTo("exception 0");
+    assertThat(windows.read(relay, PIPELINE, 0)).isEqualTo(to);
+    relay.commit();
+    assertThat(claimed(to, LIMIT, EPOCH))
+        .as("the row left without a verdict, as an exception; the others not again")
+        .containsExactly(row(unsettled, false, false));
+  }
+
+  @Test
+  void aSettlementFromAPositionThatMovedWritesNothing() throws Exception {
+    LanePosition from = started();
+    long id = insertCommitted("k");
+    LanePosition window = windows.turn(relay, from);
+    relay.commit();
+    List<OutboxEvent> events = new ArrayList<>();
+    positionClaim(
+        window, LIMIT, EPOCH, rs -> events.addAll(EventRows.read(rs, PayloadFormat.JSON)));
+    LanePosition stale = new LanePosition(from.settled(), from.window(), 1, 1);
+
+    assertThatThrownBy(
+            () ->
+                settle(
+                    events,
+                    Set.of(id),
+                    List.of(),
+                    List.of(
+                        new Settlement.Retry(event(events, id), 1, Duration.ofHours(1), "refused")),
+                    stale,
+                    window.readToEnd()))
+        .isInstanceOf(PositionSettlement.PositionMoved.class)
+        .hasMessageContaining("no longer the one this claim was made from");
+    relay.rollback();
+    assertThat(state(id)).isEqualTo("untouched");
+    assertThat(windows.read(relay, PIPELINE, 0)).isEqualTo(from);
+    relay.commit();
+  }
+
+  /** Settles a claim of lane 0 ({@code on-publish = mark}) in the relay's transaction. */
+  private void settle(
+      List<OutboxEvent> events,
+      Set<Long> window,
+      List<Long> passed,
+      List<Settlement> settlements,
+      LanePosition from,
+      LanePosition to)
+      throws SQLException, PositionSettlement.PositionMoved {
+    new PositionSettlement(
+            windows,
+            new OutboxVerdicts(io.outbox.client.OutboxTables.of("outbox")),
+            "\"public\".\"outbox\"",
+            OutboxColumns.DEFAULT)
+        .settle(relay, PIPELINE, 0, false, events, window, passed, settlements, from, to);
+  }
+
+  private static OutboxEvent event(List<OutboxEvent> events, long id) {
+    return events.stream().filter(e -> e.id() == id).findFirst().orElseThrow();
+  }
+
+  /** published, retry N, exception N (next_attempt_at set, attempts N) or untouched. */
+  private String state(long id) throws SQLException {
+    try (Connection c = db.connect();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT published_at IS NOT NULL, next_attempt_at > now() + interval '1 minute',"
+                    + " next_attempt_at IS NOT NULL, attempts FROM outbox WHERE id = "
+                    + id)) {
+      assertThat(rs.next()).isTrue();
+      if (rs.getBoolean(1)) {
+        return "published";
+      }
+      if (rs.getBoolean(2)) {
+        return "retry " + rs.getInt(4);
+      }
+      return rs.getBoolean(3) ? "exception " + rs.getInt(4) : "untouched";
+    }
   }
 
   /** What a claim read and the positions it goes from and to. */

@@ -3,6 +3,7 @@ package io.outbox.source.postgres;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
 import java.util.List;
+import java.util.function.LongPredicate;
 
 /**
  * The verdicts of a claim ({@link Settlement}s) as one {@link OutboxVerdicts.Batch}, for the
@@ -24,12 +25,26 @@ public final class ClaimVerdicts {
    */
   public static OutboxVerdicts.Batch of(
       OutboxVerdicts verdicts, List<OutboxEvent> events, List<Settlement> settlements) {
+    return of(verdicts, events, settlements, id -> false);
+  }
+
+  /**
+   * As {@link #of(OutboxVerdicts, List, List)}, leaving out the published rows that {@code
+   * settledByPosition} names: settlement by position settles them without a write.
+   */
+  public static OutboxVerdicts.Batch of(
+      OutboxVerdicts verdicts,
+      List<OutboxEvent> events,
+      List<Settlement> settlements,
+      LongPredicate settledByPosition) {
     Settlement.requireOnePerEvent(events, settlements);
     OutboxVerdicts.Batch batch = verdicts.batch();
     for (Settlement s : settlements) {
       long id = s.event().id();
       if (s instanceof Settlement.Published) {
-        batch.published(id);
+        if (!settledByPosition.test(id)) {
+          batch.published(id);
+        }
       } else if (s instanceof Settlement.Retry r) {
         batch.retry(id, r.attempts(), r.delay().toMillis(), r.error());
       } else if (s instanceof Settlement.DeadLetter d) {
