@@ -93,19 +93,21 @@ final class PositionWindows {
             + " AND (o.tx IS NULL OR pg_visible_in_snapshot(o.tx, ?::pg_snapshot))\n"
             + lane;
     // The statement's snapshot is the new window's: every row it sees of a transaction the window
-    // sees is read, none of a transaction still open.
+    // sees is read, none of a transaction still open. OFFSET 0 keeps the window's rows a subquery
+    // read through the index on tx: without it PostgreSQL turned min(id) into a walk of the primary
+    // key from the table's first row, past every settled row (330 ms for a 1,000-row window in a
+    // 1,000,000-row outbox, against 0.5 ms).
     this.turn =
         "SELECT s.w::text, coalesce(b.first - 1, 0), coalesce(b.last, 0)"
             + " FROM (SELECT pg_current_snapshot() AS w) s,"
-            + " LATERAL (SELECT min("
+            + " LATERAL (SELECT min(x.id) AS first, max(x.id) AS last FROM (SELECT "
             + id
-            + ") AS first, max("
-            + id
-            + ") AS last FROM "
+            + " AS id FROM "
             + outbox
             + " o WHERE (o.tx >= pg_snapshot_xmax(?::pg_snapshot)"
             + " OR o.tx = ANY (ARRAY(SELECT pg_snapshot_xip(?::pg_snapshot))))"
-            + " AND o.tx < pg_snapshot_xmax(s.w) AND pg_visible_in_snapshot(o.tx, s.w)) b";
+            + " AND o.tx < pg_snapshot_xmax(s.w) AND pg_visible_in_snapshot(o.tx, s.w)"
+            + " OFFSET 0) x) b";
     this.windowRows =
         "SELECT "
             + id
@@ -129,6 +131,11 @@ final class PositionWindows {
             + " SET settled = ?::pg_snapshot, window_snapshot = ?::pg_snapshot, after_id = ?,"
             + " last_id = ?, updated_at = now() WHERE pipeline = ? AND lane = ? AND settled::text = ?"
             + " AND window_snapshot::text = ? AND after_id = ?";
+  }
+
+  /** The statement {@link #turn} runs, bound with the settled window's snapshot twice. */
+  String turnStatement() {
+    return turn;
   }
 
   /** The lane's position, or null when it never settled by position. */

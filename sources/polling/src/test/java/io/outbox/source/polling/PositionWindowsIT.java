@@ -431,6 +431,50 @@ class PositionWindowsIT {
     }
   }
 
+  @Test
+  void aWindowsBoundsAreFoundThroughTheTxIndexNotPastEverySettledRow() throws Exception {
+    execute(
+        "DO $$ BEGIN FOR i IN 1..100 LOOP"
+            + " INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)"
+            + " SELECT 'order', (g % 100)::text, 'E', '{}' FROM generate_series(1, 1000) g;"
+            + " COMMIT; END LOOP; END $$");
+    String settled;
+    try (Statement s = relay.createStatement();
+        ResultSet rs = s.executeQuery("SELECT pg_current_snapshot()::text")) {
+      rs.next();
+      settled = rs.getString(1);
+    }
+    relay.commit();
+    long first = insertCommitted("w1");
+    long last = insertCommitted("w2");
+    execute("VACUUM ANALYZE outbox");
+    try (Statement s = relay.createStatement()) {
+      // As the claim's sessions start (ClaimSessionPlans).
+      s.execute("SET enable_seqscan = off");
+      s.execute("SET enable_sort = off");
+      s.execute("SET jit = off");
+    }
+    List<String> plan = new ArrayList<>();
+    try (PreparedStatement ps =
+        relay.prepareStatement("EXPLAIN (COSTS OFF) " + windows.turnStatement())) {
+      ps.setString(1, settled);
+      ps.setString(2, settled);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          plan.add(rs.getString(1));
+        }
+      }
+    }
+    assertThat(String.join("\n", plan))
+        .as("the window's rows read through the index on tx")
+        .contains("outbox_tx_idx")
+        .doesNotContain("outbox_pkey");
+    LanePosition window = windows.turn(relay, new LanePosition(settled, settled, 0, 0));
+    relay.commit();
+    assertThat(window.after()).isEqualTo(first - 1);
+    assertThat(window.last()).isEqualTo(last);
+  }
+
   /** What a claim read and the positions it goes from and to. */
   private record Claimed(long[] ids, LanePosition from, LanePosition end) {}
 
