@@ -174,13 +174,7 @@ final class OutboxSql {
         + outbox
         + " o\n"
         + "          WHERE "
-        + id
-        + " > ? AND "
-        + id
-        + " <= ?\n"
-        + "            AND pg_visible_in_snapshot(o.tx, ?::pg_snapshot)\n"
-        + "            AND NOT pg_visible_in_snapshot(o.tx, ?::pg_snapshot)\n"
-        + "            AND o.published_at IS NULL AND o.next_attempt_at IS NULL\n"
+        + PositionWindows.windowPredicate(c)
         + lanePredicate
         + "          ORDER BY "
         + id

@@ -114,13 +114,7 @@ final class PositionWindows {
             + " FROM "
             + outbox
             + " o WHERE "
-            + id
-            + " > ? AND "
-            + id
-            + " <= ?"
-            + " AND pg_visible_in_snapshot(o.tx, ?::pg_snapshot)"
-            + " AND NOT pg_visible_in_snapshot(o.tx, ?::pg_snapshot)"
-            + " AND o.published_at IS NULL AND o.next_attempt_at IS NULL\n"
+            + windowPredicate(columns)
             + lane
             + " ORDER BY "
             + id
@@ -131,6 +125,23 @@ final class PositionWindows {
             + " SET settled = ?::pg_snapshot, window_snapshot = ?::pg_snapshot, after_id = ?,"
             + " last_id = ?, updated_at = now() WHERE pipeline = ? AND lane = ? AND settled::text = ?"
             + " AND window_snapshot::text = ? AND after_id = ?";
+  }
+
+  /**
+   * The rows of row alias {@code o} still to read in a window: after its {@code after} id up to its
+   * {@code last}, of a transaction the window's snapshot sees and the settled one does not, and not
+   * settled by a write. Bound in that order: after, last, the window's snapshot, the settled one.
+   * The one definition of a window's rows, for {@link OutboxSql#positionClaim} too.
+   */
+  static String windowPredicate(OutboxColumns columns) {
+    String id = columns.id("o");
+    return id
+        + " > ? AND "
+        + id
+        + " <= ?\n"
+        + "   AND pg_visible_in_snapshot(o.tx, ?::pg_snapshot)\n"
+        + "   AND NOT pg_visible_in_snapshot(o.tx, ?::pg_snapshot)\n"
+        + "   AND o.published_at IS NULL AND o.next_attempt_at IS NULL\n";
   }
 
   /** The statement {@link #turn} runs, bound with the settled window's snapshot twice. */
