@@ -128,11 +128,12 @@ final class OutboxSql {
   /**
    * The claim of settlement by position ({@link PositionWindows}, not yet a setting): the lane's
    * exceptions that are due, in id order, merged with the next rows of its window. Each row comes
-   * with two flags after {@link EventColumns}'s columns: {@code in_window}, and {@code passed}, a
-   * window row that is not to be published now (its key is held back by a retry, or it is not yet
-   * available), which the settlement turns into an exception since the position moves past it.
-   * Held-back and unavailable exceptions are left out, as in {@link #claim}. No row lock: the
-   * lane's advisory lock keeps the relay's claims apart, and the position moves by compare-and-set.
+   * with two flags after the columns EventColumns.read takes: {@code in_window}, and {@code
+   * passed}, a window row that is not to be published now (its key is held back by a retry, or it
+   * is not yet available), which the settlement turns into an exception since the position moves
+   * past it. Held-back and unavailable exceptions are left out, as in {@link #claim}. No row lock:
+   * the lane's advisory lock keeps the relay's claims apart, and the position moves by
+   * compare-and-set.
    *
    * <p>Bound in order: the exceptions' lane, their limit; the window's {@code after}, {@code last},
    * {@code window} and {@code settled} snapshots, its lane, its limit; the pipeline, the epoch, the

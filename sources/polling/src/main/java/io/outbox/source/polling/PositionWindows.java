@@ -5,7 +5,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.Arrays;
 
 /**
  * Settlement by position (issue #35, not yet a setting; the tables are migration V8's): a lane's
@@ -60,7 +59,6 @@ final class PositionWindows {
   private final String start;
   private final String convertPending;
   private final String turn;
-  private final String windowRows;
   private final String advance;
 
   /**
@@ -108,17 +106,6 @@ final class PositionWindows {
             + " OR o.tx = ANY (ARRAY(SELECT pg_snapshot_xip(?::pg_snapshot))))"
             + " AND o.tx < pg_snapshot_xmax(s.w) AND pg_visible_in_snapshot(o.tx, s.w)"
             + " OFFSET 0) x) b";
-    this.windowRows =
-        "SELECT "
-            + id
-            + " FROM "
-            + outbox
-            + " o WHERE "
-            + windowPredicate(columns)
-            + lane
-            + " ORDER BY "
-            + id
-            + " LIMIT ?";
     this.advance =
         "UPDATE "
             + positions
@@ -131,7 +118,7 @@ final class PositionWindows {
    * The rows of row alias {@code o} still to read in a window: after its {@code after} id up to its
    * {@code last}, of a transaction the window's snapshot sees and the settled one does not, and not
    * settled by a write. Bound in that order: after, last, the window's snapshot, the settled one.
-   * The one definition of a window's rows, for {@link OutboxSql#positionClaim} too.
+   * The one definition of a window's rows; {@link OutboxSql#positionClaim} reads them.
    */
   static String windowPredicate(OutboxColumns columns) {
     String id = columns.id("o");
@@ -203,29 +190,6 @@ final class PositionWindows {
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return new LanePosition(from.window(), rs.getString(1), rs.getLong(2), rs.getLong(3));
-      }
-    }
-  }
-
-  /** The ids of the window's next rows of {@code lane} after {@code at.after()}, at most limit. */
-  long[] windowIds(Connection c, LanePosition at, int lane, int limit) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(windowRows)) {
-      int i = 1;
-      ps.setLong(i++, at.after());
-      ps.setLong(i++, at.last());
-      ps.setString(i++, at.window());
-      ps.setString(i++, at.settled());
-      if (laned) {
-        ps.setInt(i++, lane);
-      }
-      ps.setInt(i, limit);
-      try (ResultSet rs = ps.executeQuery()) {
-        long[] ids = new long[limit];
-        int n = 0;
-        while (rs.next()) {
-          ids[n++] = rs.getLong(1);
-        }
-        return Arrays.copyOf(ids, n);
       }
     }
   }

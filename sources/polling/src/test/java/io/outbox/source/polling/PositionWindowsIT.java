@@ -229,9 +229,8 @@ class PositionWindowsIT {
     for (int k = 0; k < 20; k++) {
       all.add(insertCommitted("k" + k));
     }
-    long[] ofZero = two.windowIds(relay, two.turn(relay, zero), 0, LIMIT);
-    long[] ofOne = two.windowIds(relay, two.turn(relay, one), 1, LIMIT);
-    relay.commit();
+    long[] ofZero = windowIds(2, two.turn(relay, zero), 0, LIMIT);
+    long[] ofOne = windowIds(2, two.turn(relay, one), 1, LIMIT);
     assertThat(ofZero).isNotEmpty();
     assertThat(ofOne).isNotEmpty();
     List<Long> both = new ArrayList<>();
@@ -510,14 +509,27 @@ class PositionWindowsIT {
   private void positionClaim(LanePosition from, int limit, long epoch, Rows rows)
       throws SQLException {
     LanePosition window = from.exhausted() ? windows.turn(relay, from) : from;
-    String sql = new OutboxSql(TABLES, PayloadFormat.JSON, 1).positionClaim;
+    positionClaim(1, window, 0, limit, epoch, rows);
+  }
+
+  /** Runs the position claim of {@code lane} (of {@code lanes}) on {@code window} as it is. */
+  private void positionClaim(
+      int lanes, LanePosition window, int lane, int limit, long epoch, Rows rows)
+      throws SQLException {
+    String sql = new OutboxSql(TABLES, PayloadFormat.JSON, lanes).positionClaim;
     try (PreparedStatement ps = relay.prepareStatement(sql)) {
       int i = 1;
+      if (lanes > 1) {
+        ps.setInt(i++, lane);
+      }
       ps.setInt(i++, limit);
       ps.setLong(i++, window.after());
       ps.setLong(i++, window.last());
       ps.setString(i++, window.window());
       ps.setString(i++, window.settled());
+      if (lanes > 1) {
+        ps.setInt(i++, lane);
+      }
       ps.setInt(i++, limit);
       ps.setString(i++, PIPELINE);
       ps.setLong(i++, epoch);
@@ -527,6 +539,26 @@ class PositionWindowsIT {
       }
     }
     relay.commit();
+  }
+
+  /** The ids of the window rows the position claim of {@code lane} reads from {@code window}. */
+  private long[] windowIds(int lanes, LanePosition window, int lane, int limit)
+      throws SQLException {
+    List<Long> ids = new ArrayList<>();
+    positionClaim(
+        lanes,
+        window,
+        lane,
+        limit,
+        EPOCH,
+        rs -> {
+          while (rs.next()) {
+            if (rs.getBoolean("in_window")) {
+              ids.add(rs.getLong("id"));
+            }
+          }
+        });
+    return ids.stream().mapToLong(Long::longValue).toArray();
   }
 
   private void execute(String statement) throws SQLException {
@@ -552,8 +584,7 @@ class PositionWindowsIT {
   /** A claim as the polling source will make it: the window's rest, or the next window's start. */
   private Claimed claim(LanePosition from, int limit) throws SQLException {
     LanePosition window = from.exhausted() ? windows.turn(relay, from) : from;
-    long[] ids = windows.windowIds(relay, window, 0, limit);
-    relay.commit();
+    long[] ids = windowIds(1, window, 0, limit);
     LanePosition end = ids.length < limit ? window.readToEnd() : window.readTo(ids[ids.length - 1]);
     return new Claimed(ids, from, end);
   }
