@@ -37,10 +37,11 @@ public final class OutboxStatus {
   /**
    * The backlog of an outbox.
    *
-   * @param pending rows with {@code published_at IS NULL}
+   * @param pending rows with {@code published_at IS NULL}, less those the pipeline's lane positions
+   *     cover when it settles by position
    * @param oldestPendingAge now minus {@code created_at} of the oldest due pending row, by the
    *     database clock; zero when none is due
-   * @param retrying pending rows with {@code next_attempt_at} set (they failed at least once)
+   * @param retrying pending rows with {@code next_attempt_at} set that failed at least once
    * @param deadLetters rows of the pipeline in the dead-letter table
    * @param lastError the {@code last_error} of the retrying row retried last, else of the
    *     pipeline's newest dead letter; {@code null} when there is neither
@@ -105,26 +106,36 @@ public final class OutboxStatus {
 
   private final OutboxTables tables;
   private final String backlogSql;
+  private final String positionedBacklogSql; // null: positions are not read
+  private final String positionsXmin;
 
+  /**
+   * The status of an outbox whose pipelines settle each row ({@code on-publish = mark | delete}).
+   */
   public OutboxStatus(OutboxTables tables) {
+    this(tables, null);
+  }
+
+  /**
+   * The status of an outbox whose pipelines may settle by position.
+   *
+   * @param coveredByPosition whether the pipeline's lane positions cover the row aliased {@code o},
+   *     an SQL predicate binding the pipeline ({@code LanePositions#covered}); {@code null} to read
+   *     no positions
+   */
+  public OutboxStatus(OutboxTables tables, String coveredByPosition) {
     this.tables = tables;
     String outbox = tables.qualifiedTable();
     String deadLetters = tables.qualifiedDeadLetterTable();
     String retrying = " WHERE published_at IS NULL AND next_attempt_at IS NOT NULL";
-    this.backlogSql =
-        "SELECT (SELECT count(*) FROM "
+    // Rows made exceptions by a pipeline settling by position (held back, delayed, released) have
+    // next_attempt_at set without having failed.
+    String failed = retrying + " AND attempts > 0";
+    String id = tables.columns().id("o");
+    String rest =
+        "       (SELECT count(*) FROM "
             + outbox
-            + " WHERE published_at IS NULL),\n"
-            // The lowest pending id that is due: a walk of the pending index from its start.
-            + "       (SELECT greatest(0, extract(epoch FROM now() - o.created_at)) FROM "
-            + outbox
-            + " o WHERE o.published_at IS NULL AND o.available_at <= now()"
-            + " ORDER BY "
-            + tables.columns().id("o")
-            + " LIMIT 1),\n"
-            + "       (SELECT count(*) FROM "
-            + outbox
-            + retrying
+            + failed
             + "),\n"
             + "       (SELECT count(*) FROM "
             + deadLetters
@@ -143,6 +154,47 @@ public final class OutboxStatus {
             + " AND last_error LIKE '"
             + MOVE_FAILED
             + "%')";
+    this.backlogSql =
+        "SELECT (SELECT count(*) FROM "
+            + outbox
+            + " WHERE published_at IS NULL),\n"
+            // The lowest pending id that is due: a walk of the pending index from its start.
+            + "       (SELECT greatest(0, extract(epoch FROM now() - o.created_at)) FROM "
+            + outbox
+            + " o WHERE o.published_at IS NULL AND o.available_at <= now()"
+            + " ORDER BY "
+            + id
+            + " LIMIT 1),\n"
+            + rest;
+    this.positionsXmin =
+        "SELECT min(pg_snapshot_xmin(settled))::text FROM "
+            + tables.qualifiedPositionTable()
+            + " WHERE pipeline = ?";
+    // Settling by position, a pending row is an exception or a row no position covers yet; every
+    // row of a transaction below the lowest xmin of the lanes' settled snapshots is covered, so
+    // the second branch reads the index on tx from there. Bound first: that xmin, the pipeline.
+    this.positionedBacklogSql =
+        coveredByPosition == null
+            ? null
+            : "WITH pending AS MATERIALIZED (\n"
+                + "  SELECT "
+                + id
+                + " AS id, o.created_at, o.available_at FROM "
+                + outbox
+                + " o WHERE o.published_at IS NULL AND o.next_attempt_at IS NOT NULL\n"
+                + "  UNION ALL\n"
+                + "  SELECT "
+                + id
+                + " AS id, o.created_at, o.available_at FROM "
+                + outbox
+                + " o WHERE o.tx >= ?::xid8 AND o.published_at IS NULL"
+                + " AND o.next_attempt_at IS NULL AND NOT "
+                + coveredByPosition
+                + ")\n"
+                + "SELECT (SELECT count(*) FROM pending),\n"
+                + "       (SELECT greatest(0, extract(epoch FROM now() - p.created_at)) FROM"
+                + " pending p WHERE p.available_at <= now() ORDER BY p.id LIMIT 1),\n"
+                + rest;
   }
 
   /** The statement behind {@link #backlog}, for {@code EXPLAIN}; binds the pipeline twice. */
@@ -156,9 +208,16 @@ public final class OutboxStatus {
    * @param pipeline the pipeline name, as written in the dead-letter table's {@code pipeline}
    */
   public Backlog backlog(Connection connection, String pipeline) throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(backlogSql)) {
-      ps.setString(1, pipeline);
-      ps.setString(2, pipeline);
+    String xmin = positionedBacklogSql == null ? null : positionsXmin(connection, pipeline);
+    try (PreparedStatement ps =
+        connection.prepareStatement(xmin == null ? backlogSql : positionedBacklogSql)) {
+      int i = 1;
+      if (xmin != null) {
+        ps.setString(i++, xmin);
+        ps.setString(i++, pipeline);
+      }
+      ps.setString(i++, pipeline);
+      ps.setString(i, pipeline);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         double oldestSeconds = rs.getDouble(2); // NULL (nothing due) reads as 0
@@ -173,11 +232,17 @@ public final class OutboxStatus {
     }
   }
 
-  /**
-   * Whether the active instance of {@code pipeline} should give its role up for {@code pause} so
-   * that a standby takes over: not when no other instance's leader session is connected (nobody to
-   * hand over to); when that cannot be read, yes. Logs the hand-over with {@code why}.
-   */
+  /** The lowest xmin of the pipeline's lanes' settled snapshots; null when it has no positions. */
+  private String positionsXmin(Connection connection, String pipeline) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(positionsXmin)) {
+      ps.setString(1, pipeline);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
+    }
+  }
+
   public boolean handOver(ConnectionOpener opener, String pipeline, Duration pause, String why) {
     try (Connection c = opener.open()) {
       c.setNetworkTimeout(Runnable::run, (int) Math.max(1000, pause.toMillis() / 2));

@@ -107,9 +107,9 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--on-publish",
-      paramLabel = "mark|delete",
+      paramLabel = "mark|delete|position",
       defaultValue = "mark",
-      description = "mark or delete (default: ${DEFAULT-VALUE}).")
+      description = "mark, delete or position (polling only) (default: ${DEFAULT-VALUE}).")
   String onPublish;
 
   @Option(
@@ -352,7 +352,15 @@ public final class BenchCommand implements Callable<Integer> {
     check(
         List.of("kafka", "rabbitmq", "nats", "redis").contains(sink),
         "--sink must be kafka, rabbitmq, nats or redis");
-    check(List.of("mark", "delete").contains(onPublish), "--on-publish must be mark or delete");
+    check(
+        List.of("mark", "delete", "position").contains(onPublish),
+        "--on-publish must be mark, delete or position");
+    check(
+        !onPublish.equals("position") || source.equals("polling"),
+        "--on-publish position needs --source polling (the cdc source settles each row)");
+    check(
+        !onPublish.equals("position") || layout.equals("plain"),
+        "--on-publish position needs --layout plain");
     check(
         List.of("plain", "partitioned").contains(layout), "--layout must be plain or partitioned");
     check(

@@ -1,10 +1,12 @@
 package io.outbox.bench;
 
+import io.outbox.admin.OutboxStatus;
 import io.outbox.client.OutboxMessage;
 import io.outbox.client.OutboxTables;
 import io.outbox.client.OutboxWriter;
 import io.outbox.schema.Migrator;
 import io.outbox.schema.PartitionedLayout;
+import io.outbox.source.postgres.LanePositions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -55,10 +57,16 @@ final class BenchDatabase implements AutoCloseable {
 
   /**
    * Creates database {@code name} on the server of {@code serverUrl} (a JDBC URL ending in {@code
-   * /<some database>}, e.g. {@code jdbc:postgresql://127.0.0.1:5432/postgres}) and migrates it.
+   * /<some database>}, e.g. {@code jdbc:postgresql://127.0.0.1:5432/postgres}) and migrates it,
+   * with what settlement by position needs when {@code byPosition}.
    */
   static BenchDatabase create(
-      String serverUrl, String user, String password, String name, PartitionedLayout layout)
+      String serverUrl,
+      String user,
+      String password,
+      String name,
+      PartitionedLayout layout,
+      boolean byPosition)
       throws SQLException {
     BenchDatabase db = new BenchDatabase(serverUrl, user, password, name, layout);
     try (Connection c = DriverManager.getConnection(serverUrl, user, password);
@@ -66,7 +74,7 @@ final class BenchDatabase implements AutoCloseable {
       st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
       st.execute("CREATE DATABASE " + name);
     }
-    new Migrator(OutboxTables.of(TABLE), layout).migrate(db.url(), user, password);
+    new Migrator(OutboxTables.of(TABLE), layout, byPosition).migrate(db.url(), user, password);
     try (Connection c = db.connect();
         Statement st = c.createStatement()) {
       // Counts dead tuples exactly (TableState); PostgreSQL's contrib, not everywhere.
@@ -192,14 +200,15 @@ final class BenchDatabase implements AutoCloseable {
     return writer;
   }
 
-  /** Rows not yet published (mark) or not yet deleted (delete): both leave the pending index. */
+  /**
+   * Rows not yet published, as {@code status} counts them: not marked (mark), not deleted (delete),
+   * or not covered by the bench pipeline's lane positions (position).
+   */
   long pending(Connection c) throws SQLException {
-    try (Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery("SELECT count(*) FROM " + TABLE + " WHERE published_at IS NULL")) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    OutboxTables tables = OutboxTables.of(TABLE);
+    return new OutboxStatus(tables, new LanePositions(tables).covered())
+        .backlog(c, RelayUnderTest.PIPELINE)
+        .pending();
   }
 
   /**

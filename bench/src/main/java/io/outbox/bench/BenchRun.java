@@ -76,7 +76,12 @@ final class BenchRun {
     plan.brokers().declare(sink);
     try (BenchDatabase db =
         BenchDatabase.create(
-            plan.pgUrl(), plan.pgUser(), plan.pgPassword(), "bench_" + plan.run(), plan.layout())) {
+            plan.pgUrl(),
+            plan.pgUser(),
+            plan.pgPassword(),
+            "bench_" + plan.run(),
+            plan.layout(),
+            plan.relay().onPublish().equals("position"))) {
       if (plan.layout() != null) {
         report.settings.put(
             "outbox layout",

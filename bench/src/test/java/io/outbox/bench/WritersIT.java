@@ -32,7 +32,8 @@ class WritersIT {
             System.getenv().getOrDefault("OUTBOX_PG_USER", "postgres"),
             System.getenv().getOrDefault("OUTBOX_PG_PASSWORD", ""),
             name,
-            null)) {
+            null,
+            false)) {
       Writers.Outcome o =
           Writers.run(
               db,

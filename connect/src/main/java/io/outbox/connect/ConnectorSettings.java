@@ -203,6 +203,14 @@ public final class ConnectorSettings {
                   + " next owner takes for a delivery. A record Kafka refuses aborts the batch's"
                   + " transaction either way"));
     }
+    String onPublish = props.get("on-publish");
+    if (onPublish != null && onPublish.strip().equals("position")) {
+      problems.add(
+          new Problem(
+              "on-publish",
+              "position is not available in the connector yet (the daemon's polling source"
+                  + " settles by position): use mark or delete"));
+    }
     try {
       maxRecordBytes(props);
     } catch (IllegalArgumentException e) {

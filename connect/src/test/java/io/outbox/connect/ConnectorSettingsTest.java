@@ -1,6 +1,7 @@
 package io.outbox.connect;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.util.HashMap;
 import java.util.List;
@@ -122,6 +123,19 @@ class ConnectorSettingsTest {
         .containsExactly("errors.tolerance");
     p.put("errors.tolerance", "none");
     assertThat(ConnectorSettings.bind(p, "orders").problems()).isEmpty();
+  }
+
+  @Test
+  void refusesSettlementByPosition() {
+    Map<String, String> p = valid();
+    p.put("on-publish", "position");
+    assertThat(ConnectorSettings.bind(p, "orders").problems())
+        .extracting(ConnectorSettings.Problem::key, ConnectorSettings.Problem::message)
+        .containsExactly(
+            tuple(
+                "on-publish",
+                "position is not available in the connector yet (the daemon's polling source"
+                    + " settles by position): use mark or delete"));
   }
 
   @Test

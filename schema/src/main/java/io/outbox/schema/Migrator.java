@@ -37,6 +37,7 @@ public final class Migrator {
 
   private final OutboxTables tables;
   private final PartitionedLayout partitioned; // null: the plain layout
+  private final boolean byPosition; // on-publish = position
 
   /** A migrator for these tables in the plain layout; it holds no connection. */
   public Migrator(OutboxTables tables) {
@@ -48,8 +49,17 @@ public final class Migrator {
    * partitioned so ({@link PartitionedLayout#apply}). It holds no connection.
    */
   public Migrator(OutboxTables tables, PartitionedLayout partitioned) {
+    this(tables, partitioned, false);
+  }
+
+  /**
+   * A migrator for these tables; with {@code partitioned} as above, and with {@code byPosition}
+   * what settlement by position needs ({@link PositionLayout}) after the migrations.
+   */
+  public Migrator(OutboxTables tables, PartitionedLayout partitioned, boolean byPosition) {
     this.tables = Objects.requireNonNull(tables, "tables");
     this.partitioned = partitioned;
+    this.byPosition = byPosition;
   }
 
   /** The tables this migrator creates. */
@@ -106,6 +116,11 @@ public final class Migrator {
           layout = partitioned.apply(c, tables);
         }
       }
+      if (byPosition) {
+        try (Connection c = dataSource.getConnection()) {
+          PositionLayout.apply(c, tables);
+        }
+      }
       return new MigrationResult(tables, result.migrationsExecuted, version, partitioned, layout);
     } catch (MigrationException e) {
       throw e;
@@ -159,7 +174,8 @@ public final class Migrator {
           null);
     }
     try {
-      return MigrationScript.of(configuration(), tables, schemas());
+      String script = MigrationScript.of(configuration(), tables, schemas());
+      return byPosition ? script + PositionLayout.script(tables) : script;
     } catch (IOException | RuntimeException e) {
       throw failure("cannot read the migrations in " + LOCATION + ": " + e.getMessage(), e);
     }

@@ -144,6 +144,54 @@ class MigratorIT {
   }
 
   @Test
+  void settlingByPositionAddsTheIndexOnTxAndRefusesANewRowWithoutTx() throws SQLException {
+    OutboxTables tables = OutboxTables.of("outbox");
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      migrate(tables);
+      s.execute(
+          "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload, tx)"
+              + " VALUES ('order', 'before', 'Created', '{}', NULL)");
+      new Migrator(tables, null, true).migrate(db.url(), db.user(), db.password());
+      new Migrator(tables, null, true).migrate(db.url(), db.user(), db.password()); // idempotent
+
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT indexdef || ' ' || i.indisvalid FROM pg_indexes x"
+                      + " JOIN pg_index i ON i.indexrelid = to_regclass(x.indexname)"
+                      + " WHERE x.indexname = 'outbox_tx_idx'"))
+          .containsExactly("CREATE INDEX outbox_tx_idx ON public.outbox USING btree (tx) true");
+      assertThat(Catalog.count(c, "SELECT count(*) FROM outbox WHERE tx IS NULL"))
+          .as("a row from before is kept: the check is NOT VALID")
+          .isEqualTo(1);
+      assertThatThrownBy(
+              () ->
+                  s.execute(
+                      "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload, tx)"
+                          + " VALUES ('order', 'after', 'Created', '{}', NULL)"))
+          .hasMessageContaining("outbox_tx_check");
+    }
+    String script = new Migrator(tables, null, true).script();
+    assertThat(script)
+        .contains("CREATE INDEX IF NOT EXISTS \"outbox_tx_idx\" ON \"public\".\"outbox\" (tx);")
+        .contains("CHECK (tx IS NOT NULL) NOT VALID");
+    try (TestDatabase other = TestDatabase.create("schema_position_script");
+        Connection scripted = other.connect()) {
+      scripted.setAutoCommit(false);
+      try (Statement statement = scripted.createStatement()) {
+        statement.execute(script);
+        statement.execute(script); // idempotent, as the script says
+      }
+      scripted.commit();
+      assertThat(
+              Catalog.count(
+                  scripted, "SELECT count(*) FROM pg_indexes WHERE indexname = 'outbox_tx_idx'"))
+          .isEqualTo(1);
+    }
+  }
+
+  @Test
   void partialIndexesHaveTheClaimPredicates() throws SQLException {
     migrate(OutboxTables.of("outbox"));
 

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.Backlog;
+import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.Deadline;
 import io.outbox.relay.spi.LedgerWatermark;
 import io.outbox.relay.spi.PluginContext.Role;
@@ -104,6 +105,14 @@ public final class Pipeline {
     this.gate = new SinkGate(settings.name(), sink, errorBackoff, PROBE_TIMEOUT, ticker);
     LedgerRecovery recovery = null; // exactly-once only
     if (sink instanceof TransactionalSink t) {
+      if (settings.database().onPublish() == DatabaseSettings.OnPublish.POSITION) {
+        throw new IllegalArgumentException(
+            "pipeline "
+                + settings.name()
+                + ": on-publish = position does not keep exactly-once's ledger watermark: use"
+                + " on-publish = mark or delete with exactly-once, or"
+                + " sink.kafka.delivery = at-least-once");
+      }
       LedgerWatermark watermark =
           source
               .ledgerWatermark()

@@ -172,8 +172,33 @@ class ConfigValidationTest {
             s ->
                 assertThat(s)
                     .startsWith(
-                        "outbox-relay.pipelines.orders.on-publish: must be one of mark | delete, not \"archive\""));
+                        "outbox-relay.pipelines.orders.on-publish: must be one of mark | delete | position, not \"archive\""));
     assertThat(problems).hasSize(9);
+  }
+
+  @Test
+  void refusesSettlementByPositionForASourceOtherThanPolling() {
+    SettingsProblem p = only(ORDERS + "outbox-relay.pipelines.orders.on-publish = position\n");
+
+    assertThat(p.path()).isEqualTo("outbox-relay.pipelines.orders.on-publish");
+    assertThat(p.message())
+        .isEqualTo(
+            "position needs source.type = polling; the fake source settles each row: use mark or"
+                + " delete");
+  }
+
+  @Test
+  void refusesSettlementByPositionOnAPartitionedOutbox() {
+    List<SettingsProblem> problems =
+        problems(
+            ORDERS
+                + "outbox-relay.pipelines.orders { on-publish = position, layout = partitioned }\n");
+
+    assertThat(problems)
+        .extracting(SettingsProblem::message)
+        .contains(
+            "position does not yet work with layout = partitioned (retention empties a partition"
+                + " by published_at): use layout = plain, or on-publish = mark");
   }
 
   @Test

@@ -69,6 +69,20 @@ class PipelineTest {
       String deadLetterDestination,
       Duration stallTimeout,
       CloudEventsSettings cloudEvents) {
+    return settings(
+        maxAttempts,
+        deadLetterDestination,
+        stallTimeout,
+        cloudEvents,
+        DatabaseSettings.OnPublish.MARK);
+  }
+
+  private static PipelineSettings settings(
+      int maxAttempts,
+      String deadLetterDestination,
+      Duration stallTimeout,
+      CloudEventsSettings cloudEvents,
+      DatabaseSettings.OnPublish onPublish) {
     Backoff fast = new Backoff(Duration.ofMillis(20), Duration.ofMillis(100), 2.0, 0.0);
     return new PipelineSettings(
         "test",
@@ -80,7 +94,7 @@ class PipelineTest {
             Map.of(),
             "outbox",
             "outbox_dead_letter",
-            DatabaseSettings.OnPublish.MARK,
+            onPublish,
             "test"),
         "fake",
         ConfigFactory.empty(),
@@ -133,6 +147,25 @@ class PipelineTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(
             "exactly-once delivery needs a source that keeps the ledger watermark");
+  }
+
+  @Test
+  void exactlyOnceRefusesSettlementByPosition() {
+    FakeSource source = new FakeSource(3, events(1, 1));
+    source.watermark = watermarkSettlingInto(source, false);
+    ScriptedTransactionalSink sink = new ScriptedTransactionalSink(batch -> null);
+    PipelineSettings byPosition =
+        settings(
+            3,
+            null,
+            Duration.ofSeconds(30),
+            CloudEventsSettings.NONE,
+            DatabaseSettings.OnPublish.POSITION);
+    assertThatThrownBy(() -> newPipeline(byPosition, source, sink))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(
+            "on-publish = position does not keep exactly-once's ledger watermark: use"
+                + " on-publish = mark or delete with exactly-once");
   }
 
   @Test

@@ -10,9 +10,11 @@ import io.outbox.schema.Migrator;
 import io.outbox.schema.PartitionedLayout;
 import java.io.PrintWriter;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -82,6 +84,7 @@ final class MigrateCommand implements Callable<Integer> {
   private int printSql() {
     Map<OutboxTables, List<String>> outboxes = new LinkedHashMap<>();
     Map<OutboxTables, PartitionedLayout> layouts = new LinkedHashMap<>();
+    Set<OutboxTables> positioned = new HashSet<>();
     for (PipelineSettings pipeline : config.load().settings().pipelines().values()) {
       OutboxTables tables = tables(pipeline.database());
       outboxes.computeIfAbsent(tables, t -> new ArrayList<>()).add(pipeline.name());
@@ -89,12 +92,20 @@ final class MigrateCommand implements Callable<Integer> {
       if (layout != null) {
         layouts.putIfAbsent(tables, layout);
       }
+      if (byPosition(pipeline.database())) {
+        positioned.add(tables);
+      }
     }
     PrintWriter out = spec.commandLine().getOut();
     boolean first = true;
     for (Map.Entry<OutboxTables, List<String>> outbox : outboxes.entrySet()) {
       try {
-        String script = new Migrator(outbox.getKey(), layouts.get(outbox.getKey())).script();
+        String script =
+            new Migrator(
+                    outbox.getKey(),
+                    layouts.get(outbox.getKey()),
+                    positioned.contains(outbox.getKey()))
+                .script();
         out.print(first ? "" : "\n");
         out.println("-- pipelines: " + String.join(", ", outbox.getValue()));
         out.print(script);
@@ -119,8 +130,12 @@ final class MigrateCommand implements Callable<Integer> {
     return p.partitioned() ? new PartitionedLayout(p.count(), p.size()) : null;
   }
 
+  private static boolean byPosition(DatabaseSettings db) {
+    return db.onPublish() == DatabaseSettings.OnPublish.POSITION;
+  }
+
   private static MigrationResult migrate(DatabaseSettings db) {
-    Migrator migrator = new Migrator(tables(db), layout(db));
+    Migrator migrator = new Migrator(tables(db), layout(db), byPosition(db));
     if (db.properties().isEmpty()) {
       return migrator.migrate(db.url(), db.user(), db.password());
     }

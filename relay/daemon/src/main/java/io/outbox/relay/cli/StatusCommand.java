@@ -6,6 +6,7 @@ import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.config.PipelineSettings;
 import io.outbox.relay.spi.DatabaseSettings;
+import io.outbox.source.postgres.LanePositions;
 import io.outbox.source.postgres.LedgerWatermarks;
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -66,7 +67,7 @@ final class StatusCommand implements Callable<Integer> {
     OutboxTables tables =
         OutboxTables.of(db.table(), db.deadLetterTable())
             .withColumns(OutboxColumns.of(db.columns()));
-    OutboxStatus status = new OutboxStatus(tables);
+    OutboxStatus status = new OutboxStatus(tables, new LanePositions(tables).covered());
     try (Connection c = PipelineDatabase.connect(db)) {
       return PipelineStatus.read(
               pipeline,

@@ -105,6 +105,9 @@ class OrderOwnersTest {
         .doNotBelongToAnyOf(LaneFunction.class, AggregateKey.class)
         .and()
         .doNotHaveFullyQualifiedName("io.outbox.source.polling.OutboxSql")
+        .and()
+        // Which lane's position covers a row: the polling claim's lane, in the same SQL.
+        .doNotHaveFullyQualifiedName("io.outbox.source.postgres.LanePositions")
         .should()
         .dependOnClassesThat()
         .belongToAnyOf(LaneFunction.class)

@@ -83,7 +83,13 @@ public record DatabaseSettings(
     /** Set {@code published_at}; the row stays for auditing until retention removes it. */
     MARK,
     /** Delete the row. */
-    DELETE
+    DELETE,
+    /**
+     * Write nothing to the row: the lane's position, one row per lane moved once per batch, records
+     * it as published (the polling source only, at least once). Rows that cannot be settled by the
+     * position (a retry, a held-back key, a delayed event) are written as with {@link #MARK}.
+     */
+    POSITION
   }
 
   /**

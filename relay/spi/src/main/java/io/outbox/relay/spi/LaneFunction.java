@@ -33,6 +33,11 @@ public final class LaneFunction {
    * counts as the empty string, so that a row of a hand-made table without a key still has a lane).
    */
   public static String sql(String typeColumn, String idColumn, int lanes) {
+    return sql(typeColumn, idColumn, Integer.toString(lanes));
+  }
+
+  /** The same, with the lane count an SQL expression (a scalar subquery, for example). */
+  public static String sql(String typeColumn, String idColumn, String lanes) {
     return "((hashtext(coalesce("
         + typeColumn
         + "::text, '') || chr(31) || coalesce("

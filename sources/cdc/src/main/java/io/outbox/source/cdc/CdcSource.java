@@ -28,6 +28,7 @@ import io.outbox.source.cdc.slot.SlotStatus;
 import io.outbox.source.cdc.stream.ChangeStream;
 import io.outbox.source.cdc.table.CatchUp;
 import io.outbox.source.postgres.JdbcLedgerWatermark;
+import io.outbox.source.postgres.LanePositions;
 import io.outbox.source.postgres.OutboxLedger;
 import io.outbox.source.postgres.OutboxTableCheck;
 import io.outbox.source.postgres.OutboxVerdicts;
@@ -171,6 +172,7 @@ final class CdcSource implements Source {
         },
         lifecycle::closed);
     try {
+      leavePositions();
       CatchUp.Bound catchUpTo = slot.prepare(lifecycle::closed);
       StreamSession s =
           new StreamSession(
@@ -209,6 +211,28 @@ final class CdcSource implements Source {
     lifecycle.report(Role.ACTIVE);
     lifecycle.startRetention(
         tables, database, () -> connections.dedicated("retention"), leader::held);
+  }
+
+  /**
+   * A pipeline that settled by position before (the polling source, {@code on-publish = position})
+   * has its positions' rows marked or deleted before the catch-up reads the rows left unpublished,
+   * which would otherwise publish them again.
+   */
+  private void leavePositions() {
+    try (Connection c = connections.dedicated("check")) {
+      c.setAutoCommit(false);
+      new LanePositions(tables).leave(c, pipeline, database.onPublish() == OnPublish.DELETE);
+      c.commit();
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": leaving settlement by position on "
+              + connections.where()
+              + " failed: "
+              + e.getMessage(),
+          e);
+    }
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.outbox.source.polling;
 import io.outbox.admin.OutboxStatus;
 import io.outbox.relay.spi.Backlog;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.source.postgres.LanePositions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Optional;
@@ -26,7 +27,7 @@ final class BacklogReader {
 
   BacklogReader(Connections connections, TableNames tables, String pipeline) {
     this.connections = connections;
-    this.status = new OutboxStatus(tables.tables());
+    this.status = new OutboxStatus(tables.tables(), new LanePositions(tables.tables()).covered());
     this.pipeline = pipeline;
     this.table = tables.displayTable();
   }

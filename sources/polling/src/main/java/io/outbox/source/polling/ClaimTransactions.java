@@ -5,6 +5,7 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.PayloadFormat;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.relay.spi.Ticker;
+import io.outbox.source.postgres.LanePositions;
 import io.outbox.source.postgres.LeaderLease;
 import io.outbox.source.postgres.LedgerWatermarks;
 import io.outbox.source.postgres.OutboxVerdicts;
@@ -42,6 +43,8 @@ final class ClaimTransactions implements PollingClaim.Owner {
   private final LeaderLease lease;
   private final long epoch;
   private final LedgerWatermarks ledger;
+  private final PositionClaims positions; // null unless on-publish = position
+  private final LanePositions lanePositions;
 
   ClaimTransactions(
       DataSource pool,
@@ -69,6 +72,56 @@ final class ClaimTransactions implements PollingClaim.Owner {
     this.lease = lease;
     this.epoch = lease.epoch();
     this.ledger = new LedgerWatermarks(tables.outboxTables());
+    this.lanePositions = new LanePositions(tables.outboxTables());
+    this.positions =
+        onPublish == OnPublish.POSITION ? new PositionClaims(tables, sql, lanes, pipeline) : null;
+  }
+
+  /**
+   * Prepares the lanes' settlement at activation, in one transaction holding the fence: settling by
+   * position, checks the index on {@code tx} and starts the lanes' positions (unless they run with
+   * this lane count); otherwise leaves settlement by position if the pipeline used it before (the
+   * rows its positions settled are marked or deleted).
+   *
+   * @throws SourceException when the database fails or the index is missing
+   */
+  void prepareSettlement() {
+    try (Connection c = pool.getConnection()) {
+      try {
+        if (!tryLocks(c, 0, false)) {
+          throw new SourceException(
+              "pipeline " + pipeline + ": another instance is taking over; activating again");
+        }
+        if (positions != null) {
+          lanePositions.requireIndex(c);
+          if (positions.start(c)) {
+            log.info(
+                "pipeline {}: {} lane(s) now settle by position; rows pending in {} became"
+                    + " exceptions, claimed by their row",
+                pipeline,
+                lanes,
+                sql.table);
+          }
+        } else {
+          lanePositions.leave(c, pipeline, onPublish == OnPublish.DELETE);
+        }
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+    } catch (SQLException e) {
+      throw new SourceException(
+          "pipeline "
+              + pipeline
+              + ": preparing the lanes' settlement on "
+              + sql.table
+              + " failed: "
+              + e.getMessage(),
+          e);
+    } catch (IllegalStateException e) {
+      throw new SourceException("pipeline " + pipeline + ": " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -76,14 +129,15 @@ final class ClaimTransactions implements PollingClaim.Owner {
    *
    * @param stillLeader checked once rows are locked; when false they are given back
    * @param inFlight {@code null} for the lane's claim, which first takes the lane's advisory lock;
-   *     for a claim made ahead, the ids of the lane's claim in flight, which are left out. That
-   *     claim's transaction holds the lane's lock meanwhile; another instance that takes the lane
-   *     later waits for this claim's row locks like for any other.
+   *     for a claim made ahead, the lane's claim in flight, whose rows are left out (settling by
+   *     position, the claim starts where that one moves the lane's position). That claim's
+   *     transaction holds the lane's lock meanwhile; another instance that takes the lane later
+   *     waits for this claim's row locks like for any other.
    * @return the claim, or {@code null} when there was nothing to claim, another instance holds the
    *     lane, or leadership was lost
    * @throws SourceException when the database fails
    */
-  PollingClaim open(int lane, int maxEvents, BooleanSupplier stillLeader, Long[] inFlight) {
+  PollingClaim open(int lane, int maxEvents, BooleanSupplier stillLeader, PollingClaim inFlight) {
     if (!claims.openTransaction()) {
       return null; // retention is emptying a partition: the lanes are woken once it is done
     }
@@ -100,7 +154,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
   }
 
   private PollingClaim openCounted(
-      int lane, int maxEvents, BooleanSupplier stillLeader, Long[] inFlight) {
+      int lane, int maxEvents, BooleanSupplier stillLeader, PollingClaim inFlight) {
     Connection c;
     try {
       c = pool.getConnection();
@@ -108,28 +162,45 @@ final class ClaimTransactions implements PollingClaim.Owner {
       throw failure(lane, "no database connection to " + safeUrl, e);
     }
     try {
-      List<OutboxEvent> events = List.of();
       long started = ticker.nanoTime();
-      if (tryLocks(c, lane, inFlight == null)) {
-        try (PreparedStatement ps =
-            c.prepareStatement(inFlight == null ? sql.claim : sql.claimAhead)) {
-          int i = 1;
-          if (lanes > 1) {
-            ps.setInt(i++, lane);
+      Long[] inFlightIds = inFlight == null ? null : inFlight.ids();
+      while (tryLocks(c, lane, inFlight == null)) {
+        if (positions == null) {
+          List<OutboxEvent> events = claimRows(c, lane, maxEvents, inFlightIds);
+          if (!events.isEmpty() && stillLeader.getAsBoolean()) {
+            return new PollingClaim(this, lane, c, events, null, ticker.nanoTime() - started);
           }
-          ps.setString(i++, pipeline);
-          ps.setLong(i++, epoch);
-          if (inFlight != null) {
-            ps.setArray(i++, c.createArrayOf("bigint", inFlight));
-          }
-          ps.setInt(i, maxEvents);
-          try (ResultSet rs = ps.executeQuery()) {
-            events = EventRows.read(rs, format);
-          }
+          break;
         }
-      }
-      if (!events.isEmpty() && stillLeader.getAsBoolean()) {
-        return new PollingClaim(this, lane, c, events, ticker.nanoTime() - started);
+        PositionClaims.Read read =
+            positions.read(
+                c,
+                lane,
+                epoch,
+                maxEvents,
+                format,
+                inFlight == null ? null : inFlight.position(),
+                inFlightIds);
+        if (!read.events().isEmpty()) {
+          if (stillLeader.getAsBoolean()) {
+            return new PollingClaim(
+                this, lane, c, read.events(), read, ticker.nanoTime() - started);
+          }
+          break;
+        }
+        // Nothing to hand out and nothing passed: the window holds no row yet, and its turn is not
+        // stored (each claim would store a new snapshot and read again, forever).
+        if (inFlight != null || read.passed().isEmpty() || !stillLeader.getAsBoolean()) {
+          break;
+        }
+        // Only rows the position passes (held back by a retry, or delayed): they become
+        // exceptions now, and the lane reads on, so a held key never stops the others.
+        try {
+          positions.settle(c, lane, read, List.of());
+        } catch (PositionSettlement.PositionMoved e) {
+          throw new IllegalStateException(e.getMessage(), e); // the lane's lock is held
+        }
+        c.commit();
       }
       c.rollback();
     } catch (SQLException e) {
@@ -141,6 +212,26 @@ final class ClaimTransactions implements PollingClaim.Owner {
     }
     closeQuietly(c);
     return null;
+  }
+
+  /** The claim of a pipeline that settles each row: the lane's next rows, locked. */
+  private List<OutboxEvent> claimRows(Connection c, int lane, int maxEvents, Long[] inFlight)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(inFlight == null ? sql.claim : sql.claimAhead)) {
+      int i = 1;
+      if (lanes > 1) {
+        ps.setInt(i++, lane);
+      }
+      ps.setString(i++, pipeline);
+      ps.setLong(i++, epoch);
+      if (inFlight != null) {
+        ps.setArray(i++, c.createArrayOf("bigint", inFlight));
+      }
+      ps.setInt(i, maxEvents);
+      try (ResultSet rs = ps.executeQuery()) {
+        return EventRows.read(rs, format);
+      }
+    }
   }
 
   /**
@@ -222,6 +313,11 @@ final class ClaimTransactions implements PollingClaim.Owner {
   @Override
   public long epoch() {
     return epoch;
+  }
+
+  @Override
+  public PositionClaims positions() {
+    return positions;
   }
 
   @Override

@@ -126,7 +126,7 @@ final class LanePolls {
     boolean handedOut = false;
     try {
       claimQueries.increment();
-      PollingClaim claim = transactions.open(lane, maxEvents, leader::held, current.ids());
+      PollingClaim claim = transactions.open(lane, maxEvents, leader::held, current);
       if (claim == null) {
         return Claim.empty();
       }

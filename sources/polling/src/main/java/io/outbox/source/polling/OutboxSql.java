@@ -35,9 +35,16 @@ final class OutboxSql {
 
   /**
    * The claim of settlement by position ({@link #positionClaim(String, OutboxColumns, String,
-   * String, String, String)}).
+   * String, String, String, String)}).
    */
   final String positionClaim;
+
+  /**
+   * {@link #positionClaim} without the exceptions of the lane's claim in flight (bound as a {@code
+   * bigint[]} after the exceptions' lane): the claim made ahead, from the position that claim
+   * settles to.
+   */
+  final String positionClaimAhead;
 
   final String listen;
 
@@ -63,8 +70,12 @@ final class OutboxSql {
     // claims nothing. Bound after the lane: the pipeline, the epoch.
     String epochPredicate =
         LeaderLease.epochPredicate(tables.outboxTables().qualifiedLeaderTable());
+    String notInFlight = "            AND " + c.id("o") + " NOT IN (SELECT unnest(?::bigint[]))\n";
     this.positionClaim =
-        positionClaim(outbox, c, payloadColumn, headers, lanePredicate, epochPredicate);
+        positionClaim(outbox, c, payloadColumn, headers, lanePredicate, "", epochPredicate);
+    this.positionClaimAhead =
+        positionClaim(
+            outbox, c, payloadColumn, headers, lanePredicate, notInFlight, epochPredicate);
     lanePredicate += "   AND " + epochPredicate + "\n";
     this.claim = claim(outbox, c, payloadColumn, headers, lanePredicate, "");
     this.claimAhead =
@@ -126,18 +137,18 @@ final class OutboxSql {
   }
 
   /**
-   * The claim of settlement by position ({@link PositionWindows}, not yet a setting): the lane's
-   * exceptions that are due, in id order, merged with the next rows of its window. Each row comes
-   * with two flags after the columns EventColumns.read takes: {@code in_window}, and {@code
-   * passed}, a window row that is not to be published now (its key is held back by a retry, or it
-   * is not yet available), which the settlement turns into an exception since the position moves
-   * past it. Held-back and unavailable exceptions are left out, as in {@link #claim}. No row lock:
-   * the lane's advisory lock keeps the relay's claims apart, and the position moves by
+   * The claim of settlement by position ({@link PositionWindows}, {@code on-publish = position}):
+   * the lane's exceptions that are due, in id order, merged with the next rows of its window. Each
+   * row comes with two flags after the columns EventColumns.read takes: {@code in_window}, and
+   * {@code passed}, a window row that is not to be published now (its key is held back by a retry,
+   * or it is not yet available), which the settlement turns into an exception since the position
+   * moves past it. Held-back and unavailable exceptions are left out, as in {@link #claim}. No row
+   * lock: the lane's advisory lock keeps the relay's claims apart, and the position moves by
    * compare-and-set.
    *
-   * <p>Bound in order: the exceptions' lane, their limit; the window's {@code after}, {@code last},
-   * {@code window} and {@code settled} snapshots, its lane, its limit; the pipeline, the epoch, the
-   * limit.
+   * <p>Bound in order: the exceptions' lane, (made ahead) the ids in flight, their limit; the
+   * window's {@code after}, {@code last}, {@code window} and {@code settled} snapshots, its lane,
+   * its limit; the pipeline, the epoch, the limit.
    */
   private static String positionClaim(
       String outbox,
@@ -145,6 +156,7 @@ final class OutboxSql {
       String payloadColumn,
       String headers,
       String lanePredicate,
+      String excludePredicate,
       String epochPredicate) {
     String id = c.id("o");
     String branch = columns(c, payloadColumn, headers) + ", o.available_at, ";
@@ -161,6 +173,7 @@ final class OutboxSql {
         + "          WHERE o.published_at IS NULL AND o.next_attempt_at IS NOT NULL\n"
         + "            AND o.next_attempt_at <= now() AND o.available_at <= now()\n"
         + lanePredicate
+        + excludePredicate
         + "            AND NOT "
         + heldBack(c, "o")
         + "\n"

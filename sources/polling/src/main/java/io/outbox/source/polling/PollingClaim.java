@@ -51,16 +51,31 @@ final class PollingClaim extends OutboxClaim {
 
     /** The ledger watermark's statements. */
     LedgerWatermarks ledger();
+
+    /** The claims by position ({@code on-publish = position}), or null. */
+    PositionClaims positions();
   }
 
   private final Owner owner;
   private final Connection connection;
+  private final PositionClaims.Read position; // null unless on-publish = position
 
   PollingClaim(
-      Owner owner, int lane, Connection connection, List<OutboxEvent> events, long queryNanos) {
+      Owner owner,
+      int lane,
+      Connection connection,
+      List<OutboxEvent> events,
+      PositionClaims.Read position,
+      long queryNanos) {
     super(owner.pipeline(), lane, events, queryNanos);
     this.owner = owner;
     this.connection = connection;
+    this.position = position;
+  }
+
+  /** What the claim read by position, or null when it settles each row. */
+  PositionClaims.Read position() {
+    return position;
   }
 
   /** The ids of its rows. */
@@ -81,21 +96,29 @@ final class PollingClaim extends OutboxClaim {
    * watermark is advanced before the settlement's commit, in its transaction.
    */
   @Override
-  public Settled settle(List<Settlement> settlements, LedgerPosition position) {
+  public Settled settle(List<Settlement> settlements, LedgerPosition ledgerPosition) {
     end();
-    OutboxVerdicts.Batch verdicts;
+    OutboxVerdicts.Batch verdicts = null;
     try {
-      verdicts = verdicts(owner.verdicts(), settlements);
+      if (position == null) {
+        verdicts = verdicts(owner.verdicts(), settlements);
+      }
     } catch (RuntimeException e) {
       rollback();
       throw e;
     }
     boolean done = false;
     try {
-      OutboxVerdicts.Written written =
-          verdicts.write(connection, owner.onPublish() == OnPublish.DELETE, owner.pipeline());
+      OutboxVerdicts.Written written;
+      if (position == null) {
+        written =
+            verdicts.write(connection, owner.onPublish() == OnPublish.DELETE, owner.pipeline());
+      } else {
+        written = byPosition(settlements);
+      }
       if (!written.complete()) {
-        // Rows are locked by this claim, so only a manual intervention can cause this.
+        // Rows are locked by this claim, or passed by the lane's position under the lane's lock,
+        // so only a manual intervention can cause this.
         log.warn(
             "pipeline {} lane {}: fewer rows than expected changed in {}: {}",
             owner.pipeline(),
@@ -103,10 +126,11 @@ final class PollingClaim extends OutboxClaim {
             owner.sql().table,
             written);
       }
-      if (position != null) {
+      if (ledgerPosition != null) {
         owner
             .ledger()
-            .advance(connection, owner.pipeline(), position.partition(), position.offset());
+            .advance(
+                connection, owner.pipeline(), ledgerPosition.partition(), ledgerPosition.offset());
       }
       connection.commit();
       done = true;
@@ -121,6 +145,15 @@ final class PollingClaim extends OutboxClaim {
         owner.discard(connection);
       }
       owner.ended(lane());
+    }
+  }
+
+  /** Settles by moving the lane's position; a moved position is a failed settlement. */
+  private OutboxVerdicts.Written byPosition(List<Settlement> settlements) throws SQLException {
+    try {
+      return owner.positions().settle(connection, lane(), position, settlements);
+    } catch (PositionSettlement.PositionMoved e) {
+      throw new SQLException(e.getMessage(), e);
     }
   }
 

@@ -137,6 +137,7 @@ final class PollingSource implements Source {
                 lifecycle.claims(),
                 leader.lease(),
                 ticker);
+        claims.prepareSettlement();
         log.info(
             "pipeline {}: polling {} ({} payload) on {}, {} lane(s)",
             pipeline,

@@ -1,13 +1,15 @@
 package io.outbox.source.polling;
 
 import io.outbox.client.OutboxColumns;
+import io.outbox.client.OutboxTables;
+import io.outbox.source.postgres.LanePositions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 
 /**
- * Settlement by position (issue #35, not yet a setting; the tables are migration V8's): a lane's
+ * Settlement by position ({@code on-publish = position}; the tables are migration V8's): a lane's
  * published rows are settled by moving its {@link LanePosition} forward once per batch, not by a
  * write to each row.
  *
@@ -31,7 +33,8 @@ import java.sql.SQLException;
  *
  * <p>Rows that cannot be settled by the position (a retry, a held-back key, a row not yet
  * available) are written once as exceptions ({@code next_attempt_at} set) and claimed as today;
- * {@link #start} turns the rows pending when a lane first settles by position into exceptions.
+ * {@link #start} turns the rows pending when a pipeline first settles by position (or changes its
+ * lane count) into exceptions.
  */
 final class PositionWindows {
 
@@ -54,42 +57,47 @@ final class PositionWindows {
     }
   }
 
-  private final boolean laned;
+  private final int lanes;
+  private final LanePositions positions;
   private final String read;
+  private final String drop;
   private final String start;
   private final String convertPending;
   private final String turn;
   private final String advance;
 
   /**
-   * @param outbox the outbox, quoted
-   * @param positions the position table, quoted
-   * @param columns the outbox's column names
+   * @param tables the pipeline's tables
    * @param lanes the lane count; with one lane no lane predicate
    */
-  PositionWindows(String outbox, String positions, OutboxColumns columns, int lanes) {
-    String lane = OutboxSql.lanePredicate(columns, lanes);
-    this.laned = lanes > 1;
+  PositionWindows(OutboxTables tables, int lanes) {
+    String outbox = tables.qualifiedTable();
+    String positions = tables.qualifiedPositionTable();
+    OutboxColumns columns = tables.columns();
+    this.lanes = lanes;
+    this.positions = new LanePositions(tables);
     String id = columns.id("o");
     this.read =
         "SELECT settled::text, window_snapshot::text, after_id, last_id FROM "
             + positions
             + " WHERE pipeline = ? AND lane = ?";
+    this.drop = "DELETE FROM " + positions + " WHERE pipeline = ?";
     this.start =
         "INSERT INTO "
             + positions
             + " (pipeline, lane, settled, window_snapshot, after_id, last_id)"
-            + " VALUES (?, ?, ?::pg_snapshot, ?::pg_snapshot, 0, 0) ON CONFLICT DO NOTHING";
+            + " SELECT ?, l, ?::pg_snapshot, ?::pg_snapshot, 0, 0 FROM generate_series(0, ? - 1) l";
     // A pending row whose transaction the start's snapshot already sees would be passed by every
-    // window: it becomes an exception, claimed by its row as before. Rows without tx (inserted
-    // before the column existed) too.
+    // window: it becomes an exception, claimed by its row as before, unless the positions of
+    // another lane count cover it. Rows without tx (inserted before the column existed) too.
     this.convertPending =
         "UPDATE "
             + outbox
             + " o SET next_attempt_at = now()"
             + " WHERE o.published_at IS NULL AND o.next_attempt_at IS NULL"
-            + " AND (o.tx IS NULL OR pg_visible_in_snapshot(o.tx, ?::pg_snapshot))\n"
-            + lane;
+            + " AND (o.tx IS NULL OR pg_visible_in_snapshot(o.tx, ?::pg_snapshot))"
+            + " AND NOT "
+            + this.positions.covered();
     // The statement's snapshot is the new window's: every row it sees of a transaction the window
     // sees is read, none of a transaction still open. OFFSET 0 keeps the window's rows a subquery
     // read through the index on tx: without it PostgreSQL turned min(id) into a walk of the primary
@@ -150,13 +158,17 @@ final class PositionWindows {
   }
 
   /**
-   * Makes the lane settle by position from now: the rows pending in it that the present snapshot
-   * sees become exceptions, and its position starts at that snapshot with an empty window. Runs in
-   * the caller's transaction.
+   * Makes the pipeline's lanes settle by position from now, in the caller's transaction, unless
+   * they already do with this lane count: the pending rows the present snapshot sees, and that no
+   * position of another lane count covers, become exceptions; each lane's position starts at that
+   * snapshot with an empty window.
    *
-   * @return the position, or null when another session started the lane first
+   * @return whether the positions were started (or started again for a new lane count)
    */
-  LanePosition start(Connection c, String pipeline, int lane) throws SQLException {
+  boolean start(Connection c, String pipeline) throws SQLException {
+    if (positions.lanes(c, pipeline) == lanes) {
+      return false;
+    }
     String now;
     try (PreparedStatement ps = c.prepareStatement("SELECT pg_current_snapshot()::text");
         ResultSet rs = ps.executeQuery()) {
@@ -165,18 +177,21 @@ final class PositionWindows {
     }
     try (PreparedStatement ps = c.prepareStatement(convertPending)) {
       ps.setString(1, now);
-      if (laned) {
-        ps.setInt(2, lane);
-      }
+      ps.setString(2, pipeline);
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps = c.prepareStatement(drop)) {
+      ps.setString(1, pipeline);
       ps.executeUpdate();
     }
     try (PreparedStatement ps = c.prepareStatement(start)) {
       ps.setString(1, pipeline);
-      ps.setInt(2, lane);
+      ps.setString(2, now);
       ps.setString(3, now);
-      ps.setString(4, now);
-      return ps.executeUpdate() == 1 ? new LanePosition(now, now, 0, 0) : null;
+      ps.setInt(4, lanes);
+      ps.executeUpdate();
     }
+    return true;
   }
 
   /** The next window after {@code from}'s (which must be exhausted), not stored. */

@@ -47,6 +47,11 @@ final class PollingFixture implements AutoCloseable {
     return new PollingFixture(TestDb.create(purpose), null);
   }
 
+  /** A fixture whose outbox has what settlement by position needs (the index on tx). */
+  static PollingFixture createByPosition(String purpose) throws SQLException {
+    return new PollingFixture(TestDb.create(purpose, null, true), null);
+  }
+
   /** A fixture whose outbox is partitioned so. */
   static PollingFixture create(String purpose, PartitionedLayout layout) throws SQLException {
     return new PollingFixture(TestDb.create(purpose, layout), layout);

@@ -55,12 +55,7 @@ class PositionWindowsIT {
             + ", 'test', pg_backend_pid(), now(), now())");
     relay = db.connect();
     relay.setAutoCommit(false);
-    windows =
-        new PositionWindows(
-            "\"public\".\"outbox\"",
-            "\"public\".\"outbox_relay_position\"",
-            OutboxColumns.DEFAULT,
-            1);
+    windows = new PositionWindows(TABLES.outboxTables(), 1);
   }
 
   @AfterEach
@@ -216,15 +211,11 @@ class PositionWindowsIT {
 
   @Test
   void eachLaneReadsItsOwnRowsFromItsOwnPosition() throws Exception {
-    PositionWindows two =
-        new PositionWindows(
-            "\"public\".\"outbox\"",
-            "\"public\".\"outbox_relay_position\"",
-            OutboxColumns.DEFAULT,
-            2);
-    LanePosition zero = two.start(relay, PIPELINE, 0);
-    LanePosition one = two.start(relay, PIPELINE, 1);
+    PositionWindows two = new PositionWindows(TABLES.outboxTables(), 2);
+    assertThat(two.start(relay, PIPELINE)).isTrue();
     relay.commit();
+    LanePosition zero = two.read(relay, PIPELINE, 0);
+    LanePosition one = two.read(relay, PIPELINE, 1);
     List<Long> all = new ArrayList<>();
     for (int k = 0; k < 20; k++) {
       all.add(insertCommitted("k" + k));
@@ -569,8 +560,9 @@ class PositionWindowsIT {
   }
 
   private LanePosition started() throws SQLException {
-    LanePosition position = windows.start(relay, PIPELINE, 0);
+    assertThat(windows.start(relay, PIPELINE)).isTrue();
     relay.commit();
+    LanePosition position = windows.read(relay, PIPELINE, 0);
     assertThat(position).isNotNull();
     assertThat(windows.read(relay, PIPELINE, 0)).isEqualTo(position);
     relay.commit();

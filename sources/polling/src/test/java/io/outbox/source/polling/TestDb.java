@@ -38,6 +38,12 @@ final class TestDb implements AutoCloseable {
    * public.outbox_dead_letter}.
    */
   static TestDb create(String purpose, PartitionedLayout layout) throws SQLException {
+    return create(purpose, layout, false);
+  }
+
+  /** A database migrated so, with what settlement by position needs when {@code byPosition}. */
+  static TestDb create(String purpose, PartitionedLayout layout, boolean byPosition)
+      throws SQLException {
     String name =
         ("polling_" + purpose + "_" + UUID.randomUUID().toString().substring(0, 8))
             .toLowerCase(Locale.ROOT);
@@ -46,7 +52,7 @@ final class TestDb implements AutoCloseable {
       statement.execute("CREATE DATABASE " + name);
     }
     TestDb db = new TestDb(name);
-    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"), layout)
+    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"), layout, byPosition)
         .migrate(db.url(), USER, PASSWORD);
     return db;
   }

@@ -89,6 +89,8 @@ public final class Retention {
 
   private final OutboxTables tables;
   private final String deletePublished;
+  private final String deleteSettledByPosition;
+  private final String positionsXmin;
   private final String deleteDeadLetters;
 
   private Retention(OutboxTables tables) {
@@ -108,6 +110,26 @@ public final class Retention {
             + " WHERE published_at IS NOT NULL"
             + " AND published_at < now() - ? * interval '1 millisecond'"
             + " ORDER BY published_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+    // Settling by position, a row covered by every lane's position (its transaction below the
+    // lowest xmin of their settled snapshots) and never written: oldest transactions first, through
+    // the index on tx, stopping at the batch's end whatever the rows' age, so that a round reads no
+    // further than the first rows still too young (tx order is near enough created_at order).
+    this.deleteSettledByPosition =
+        "DELETE FROM "
+            + outbox
+            + " WHERE "
+            + id
+            + " IN (SELECT x.id FROM (SELECT o."
+            + id
+            + " AS id, o.created_at FROM "
+            + outbox
+            + " o WHERE o.tx < ?::xid8 AND o.published_at IS NULL AND o.next_attempt_at IS NULL"
+            + " ORDER BY o.tx LIMIT ? FOR UPDATE SKIP LOCKED) x"
+            + " WHERE x.created_at < now() - ? * interval '1 millisecond')";
+    this.positionsXmin =
+        "SELECT min(pg_snapshot_xmin(settled))::text FROM "
+            + tables.qualifiedPositionTable()
+            + " WHERE pipeline = ?";
     this.deleteDeadLetters =
         "DELETE FROM "
             + dead
@@ -141,6 +163,32 @@ public final class Retention {
    * Deletes at most {@code limit} rows published more than {@code age} ago (by the database clock);
    * returns how many. Runs in the connection's current transaction (one statement in auto-commit).
    */
+  /**
+   * Deletes at most {@code limit} rows of {@code pipeline} settled by position ({@code on-publish =
+   * position}: never written) and created more than {@code age} ago; 0 when the pipeline has no
+   * positions.
+   */
+  public int deleteSettledByPosition(Connection c, String pipeline, Duration age, int limit)
+      throws SQLException {
+    String xmin;
+    try (PreparedStatement s = c.prepareStatement(positionsXmin)) {
+      s.setString(1, pipeline);
+      try (ResultSet r = s.executeQuery()) {
+        r.next();
+        xmin = r.getString(1);
+      }
+    }
+    if (xmin == null) {
+      return 0;
+    }
+    try (PreparedStatement s = c.prepareStatement(deleteSettledByPosition)) {
+      s.setString(1, xmin);
+      s.setInt(2, limit);
+      s.setLong(3, age.toMillis());
+      return s.executeUpdate();
+    }
+  }
+
   public int deletePublished(Connection c, Duration age, int limit) throws SQLException {
     try (PreparedStatement s = c.prepareStatement(deletePublished)) {
       s.setLong(1, age.toMillis());

@@ -242,8 +242,9 @@ public final class RetentionJob implements AutoCloseable {
     while ((morePublished || moreDead) && !stopping && active.getAsBoolean()) {
       if (morePublished) {
         int n = retention.deletePublished(c, policy.published(), batch);
-        published += n;
-        morePublished = n == batch;
+        int byPosition = retention.deleteSettledByPosition(c, pipeline, policy.published(), batch);
+        published += n + byPosition;
+        morePublished = n == batch || byPosition == batch;
       }
       if (moreDead) {
         int n = retention.deleteDeadLetters(c, pipeline, policy.deadLetters(), batch);

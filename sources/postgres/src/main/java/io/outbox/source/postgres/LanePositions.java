@@ -1,0 +1,145 @@
+package io.outbox.source.postgres;
+
+import io.outbox.client.OutboxColumns;
+import io.outbox.client.OutboxTables;
+import io.outbox.relay.spi.LaneFunction;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The rows a pipeline settled by position ({@code on-publish = position}): the one definition of
+ * which unwritten rows a lane's position covers, for everything that must tell a settled row from a
+ * pending one without a write on it (the backlog figures, retention, a pipeline that leaves
+ * settlement by position or changes its lane count).
+ *
+ * <p>A lane's position ({@code <outbox>_relay_position}: {@code settled}, {@code window_snapshot},
+ * {@code after_id}) covers a row of the lane whose transaction the snapshot {@code settled} sees,
+ * and a row of the window after it ({@code window_snapshot} sees its transaction) up to {@code
+ * after_id}. Only rows nobody wrote are settled so: {@code published_at} and {@code
+ * next_attempt_at} null (a row the relay had to write is settled by that write, as without
+ * positions). With no position for the pipeline no row is covered.
+ */
+public final class LanePositions {
+
+  private static final Logger log = LoggerFactory.getLogger(LanePositions.class);
+
+  private final String positions;
+  private final String outbox;
+  private final OutboxColumns columns;
+  private final String leave;
+  private final String leaveByDelete;
+
+  public LanePositions(OutboxTables tables) {
+    this.positions = tables.qualifiedPositionTable();
+    this.outbox = tables.qualifiedTable();
+    this.columns = tables.columns();
+    this.leave = "UPDATE " + outbox + " o SET published_at = now() WHERE " + unwritten();
+    this.leaveByDelete = "DELETE FROM " + outbox + " o WHERE " + unwritten();
+  }
+
+  private String unwritten() {
+    return "o.published_at IS NULL AND o.next_attempt_at IS NULL AND " + covered();
+  }
+
+  /**
+   * Whether the row aliased {@code o} is covered by the pipeline's position of its lane, the
+   * pipeline having as many lanes as it has positions (read by the statement): what settled the
+   * rows, whatever lane count the pipeline is configured with now. Does not check that the row is
+   * unwritten. Bound: the pipeline.
+   */
+  public String covered() {
+    return covered(Integer.MAX_VALUE);
+  }
+
+  /** {@link #covered()} for a pipeline of {@code lanes} lanes. */
+  public String covered(int lanes) {
+    String count =
+        lanes == Integer.MAX_VALUE
+            ? "(SELECT count(*) FROM " + positions + " n WHERE n.pipeline = p.pipeline)"
+            : Integer.toString(lanes);
+    String lane =
+        lanes == 1
+            ? "0"
+            : LaneFunction.sql(columns.aggregateType("o"), columns.aggregateId("o"), count);
+    return "EXISTS (SELECT 1 FROM "
+        + positions
+        + " p WHERE p.pipeline = ? AND p.lane = "
+        + lane
+        + " AND (pg_visible_in_snapshot(o.tx, p.settled) OR (pg_visible_in_snapshot(o.tx,"
+        + " p.window_snapshot) AND "
+        + columns.id("o")
+        + " <= p.after_id)))";
+  }
+
+  /**
+   * Checks that the outbox has a valid index on {@code tx}, without which every claim of a pipeline
+   * settling by position reads the whole table.
+   *
+   * @throws IllegalStateException naming the table and what to run when it has none
+   */
+  public void requireIndex(Connection c) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+                + " AND a.attnum = i.indkey[0] WHERE i.indrelid = to_regclass(?)"
+                + " AND a.attname = 'tx' AND i.indisvalid AND i.indpred IS NULL")) {
+      ps.setString(1, outbox);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new IllegalStateException(
+              "on-publish = position needs an index on "
+                  + outbox
+                  + " (tx), and the table has none: run outbox-relay migrate with this"
+                  + " configuration (it builds one without blocking inserts; docs/operations.md)");
+        }
+      }
+    }
+  }
+
+  /** How many lanes the pipeline's positions are for: 0 when it never settled by position. */
+  public int lanes(Connection c, String pipeline) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT count(*) FROM " + positions + " WHERE pipeline = ?")) {
+      ps.setString(1, pipeline);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  /**
+   * Leaves settlement by position, in the caller's transaction: the rows the pipeline's positions
+   * cover are marked published ({@code published_at = now()}) or deleted, as the pipeline's {@code
+   * on-publish} would have done, and the positions are removed. Does nothing for a pipeline without
+   * positions.
+   *
+   * @return the rows marked or deleted
+   */
+  public long leave(Connection c, String pipeline, boolean delete) throws SQLException {
+    if (lanes(c, pipeline) == 0) {
+      return 0;
+    }
+    long rows;
+    try (PreparedStatement ps = c.prepareStatement(delete ? leaveByDelete : leave)) {
+      ps.setString(1, pipeline);
+      rows = ps.executeUpdate();
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement("DELETE FROM " + positions + " WHERE pipeline = ?")) {
+      ps.setString(1, pipeline);
+      ps.executeUpdate();
+    }
+    log.info(
+        "pipeline {}: left settlement by position: the {} row(s) its lanes' positions settled"
+            + " were {}",
+        pipeline,
+        rows,
+        delete ? "deleted" : "marked published");
+    return rows;
+  }
+}
