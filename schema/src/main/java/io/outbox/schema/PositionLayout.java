@@ -14,11 +14,13 @@ import java.util.List;
 /**
  * What settlement by position ({@code on-publish = position}) needs of an outbox beyond the
  * migrations: an index on {@code tx}, through which a lane finds the rows of the transactions that
- * committed between two snapshots, and a check that every new row has a {@code tx} (a row inserted
- * with an explicit NULL would never be read). The check is {@code NOT VALID}: it holds for every
- * row inserted from now on without reading the rows already there (those from before migration 8
- * have NULL, and the relay turns them into exceptions when the pipeline starts settling by
- * position). Only pipelines configured so get them; the others do not pay for the index.
+ * committed between two snapshots, an index of the exceptions (rows written unsettled: retries,
+ * held back, delayed) in id order, which a claim reads first, and a check that every new row has a
+ * {@code tx} (a row inserted with an explicit NULL would never be read). The check is {@code NOT
+ * VALID}: it holds for every row inserted from now on without reading the rows already there (those
+ * from before migration 8 have NULL, and the relay turns them into exceptions when the pipeline
+ * starts settling by position). Only pipelines configured so get them; the others do not pay for
+ * the index.
  *
  * <p>The index is built {@code CONCURRENTLY}: inserts go on while it builds. A build that failed
  * leaves an invalid index behind, which {@link #apply} drops and builds again.
@@ -26,6 +28,11 @@ import java.util.List;
 public final class PositionLayout {
 
   private PositionLayout() {}
+
+  /** The index of the exceptions (rows written unsettled) in id order's name, unquoted. */
+  static String exceptionIndexName(OutboxTables tables) {
+    return fit(tables.table(), "_exception_idx");
+  }
 
   /** The index on {@code tx}'s name, unquoted. */
   static String indexName(OutboxTables tables) {
@@ -39,7 +46,17 @@ public final class PositionLayout {
   static List<String> statements(OutboxTables tables, boolean concurrently) {
     String outbox = tables.qualifiedTable();
     String check = fit(tables.table(), "_tx_check");
+    String id = quote(tables.columns().id());
     return List.of(
+        "CREATE INDEX "
+            + (concurrently ? "CONCURRENTLY " : "")
+            + "IF NOT EXISTS "
+            + quote(exceptionIndexName(tables))
+            + " ON "
+            + outbox
+            + " ("
+            + id
+            + ") WHERE published_at IS NULL AND next_attempt_at IS NOT NULL",
         "CREATE INDEX "
             + (concurrently ? "CONCURRENTLY " : "")
             + "IF NOT EXISTS "
@@ -65,8 +82,9 @@ public final class PositionLayout {
   static String script(OutboxTables tables) {
     StringBuilder s =
         new StringBuilder(
-            "\n-- on-publish = position: an index on tx and a check that new rows have a tx. On a"
-                + " large live outbox, CREATE INDEX blocks inserts while it builds: build it first"
+            "\n-- on-publish = position: an index on tx, one of the exceptions and a check that new"
+                + " rows have a tx. On a"
+                + " large live outbox, CREATE INDEX blocks inserts while it builds: build them first"
                 + " with CREATE INDEX CONCURRENTLY, the same name and definition (migrate does"
                 + " so); IF NOT EXISTS then keeps it.\n");
     for (String statement : statements(tables, false)) {
@@ -85,13 +103,20 @@ public final class PositionLayout {
     c.setAutoCommit(true);
     try {
       String index = quote(tables.schema()) + "." + quote(indexName(tables));
+      String exceptions = quote(tables.schema()) + "." + quote(exceptionIndexName(tables));
       Boolean valid = indexValid(c, index);
-      if (Boolean.TRUE.equals(valid) && checkPresent(c, tables)) {
+      Boolean exceptionsValid = indexValid(c, exceptions);
+      if (Boolean.TRUE.equals(valid)
+          && Boolean.TRUE.equals(exceptionsValid)
+          && checkPresent(c, tables)) {
         return false;
       }
       try (Statement s = c.createStatement()) {
         if (Boolean.FALSE.equals(valid)) {
           s.execute("DROP INDEX CONCURRENTLY IF EXISTS " + index);
+        }
+        if (Boolean.FALSE.equals(exceptionsValid)) {
+          s.execute("DROP INDEX CONCURRENTLY IF EXISTS " + exceptions);
         }
         for (String statement : statements(tables, true)) {
           s.execute(statement);

@@ -162,6 +162,12 @@ class MigratorIT {
                       + " JOIN pg_index i ON i.indexrelid = to_regclass(x.indexname)"
                       + " WHERE x.indexname = 'outbox_tx_idx'"))
           .containsExactly("CREATE INDEX outbox_tx_idx ON public.outbox USING btree (tx) true");
+      assertThat(
+              Catalog.strings(
+                  c, "SELECT indexdef FROM pg_indexes WHERE indexname = 'outbox_exception_idx'"))
+          .containsExactly(
+              "CREATE INDEX outbox_exception_idx ON public.outbox USING btree (id) WHERE"
+                  + " ((published_at IS NULL) AND (next_attempt_at IS NOT NULL))");
       assertThat(Catalog.count(c, "SELECT count(*) FROM outbox WHERE tx IS NULL"))
           .as("a row from before is kept: the check is NOT VALID")
           .isEqualTo(1);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.ConfigFactory;
+import io.outbox.admin.OutboxStatus;
 import io.outbox.client.OutboxMessage;
 import io.outbox.client.OutboxTables;
 import io.outbox.client.OutboxWriter;
@@ -12,6 +13,7 @@ import io.outbox.relay.config.RelayConfigLoader;
 import io.outbox.relay.config.RelaySettings;
 import io.outbox.schema.Migrator;
 import io.outbox.schema.PartitionedLayout;
+import io.outbox.source.postgres.LanePositions;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.PrivatePostgres;
 import io.outbox.testkit.Services;
@@ -92,6 +94,18 @@ final class RelayFixture implements AutoCloseable {
     if (migrate) {
       new Migrator(OutboxTables.of("outbox", "outbox_dead_letter")).migrate(url, user, password);
     }
+  }
+
+  /**
+   * A fixture whose outbox has what settlement by position needs (migrate's index on tx); the
+   * test's config says {@code on-publish = position}.
+   */
+  static RelayFixture byPosition(String name) {
+    TestDatabase db = TestDatabase.create(name);
+    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"), null, true)
+        .migrate(db.url(), db.user(), db.password());
+    return new RelayFixture(
+        db, name, db.url(), db.user(), db.password(), db.name(), db::connect, false);
   }
 
   /**
@@ -317,12 +331,19 @@ final class RelayFixture implements AutoCloseable {
     return Sql.number(this::connect, sql);
   }
 
+  /** The pipeline's pending rows as {@code status} counts them (settled by position or not). */
   long unpublished() throws SQLException {
-    return count("SELECT count(*) FROM outbox WHERE published_at IS NULL");
+    OutboxTables tables = OutboxTables.of("outbox", "outbox_dead_letter");
+    try (Connection c = connect()) {
+      return new OutboxStatus(tables, new LanePositions(tables).covered())
+          .backlog(c, "it")
+          .pending();
+    }
   }
 
+  /** The rows in the outbox that are not pending: marked, or settled by position. */
   long published() throws SQLException {
-    return count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL");
+    return count("SELECT count(*) FROM outbox") - unpublished();
   }
 
   /** The first {@code published_at} after {@code t}, or {@code null} when none is yet. */

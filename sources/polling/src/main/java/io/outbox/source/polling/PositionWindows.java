@@ -62,6 +62,8 @@ final class PositionWindows {
   private final String read;
   private final String drop;
   private final String start;
+  private final String firstStart;
+  private final String convertUntracked;
   private final String convertPending;
   private final String turn;
   private final String advance;
@@ -87,9 +89,25 @@ final class PositionWindows {
             + positions
             + " (pipeline, lane, settled, window_snapshot, after_id, last_id)"
             + " SELECT ?, l, ?::pg_snapshot, ?::pg_snapshot, 0, 0 FROM generate_series(0, ? - 1) l";
-    // A pending row whose transaction the start's snapshot already sees would be passed by every
-    // window: it becomes an exception, claimed by its row as before, unless the positions of
-    // another lane count cover it. Rows without tx (inserted before the column existed) too.
+    // A first start's snapshot sees every transaction before the oldest one that is in progress
+    // or inserted a pending row, and none from there: every pending row is in its first window,
+    // and read by the window, not made an exception (a backlog at the switch costs no write per
+    // row). Its text is "xmin:xmax:" with both the same. ORDER BY, not min(): PostgreSQL 13 has
+    // no min(xid8).
+    this.firstStart =
+        "SELECT least(pg_snapshot_xmin(pg_current_snapshot()), (SELECT o.tx FROM "
+            + outbox
+            + " o WHERE o.published_at IS NULL AND o.next_attempt_at IS NULL AND o.tx IS NOT NULL"
+            + " ORDER BY o.tx LIMIT 1))::text";
+    // Rows inserted before the column existed have no tx, so no window reads them: exceptions.
+    this.convertUntracked =
+        "UPDATE "
+            + outbox
+            + " o SET next_attempt_at = now()"
+            + " WHERE o.tx IS NULL AND o.published_at IS NULL AND o.next_attempt_at IS NULL";
+    // Started again for a new lane count: a pending row whose transaction the new start's snapshot
+    // already sees would be passed by every window: it becomes an exception, claimed by its row as
+    // before, unless the positions of the old lane count cover it. Rows without tx too.
     this.convertPending =
         "UPDATE "
             + outbox
@@ -158,27 +176,42 @@ final class PositionWindows {
   }
 
   /**
-   * Makes the pipeline's lanes settle by position from now, in the caller's transaction, unless
-   * they already do with this lane count: the pending rows the present snapshot sees, and that no
-   * position of another lane count covers, become exceptions; each lane's position starts at that
-   * snapshot with an empty window.
+   * Makes the pipeline's lanes settle by position, in the caller's transaction, unless they already
+   * do with this lane count. A first start reads every pending row in its first windows (rows
+   * without {@code tx} become exceptions). Started again for a new lane count, the positions start
+   * at the present snapshot, and the pending rows it sees that no old position covers become
+   * exceptions.
    *
    * @return whether the positions were started (or started again for a new lane count)
    */
   boolean start(Connection c, String pipeline) throws SQLException {
-    if (positions.lanes(c, pipeline) == lanes) {
+    int had = positions.lanes(c, pipeline);
+    if (had == lanes) {
       return false;
     }
-    String now;
-    try (PreparedStatement ps = c.prepareStatement("SELECT pg_current_snapshot()::text");
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      now = rs.getString(1);
-    }
-    try (PreparedStatement ps = c.prepareStatement(convertPending)) {
-      ps.setString(1, now);
-      ps.setString(2, pipeline);
-      ps.executeUpdate();
+    String from;
+    if (had == 0) {
+      String xid;
+      try (PreparedStatement ps = c.prepareStatement(firstStart);
+          ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        xid = rs.getString(1);
+      }
+      from = xid + ":" + xid + ":";
+      try (PreparedStatement ps = c.prepareStatement(convertUntracked)) {
+        ps.executeUpdate();
+      }
+    } else {
+      try (PreparedStatement ps = c.prepareStatement("SELECT pg_current_snapshot()::text");
+          ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        from = rs.getString(1);
+      }
+      try (PreparedStatement ps = c.prepareStatement(convertPending)) {
+        ps.setString(1, from);
+        ps.setString(2, pipeline);
+        ps.executeUpdate();
+      }
     }
     try (PreparedStatement ps = c.prepareStatement(drop)) {
       ps.setString(1, pipeline);
@@ -186,8 +219,8 @@ final class PositionWindows {
     }
     try (PreparedStatement ps = c.prepareStatement(start)) {
       ps.setString(1, pipeline);
-      ps.setString(2, now);
-      ps.setString(3, now);
+      ps.setString(2, from);
+      ps.setString(3, from);
       ps.setInt(4, lanes);
       ps.executeUpdate();
     }

@@ -158,22 +158,35 @@ class PositionWindowsIT {
   }
 
   @Test
-  void rowsPendingWhenALaneStartsBecomeExceptionsAndAreNotReadByAWindow() throws Exception {
+  void aFirstStartReadsThePendingRowsInItsFirstWindowsAndRowsWithoutTxBecomeExceptions()
+      throws Exception {
+    long published = insertCommitted("published");
+    execute("UPDATE outbox SET published_at = now() WHERE id = " + published);
     long before = insertCommitted("before");
+    execute(
+        "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload, tx)"
+            + " VALUES ('order', 'untracked', 'Created', '{}', NULL)");
     try (Connection open = db.connect()) {
       open.setAutoCommit(false);
       long during = insert(open, "during");
       LanePosition position = started();
       try (Statement s = relay.createStatement();
           ResultSet rs =
-              s.executeQuery("SELECT id FROM outbox WHERE next_attempt_at IS NOT NULL")) {
+              s.executeQuery("SELECT aggregate_id FROM outbox WHERE next_attempt_at IS NOT NULL")) {
         assertThat(rs.next()).isTrue();
-        assertThat(rs.getLong(1)).isEqualTo(before);
+        assertThat(rs.getString(1)).as("no window reads a row without tx").isEqualTo("untracked");
         assertThat(rs.next()).isFalse();
       }
+      relay.commit();
+      Claimed first = claim(position);
+      assertThat(first.ids)
+          .as("the pending row, read by a window, not written")
+          .containsExactly(before);
+      position = settle(position, first);
       open.commit();
-      Claimed claimed = claim(position);
-      assertThat(claimed.ids).containsExactly(during);
+      assertThat(claim(position).ids)
+          .as("the row of a transaction open at the start")
+          .containsExactly(during);
     }
   }
 
@@ -237,7 +250,8 @@ class PositionWindowsIT {
   @Test
   void theClaimMergesDueExceptionsWithTheWindowInIdOrder() throws Exception {
     long pendingAtStart = insertCommitted("e");
-    LanePosition position = started(); // pendingAtStart is now an exception, due
+    LanePosition position = started();
+    exception(pendingAtStart);
     long w1 = insertCommitted("w1");
     long w2 = insertCommitted("w2");
     assertThat(claimed(position, LIMIT, EPOCH))
@@ -270,6 +284,7 @@ class PositionWindowsIT {
   void aWindowRowNotYetAvailableIsPassedAndAnExceptionNotYetAvailableLeftOut() throws Exception {
     long exception = insertCommitted("e");
     LanePosition position = started();
+    exception(exception);
     execute("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = " + exception);
     long later = insertCommitted("later");
     execute("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = " + later);
@@ -306,8 +321,9 @@ class PositionWindowsIT {
 
   @Test
   void aSettlementWritesOnlyWhatThePositionCannotSettle() throws Exception {
-    long exception = insertCommitted("e"); // pending at the start: an exception
+    long exception = insertCommitted("e");
     LanePosition from = started();
+    exception(exception);
     long published = insertCommitted("w1");
     long retried = insertCommitted("w2");
     long unsettled = insertCommitted("w3");
@@ -550,6 +566,11 @@ class PositionWindowsIT {
           }
         });
     return ids.stream().mapToLong(Long::longValue).toArray();
+  }
+
+  /** Makes row {@code id} an exception, due now, as a release or a passed window row would. */
+  private void exception(long id) throws SQLException {
+    execute("UPDATE outbox SET next_attempt_at = now() WHERE id = " + id);
   }
 
   private void execute(String statement) throws SQLException {
