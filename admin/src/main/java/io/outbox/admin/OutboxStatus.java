@@ -119,11 +119,11 @@ public final class OutboxStatus {
   /**
    * The status of an outbox whose pipelines may settle by position.
    *
-   * @param coveredByPosition whether the pipeline's lane positions cover the row aliased {@code o},
-   *     an SQL predicate binding the pipeline ({@code LanePositions#covered}); {@code null} to read
-   *     no positions
+   * @param uncoveredRows the pending rows no lane position of the pipeline covers, from a
+   *     transaction on: an SQL query of {@code id, created_at, available_at} binding the pipeline,
+   *     then the transaction ({@code LanePositions#uncovered}); {@code null} to read no positions
    */
-  public OutboxStatus(OutboxTables tables, String coveredByPosition) {
+  public OutboxStatus(OutboxTables tables, String uncoveredRows) {
     this.tables = tables;
     String outbox = tables.qualifiedTable();
     String deadLetters = tables.qualifiedDeadLetterTable();
@@ -172,9 +172,9 @@ public final class OutboxStatus {
             + " WHERE pipeline = ?";
     // Settling by position, a pending row is an exception or a row no position covers yet; every
     // row of a transaction below the lowest xmin of the lanes' settled snapshots is covered, so
-    // the second branch reads the index on tx from there. Bound first: that xmin, the pipeline.
+    // the second branch reads the index on tx from there. Bound first: the pipeline, that xmin.
     this.positionedBacklogSql =
-        coveredByPosition == null
+        uncoveredRows == null
             ? null
             : "WITH pending AS MATERIALIZED (\n"
                 + "  SELECT "
@@ -182,14 +182,8 @@ public final class OutboxStatus {
                 + " AS id, o.created_at, o.available_at FROM "
                 + outbox
                 + " o WHERE o.published_at IS NULL AND o.next_attempt_at IS NOT NULL\n"
-                + "  UNION ALL\n"
-                + "  SELECT "
-                + id
-                + " AS id, o.created_at, o.available_at FROM "
-                + outbox
-                + " o WHERE o.tx >= ?::xid8 AND o.published_at IS NULL"
-                + " AND o.next_attempt_at IS NULL AND NOT "
-                + coveredByPosition
+                + "  UNION ALL\n  "
+                + uncoveredRows
                 + ")\n"
                 + "SELECT (SELECT count(*) FROM pending),\n"
                 + "       (SELECT greatest(0, extract(epoch FROM now() - p.created_at)) FROM"
@@ -203,6 +197,14 @@ public final class OutboxStatus {
   }
 
   /**
+   * The statement behind {@link #backlog} for a pipeline with lane positions, for {@code EXPLAIN};
+   * binds the pipeline, the lowest xmin of its settled snapshots, then the pipeline twice.
+   */
+  public String positionedBacklogSql() {
+    return positionedBacklogSql;
+  }
+
+  /**
    * Reads the backlog in one statement.
    *
    * @param pipeline the pipeline name, as written in the dead-letter table's {@code pipeline}
@@ -213,8 +215,8 @@ public final class OutboxStatus {
         connection.prepareStatement(xmin == null ? backlogSql : positionedBacklogSql)) {
       int i = 1;
       if (xmin != null) {
-        ps.setString(i++, xmin);
         ps.setString(i++, pipeline);
+        ps.setString(i++, xmin);
       }
       ps.setString(i++, pipeline);
       ps.setString(i, pipeline);

@@ -206,7 +206,7 @@ final class BenchDatabase implements AutoCloseable {
    */
   long pending(Connection c) throws SQLException {
     OutboxTables tables = OutboxTables.of(TABLE);
-    return new OutboxStatus(tables, new LanePositions(tables).covered())
+    return new OutboxStatus(tables, new LanePositions(tables).uncovered())
         .backlog(c, RelayUnderTest.PIPELINE)
         .pending();
   }

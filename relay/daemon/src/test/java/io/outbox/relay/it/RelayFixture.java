@@ -335,7 +335,7 @@ final class RelayFixture implements AutoCloseable {
   long unpublished() throws SQLException {
     OutboxTables tables = OutboxTables.of("outbox", "outbox_dead_letter");
     try (Connection c = connect()) {
-      return new OutboxStatus(tables, new LanePositions(tables).covered())
+      return new OutboxStatus(tables, new LanePositions(tables).uncovered())
           .backlog(c, "it")
           .pending();
     }

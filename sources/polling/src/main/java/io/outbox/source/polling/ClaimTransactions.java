@@ -96,11 +96,7 @@ final class ClaimTransactions implements PollingClaim.Owner {
           lanePositions.requireIndex(c);
           if (positions.start(c)) {
             log.info(
-                "pipeline {}: {} lane(s) now settle by position; rows pending in {} became"
-                    + " exceptions, claimed by their row",
-                pipeline,
-                lanes,
-                sql.table);
+                "pipeline {}: {} lane(s) now settle by position on {}", pipeline, lanes, sql.table);
           }
         } else {
           lanePositions.leave(c, pipeline, onPublish == OnPublish.DELETE);

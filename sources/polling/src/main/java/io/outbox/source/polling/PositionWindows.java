@@ -109,13 +109,17 @@ final class PositionWindows {
     // already sees would be passed by every window: it becomes an exception, claimed by its row as
     // before, unless the positions of the old lane count cover it. Rows without tx too.
     this.convertPending =
-        "UPDATE "
+        "WITH "
+            + this.positions.positionsCte()
+            + " UPDATE "
             + outbox
-            + " o SET next_attempt_at = now()"
-            + " WHERE o.published_at IS NULL AND o.next_attempt_at IS NULL"
+            + " o SET next_attempt_at = now() FROM p"
+            + " WHERE "
+            + this.positions.ofRowsLane()
+            + " AND o.published_at IS NULL AND o.next_attempt_at IS NULL"
             + " AND (o.tx IS NULL OR pg_visible_in_snapshot(o.tx, ?::pg_snapshot))"
             + " AND NOT "
-            + this.positions.covered();
+            + this.positions.covers();
     // The statement's snapshot is the new window's: every row it sees of a transaction the window
     // sees is read, none of a transaction still open. OFFSET 0 keeps the window's rows a subquery
     // read through the index on tx: without it PostgreSQL turned min(id) into a walk of the primary
@@ -208,8 +212,8 @@ final class PositionWindows {
         from = rs.getString(1);
       }
       try (PreparedStatement ps = c.prepareStatement(convertPending)) {
-        ps.setString(1, from);
-        ps.setString(2, pipeline);
+        ps.setString(1, pipeline);
+        ps.setString(2, from);
         ps.executeUpdate();
       }
     }

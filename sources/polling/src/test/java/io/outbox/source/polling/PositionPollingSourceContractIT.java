@@ -34,7 +34,7 @@ class PositionPollingSourceContractIT extends PollingSourceContractIT {
   protected long pending() throws SQLException {
     OutboxTables tables = OutboxTables.of("outbox", "outbox_dead_letter");
     try (Connection c = connect()) {
-      return new OutboxStatus(tables, new LanePositions(tables).covered())
+      return new OutboxStatus(tables, new LanePositions(tables).uncovered())
           .backlog(c, PollingFixture.PIPELINE)
           .pending();
     }

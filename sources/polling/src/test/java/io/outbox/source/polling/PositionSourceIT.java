@@ -4,11 +4,17 @@ import static io.outbox.source.polling.PollingFixture.ids;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.admin.OutboxStatus;
+import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.Claim;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
+import io.outbox.source.postgres.LanePositions;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,9 +50,11 @@ class PositionSourceIT {
     List<Long> ids = List.of(pendingAtTheSwitch, fx.insert("order", "2"));
     List<Object> versions = fx.column("SELECT xmin::text FROM outbox ORDER BY id");
 
+    assertThat(pending()).as("status, before the claim").isEqualTo(2);
     Claim claim = source.claim(0, 10, Duration.ofSeconds(5));
     assertThat(ids(claim)).isEqualTo(ids);
     claim.settle(published(claim));
+    assertThat(pending()).as("status, once the position passed them").isZero();
 
     assertThat(fx.column("SELECT xmin::text FROM outbox ORDER BY id"))
         .as("no row version changed, not even the row pending at the switch: nothing was written")
@@ -180,6 +188,56 @@ class PositionSourceIT {
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("needs an index on \"public\".\"outbox\" (tx)")
         .hasMessageContaining("run outbox-relay migrate");
+  }
+
+  @Test
+  void statusReadsTheLanesPositionsOnceNotOncePerRow() throws Exception {
+    fx.execute(
+        "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)"
+            + " SELECT 'order', 'k' || (i % 100), 'Created', '{}' FROM generate_series(1, 2000) i");
+    PollingSource source = fx.activeSource(4, OnPublish.POSITION);
+    Claim claim = source.claim(0, 100, Duration.ofSeconds(5));
+    claim.settle(published(claim));
+    assertThat(pending()).isEqualTo(2000L - claim.events().size());
+
+    String xmin =
+        (String)
+            fx.value(
+                "SELECT min(pg_snapshot_xmin(settled))::text FROM outbox_relay_position"
+                    + " WHERE pipeline = ?",
+                PollingFixture.PIPELINE);
+    String plan;
+    try (Connection c = fx.db.connect();
+        PreparedStatement ps =
+            c.prepareStatement("EXPLAIN (ANALYZE) " + status().positionedBacklogSql())) {
+      ps.setString(1, PollingFixture.PIPELINE);
+      ps.setString(2, xmin);
+      ps.setString(3, PollingFixture.PIPELINE);
+      ps.setString(4, PollingFixture.PIPELINE);
+      List<String> lines = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          lines.add(rs.getString(1));
+        }
+      }
+      plan = String.join("\n", lines);
+    }
+    assertThat(plan)
+        .as("the positions are read once, joined with the rows: %s", plan)
+        .contains("on outbox_relay_position q")
+        .doesNotContainPattern("on outbox_relay_position q .*loops=[1-9][0-9]");
+  }
+
+  private static OutboxStatus status() {
+    OutboxTables tables = OutboxTables.of("outbox", "outbox_dead_letter");
+    return new OutboxStatus(tables, new LanePositions(tables).uncovered());
+  }
+
+  /** The pending rows as {@code status} and the pending gauge count them. */
+  private long pending() throws Exception {
+    try (Connection c = fx.db.connect()) {
+      return status().backlog(c, PollingFixture.PIPELINE).pending();
+    }
   }
 
   /** Claims and publishes every lane until a round finds nothing; the ids published. */

@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * and a row of the window after it ({@code window_snapshot} sees its transaction) up to {@code
  * after_id}. Only rows nobody wrote are settled so: {@code published_at} and {@code
  * next_attempt_at} null (a row the relay had to write is settled by that write, as without
- * positions). With no position for the pipeline no row is covered.
+ * positions). With no position for the pipeline no row is covered. The statements join a row with
+ * its lane's position (a few rows, read once), never probe the positions once per row.
  */
 public final class LanePositions {
 
@@ -32,47 +33,83 @@ public final class LanePositions {
   private final OutboxColumns columns;
   private final String leave;
   private final String leaveByDelete;
+  private final String uncovered;
 
   public LanePositions(OutboxTables tables) {
     this.positions = tables.qualifiedPositionTable();
     this.outbox = tables.qualifiedTable();
     this.columns = tables.columns();
-    this.leave = "UPDATE " + outbox + " o SET published_at = now() WHERE " + unwritten();
-    this.leaveByDelete = "DELETE FROM " + outbox + " o WHERE " + unwritten();
-  }
-
-  private String unwritten() {
-    return "o.published_at IS NULL AND o.next_attempt_at IS NULL AND " + covered();
+    String id = columns.id("o");
+    this.leave =
+        "WITH "
+            + positionsCte()
+            + " UPDATE "
+            + outbox
+            + " o SET published_at = now() FROM p WHERE "
+            + ofRowsLane()
+            + " AND o.published_at IS NULL AND o.next_attempt_at IS NULL AND "
+            + covers();
+    this.leaveByDelete =
+        "WITH "
+            + positionsCte()
+            + " DELETE FROM "
+            + outbox
+            + " o USING p WHERE "
+            + ofRowsLane()
+            + " AND o.published_at IS NULL AND o.next_attempt_at IS NULL AND "
+            + covers();
+    this.uncovered =
+        "(WITH "
+            + positionsCte()
+            + " SELECT "
+            + id
+            + " AS id, o.created_at, o.available_at FROM "
+            + outbox
+            + " o JOIN p ON "
+            + ofRowsLane()
+            + " WHERE o.tx >= ?::xid8 AND o.published_at IS NULL AND o.next_attempt_at IS NULL"
+            + " AND NOT "
+            + covers()
+            + ")";
   }
 
   /**
-   * Whether the row aliased {@code o} is covered by the pipeline's position of its lane, the
-   * pipeline having as many lanes as it has positions (read by the statement): what settled the
-   * rows, whatever lane count the pipeline is configured with now. Does not check that the row is
-   * unwritten. Bound: the pipeline.
+   * A common table expression: {@code p}, the pipeline's positions, each with {@code p.lanes}, how
+   * many the pipeline has (the lane count they were made for, whatever the configuration says now).
+   * Materialized: the positions are read once, whatever the planner thinks of the rows they are
+   * joined with (with statistics saying one row, it read them again for each of 2,000 rows). Bound:
+   * the pipeline.
    */
-  public String covered() {
-    return covered(Integer.MAX_VALUE);
+  public String positionsCte() {
+    return "p AS MATERIALIZED (SELECT q.*, count(*) OVER () AS lanes FROM "
+        + positions
+        + " q WHERE q.pipeline = ?)";
   }
 
-  /** {@link #covered()} for a pipeline of {@code lanes} lanes. */
-  public String covered(int lanes) {
-    String count =
-        lanes == Integer.MAX_VALUE
-            ? "(SELECT count(*) FROM " + positions + " n WHERE n.pipeline = p.pipeline)"
-            : Integer.toString(lanes);
-    String lane =
-        lanes == 1
-            ? "0"
-            : LaneFunction.sql(columns.aggregateType("o"), columns.aggregateId("o"), count);
-    return "EXISTS (SELECT 1 FROM "
-        + positions
-        + " p WHERE p.pipeline = ? AND p.lane = "
-        + lane
-        + " AND (pg_visible_in_snapshot(o.tx, p.settled) OR (pg_visible_in_snapshot(o.tx,"
+  /** A join condition: {@code p} is the position of row {@code o}'s lane. */
+  public String ofRowsLane() {
+    return "p.lane = "
+        + LaneFunction.sql(columns.aggregateType("o"), columns.aggregateId("o"), "p.lanes");
+  }
+
+  /**
+   * Whether position {@code p} covers row {@code o} (true or false, never null: a row without
+   * {@code tx} is not covered). Does not check that the row is unwritten.
+   */
+  public String covers() {
+    return "coalesce(pg_visible_in_snapshot(o.tx, p.settled) OR (pg_visible_in_snapshot(o.tx,"
         + " p.window_snapshot) AND "
         + columns.id("o")
-        + " <= p.after_id)))";
+        + " <= p.after_id), false)";
+  }
+
+  /**
+   * The pending rows of the outbox that no position of the pipeline covers, from transaction {@code
+   * tx} on, as {@code SELECT id, created_at, available_at} (for {@code OutboxStatus}). Bound: the
+   * pipeline, then the lowest transaction to read ({@code xid8} as text).
+   */
+  public String uncovered() {
+    return uncovered;
   }
 
   /**
