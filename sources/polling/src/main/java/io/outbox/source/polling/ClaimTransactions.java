@@ -14,6 +14,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
@@ -28,6 +30,11 @@ import org.slf4j.LoggerFactory;
 final class ClaimTransactions implements PollingClaim.Owner {
 
   private static final Logger log = LoggerFactory.getLogger(ClaimTransactions.class);
+
+  /** How often a lane without rows stores its position's turn, at most. */
+  static final Duration IDLE_STORE_INTERVAL = Duration.ofSeconds(1);
+
+  private static final long IDLE_STORE_NANOS = IDLE_STORE_INTERVAL.toNanos();
 
   private final DataSource pool;
   private final Ticker ticker;
@@ -45,6 +52,9 @@ final class ClaimTransactions implements PollingClaim.Owner {
   private final LedgerWatermarks ledger;
   private final PositionClaims positions; // null unless on-publish = position
   private final LanePositions lanePositions;
+  // Per lane, touched only by the lane's claim (one at a time): when its idle position was last
+  // stored.
+  private final long[] idleStoredAt;
 
   ClaimTransactions(
       DataSource pool,
@@ -73,6 +83,8 @@ final class ClaimTransactions implements PollingClaim.Owner {
     this.epoch = lease.epoch();
     this.ledger = new LedgerWatermarks(tables.outboxTables());
     this.lanePositions = new LanePositions(tables.outboxTables());
+    this.idleStoredAt = new long[lanes];
+    Arrays.fill(idleStoredAt, ticker.nanoTime() - IDLE_STORE_NANOS);
     this.positions =
         onPublish == OnPublish.POSITION ? new PositionClaims(tables, sql, lanes, pipeline) : null;
   }
@@ -184,18 +196,25 @@ final class ClaimTransactions implements PollingClaim.Owner {
           }
           break;
         }
-        // Nothing to hand out and nothing passed: the window holds no row yet, and its turn is not
-        // stored (each claim would store a new snapshot and read again, forever).
-        if (inFlight != null || read.passed().isEmpty() || !stillLeader.getAsBoolean()) {
+        if (inFlight != null || !stillLeader.getAsBoolean()) {
+          break;
+        }
+        if (read.passed().isEmpty()) {
+          // Nothing to hand out and nothing passed: the lane has no row in the window. Its turn
+          // is stored at most once per IDLE_STORE_INTERVAL, so that the position of a lane
+          // without rows (a pipeline with fewer keys than lanes) still moves on, which retention
+          // and status wait for, without a write per empty poll.
+          long now = ticker.nanoTime();
+          if (!read.to().equals(read.from()) && now - idleStoredAt[lane] >= IDLE_STORE_NANOS) {
+            settleEmpty(c, lane, read);
+            idleStoredAt[lane] = now;
+            c.commit();
+          }
           break;
         }
         // Only rows the position passes (held back by a retry, or delayed): they become
         // exceptions now, and the lane reads on, so a held key never stops the others.
-        try {
-          positions.settle(c, lane, read, List.of());
-        } catch (PositionSettlement.PositionMoved e) {
-          throw new IllegalStateException(e.getMessage(), e); // the lane's lock is held
-        }
+        settleEmpty(c, lane, read);
         c.commit();
       }
       c.rollback();
@@ -208,6 +227,15 @@ final class ClaimTransactions implements PollingClaim.Owner {
     }
     closeQuietly(c);
     return null;
+  }
+
+  /** Settles a position claim that hands nothing out: the position moves, passed rows wait. */
+  private void settleEmpty(Connection c, int lane, PositionClaims.Read read) throws SQLException {
+    try {
+      positions.settle(c, lane, read, List.of());
+    } catch (PositionSettlement.PositionMoved e) {
+      throw new IllegalStateException(e.getMessage(), e); // the lane's lock is held
+    }
   }
 
   /** The claim of a pipeline that settles each row: the lane's next rows, locked. */

@@ -12,6 +12,7 @@ import io.outbox.relay.spi.OutboxEvent;
 import io.outbox.relay.spi.Settlement;
 import io.outbox.relay.spi.SourceException;
 import io.outbox.source.postgres.LanePositions;
+import io.outbox.source.postgres.Retention;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -188,6 +189,30 @@ class PositionSourceIT {
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("needs an index on \"public\".\"outbox\" (tx)")
         .hasMessageContaining("run outbox-relay migrate");
+  }
+
+  @Test
+  void aLaneWithoutRowsMovesOnSoRetentionDeletesWhatTheOtherPublished() throws Exception {
+    PollingSource source = fx.activeSource(2, OnPublish.POSITION);
+    List<Long> ids = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      ids.add(fx.insert("order", "only")); // one key: one lane has every row, the other none
+    }
+    assertThat(drain(source, 2)).isEqualTo(ids);
+    long until = System.nanoTime() + Duration.ofMillis(2500).toNanos();
+    while (System.nanoTime() < until) {
+      for (int lane = 0; lane < 2; lane++) {
+        assertThat(source.claim(lane, 10, Duration.ofMillis(100)).events()).isEmpty();
+      }
+    }
+    try (Connection c = fx.db.connect()) {
+      assertThat(
+              Retention.of(OutboxTables.of("outbox", "outbox_dead_letter"))
+                  .deleteSettledByPosition(c, PollingFixture.PIPELINE, Duration.ofMillis(1), 100))
+          .as("both lanes' settled snapshots are past the rows")
+          .isEqualTo(5);
+    }
+    assertThat(pending()).isZero();
   }
 
   @Test
