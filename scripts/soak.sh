@@ -7,7 +7,10 @@
 # 2: usage; 3: the soak could not run.
 #
 #   scripts/soak.sh --minutes 10 [--source polling|cdc] [--sink kafka|rabbitmq] [--exactly-once]
-#                   [--layout plain|partitioned] [--seed S] [--json]
+#                   [--layout plain|partitioned] [--on-publish mark|position] [--seed S] [--json]
+#
+# --on-publish position (polling, at least once, plain layout): the relays settle by position
+# (migrate's index on tx included); the drain and the progress checks read the lanes' positions.
 #
 # --layout partitioned: the outbox is partitioned (layout = partitioned, 4 partitions of 10,000 ids,
 # so that the events spread over them and come back to the first); retention keeps its default.

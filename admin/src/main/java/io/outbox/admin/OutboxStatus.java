@@ -107,7 +107,6 @@ public final class OutboxStatus {
   private final OutboxTables tables;
   private final String backlogSql;
   private final String positionedBacklogSql; // null: positions are not read
-  private final String positionsXmin;
 
   /**
    * The status of an outbox whose pipelines settle each row ({@code on-publish = mark | delete}).
@@ -166,10 +165,6 @@ public final class OutboxStatus {
             + id
             + " LIMIT 1),\n"
             + rest;
-    this.positionsXmin =
-        "SELECT min(pg_snapshot_xmin(settled))::text FROM "
-            + tables.qualifiedPositionTable()
-            + " WHERE pipeline = ?";
     // Settling by position, a pending row is an exception or a row no position covers yet; every
     // row of a transaction below the lowest xmin of the lanes' settled snapshots is covered, so
     // the second branch reads the index on tx from there. Bound first: the pipeline, that xmin.
@@ -210,7 +205,7 @@ public final class OutboxStatus {
    * @param pipeline the pipeline name, as written in the dead-letter table's {@code pipeline}
    */
   public Backlog backlog(Connection connection, String pipeline) throws SQLException {
-    String xmin = positionedBacklogSql == null ? null : positionsXmin(connection, pipeline);
+    String xmin = positionedBacklogSql == null ? null : settledXmin(connection, tables, pipeline);
     try (PreparedStatement ps =
         connection.prepareStatement(xmin == null ? backlogSql : positionedBacklogSql)) {
       int i = 1;
@@ -234,9 +229,37 @@ public final class OutboxStatus {
     }
   }
 
-  /** The lowest xmin of the pipeline's lanes' settled snapshots; null when it has no positions. */
-  private String positionsXmin(Connection connection, String pipeline) throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(positionsXmin)) {
+  /**
+   * Whether this session's role may read the outbox's lane positions. A pipeline that never settled
+   * by position needs no grant on the table: without one, its positions read as none.
+   */
+  public static boolean positionsReadable(Connection connection, OutboxTables tables)
+      throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement("SELECT has_table_privilege(?, 'SELECT')")) {
+      ps.setString(1, tables.qualifiedPositionTable());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
+  /**
+   * The lowest xmin of the settled snapshots of {@code pipeline}'s lanes, as text: every row of a
+   * transaction below it that no one wrote is settled by position. Null when the pipeline has no
+   * positions, or this role may not read them ({@link #positionsReadable}).
+   */
+  public static String settledXmin(Connection connection, OutboxTables tables, String pipeline)
+      throws SQLException {
+    if (!positionsReadable(connection, tables)) {
+      return null;
+    }
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT min(pg_snapshot_xmin(settled))::text FROM "
+                + tables.qualifiedPositionTable()
+                + " WHERE pipeline = ?")) {
       ps.setString(1, pipeline);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();

@@ -1,5 +1,8 @@
 package io.outbox.soak;
 
+import io.outbox.admin.OutboxStatus;
+import io.outbox.client.OutboxTables;
+import io.outbox.source.postgres.LanePositions;
 import io.outbox.testkit.FaultProxy;
 import io.outbox.testkit.RelayProcess;
 import io.outbox.testkit.Services;
@@ -118,18 +121,34 @@ final class RelayPair implements AutoCloseable {
     }
   }
 
-  /** Whether some event was marked published at or after {@code t} (database clock). */
+  /**
+   * Whether some event was marked published at or after {@code t} (database clock), or, settling by
+   * position, a lane's position moved then.
+   */
   boolean publishedSince(Instant t) {
     try (Connection c = db.connect();
         java.sql.PreparedStatement ps =
-            c.prepareStatement("SELECT EXISTS (SELECT 1 FROM outbox WHERE published_at >= ?)")) {
+            c.prepareStatement(
+                "SELECT EXISTS (SELECT 1 FROM outbox WHERE published_at >= ?)"
+                    + " OR EXISTS (SELECT 1 FROM outbox_relay_position WHERE updated_at >= ?)")) {
       ps.setTimestamp(1, java.sql.Timestamp.from(t));
+      ps.setTimestamp(2, java.sql.Timestamp.from(t));
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getBoolean(1);
       }
     } catch (SQLException e) {
       return false;
+    }
+  }
+
+  /** The pipeline's pending rows, as {@code status} counts them (settled by position or not). */
+  static long pending(TestDatabase db) throws SQLException {
+    OutboxTables tables = OutboxTables.of("outbox", "outbox_dead_letter");
+    try (Connection c = db.connect()) {
+      return new OutboxStatus(tables, new LanePositions(tables).uncovered())
+          .backlog(c, PIPELINE)
+          .pending();
     }
   }
 

@@ -71,7 +71,8 @@ final class Soak {
                 options.sink(), KafkaTestSupport.uniqueTopic("soak"), options.exactlyOnce())) {
       new Migrator(
               OutboxTables.of("outbox", "outbox_dead_letter"),
-              options.partitioned() ? new PartitionedLayout(4, SoakOptions.PARTITION_SIZE) : null)
+              options.partitioned() ? new PartitionedLayout(4, SoakOptions.PARTITION_SIZE) : null,
+              options.byPosition())
           .migrate(db.url(), db.user(), db.password());
       String template = relayConfig(db, broker);
       PipelineSettings pipeline =
@@ -185,6 +186,7 @@ final class Soak {
             sink { %s }
             routing.destination = "%s.${aggregate_type}"
             %s
+            %s
           }
         }
         """
@@ -196,7 +198,8 @@ final class Soak {
             source,
             sink,
             broker.prefix(),
-            options.exactlyOnce() ? "lanes = " + LANES : "");
+            options.exactlyOnce() ? "lanes = " + LANES : "",
+            options.byPosition() ? "on-publish = position" : "");
   }
 
   /** Relay {@code name}'s lane count in an exactly-once soak. */
@@ -236,7 +239,7 @@ final class Soak {
             timeout,
             () -> {
               try {
-                return count(db, "SELECT count(*) FROM outbox WHERE published_at IS NULL") == 0;
+                return RelayPair.pending(db) == 0;
               } catch (SQLException e) {
                 return false;
               }

@@ -26,6 +26,8 @@ import picocli.CommandLine;
  * @param directory where the relays' configurations and logs are written
  * @param partitioned whether the outbox is partitioned ({@code layout = partitioned}, partitions of
  *     {@link #PARTITION_SIZE} ids, so that a soak's events spread over several)
+ * @param byPosition whether the relays settle by position ({@code on-publish = position}, polling
+ *     source only)
  */
 record SoakOptions(
     Duration duration,
@@ -37,14 +39,16 @@ record SoakOptions(
     Duration faultInterval,
     List<FaultKind> faultOrder,
     Path directory,
-    boolean partitioned) {
+    boolean partitioned,
+    boolean byPosition) {
 
   /** Ids per partition of a partitioned soak's outbox. */
   static final int PARTITION_SIZE = 10_000;
 
   static final String USAGE =
       "usage: scripts/soak.sh --minutes N [--source polling|cdc] [--sink kafka|rabbitmq]"
-          + " [--exactly-once] [--layout plain|partitioned] [--seed S] [--json] [--dir DIR]";
+          + " [--exactly-once] [--layout plain|partitioned] [--on-publish mark|position] [--seed S]"
+          + " [--json] [--dir DIR]";
   static final Duration FAULT_INTERVAL = Duration.ofSeconds(10);
 
   /** The relay's source type. */
@@ -76,6 +80,10 @@ record SoakOptions(
       throw new IllegalArgumentException(
           "--exactly-once needs --sink kafka (exactly once is a mode of the Kafka sink)");
     }
+    if (byPosition && (source != Source.POLLING || exactlyOnce || partitioned)) {
+      throw new IllegalArgumentException(
+          "--on-publish position needs --source polling, at least once and --layout plain");
+    }
     faultOrder = List.copyOf(faultOrder);
     Objects.requireNonNull(directory, "directory");
   }
@@ -106,13 +114,20 @@ record SoakOptions(
         FAULT_INTERVAL,
         List.of(),
         a.directory == null ? defaultDirectory : a.directory,
-        a.layout == Layout.PARTITIONED);
+        a.layout == Layout.PARTITIONED,
+        a.onPublish == OnPublish.POSITION);
   }
 
   /** The outbox's layout. */
   enum Layout {
     PLAIN,
     PARTITIONED
+  }
+
+  /** What the relays do with a published row. */
+  enum OnPublish {
+    MARK,
+    POSITION
   }
 
   /** The options as {@code scripts/soak.sh} takes them ({@link #USAGE}). */
@@ -131,6 +146,9 @@ record SoakOptions(
 
     @CommandLine.Option(names = "--layout")
     Layout layout = Layout.PLAIN;
+
+    @CommandLine.Option(names = "--on-publish")
+    OnPublish onPublish = OnPublish.MARK;
 
     @CommandLine.Option(names = "--seed")
     Long seed;
@@ -164,6 +182,7 @@ record SoakOptions(
         + sink.type()
         + (exactlyOnce ? " (exactly once)" : "")
         + (partitioned ? ", partitioned outbox" : "")
+        + (byPosition ? ", settling by position" : "")
         + ", seed "
         + seed;
   }

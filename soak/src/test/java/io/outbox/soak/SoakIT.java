@@ -55,6 +55,7 @@ class SoakIT {
             Duration.ofSeconds(1),
             order,
             dir,
+            false,
             false);
 
     SoakReport report = new Soak(options).run();

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.client.OutboxMessage;
+import io.outbox.client.OutboxTables;
 import io.outbox.client.OutboxWriter;
+import io.outbox.schema.Migrator;
 import io.outbox.testkit.KafkaTestSupport;
 import io.outbox.testkit.RelayProcess;
 import java.sql.Connection;
@@ -100,6 +102,21 @@ class LeastPrivilegeIT {
   void pollingRunsAsANonSuperuserWithOnlyTheDocumentedGrants() throws Exception {
     assertThat(hasSpecialAttributes("")).as("the relay's role has a special attribute").isFalse();
     deliversAndDeadLetters("", false);
+  }
+
+  @Test
+  void pollingSettlingByPositionRunsWithOnlyTheDocumentedGrants() throws Exception {
+    // migrate with on-publish = position, as the owner; then the one grant docs/security.md adds.
+    new Migrator(OutboxTables.of("outbox", "outbox_dead_letter"), null, true)
+        .migrate(fx.db.url(), fx.db.user(), fx.db.password());
+    try (Connection c = fx.db.connect();
+        Statement st = c.createStatement()) {
+      st.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_position TO " + relayRole);
+    }
+    deliversAndDeadLetters("on-publish = position", false);
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL"))
+        .as("the healthy events settled by position, not written")
+        .isZero();
   }
 
   @Test

@@ -59,6 +59,23 @@ class PollingToKafkaIT {
   }
 
   /**
+   * The same settling by position: windows cut between snapshots while eight writers commit and
+   * roll back around the claims, each row read once, in the window of its commit.
+   */
+  @Test
+  void deliversEveryCommittedEventOnceInKeyOrderSettlingByPosition(TestInfo info) throws Exception {
+    fx = RelayFixture.byPosition(info.getTestMethod().orElseThrow().getName().toLowerCase());
+    KafkaTestSupport.createTopic(fx.topic("order"), 6);
+    relay = fx.start("lanes = 4, batch-size = 200, on-publish = position");
+
+    OutboxLoad.Concurrent written = OutboxLoad.concurrent(fx, 8, 25, 10_000);
+    assertConcurrentScenarioDelivered(fx, written);
+    assertThat(fx.count("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL"))
+        .as("no row written")
+        .isZero();
+  }
+
+  /**
    * Every committed event of {@link OutboxLoad#concurrent} delivered exactly once with its headers,
    * no rolled-back one, first deliveries in key order, no dead letter.
    */

@@ -140,7 +140,8 @@ final class PositionWindows {
         "UPDATE "
             + positions
             + " SET settled = ?::pg_snapshot, window_snapshot = ?::pg_snapshot, after_id = ?,"
-            + " last_id = ?, updated_at = now() WHERE pipeline = ? AND lane = ? AND settled::text = ?"
+            + " last_id = ?, updated_at = clock_timestamp() WHERE pipeline = ? AND lane = ?"
+            + " AND settled::text = ?"
             + " AND window_snapshot::text = ? AND after_id = ?";
   }
 

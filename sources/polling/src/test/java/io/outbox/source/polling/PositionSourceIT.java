@@ -4,6 +4,8 @@ import static io.outbox.source.polling.PollingFixture.ids;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.admin.DeadLetterFilter;
+import io.outbox.admin.DeadLetterTable;
 import io.outbox.admin.OutboxStatus;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.Claim;
@@ -146,6 +148,33 @@ class PositionSourceIT {
     assertThat(ids(again)).isEqualTo(ids);
     again.settle(published(again));
     assertThat(source.claim(0, 10, Duration.ofMillis(300)).events()).isEmpty();
+  }
+
+  @Test
+  void aDeadLetterReplayedComesAgainInALaterWindow() throws Exception {
+    PollingSource source = fx.activeSource(1, OnPublish.POSITION);
+    long poison = fx.insert("order", "p");
+    Claim claim = source.claim(0, 10, Duration.ofSeconds(5));
+    claim.settle(
+        List.of(
+            new Settlement.DeadLetter(
+                claim.events().get(0), Settlement.DeadLetterReason.PERMANENT, 1, "refused")));
+    assertThat(fx.value("SELECT count(*) FROM outbox WHERE id = ?", poison)).isEqualTo(0L);
+    assertThat(source.claim(0, 10, Duration.ofMillis(300)).events()).isEmpty();
+
+    try (Connection c = fx.db.connect()) {
+      assertThat(
+              DeadLetterTable.of(OutboxTables.of("outbox", "outbox_dead_letter"))
+                  .replay(c, DeadLetterFilter.all(PollingFixture.PIPELINE), false)
+                  .replayed())
+          .isEqualTo(1);
+    }
+    Claim again = source.claim(0, 10, Duration.ofSeconds(5));
+    assertThat(again.events())
+        .singleElement()
+        .satisfies(e -> assertThat(e.aggregateId()).isEqualTo("p"));
+    again.settle(published(again));
+    assertThat(pending()).isZero();
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.outbox.source.postgres;
 
+import io.outbox.admin.OutboxStatus;
 import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.LaneFunction;
@@ -28,6 +29,7 @@ public final class LanePositions {
 
   private static final Logger log = LoggerFactory.getLogger(LanePositions.class);
 
+  private final OutboxTables tables;
   private final String positions;
   private final String outbox;
   private final OutboxColumns columns;
@@ -36,6 +38,7 @@ public final class LanePositions {
   private final String uncovered;
 
   public LanePositions(OutboxTables tables) {
+    this.tables = tables;
     this.positions = tables.qualifiedPositionTable();
     this.outbox = tables.qualifiedTable();
     this.columns = tables.columns();
@@ -137,8 +140,15 @@ public final class LanePositions {
     }
   }
 
-  /** How many lanes the pipeline's positions are for: 0 when it never settled by position. */
+  /**
+   * How many lanes the pipeline's positions are for: 0 when it never settled by position (or this
+   * role may not read the positions: a pipeline that never settled by position needs no grant on
+   * the table).
+   */
   public int lanes(Connection c, String pipeline) throws SQLException {
+    if (!OutboxStatus.positionsReadable(c, tables)) {
+      return 0;
+    }
     try (PreparedStatement ps =
         c.prepareStatement("SELECT count(*) FROM " + positions + " WHERE pipeline = ?")) {
       ps.setString(1, pipeline);

@@ -1,5 +1,6 @@
 package io.outbox.source.postgres;
 
+import io.outbox.admin.OutboxStatus;
 import io.outbox.client.OutboxTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -90,7 +91,6 @@ public final class Retention {
   private final OutboxTables tables;
   private final String deletePublished;
   private final String deleteSettledByPosition;
-  private final String positionsXmin;
   private final String deleteDeadLetters;
 
   private Retention(OutboxTables tables) {
@@ -126,10 +126,6 @@ public final class Retention {
             + " o WHERE o.tx < ?::xid8 AND o.published_at IS NULL AND o.next_attempt_at IS NULL"
             + " ORDER BY o.tx LIMIT ? FOR UPDATE SKIP LOCKED) x"
             + " WHERE x.created_at < now() - ? * interval '1 millisecond')";
-    this.positionsXmin =
-        "SELECT min(pg_snapshot_xmin(settled))::text FROM "
-            + tables.qualifiedPositionTable()
-            + " WHERE pipeline = ?";
     this.deleteDeadLetters =
         "DELETE FROM "
             + dead
@@ -170,14 +166,7 @@ public final class Retention {
    */
   public int deleteSettledByPosition(Connection c, String pipeline, Duration age, int limit)
       throws SQLException {
-    String xmin;
-    try (PreparedStatement s = c.prepareStatement(positionsXmin)) {
-      s.setString(1, pipeline);
-      try (ResultSet r = s.executeQuery()) {
-        r.next();
-        xmin = r.getString(1);
-      }
-    }
+    String xmin = OutboxStatus.settledXmin(c, tables, pipeline);
     if (xmin == null) {
       return 0;
     }
