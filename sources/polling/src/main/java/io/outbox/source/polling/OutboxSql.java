@@ -142,9 +142,11 @@ final class OutboxSql {
    * row comes with two flags after the columns EventColumns.read takes: {@code in_window}, and
    * {@code passed}, a window row that is not to be published now (its key is held back by a retry,
    * or it is not yet available), which the settlement turns into an exception since the position
-   * moves past it. Held-back and unavailable exceptions are left out, as in {@link #claim}. No row
-   * lock: the lane's advisory lock keeps the relay's claims apart, and the position moves by
-   * compare-and-set.
+   * moves past it. Availability is checked at the statement's start, not the transaction's: a row
+   * whose transaction began after the claim's and committed before the window was cut has an {@code
+   * available_at} (its default, its transaction's start) after the claim's {@code now()}, yet is
+   * due. Held-back and unavailable exceptions are left out, as in {@link #claim}. No row lock: the
+   * lane's advisory lock keeps the relay's claims apart, and the position moves by compare-and-set.
    *
    * <p>Bound in order: the exceptions' lane, (made ahead) the ids in flight, their limit; the
    * window's {@code after}, {@code last}, {@code window} and {@code settled} snapshots, its lane,
@@ -161,7 +163,7 @@ final class OutboxSql {
     String id = c.id("o");
     String branch = columns(c, payloadColumn, headers) + ", o.available_at, ";
     return held(outbox, c)
-        + "SELECT u.*, u.in_window AND (u.available_at > now() OR "
+        + "SELECT u.*, u.in_window AND (u.available_at > statement_timestamp() OR "
         + heldBack(c, "u")
         + ") AS passed\n"
         + "  FROM ((SELECT "
@@ -171,7 +173,7 @@ final class OutboxSql {
         + outbox
         + " o, held h\n"
         + "          WHERE o.published_at IS NULL AND o.next_attempt_at IS NOT NULL\n"
-        + "            AND o.next_attempt_at <= now() AND o.available_at <= now()\n"
+        + "            AND o.next_attempt_at <= now() AND o.available_at <= statement_timestamp()\n"
         + lanePredicate
         + excludePredicate
         + "            AND NOT "
