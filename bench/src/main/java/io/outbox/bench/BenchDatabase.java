@@ -27,6 +27,8 @@ import java.util.UUID;
 final class BenchDatabase implements AutoCloseable {
   static final String TABLE = "outbox";
 
+  private static final OutboxStatus STATUS = LanePositions.status(OutboxTables.of(TABLE));
+
   /** The Debezium baselines' publication: every column (the event router reads them). */
   static final String PUBLICATION = "bench_outbox";
 
@@ -205,10 +207,7 @@ final class BenchDatabase implements AutoCloseable {
    * or not covered by the bench pipeline's lane positions (position).
    */
   long pending(Connection c) throws SQLException {
-    OutboxTables tables = OutboxTables.of(TABLE);
-    return new OutboxStatus(tables, new LanePositions(tables).uncovered())
-        .backlog(c, RelayUnderTest.PIPELINE)
-        .pending();
+    return STATUS.backlog(c, RelayUnderTest.PIPELINE).pending();
   }
 
   /**

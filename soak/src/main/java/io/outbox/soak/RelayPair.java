@@ -1,6 +1,5 @@
 package io.outbox.soak;
 
-import io.outbox.admin.OutboxStatus;
 import io.outbox.client.OutboxTables;
 import io.outbox.source.postgres.LanePositions;
 import io.outbox.testkit.FaultProxy;
@@ -146,9 +145,7 @@ final class RelayPair implements AutoCloseable {
   static long pending(TestDatabase db) throws SQLException {
     OutboxTables tables = OutboxTables.of("outbox", "outbox_dead_letter");
     try (Connection c = db.connect()) {
-      return new OutboxStatus(tables, new LanePositions(tables).uncovered())
-          .backlog(c, PIPELINE)
-          .pending();
+      return LanePositions.status(tables).backlog(c, PIPELINE).pending();
     }
   }
 

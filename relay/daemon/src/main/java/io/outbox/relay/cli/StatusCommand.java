@@ -67,7 +67,7 @@ final class StatusCommand implements Callable<Integer> {
     OutboxTables tables =
         OutboxTables.of(db.table(), db.deadLetterTable())
             .withColumns(OutboxColumns.of(db.columns()));
-    OutboxStatus status = new OutboxStatus(tables, new LanePositions(tables).uncovered());
+    OutboxStatus status = LanePositions.status(tables);
     try (Connection c = PipelineDatabase.connect(db)) {
       return PipelineStatus.read(
               pipeline,

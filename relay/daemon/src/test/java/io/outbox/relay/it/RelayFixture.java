@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.typesafe.config.ConfigFactory;
-import io.outbox.admin.OutboxStatus;
 import io.outbox.client.OutboxMessage;
 import io.outbox.client.OutboxTables;
 import io.outbox.client.OutboxWriter;
@@ -335,9 +334,7 @@ final class RelayFixture implements AutoCloseable {
   long unpublished() throws SQLException {
     OutboxTables tables = OutboxTables.of("outbox", "outbox_dead_letter");
     try (Connection c = connect()) {
-      return new OutboxStatus(tables, new LanePositions(tables).uncovered())
-          .backlog(c, "it")
-          .pending();
+      return LanePositions.status(tables).backlog(c, "it").pending();
     }
   }
 

@@ -27,7 +27,7 @@ final class BacklogReader {
 
   BacklogReader(Connections connections, TableNames tables, String pipeline) {
     this.connections = connections;
-    this.status = new OutboxStatus(tables.tables(), new LanePositions(tables.tables()).uncovered());
+    this.status = LanePositions.status(tables.tables());
     this.pipeline = pipeline;
     this.table = tables.displayTable();
   }

@@ -171,24 +171,16 @@ final class ClaimTransactions implements PollingClaim.Owner {
     }
     try {
       long started = ticker.nanoTime();
-      Long[] inFlightIds = inFlight == null ? null : inFlight.ids();
       while (tryLocks(c, lane, inFlight == null)) {
         if (positions == null) {
-          List<OutboxEvent> events = claimRows(c, lane, maxEvents, inFlightIds);
+          List<OutboxEvent> events =
+              claimRows(c, lane, maxEvents, inFlight == null ? null : inFlight.ids());
           if (!events.isEmpty() && stillLeader.getAsBoolean()) {
             return new PollingClaim(this, lane, c, events, null, ticker.nanoTime() - started);
           }
           break;
         }
-        PositionClaims.Read read =
-            positions.read(
-                c,
-                lane,
-                epoch,
-                maxEvents,
-                format,
-                inFlight == null ? null : inFlight.position(),
-                inFlightIds);
+        PositionClaims.Read read = positions.read(c, lane, epoch, maxEvents, format, inFlight);
         if (!read.events().isEmpty()) {
           if (stillLeader.getAsBoolean()) {
             return new PollingClaim(

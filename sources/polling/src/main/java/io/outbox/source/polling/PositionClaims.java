@@ -68,19 +68,13 @@ final class PositionClaims {
    * inFlight} settles to, leaving out {@code inFlight}'s exceptions.
    *
    * @param inFlight the lane's claim in flight, or null
-   * @param inFlightIds its ids, when {@code inFlight} is given
    * @throws IllegalStateException when the lane has no position (not started)
    */
   Read read(
-      Connection c,
-      int lane,
-      long epoch,
-      int limit,
-      PayloadFormat format,
-      Read inFlight,
-      Long[] inFlightIds)
+      Connection c, int lane, long epoch, int limit, PayloadFormat format, PollingClaim inFlight)
       throws SQLException {
-    LanePosition from = inFlight == null ? windows.read(c, pipeline, lane) : inFlight.to();
+    LanePosition from =
+        inFlight == null ? windows.read(c, pipeline, lane) : inFlight.position().to();
     if (from == null) {
       throw new IllegalStateException(
           "pipeline " + pipeline + " lane " + lane + ": no position; the lanes were not started");
@@ -98,7 +92,7 @@ final class PositionClaims {
         ps.setInt(i++, lane);
       }
       if (inFlight != null) {
-        ps.setArray(i++, c.createArrayOf("bigint", inFlightIds));
+        ps.setArray(i++, c.createArrayOf("bigint", inFlight.ids()));
       }
       ps.setInt(i++, limit);
       ps.setLong(i++, window.after());
@@ -150,7 +144,6 @@ final class PositionClaims {
         c,
         pipeline,
         lane,
-        false,
         read.events(),
         read.window(),
         read.passed(),

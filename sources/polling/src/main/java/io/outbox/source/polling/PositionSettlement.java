@@ -15,13 +15,13 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The settlement of a claim made by {@link OutboxSql#positionClaim} (issue #35, not yet a setting),
- * in the claim's transaction: the lane's position first, by compare-and-set, then the rows that
- * still need a write. A published window row needs none: the position settles it. A published
- * exception is marked or deleted as today; retries and dead letters are written as today, window
- * rows or not. A window row the position moves past without its verdict (passed: its key held back,
- * or not yet available; or released, or left without a settlement) becomes an exception ({@code
- * next_attempt_at} set), claimed by its row from then on.
+ * The settlement of a claim made by {@link OutboxSql#positionClaim} ({@code on-publish =
+ * position}), in the claim's transaction: the lane's position first, by compare-and-set, then the
+ * rows that still need a write. A published window row needs none: the position settles it. A
+ * published exception is marked ({@code published_at}); retries and dead letters are written as
+ * today, window rows or not. A window row the position moves past without its verdict (passed: its
+ * key held back, or not yet available; or released, or left without a settlement) becomes an
+ * exception ({@code next_attempt_at} set), claimed by its row from then on.
  */
 final class PositionSettlement {
 
@@ -64,7 +64,6 @@ final class PositionSettlement {
       Connection c,
       String pipeline,
       int lane,
-      boolean onPublishDelete,
       List<OutboxEvent> events,
       Set<Long> window,
       List<Long> passed,
@@ -81,7 +80,7 @@ final class PositionSettlement {
               + lane
               + ": the lane's position is no longer the one this claim was made from");
     }
-    OutboxVerdicts.Written written = batch.write(c, onPublishDelete, pipeline);
+    OutboxVerdicts.Written written = batch.write(c, false, pipeline);
     Set<Long> decided = new HashSet<>();
     for (Settlement s : settlements) {
       if (!(s instanceof Settlement.Release)) {

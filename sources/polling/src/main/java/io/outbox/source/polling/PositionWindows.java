@@ -33,8 +33,8 @@ import java.sql.SQLException;
  *
  * <p>Rows that cannot be settled by the position (a retry, a held-back key, a row not yet
  * available) are written once as exceptions ({@code next_attempt_at} set) and claimed as today;
- * {@link #start} turns the rows pending when a pipeline first settles by position (or changes its
- * lane count) into exceptions.
+ * {@link #start} places a pipeline's first positions before its oldest pending row, and turns the
+ * pending rows no old position covers into exceptions when the lane count changes.
  */
 final class PositionWindows {
 

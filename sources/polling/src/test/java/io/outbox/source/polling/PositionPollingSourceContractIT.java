@@ -1,6 +1,5 @@
 package io.outbox.source.polling;
 
-import io.outbox.admin.OutboxStatus;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.DatabaseSettings.OnPublish;
 import io.outbox.relay.spi.Source;
@@ -34,9 +33,7 @@ class PositionPollingSourceContractIT extends PollingSourceContractIT {
   protected long pending() throws SQLException {
     OutboxTables tables = OutboxTables.of("outbox", "outbox_dead_letter");
     try (Connection c = connect()) {
-      return new OutboxStatus(tables, new LanePositions(tables).uncovered())
-          .backlog(c, PollingFixture.PIPELINE)
-          .pending();
+      return LanePositions.status(tables).backlog(c, PollingFixture.PIPELINE).pending();
     }
   }
 }

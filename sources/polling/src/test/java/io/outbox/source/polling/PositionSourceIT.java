@@ -284,7 +284,7 @@ class PositionSourceIT {
 
   private static OutboxStatus status() {
     OutboxTables tables = OutboxTables.of("outbox", "outbox_dead_letter");
-    return new OutboxStatus(tables, new LanePositions(tables).uncovered());
+    return LanePositions.status(tables);
   }
 
   /** The pending rows as {@code status} and the pending gauge count them. */

@@ -426,7 +426,7 @@ class PositionWindowsIT {
             new OutboxVerdicts(io.outbox.client.OutboxTables.of("outbox")),
             "\"public\".\"outbox\"",
             OutboxColumns.DEFAULT)
-        .settle(relay, PIPELINE, 0, false, events, window, passed, settlements, from, to);
+        .settle(relay, PIPELINE, 0, events, window, passed, settlements, from, to);
   }
 
   private static OutboxEvent event(List<OutboxEvent> events, long id) {

@@ -107,6 +107,15 @@ public final class LanePositions {
   }
 
   /**
+   * The status of {@code tables}' outbox counting, for a pipeline that settles by position, only
+   * the rows its positions do not cover as pending: what {@code status}, the pending gauge, the
+   * bench and the soak read.
+   */
+  public static OutboxStatus status(OutboxTables tables) {
+    return new OutboxStatus(tables, new LanePositions(tables).uncovered());
+  }
+
+  /**
    * The pending rows of the outbox that no position of the pipeline covers, from transaction {@code
    * tx} on, as {@code SELECT id, created_at, available_at} (for {@code OutboxStatus}). Bound: the
    * pipeline, then the lowest transaction to read ({@code xid8} as text).
