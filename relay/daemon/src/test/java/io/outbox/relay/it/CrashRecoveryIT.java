@@ -1,9 +1,6 @@
 package io.outbox.relay.it;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.outbox.testkit.KafkaTestSupport;
-import io.outbox.testkit.RelayProcess;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -51,16 +48,9 @@ class CrashRecoveryIT {
     // Two crashes, at about 30 % and 60 % of the backlog, then a relay that finishes it.
     List<String> kills = new ArrayList<>();
     for (int threshold : new int[] {EVENTS * 3 / 10, EVENTS * 6 / 10}) {
-      RelayProcess relay = relays.start("crashing-" + kills.size(), config);
-      fx.awaitPublishedMidway(threshold);
-      relay.kill9();
-      long atKill = fx.published();
-      assertThat(atKill).as("killed in the middle of the backlog").isLessThan(EVENTS);
-      assertThat(relay.log())
-          .as("SIGKILL: no shutdown hook ran")
-          .contains("pipeline it: active")
-          .doesNotContain("outbox-relay stopping");
-      kills.add(relay.name() + " killed at " + atKill + " published");
+      String name = "crashing-" + kills.size();
+      long atKill = relays.killMidBacklog(name, config, fx, threshold, EVENTS / 20, EVENTS);
+      kills.add(name + " killed at " + atKill + " published");
     }
     relays.finish("finishing", config, fx);
 

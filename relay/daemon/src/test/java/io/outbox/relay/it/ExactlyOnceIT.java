@@ -50,13 +50,10 @@ class ExactlyOnceIT {
     int count = Integer.getInteger("exactly-once.kills", 3);
     List<String> kills = new ArrayList<>();
     for (int k = 1; k <= count; k++) {
+      String name = "crashing-" + kills.size();
       long threshold = (long) events * k / (count + 2);
-      RelayProcess relay = relays.start("crashing-" + kills.size(), config);
-      fx.awaitPublishedMidway(threshold);
-      relay.kill9();
-      long atKill = fx.published();
-      assertThat(atKill).as("killed in the middle of the backlog").isLessThan(events);
-      kills.add(relay.name() + " killed at " + atKill + " published");
+      long atKill = relays.killMidBacklog(name, config, fx, threshold, 250, events);
+      kills.add(name + " killed at " + atKill + " published");
     }
     relays.finish("finishing", config, fx);
 

@@ -109,6 +109,28 @@ final class RelayProcesses implements BeforeEachCallback, AfterEachCallback {
   }
 
   /**
+   * Starts {@code outbox-relay run}, waits until it is the active one and until {@code fx}'s outbox
+   * has {@code threshold} events published and at least {@code own} more than when the relay became
+   * active, then kills it with SIGKILL; returns what was published at the kill, which must be fewer
+   * than {@code events}. The count is read every few tens of milliseconds while thousands of events
+   * a second go out, so a relay runs on past its threshold: {@code own} keeps one that ran far from
+   * leaving the next nothing to do before its kill.
+   */
+  long killMidBacklog(
+      String name, String hocon, RelayFixture fx, long threshold, long own, long events)
+      throws java.sql.SQLException {
+    RelayProcess relay = startActive(name, hocon, Duration.ofSeconds(60));
+    fx.awaitPublishedMidway(Math.max(threshold, fx.published() + own));
+    relay.kill9();
+    long atKill = fx.published();
+    assertThat(atKill).as("%s killed in the middle of the backlog", name).isLessThan(events);
+    assertThat(relay.log())
+        .as("SIGKILL: no shutdown hook ran")
+        .doesNotContain("outbox-relay stopping");
+    return atKill;
+  }
+
+  /**
    * Starts {@code outbox-relay run} after a crash, waits up to 90 s until {@code fx}'s outbox has
    * nothing unpublished, and asserts that it then stops with exit code 0 (within 30 s).
    */
