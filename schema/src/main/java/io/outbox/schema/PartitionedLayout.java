@@ -203,6 +203,14 @@ public record PartitionedLayout(int count, long size) {
             "SELECT quote_ident(pg_get_userbyid(relowner)) FROM pg_class WHERE oid = ?::oid",
             oid);
     List<String[]> publications = publications(c, oid);
+    // A check NOT VALID (rows from before it may break it) is copied by LIKE as a valid one, which
+    // the old table could not be attached under: it is added back NOT VALID once it is attached.
+    List<String[]> notValid =
+        rows(
+            c,
+            "SELECT quote_ident(conname), pg_get_constraintdef(oid) FROM pg_constraint"
+                + " WHERE conrelid = ?::oid AND contype = 'c' AND NOT convalidated ORDER BY conname",
+            oid);
 
     // The old table steps aside, its names with it.
     execute(c, "ALTER TABLE " + outbox + " RENAME TO " + quote(legacyName));
@@ -257,6 +265,9 @@ public record PartitionedLayout(int count, long size) {
             + sequence.replace("'", "''")
             + "'::regclass)");
     execute(c, "ALTER SEQUENCE " + sequence + " OWNED BY " + outbox + "." + id);
+    for (String[] check : notValid) {
+      execute(c, "ALTER TABLE " + outbox + " DROP CONSTRAINT " + check[0]);
+    }
     for (String index : indexes) {
       execute(c, index); // the old definitions name the new table
     }
@@ -290,6 +301,9 @@ public record PartitionedLayout(int count, long size) {
       partitions.add(legacy);
     } else {
       execute(c, "DROP TABLE " + legacy);
+    }
+    for (String[] check : notValid) {
+      execute(c, "ALTER TABLE " + outbox + " ADD CONSTRAINT " + check[0] + " " + check[1]);
     }
     execute(
         c,

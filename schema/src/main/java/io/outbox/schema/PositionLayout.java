@@ -104,6 +104,9 @@ public final class PositionLayout {
     try {
       String index = quote(tables.schema()) + "." + quote(indexName(tables));
       String exceptions = quote(tables.schema()) + "." + quote(exceptionIndexName(tables));
+      if (partitioned(c, tables)) {
+        return applyPartitioned(c, tables);
+      }
       Boolean valid = indexValid(c, index);
       Boolean exceptionsValid = indexValid(c, exceptions);
       if (Boolean.TRUE.equals(valid)
@@ -126,6 +129,89 @@ public final class PositionLayout {
     } finally {
       c.setAutoCommit(autoCommit);
     }
+  }
+
+  /**
+   * A partitioned outbox cannot build an index {@code CONCURRENTLY}: each index is made on the
+   * partitioned table alone ({@code ON ONLY}, invalid until every partition has its own), then
+   * built {@code CONCURRENTLY} on each partition and attached. An index attached already is kept,
+   * and one of a partition left invalid by a failed build is dropped and built again; the
+   * partitioned table's index turns valid with the last one attached.
+   */
+  private static boolean applyPartitioned(Connection c, OutboxTables tables) throws SQLException {
+    boolean changed = false;
+    List<String> statements = statements(tables, false);
+    String[][] indexes = {
+      {exceptionIndexName(tables), "_exception_idx", statements.get(0)},
+      {indexName(tables), "_tx_idx", statements.get(1)}
+    };
+    try (Statement s = c.createStatement()) {
+      for (String[] index : indexes) {
+        String parent = quote(tables.schema()) + "." + quote(index[0]);
+        if (Boolean.TRUE.equals(indexValid(c, parent))) {
+          continue;
+        }
+        changed = true;
+        String on = " ON " + tables.qualifiedTable() + " ";
+        String definition = index[2].substring(index[2].indexOf(on) + on.length());
+        s.execute(index[2].replace(on, " ON ONLY " + tables.qualifiedTable() + " "));
+        for (String[] partition : unindexedPartitions(c, tables, parent)) {
+          String child = quote(partition[0]) + "." + quote(fit(partition[1], index[1]));
+          if (Boolean.FALSE.equals(indexValid(c, child))) {
+            s.execute("DROP INDEX CONCURRENTLY IF EXISTS " + child);
+          }
+          s.execute(
+              "CREATE INDEX CONCURRENTLY IF NOT EXISTS "
+                  + quote(fit(partition[1], index[1]))
+                  + " ON "
+                  + quote(partition[0])
+                  + "."
+                  + quote(partition[1])
+                  + " "
+                  + definition);
+          s.execute("ALTER INDEX " + parent + " ATTACH PARTITION " + child);
+        }
+      }
+      if (!checkPresent(c, tables)) {
+        s.execute(statements.get(2));
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  private static boolean partitioned(Connection c, OutboxTables tables) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT relkind = 'p' FROM pg_class WHERE oid = to_regclass(?)")) {
+      ps.setString(1, tables.qualifiedTable());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  /** The outbox's partitions (schema, name) without an index attached to {@code parent}. */
+  private static List<String[]> unindexedPartitions(
+      Connection c, OutboxTables tables, String parent) throws SQLException {
+    List<String[]> partitions = new java.util.ArrayList<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT n.nspname, p.relname FROM pg_inherits i"
+                + " JOIN pg_class p ON p.oid = i.inhrelid"
+                + " JOIN pg_namespace n ON n.oid = p.relnamespace"
+                + " WHERE i.inhparent = to_regclass(?) AND NOT EXISTS ("
+                + "SELECT 1 FROM pg_inherits a JOIN pg_index x ON x.indexrelid = a.inhrelid"
+                + " WHERE a.inhparent = to_regclass(?) AND x.indrelid = p.oid)"
+                + " ORDER BY p.relname")) {
+      ps.setString(1, tables.qualifiedTable());
+      ps.setString(2, parent);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          partitions.add(new String[] {rs.getString(1), rs.getString(2)});
+        }
+      }
+    }
+    return partitions;
   }
 
   /** Whether the index exists and is valid; null when it does not exist. */

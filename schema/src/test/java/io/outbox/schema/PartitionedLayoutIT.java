@@ -78,6 +78,80 @@ class PartitionedLayoutIT {
     }
   }
 
+  /**
+   * A partitioned table cannot build an index {@code CONCURRENTLY}: settling by position indexes
+   * each partition so and attaches it, whether the outbox was partitioned first or converted with
+   * the indexes and the check (NOT VALID, a row from before without tx kept) it had.
+   */
+  @Test
+  void settlingByPositionIndexesEachPartitionAndKeepsAConvertedTablesRows() throws SQLException {
+    OutboxTables tables = TABLES;
+    PartitionedLayout layout = new PartitionedLayout(2, 1000);
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      new Migrator(tables).migrate(db.url(), db.user(), db.password());
+      s.execute(INSERT.replace("payload)", "payload, tx)").replace("'{}')", "'{}', NULL)"));
+      new Migrator(tables, null, true).migrate(db.url(), db.user(), db.password());
+      // Converted with its indexes and check, then indexed again: nothing left to do.
+      new Migrator(tables, layout, true).migrate(db.url(), db.user(), db.password());
+      assertThat(positionIndexes(c))
+          .containsExactly(
+              "outbox_exception_idx true outbox_p0:true,outbox_p1:true,outbox_p_before:true",
+              "outbox_tx_idx true outbox_p0:true,outbox_p1:true,outbox_p_before:true");
+      assertThat(Catalog.count(c, "SELECT count(*) FROM outbox WHERE tx IS NULL")).isEqualTo(1);
+      assertThatThrownBy(
+              () ->
+                  s.execute(
+                      INSERT.replace("payload)", "payload, tx)").replace("'{}')", "'{}', NULL)")))
+          .hasMessageContaining("outbox_tx_check");
+    }
+
+    // Partitioned first, then indexed by position; a partition's index left invalid by a failed
+    // build is built again.
+    try (TestDatabase other = TestDatabase.create("schema_partitioned_position");
+        Connection c = other.connect();
+        Statement s = c.createStatement()) {
+      new Migrator(tables, layout).migrate(other.url(), other.user(), other.password());
+      s.execute("CREATE INDEX outbox_tx_idx ON ONLY outbox (tx)");
+      s.execute("CREATE INDEX outbox_p1_tx_idx ON outbox_p1 (tx)");
+      s.execute(
+          "UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'outbox_p1_tx_idx'::regclass");
+      new Migrator(tables, layout, true).migrate(other.url(), other.user(), other.password());
+      new Migrator(tables, layout, true).migrate(other.url(), other.user(), other.password());
+      assertThat(positionIndexes(c))
+          .containsExactly(
+              "outbox_exception_idx true outbox_p0:true,outbox_p1:true",
+              "outbox_tx_idx true outbox_p0:true,outbox_p1:true");
+      assertThat(
+              Catalog.strings(
+                  c,
+                  "SELECT indexrelid::regclass::text FROM pg_index"
+                      + " WHERE indrelid = 'outbox_p1'::regclass AND indexrelid::regclass::text"
+                      + " LIKE '%tx_idx%'"))
+          .as("the invalid index was built again, not left beside a new one")
+          .containsExactly("outbox_p1_tx_idx");
+      s.execute(INSERT);
+      assertThat(Catalog.count(c, "SELECT count(*) FROM outbox WHERE tx IS NOT NULL")).isEqualTo(1);
+    }
+  }
+
+  /**
+   * The indexes on tx and of the exceptions: name, whether valid, and each partition's index
+   * attached to it with whether that is valid.
+   */
+  private static List<String> positionIndexes(Connection c) throws SQLException {
+    return Catalog.strings(
+        c,
+        "SELECT p.relname || ' ' || pi.indisvalid || ' '"
+            + " || string_agg(t.relname || ':' || ci.indisvalid, ',' ORDER BY t.relname)"
+            + " FROM pg_class p JOIN pg_index pi ON pi.indexrelid = p.oid"
+            + " LEFT JOIN pg_inherits h ON h.inhparent = p.oid"
+            + " LEFT JOIN pg_index ci ON ci.indexrelid = h.inhrelid"
+            + " LEFT JOIN pg_class t ON t.oid = ci.indrelid"
+            + " WHERE p.relname IN ('outbox_tx_idx', 'outbox_exception_idx')"
+            + " GROUP BY p.relname, pi.indisvalid ORDER BY 1");
+  }
+
   @Test
   void anOutboxWithRowsKeepsThemAndItsGrantsPublicationAndNumbering() throws SQLException {
     new Migrator(TABLES).migrate(db.url(), db.user(), db.password());
