@@ -359,9 +359,6 @@ public final class BenchCommand implements Callable<Integer> {
         !onPublish.equals("position") || source.equals("polling"),
         "--on-publish position needs --source polling (the cdc source settles each row)");
     check(
-        !onPublish.equals("position") || layout.equals("plain"),
-        "--on-publish position needs --layout plain");
-    check(
         List.of("plain", "partitioned").contains(layout), "--layout must be plain or partitioned");
     check(
         layoutPartitions >= PartitionedLayout.MIN_COUNT

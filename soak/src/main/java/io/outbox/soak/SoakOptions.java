@@ -80,9 +80,9 @@ record SoakOptions(
       throw new IllegalArgumentException(
           "--exactly-once needs --sink kafka (exactly once is a mode of the Kafka sink)");
     }
-    if (byPosition && (source != Source.POLLING || exactlyOnce || partitioned)) {
+    if (byPosition && (source != Source.POLLING || exactlyOnce)) {
       throw new IllegalArgumentException(
-          "--on-publish position needs --source polling, at least once and --layout plain");
+          "--on-publish position needs --source polling and at least once");
     }
     faultOrder = List.copyOf(faultOrder);
     Objects.requireNonNull(directory, "directory");

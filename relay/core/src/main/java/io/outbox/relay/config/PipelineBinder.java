@@ -151,12 +151,6 @@ final class PipelineBinder {
     OnPublish onPublish = r.oneOf("on-publish", ON_PUBLISH);
     Retention retention = retention(r);
     Partitions partitions = partitions(r);
-    if (onPublish == OnPublish.POSITION && partitions != null && partitions.partitioned()) {
-      r.problem(
-          "on-publish",
-          "position does not yet work with layout = partitioned (retention empties a partition by"
-              + " published_at): use layout = plain, or on-publish = mark");
-    }
     if (problems.reported() > before) {
       return null;
     }

@@ -188,17 +188,18 @@ class ConfigValidationTest {
   }
 
   @Test
-  void refusesSettlementByPositionOnAPartitionedOutbox() {
+  void acceptsSettlementByPositionOnAPartitionedOutbox() {
     List<SettingsProblem> problems =
         problems(
             ORDERS
                 + "outbox-relay.pipelines.orders { on-publish = position, layout = partitioned }\n");
 
+    // Only the fake source is refused (the test has no polling source to name).
     assertThat(problems)
         .extracting(SettingsProblem::message)
-        .contains(
-            "position does not yet work with layout = partitioned (retention empties a partition"
-                + " by published_at): use layout = plain, or on-publish = mark");
+        .containsExactly(
+            "position needs source.type = polling; the fake source settles each row: use mark or"
+                + " delete");
   }
 
   @Test

@@ -52,6 +52,21 @@ final class PollingFixture implements AutoCloseable {
     return new PollingFixture(TestDb.create(purpose, null, true), null);
   }
 
+  /**
+   * A fixture whose outbox is partitioned into 3 partitions of 1,000 ids, the next id 991, so that
+   * a test's rows cross from the first partition into the second; with {@code byPosition}, with
+   * what settlement by position needs.
+   */
+  static PollingFixture createAcrossPartitions(String purpose, boolean byPosition)
+      throws SQLException {
+    PartitionedLayout layout = new PartitionedLayout(3, 1000);
+    PollingFixture fx = new PollingFixture(TestDb.create(purpose, layout, byPosition), layout);
+    try (Connection c = fx.db.connect()) {
+      c.createStatement().execute("SELECT setval('outbox_id_seq', 990)");
+    }
+    return fx;
+  }
+
   /** A fixture whose outbox is partitioned so. */
   static PollingFixture create(String purpose, PartitionedLayout layout) throws SQLException {
     return new PollingFixture(TestDb.create(purpose, layout), layout);

@@ -197,8 +197,11 @@ public final class Retention {
    * claims do not end in time, or whose lock another session keeps past {@value
    * #PARTITION_LOCK_TIMEOUT}, is left for the next round.
    */
-  public List<Emptied> emptySettledPartitions(Connection c, Duration age, Pause pause)
-      throws SQLException {
+  public List<Emptied> emptySettledPartitions(
+      Connection c, String pipeline, Duration age, Pause pause) throws SQLException {
+    // Settling by position, rows nobody wrote are settled below the lowest xmin of the lanes'
+    // positions (one read: positions only move on, so what they covered then stays covered).
+    String xmin = age.isZero() ? null : OutboxStatus.settledXmin(c, tables, pipeline);
     List<Emptied> emptied = new ArrayList<>();
     List<String> names = new ArrayList<>();
     List<Long> sizes = new ArrayList<>();
@@ -213,12 +216,12 @@ public final class Retention {
     }
     for (int i = 0; i < names.size(); i++) {
       String partition = names.get(i);
-      if (sizes.get(i) == 0 || keeps(c, partition, age)) {
+      if (sizes.get(i) == 0 || keeps(c, partition, age, xmin)) {
         continue;
       }
       boolean done = false;
       try {
-        done = pause.pause() && empty(c, partition, age);
+        done = pause.pause() && empty(c, partition, age, xmin);
       } finally {
         long paused = pause.resume();
         if (done) {
@@ -236,7 +239,7 @@ public final class Retention {
    * - 1} below the highest id, and a row of an earlier round at least {@code size} below: the ids
    * went round every other partition since.
    */
-  public EarlierRound earlierRound(Connection c, long size) throws SQLException {
+  public EarlierRound earlierRound(Connection c, String pipeline, long size) throws SQLException {
     String id = OutboxTables.quote(tables.columns().id());
     String partition;
     long last;
@@ -264,12 +267,16 @@ public final class Retention {
     }
     try (PreparedStatement s =
         c.prepareStatement(
-            "SELECT count(*), count(*) FILTER (WHERE published_at IS NULL) FROM "
+            "SELECT count(*), count(*) FILTER (WHERE published_at IS NULL AND (?::xid8 IS NULL"
+                + " OR next_attempt_at IS NOT NULL OR tx IS NULL OR tx >= ?::xid8)) FROM "
                 + partition
                 + " WHERE "
                 + id
                 + " <= ?")) {
-      s.setLong(1, last - size);
+      String xmin = OutboxStatus.settledXmin(c, tables, pipeline);
+      s.setString(1, xmin);
+      s.setString(2, xmin);
+      s.setLong(3, last - size);
       try (ResultSet r = s.executeQuery()) {
         r.next();
         long rows = r.getLong(1);
@@ -279,12 +286,13 @@ public final class Retention {
   }
 
   /** Empties the partition under its lock unless it keeps rows now; whether it did. */
-  private static boolean empty(Connection c, String partition, Duration age) throws SQLException {
+  private static boolean empty(Connection c, String partition, Duration age, String xmin)
+      throws SQLException {
     c.setAutoCommit(false);
     try (Statement s = c.createStatement()) {
       s.execute("SET LOCAL lock_timeout = '" + PARTITION_LOCK_TIMEOUT + "'");
       s.execute("LOCK TABLE " + partition + " IN ACCESS EXCLUSIVE MODE");
-      boolean empty = !keeps(c, partition, age);
+      boolean empty = !keeps(c, partition, age, xmin);
       if (empty) {
         s.execute("TRUNCATE " + partition);
       }
@@ -303,19 +311,52 @@ public final class Retention {
 
   private static final String LOCK_NOT_AVAILABLE = "55P03";
 
-  /** Whether a row of {@code partition} is unsettled or younger than {@code age}. */
-  private static boolean keeps(Connection c, String partition, Duration age) throws SQLException {
-    String sql =
-        age.isZero()
-            ? "SELECT EXISTS (SELECT 1 FROM " + partition + ")"
-            : "SELECT EXISTS (SELECT 1 FROM "
-                + partition
-                + " WHERE published_at IS NULL) OR EXISTS (SELECT 1 FROM "
-                + partition
-                + " WHERE published_at >= now() - ? * interval '1 millisecond')";
+  /**
+   * Whether a row of {@code partition} is unsettled or younger than {@code age}. With {@code xmin}
+   * (settling by position: the lowest xmin of the pipeline's positions) a row nobody wrote is
+   * settled when its transaction is below it, and old by its {@code created_at}, read on the
+   * partition's newest transaction (tx order is near enough created_at order); each test goes
+   * through an index (on tx, of the exceptions, on published_at).
+   */
+  private static boolean keeps(Connection c, String partition, Duration age, String xmin)
+      throws SQLException {
+    String sql;
+    if (age.isZero()) {
+      sql = "SELECT EXISTS (SELECT 1 FROM " + partition + ")";
+    } else if (xmin == null) {
+      sql =
+          "SELECT EXISTS (SELECT 1 FROM "
+              + partition
+              + " WHERE published_at IS NULL) OR EXISTS (SELECT 1 FROM "
+              + partition
+              + " WHERE published_at >= now() - ? * interval '1 millisecond')";
+    } else {
+      sql =
+          "SELECT EXISTS (SELECT 1 FROM "
+              + partition
+              + " WHERE published_at IS NULL AND next_attempt_at IS NOT NULL)"
+              + " OR EXISTS (SELECT 1 FROM "
+              + partition
+              + " WHERE tx >= ?::xid8 AND published_at IS NULL)"
+              + " OR EXISTS (SELECT 1 FROM "
+              + partition
+              + " WHERE tx IS NULL AND published_at IS NULL)"
+              + " OR EXISTS (SELECT 1 FROM "
+              + partition
+              + " WHERE published_at >= now() - ? * interval '1 millisecond')"
+              + " OR EXISTS (SELECT 1 FROM (SELECT created_at FROM "
+              + partition
+              + " WHERE tx IS NOT NULL ORDER BY tx DESC LIMIT 1) y"
+              + " WHERE y.created_at >= now() - ? * interval '1 millisecond')";
+    }
     try (PreparedStatement s = c.prepareStatement(sql)) {
       if (!age.isZero()) {
-        s.setLong(1, age.toMillis());
+        int i = 1;
+        if (xmin != null) {
+          s.setString(i++, xmin);
+          s.setLong(i++, age.toMillis());
+        }
+        s.setLong(i, age.toMillis());
       }
       try (ResultSet r = s.executeQuery()) {
         r.next();

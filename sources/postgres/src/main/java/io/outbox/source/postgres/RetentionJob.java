@@ -219,7 +219,7 @@ public final class RetentionJob implements AutoCloseable {
     List<Retention.Emptied> emptied = List.of();
     Retention.EarlierRound earlier = null;
     if (OutboxLayout.partitioned(c, retention.tables())) {
-      emptied = retention.emptySettledPartitions(c, policy.published(), pause());
+      emptied = retention.emptySettledPartitions(c, pipeline, policy.published(), pause());
       for (Retention.Emptied e : emptied) {
         log.info(
             "pipeline {}: retention emptied partition {} ({} KiB): every row in it was published"
@@ -234,7 +234,7 @@ public final class RetentionJob implements AutoCloseable {
       }
       morePublished = false; // a partitioned outbox loses no row by DELETE
       if (layout.partitioned()) {
-        earlier = retention.earlierRound(c, layout.size());
+        earlier = retention.earlierRound(c, pipeline, layout.size());
         reportEarlierRound(earlier);
         earlierRoundRows = earlier == null ? 0 : earlier.rows();
       }

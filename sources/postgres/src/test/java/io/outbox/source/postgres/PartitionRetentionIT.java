@@ -41,7 +41,7 @@ class PartitionRetentionIT {
   @BeforeAll
   static void migrate() {
     db = TestDatabase.create("partition_retention");
-    new Migrator(TABLES, new PartitionedLayout(2, 1000))
+    new Migrator(TABLES, new PartitionedLayout(2, 1000), true)
         .migrate(db.url(), db.user(), db.password());
   }
 
@@ -56,7 +56,7 @@ class PartitionRetentionIT {
    */
   @BeforeEach
   void rows() throws SQLException {
-    sql("TRUNCATE outbox");
+    sql("TRUNCATE outbox, outbox_relay_position");
     sql("SELECT setval('outbox_id_seq', 1, false)");
     insert(3, "now() - interval '8 days'");
     sql("SELECT setval('outbox_id_seq', 1001, false)");
@@ -174,6 +174,70 @@ class PartitionRetentionIT {
             "pipeline orders: layout = partitioned, but public.plain_outbox is one plain table:"
                 + " run `outbox-relay migrate` to partition it; until then retention deletes"
                 + " published rows one by one");
+  }
+
+  /**
+   * Settling by position (nothing written to a published row), a partition is emptied once every
+   * row in it is below the pipeline's positions or published, and old enough by its created_at; a
+   * row the positions do not cover yet, a pending exception or a young row keeps it.
+   */
+  @Test
+  void settledByPositionAPartitionIsEmptiedOnceThePositionsCoverItsRows() throws SQLException {
+    sql("TRUNCATE outbox");
+    sql("SELECT setval('outbox_id_seq', 1, false)");
+    insertCreated(3, "now() - interval '8 days'"); // p0
+    sql("SELECT setval('outbox_id_seq', 1001, false)");
+    insertCreated(1, "now() - interval '8 days'"); // p1
+    settleUpToNow();
+    insertCreated(1, "now() - interval '8 days'"); // p1, id 1002: after the position
+
+    Round first = round(POLICY);
+
+    assertThat(first.emptied())
+        .extracting(Retention.Emptied::partition)
+        .containsExactly("public.outbox_p0");
+    assertThat(Sql.strings(db::connect, "SELECT id::text FROM outbox ORDER BY id"))
+        .containsExactly("1001", "1002");
+    sql("SELECT setval('outbox_id_seq', 3001, false)"); // the ids come round to p1
+    insertCreated(1, "now()");
+    assertThat(round(POLICY).earlierRound())
+        .as("of p1's earlier round, 1002 alone is not settled")
+        .isEqualTo(new Retention.EarlierRound("public.outbox_p1", 3001, 2, 1));
+
+    sql("DELETE FROM outbox WHERE id = 3001");
+    sql("UPDATE outbox SET next_attempt_at = now() WHERE id = 1002"); // an exception, pending
+    settleUpToNow();
+    assertThat(round(POLICY).emptied()).as("a pending exception keeps p1").isEmpty();
+    sql("UPDATE outbox SET published_at = now() - interval '8 days' WHERE id = 1002");
+    sql("SELECT setval('outbox_id_seq', 1, false)");
+    insertCreated(1, "now()"); // p0, young
+    settleUpToNow();
+    assertThat(round(POLICY).emptied())
+        .extracting(Retention.Emptied::partition)
+        .as("p0 holds a row settled an instant ago, p1 none pending nor young")
+        .containsExactly("public.outbox_p1");
+    assertThat(Sql.strings(db::connect, "SELECT id::text FROM outbox ORDER BY id"))
+        .containsExactly("1");
+  }
+
+  /** Pipeline orders' one lane settled every transaction committed so far. */
+  private static void settleUpToNow() throws SQLException {
+    sql(
+        "INSERT INTO outbox_relay_position (pipeline, lane, settled, window_snapshot, after_id,"
+            + " last_id) VALUES ('orders', 0, pg_current_snapshot(), pg_current_snapshot(), 0, 0)"
+            + " ON CONFLICT (pipeline, lane) DO UPDATE SET settled = excluded.settled,"
+            + " window_snapshot = excluded.window_snapshot");
+  }
+
+  /** Rows nobody wrote after the insert, created at {@code createdAt}. */
+  private static void insertCreated(int rows, String createdAt) throws SQLException {
+    sql(
+        "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload, created_at)"
+            + " SELECT 'order', 'k' || g, 'E', '{}', "
+            + createdAt
+            + " FROM generate_series(1, "
+            + rows
+            + ") g");
   }
 
   @Test
