@@ -39,6 +39,7 @@ import org.slf4j.LoggerFactory;
  */
 final class Soak {
   private static final Logger log = LoggerFactory.getLogger(Soak.class);
+  private static final int PARTITIONS = 4; // with --layout partitioned
   private static final Duration POLLING_DRAIN = Duration.ofMinutes(3);
   private static final Duration DRAIN_MARGIN = Duration.ofMinutes(2);
   private static final Duration LATE_COPIES = Duration.ofSeconds(5);
@@ -71,7 +72,9 @@ final class Soak {
                 options.sink(), KafkaTestSupport.uniqueTopic("soak"), options.exactlyOnce())) {
       new Migrator(
               OutboxTables.of("outbox", "outbox_dead_letter"),
-              options.partitioned() ? new PartitionedLayout(4, SoakOptions.PARTITION_SIZE) : null,
+              options.partitioned()
+                  ? new PartitionedLayout(PARTITIONS, SoakOptions.PARTITION_SIZE)
+                  : null,
               options.byPosition())
           .migrate(db.url(), db.user(), db.password());
       String template = relayConfig(db, broker);
@@ -187,6 +190,7 @@ final class Soak {
             routing.destination = "%s.${aggregate_type}"
             %s
             %s
+            %s
           }
         }
         """
@@ -199,7 +203,15 @@ final class Soak {
             sink,
             broker.prefix(),
             options.exactlyOnce() ? "lanes = " + LANES : "",
-            options.byPosition() ? "on-publish = position" : "");
+            options.byPosition() ? "on-publish = position" : "",
+            // The relays are told the layout migrate made, so that they plan their claims for it.
+            options.partitioned()
+                ? "layout = partitioned, partitions { count = "
+                    + PARTITIONS
+                    + ", size = "
+                    + SoakOptions.PARTITION_SIZE
+                    + " }"
+                : "");
   }
 
   /** Relay {@code name}'s lane count in an exactly-once soak. */
