@@ -1,6 +1,9 @@
 package io.outbox.soak;
 
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -26,5 +29,21 @@ record RowState(
 
   boolean deadLettered() {
     return deadLetterReason != null;
+  }
+
+  /**
+   * {@code rows} with a row for each committed event whose row retention removed (settled and old
+   * enough: deleted, or its partition emptied), made from what its writer recorded: the row id and
+   * the due time, so that key order and due times are checked for it as for the others. Its
+   * attempts are unknown (0): what it was charged is not checked.
+   */
+  static Map<UUID, RowState> withRemovedRows(Map<UUID, RowState> rows, List<WrittenEvent> written) {
+    Map<UUID, RowState> all = new HashMap<>(rows);
+    for (WrittenEvent w : written) {
+      if (w.outcome() == WrittenEvent.Outcome.COMMITTED && w.rowId() > 0) {
+        all.putIfAbsent(w.id(), new RowState(w.id(), w.rowId(), 0, w.dueAt(), null, null, null));
+      }
+    }
+    return all;
   }
 }

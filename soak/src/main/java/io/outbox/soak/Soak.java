@@ -40,6 +40,9 @@ import org.slf4j.LoggerFactory;
 final class Soak {
   private static final Logger log = LoggerFactory.getLogger(Soak.class);
   private static final int PARTITIONS = 4; // with --layout partitioned
+  // With --layout partitioned, partitions are emptied under the faults (10,000 ids each: every 2-3
+  // minutes at the writers' rate).
+  private static final String PARTITION_RETENTION = "10s";
   private static final Duration POLLING_DRAIN = Duration.ofMinutes(3);
   private static final Duration DRAIN_MARGIN = Duration.ofMinutes(2);
   private static final Duration LATE_COPIES = Duration.ofSeconds(5);
@@ -124,7 +127,7 @@ final class Soak {
                 .map(WrittenEvent::id)
                 .collect(Collectors.toSet());
         List<Delivery> deliveries = broker.deliveries(committed, READ_TIMEOUT);
-        Map<UUID, RowState> rows = rows(db);
+        Map<UUID, RowState> rows = RowState.withRemovedRows(rows(db), written);
         List<FaultRecord> faults = injector.faults(faultsUntil.plus(drained));
         Map<String, Optional<Integer>> exits = relays.stop();
 
@@ -210,7 +213,9 @@ final class Soak {
                     + PARTITIONS
                     + ", size = "
                     + SoakOptions.PARTITION_SIZE
-                    + " }"
+                    + " }, retention { published = "
+                    + PARTITION_RETENTION
+                    + ", interval = 5s }"
                 : "");
   }
 

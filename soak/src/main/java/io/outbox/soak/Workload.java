@@ -5,13 +5,18 @@ import io.outbox.client.OutboxWriter;
 import io.outbox.soak.WrittenEvent.Outcome;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -173,7 +178,7 @@ final class Workload implements AutoCloseable {
   private void run(Connection c, Transaction tx) throws SQLException {
     int half = tx.isLong() ? tx.events().size() / 2 : tx.events().size();
     List<Pending> events = tx.events();
-    List<java.util.UUID> ids = new ArrayList<>();
+    List<UUID> ids = new ArrayList<>();
     try {
       ids.addAll(
           writer.writeAll(c, events.subList(0, half).stream().map(Pending::message).toList()));
@@ -185,34 +190,65 @@ final class Workload implements AutoCloseable {
       }
     } catch (SQLException e) {
       rollbackQuietly(c);
-      note(events, ids, Outcome.ROLLED_BACK);
+      note(events, ids, Map.of(), Outcome.ROLLED_BACK);
       throw e;
     }
     if (tx.rollback()) {
       c.rollback();
       rollbacks.incrementAndGet();
-      note(events, ids, Outcome.ROLLED_BACK);
+      note(events, ids, Map.of(), Outcome.ROLLED_BACK);
       return;
+    }
+    Map<UUID, Long> rowIds;
+    try {
+      rowIds = rowIds(c, ids);
+    } catch (SQLException e) {
+      rollbackQuietly(c);
+      note(events, ids, Map.of(), Outcome.ROLLED_BACK);
+      throw e;
     }
     try {
       c.commit();
     } catch (SQLException e) {
-      note(events, ids, Outcome.IN_DOUBT);
+      note(events, ids, rowIds, Outcome.IN_DOUBT);
       throw e;
     }
     commits.incrementAndGet();
     if (tx.isLong()) {
       longTransactions.incrementAndGet();
     }
-    note(events, ids, Outcome.COMMITTED);
+    note(events, ids, rowIds, Outcome.COMMITTED);
   }
 
-  private void note(List<Pending> events, List<java.util.UUID> ids, Outcome outcome) {
+  /**
+   * The row ids of the transaction's events, read in it before the commit: retention may remove a
+   * row before the soak's end reads the table.
+   */
+  private static Map<UUID, Long> rowIds(Connection c, List<UUID> ids) throws SQLException {
+    Map<UUID, Long> rowIds = new HashMap<>();
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT event_id, id FROM outbox WHERE event_id = ANY(?)")) {
+      ps.setArray(1, c.createArrayOf("uuid", ids.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rowIds.put(rs.getObject(1, UUID.class), rs.getLong(2));
+        }
+      }
+    }
+    return rowIds;
+  }
+
+  private void note(List<Pending> events, List<UUID> ids, Map<UUID, Long> rowIds, Outcome outcome) {
     for (int i = 0; i < ids.size(); i++) {
       Pending p = events.get(i);
       written.add(
           new WrittenEvent(
-              ids.get(i), p.type() + "/" + p.aggregateId(), outcome, p.dueAt(), p.flaky()));
+              ids.get(i),
+              rowIds.getOrDefault(ids.get(i), 0L),
+              p.type() + "/" + p.aggregateId(),
+              outcome,
+              p.dueAt(),
+              p.flaky()));
     }
   }
 

@@ -31,7 +31,7 @@ class InvariantCheckerTest {
 
   private UUID write(String key, Outcome outcome, Instant dueAt, boolean flaky, int attempts) {
     UUID id = UUID.randomUUID();
-    written.add(new WrittenEvent(id, key, outcome, dueAt, flaky));
+    written.add(new WrittenEvent(id, nextRow, key, outcome, dueAt, flaky));
     if (outcome != Outcome.ROLLED_BACK) {
       Instant available = dueAt == null ? T0 : dueAt;
       rows.put(id, new RowState(id, nextRow, attempts, available, T0.plusSeconds(60), null, null));
@@ -128,6 +128,25 @@ class InvariantCheckerTest {
     assertThat(f.violations().get(0).detail())
         .contains(a1 + " (row 1)")
         .contains("300000 ms after " + a2 + " (row 2)");
+  }
+
+  /** Rows retention removed before the end are checked from what their writers recorded. */
+  @Test
+  void rowsRetentionRemovedAreStillCheckedForKeyOrderAndDueTimes() {
+    UUID a1 = committed("order/a");
+    UUID a2 = committed("order/a");
+    UUID late = write("order/b", Outcome.COMMITTED, T0.plusSeconds(20), false, 0);
+    deliver(a2, 1);
+    deliver(a1, 301);
+    deliver(late, 10);
+    rows.clear(); // every row settled and removed: a partition emptied
+
+    Findings f =
+        InvariantChecker.check(
+            written, RowState.withRemovedRows(rows, written), deliveries, faults, BOUND);
+
+    assertThat(invariants(f)).containsExactly(InvariantChecker.KEY_ORDER, InvariantChecker.EARLY);
+    assertThat(f.violations().get(0).detail()).contains(a1 + " (row 1)");
   }
 
   @Test
