@@ -197,8 +197,9 @@ final class ClaimTransactions implements PollingClaim.Owner {
           // without rows (a pipeline with fewer keys than lanes) still moves on, which retention
           // and status wait for, without a write per empty poll.
           long now = ticker.nanoTime();
-          if (!read.to().equals(read.from()) && now - idleStoredAt[lane] >= IDLE_STORE_NANOS) {
-            settleEmpty(c, lane, read);
+          if (!read.to().equals(read.from())
+              && now - idleStoredAt[lane] >= IDLE_STORE_NANOS
+              && settleEmpty(c, lane, read)) {
             idleStoredAt[lane] = now;
             c.commit();
           }
@@ -206,7 +207,9 @@ final class ClaimTransactions implements PollingClaim.Owner {
         }
         // Only rows the position passes (held back by a retry, or delayed): they become
         // exceptions now, and the lane reads on, so a held key never stops the others.
-        settleEmpty(c, lane, read);
+        if (!settleEmpty(c, lane, read)) {
+          break;
+        }
         c.commit();
       }
       c.rollback();
@@ -221,12 +224,20 @@ final class ClaimTransactions implements PollingClaim.Owner {
     return null;
   }
 
-  /** Settles a position claim that hands nothing out: the position moves, passed rows wait. */
-  private void settleEmpty(Connection c, int lane, PositionClaims.Read read) throws SQLException {
+  /**
+   * Settles a position claim that hands nothing out: the position moves, passed rows wait. False,
+   * writing nothing, when this instance was fenced meanwhile (the lane's lock keeps the position
+   * from moving otherwise): a fenced instance's claim reads no rows, which looks like a window read
+   * to its end.
+   */
+  private boolean settleEmpty(Connection c, int lane, PositionClaims.Read read)
+      throws SQLException {
     try {
       positions.settle(c, lane, read, List.of());
+      return true;
     } catch (PositionSettlement.PositionMoved e) {
-      throw new IllegalStateException(e.getMessage(), e); // the lane's lock is held
+      log.info("pipeline {} lane {}: {}; moving nothing", pipeline, lane, e.getMessage());
+      return false;
     }
   }
 

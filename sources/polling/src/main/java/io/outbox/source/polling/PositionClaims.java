@@ -31,13 +31,15 @@ final class PositionClaims {
    *     exceptions
    * @param from the lane's position the claim was made from
    * @param to the position its settlement moves the lane to
+   * @param epoch the epoch of the instance that read it, which alone may move the position
    */
   record Read(
       List<OutboxEvent> events,
       Set<Long> window,
       List<Long> passed,
       LanePosition from,
-      LanePosition to) {}
+      LanePosition to,
+      long epoch) {}
 
   private final PositionWindows windows;
   private final PositionSettlement settlement;
@@ -128,7 +130,7 @@ final class PositionClaims {
         rows < limit
             ? window.readToEnd()
             : lastOfWindow >= 0 ? window.readTo(lastOfWindow) : window;
-    return new Read(events, inWindow, passed, from, to);
+    return new Read(events, inWindow, passed, from, to, epoch);
   }
 
   /**
@@ -144,6 +146,7 @@ final class PositionClaims {
         c,
         pipeline,
         lane,
+        read.epoch(),
         read.events(),
         read.window(),
         read.passed(),

@@ -64,6 +64,7 @@ final class PositionSettlement {
       Connection c,
       String pipeline,
       int lane,
+      long epoch,
       List<OutboxEvent> events,
       Set<Long> window,
       List<Long> passed,
@@ -72,13 +73,16 @@ final class PositionSettlement {
       LanePosition to)
       throws SQLException, PositionMoved {
     OutboxVerdicts.Batch batch = ClaimVerdicts.of(verdicts, events, settlements, window::contains);
-    if (!windows.advance(c, pipeline, lane, from, to)) {
+    if (!windows.advance(c, pipeline, lane, epoch, from, to)) {
       throw new PositionMoved(
           "pipeline "
               + pipeline
               + " lane "
               + lane
-              + ": the lane's position is no longer the one this claim was made from");
+              + ": the lane's position is no longer the one this claim was made from, or another"
+              + " instance took over (epoch "
+              + epoch
+              + " is no longer the pipeline's)");
     }
     OutboxVerdicts.Written written = batch.write(c, false, pipeline);
     Set<Long> decided = new HashSet<>();

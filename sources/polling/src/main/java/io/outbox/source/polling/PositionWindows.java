@@ -3,6 +3,7 @@ package io.outbox.source.polling;
 import io.outbox.client.OutboxColumns;
 import io.outbox.client.OutboxTables;
 import io.outbox.source.postgres.LanePositions;
+import io.outbox.source.postgres.LeaderLease;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -142,7 +143,11 @@ final class PositionWindows {
             + " SET settled = ?::pg_snapshot, window_snapshot = ?::pg_snapshot, after_id = ?,"
             + " last_id = ?, updated_at = clock_timestamp() WHERE pipeline = ? AND lane = ?"
             + " AND settled::text = ?"
-            + " AND window_snapshot::text = ? AND after_id = ?";
+            + " AND window_snapshot::text = ? AND after_id = ? AND "
+            // Only the active instance moves a position. A fenced one reads no rows (the claim's
+            // epoch predicate), which looks like a window read to its end: moved, it would pass
+            // every row of the window unpublished.
+            + LeaderLease.epochPredicate(tables.qualifiedLeaderTable());
   }
 
   /**
@@ -248,11 +253,14 @@ final class PositionWindows {
   }
 
   /**
-   * Moves the lane's position from {@code from} to {@code to}, in the caller's transaction.
+   * Moves the lane's position from {@code from} to {@code to}, in the caller's transaction, for the
+   * instance of {@code epoch}.
    *
-   * @return false, changing nothing, when the lane's position is no longer {@code from}
+   * @return false, changing nothing, when the lane's position is no longer {@code from} or {@code
+   *     epoch} is no longer the pipeline's (another instance took over)
    */
-  boolean advance(Connection c, String pipeline, int lane, LanePosition from, LanePosition to)
+  boolean advance(
+      Connection c, String pipeline, int lane, long epoch, LanePosition from, LanePosition to)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(advance)) {
       ps.setString(1, to.settled());
@@ -264,6 +272,8 @@ final class PositionWindows {
       ps.setString(7, from.settled());
       ps.setString(8, from.window());
       ps.setLong(9, from.after());
+      ps.setString(10, pipeline);
+      ps.setLong(11, epoch);
       return ps.executeUpdate() == 1;
     }
   }
