@@ -9,6 +9,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -29,14 +30,38 @@ public final class PositionLayout {
 
   private PositionLayout() {}
 
-  /** The index of the exceptions (rows written unsettled) in id order's name, unquoted. */
-  static String exceptionIndexName(OutboxTables tables) {
-    return fit(tables.table(), "_exception_idx");
+  /**
+   * An index settlement by position needs: its name is the table's (or a partition's) with {@code
+   * suffix}, {@code definition} what follows {@code ON <table>}.
+   */
+  private record Index(String suffix, String definition) {
+
+    String name(String table) {
+      return fit(table, suffix);
+    }
+
+    /** {@code CREATE INDEX ... IF NOT EXISTS name ON on definition}. */
+    String create(String name, String on, boolean concurrently) {
+      return "CREATE INDEX "
+          + (concurrently ? "CONCURRENTLY " : "")
+          + "IF NOT EXISTS "
+          + quote(name)
+          + " ON "
+          + on
+          + " "
+          + definition;
+    }
   }
 
-  /** The index on {@code tx}'s name, unquoted. */
-  static String indexName(OutboxTables tables) {
-    return fit(tables.table(), "_tx_idx");
+  /** The index of the exceptions (rows written unsettled) in id order, then the index on tx. */
+  private static List<Index> indexes(OutboxTables tables) {
+    return List.of(
+        new Index(
+            "_exception_idx",
+            "("
+                + quote(tables.columns().id())
+                + ") WHERE published_at IS NULL AND next_attempt_at IS NOT NULL"),
+        new Index("_tx_idx", "(tx)"));
   }
 
   /**
@@ -44,35 +69,28 @@ public final class PositionLayout {
    * a transaction).
    */
   static List<String> statements(OutboxTables tables, boolean concurrently) {
+    List<String> statements = new ArrayList<>();
+    for (Index index : indexes(tables)) {
+      statements.add(
+          index.create(index.name(tables.table()), tables.qualifiedTable(), concurrently));
+    }
+    statements.add(check(tables));
+    return statements;
+  }
+
+  /** Adds {@code CHECK (tx IS NOT NULL) NOT VALID} unless the table has it. */
+  private static String check(OutboxTables tables) {
     String outbox = tables.qualifiedTable();
     String check = fit(tables.table(), "_tx_check");
-    String id = quote(tables.columns().id());
-    return List.of(
-        "CREATE INDEX "
-            + (concurrently ? "CONCURRENTLY " : "")
-            + "IF NOT EXISTS "
-            + quote(exceptionIndexName(tables))
-            + " ON "
-            + outbox
-            + " ("
-            + id
-            + ") WHERE published_at IS NULL AND next_attempt_at IS NOT NULL",
-        "CREATE INDEX "
-            + (concurrently ? "CONCURRENTLY " : "")
-            + "IF NOT EXISTS "
-            + quote(indexName(tables))
-            + " ON "
-            + outbox
-            + " (tx)",
-        "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = '"
-            + outbox.replace("'", "''")
-            + "'::regclass AND conname = '"
-            + check.replace("'", "''")
-            + "') THEN ALTER TABLE "
-            + outbox
-            + " ADD CONSTRAINT "
-            + quote(check)
-            + " CHECK (tx IS NOT NULL) NOT VALID; END IF; END $$");
+    return "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = '"
+        + outbox.replace("'", "''")
+        + "'::regclass AND conname = '"
+        + check.replace("'", "''")
+        + "') THEN ALTER TABLE "
+        + outbox
+        + " ADD CONSTRAINT "
+        + quote(check)
+        + " CHECK (tx IS NOT NULL) NOT VALID; END IF; END $$";
   }
 
   /**
@@ -94,90 +112,64 @@ public final class PositionLayout {
   }
 
   /**
-   * Creates what is missing, on a connection in autocommit mode (restored after).
+   * Creates what is missing, on a connection in autocommit mode (restored after). An index left
+   * invalid by a failed build is dropped and built again.
    *
    * @return whether anything was created
    */
   static boolean apply(Connection c, OutboxTables tables) throws SQLException {
     boolean autoCommit = c.getAutoCommit();
     c.setAutoCommit(true);
-    try {
-      String index = quote(tables.schema()) + "." + quote(indexName(tables));
-      String exceptions = quote(tables.schema()) + "." + quote(exceptionIndexName(tables));
-      if (partitioned(c, tables)) {
-        return applyPartitioned(c, tables);
-      }
-      Boolean valid = indexValid(c, index);
-      Boolean exceptionsValid = indexValid(c, exceptions);
-      if (Boolean.TRUE.equals(valid)
-          && Boolean.TRUE.equals(exceptionsValid)
-          && checkPresent(c, tables)) {
-        return false;
-      }
-      try (Statement s = c.createStatement()) {
-        if (Boolean.FALSE.equals(valid)) {
-          s.execute("DROP INDEX CONCURRENTLY IF EXISTS " + index);
+    try (Statement s = c.createStatement()) {
+      boolean partitioned = partitioned(c, tables);
+      boolean changed = false;
+      for (Index index : indexes(tables)) {
+        String name = index.name(tables.table());
+        String qualified = quote(tables.schema()) + "." + quote(name);
+        Boolean valid = indexValid(c, qualified);
+        if (Boolean.TRUE.equals(valid)) {
+          continue;
         }
-        if (Boolean.FALSE.equals(exceptionsValid)) {
-          s.execute("DROP INDEX CONCURRENTLY IF EXISTS " + exceptions);
-        }
-        for (String statement : statements(tables, true)) {
-          s.execute(statement);
+        changed = true;
+        if (partitioned) {
+          buildOnEachPartition(c, s, tables, index, qualified);
+        } else {
+          if (Boolean.FALSE.equals(valid)) {
+            s.execute("DROP INDEX CONCURRENTLY IF EXISTS " + qualified);
+          }
+          s.execute(index.create(name, tables.qualifiedTable(), true));
         }
       }
-      return true;
+      if (!checkPresent(c, tables)) {
+        s.execute(check(tables));
+        changed = true;
+      }
+      return changed;
     } finally {
       c.setAutoCommit(autoCommit);
     }
   }
 
   /**
-   * A partitioned outbox cannot build an index {@code CONCURRENTLY}: each index is made on the
+   * A partitioned outbox cannot build an index {@code CONCURRENTLY}: the index is made on the
    * partitioned table alone ({@code ON ONLY}, invalid until every partition has its own), then
-   * built {@code CONCURRENTLY} on each partition and attached. An index attached already is kept,
-   * and one of a partition left invalid by a failed build is dropped and built again; the
-   * partitioned table's index turns valid with the last one attached.
+   * built {@code CONCURRENTLY} on each partition that has none attached and attached; one of a
+   * partition left invalid by a failed build is dropped and built again. The partitioned table's
+   * index turns valid with the last one attached.
    */
-  private static boolean applyPartitioned(Connection c, OutboxTables tables) throws SQLException {
-    boolean changed = false;
-    List<String> statements = statements(tables, false);
-    String[][] indexes = {
-      {exceptionIndexName(tables), "_exception_idx", statements.get(0)},
-      {indexName(tables), "_tx_idx", statements.get(1)}
-    };
-    try (Statement s = c.createStatement()) {
-      for (String[] index : indexes) {
-        String parent = quote(tables.schema()) + "." + quote(index[0]);
-        if (Boolean.TRUE.equals(indexValid(c, parent))) {
-          continue;
-        }
-        changed = true;
-        String on = " ON " + tables.qualifiedTable() + " ";
-        String definition = index[2].substring(index[2].indexOf(on) + on.length());
-        s.execute(index[2].replace(on, " ON ONLY " + tables.qualifiedTable() + " "));
-        for (String[] partition : unindexedPartitions(c, tables, parent)) {
-          String child = quote(partition[0]) + "." + quote(fit(partition[1], index[1]));
-          if (Boolean.FALSE.equals(indexValid(c, child))) {
-            s.execute("DROP INDEX CONCURRENTLY IF EXISTS " + child);
-          }
-          s.execute(
-              "CREATE INDEX CONCURRENTLY IF NOT EXISTS "
-                  + quote(fit(partition[1], index[1]))
-                  + " ON "
-                  + quote(partition[0])
-                  + "."
-                  + quote(partition[1])
-                  + " "
-                  + definition);
-          s.execute("ALTER INDEX " + parent + " ATTACH PARTITION " + child);
-        }
+  private static void buildOnEachPartition(
+      Connection c, Statement s, OutboxTables tables, Index index, String parent)
+      throws SQLException {
+    s.execute(index.create(index.name(tables.table()), "ONLY " + tables.qualifiedTable(), false));
+    for (String[] partition : unindexedPartitions(c, tables, parent)) {
+      String name = index.name(partition[1]);
+      String child = quote(partition[0]) + "." + quote(name);
+      if (Boolean.FALSE.equals(indexValid(c, child))) {
+        s.execute("DROP INDEX CONCURRENTLY IF EXISTS " + child);
       }
-      if (!checkPresent(c, tables)) {
-        s.execute(statements.get(2));
-        changed = true;
-      }
+      s.execute(index.create(name, quote(partition[0]) + "." + quote(partition[1]), true));
+      s.execute("ALTER INDEX " + parent + " ATTACH PARTITION " + child);
     }
-    return changed;
   }
 
   private static boolean partitioned(Connection c, OutboxTables tables) throws SQLException {
@@ -193,7 +185,7 @@ public final class PositionLayout {
   /** The outbox's partitions (schema, name) without an index attached to {@code parent}. */
   private static List<String[]> unindexedPartitions(
       Connection c, OutboxTables tables, String parent) throws SQLException {
-    List<String[]> partitions = new java.util.ArrayList<>();
+    List<String[]> partitions = new ArrayList<>();
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT n.nspname, p.relname FROM pg_inherits i"

@@ -84,7 +84,7 @@ public final class Retention {
    * @param partition the partition, schema-qualified and quoted as needed
    * @param lastId the highest id, which put it there
    * @param rows its rows of the earlier round (ids more than {@code partitions.size} below)
-   * @param unpublished how many of them are not published
+   * @param unpublished how many of them are not settled (published, or passed by the positions)
    */
   public record EarlierRound(String partition, long lastId, long rows, long unpublished) {}
 
@@ -196,12 +196,14 @@ public final class Retention {
    * and a lock request waiting behind it would hold up every claim after it. A partition whose
    * claims do not end in time, or whose lock another session keeps past {@value
    * #PARTITION_LOCK_TIMEOUT}, is left for the next round.
+   *
+   * @param xmin settling by position, the lowest xmin of the pipeline's positions ({@link
+   *     OutboxStatus#settledXmin}), below which a row nobody wrote is settled; null without
+   *     positions. Read before the round: positions only move on, so what they covered then stays
+   *     covered under the partition's lock.
    */
-  public List<Emptied> emptySettledPartitions(
-      Connection c, String pipeline, Duration age, Pause pause) throws SQLException {
-    // Settling by position, rows nobody wrote are settled below the lowest xmin of the lanes'
-    // positions (one read: positions only move on, so what they covered then stays covered).
-    String xmin = age.isZero() ? null : OutboxStatus.settledXmin(c, tables, pipeline);
+  public List<Emptied> emptySettledPartitions(Connection c, String xmin, Duration age, Pause pause)
+      throws SQLException {
     List<Emptied> emptied = new ArrayList<>();
     List<String> names = new ArrayList<>();
     List<Long> sizes = new ArrayList<>();
@@ -237,9 +239,10 @@ public final class Retention {
    * when it has none (or the outbox is empty, or the highest id is below the layout's first). With
    * partitions of {@code size} ids taken in turn, a row of the current round is at most {@code size
    * - 1} below the highest id, and a row of an earlier round at least {@code size} below: the ids
-   * went round every other partition since.
+   * went round every other partition since. With {@code xmin} (as for {@link
+   * #emptySettledPartitions}) a row the positions settled does not count as unpublished.
    */
-  public EarlierRound earlierRound(Connection c, String pipeline, long size) throws SQLException {
+  public EarlierRound earlierRound(Connection c, String xmin, long size) throws SQLException {
     String id = OutboxTables.quote(tables.columns().id());
     String partition;
     long last;
@@ -273,7 +276,6 @@ public final class Retention {
                 + " WHERE "
                 + id
                 + " <= ?")) {
-      String xmin = OutboxStatus.settledXmin(c, tables, pipeline);
       s.setString(1, xmin);
       s.setString(2, xmin);
       s.setLong(3, last - size);

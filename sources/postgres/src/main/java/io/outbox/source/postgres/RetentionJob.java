@@ -1,5 +1,6 @@
 package io.outbox.source.postgres;
 
+import io.outbox.admin.OutboxStatus;
 import io.outbox.client.OutboxTables;
 import io.outbox.relay.spi.DatabaseSettings;
 import io.outbox.relay.spi.Deadline;
@@ -219,7 +220,9 @@ public final class RetentionJob implements AutoCloseable {
     List<Retention.Emptied> emptied = List.of();
     Retention.EarlierRound earlier = null;
     if (OutboxLayout.partitioned(c, retention.tables())) {
-      emptied = retention.emptySettledPartitions(c, pipeline, policy.published(), pause());
+      // Settling by position, read once for the round's partition checks.
+      String xmin = OutboxStatus.settledXmin(c, retention.tables(), pipeline);
+      emptied = retention.emptySettledPartitions(c, xmin, policy.published(), pause());
       for (Retention.Emptied e : emptied) {
         log.info(
             "pipeline {}: retention emptied partition {} ({} KiB): every row in it was published"
@@ -234,7 +237,7 @@ public final class RetentionJob implements AutoCloseable {
       }
       morePublished = false; // a partitioned outbox loses no row by DELETE
       if (layout.partitioned()) {
-        earlier = retention.earlierRound(c, pipeline, layout.size());
+        earlier = retention.earlierRound(c, xmin, layout.size());
         reportEarlierRound(earlier);
         earlierRoundRows = earlier == null ? 0 : earlier.rows();
       }
